@@ -1,0 +1,28 @@
+// Stage 3: typed IR -> NVVM IR text (the LLVM 7 dialect libNVVM reads).
+//
+// This is the only place that knows the textual LLVM syntax. A bitcode writer
+// or an LLVM NVPTX back end replaces this module behind the same function.
+#pragma once
+#include <string>
+
+#include "ir/ir.h"
+
+namespace cj::codegen {
+
+struct CodegenOptions {
+  bool fastmath = false;
+  bool debug = false;      // bounds checks on array accesses
+  bool lineinfo = false;   // !dbg locations with the Python file and lines
+};
+
+// Emits one NVVM module: module.functions[0] is the kernel (entry with
+// `nvvm.annotations` kernel metadata, parameters per abi.h); other functions
+// are internal device functions. Declares the libdevice functions it calls.
+// Throws CompileError for a typed construct it cannot lower (with location).
+std::string emitNvvm(const ir::Module& typed, const CodegenOptions& options);
+
+// The symbol name the kernel gets in the NVVM/PTX/cubin (mangled to be a valid
+// PTX identifier and unique per signature).
+std::string kernelSymbol(const ir::Function& kernel);
+
+}  // namespace cj::codegen

@@ -1,0 +1,193 @@
+// The cudajit IR: one SSA form for the whole compiler.
+//
+// The decoder builds it untyped (every type is `?`, Python-level ops such as
+// getattr/call/getitem present); type inference fills in types and rewrites
+// the Python-level ops into typed ones in place; passes and codegen read the
+// typed form. Blocks take parameters instead of phis: a branch passes one
+// argument per parameter of its target (Instr::succs[i].args).
+//
+// Ownership: a Module owns Functions, a Function owns Blocks, a Block owns its
+// Instrs (parameters included). Operands are plain pointers into that tree.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "types/types.h"
+
+namespace cj::ir {
+
+enum IrFlag : uint32_t { PURE = 1, SIDE = 2, TERM = 4, PY = 8 };
+
+enum class Op : uint16_t {
+#define X(E, text, arity, flags) E,
+#include "ir/ops.def"
+#undef X
+};
+constexpr int kNumOps = 0
+#define X(E, text, arity, flags) +1
+#include "ir/ops.def"
+#undef X
+    ;
+
+std::string_view opName(Op op);   // the text column
+int opArity(Op op);               // -1: variadic
+uint32_t opFlags(Op op);
+bool parseOp(std::string_view text, Op* out);
+inline bool isTerminator(Op op) { return opFlags(op) & TERM; }
+
+// Where an instruction came from in the Python source. line 0: unknown.
+struct Loc {
+  int line = 0;
+  int col = 0;        // 1-based; 0 when CPython did not record it
+};
+
+// A compile-time constant value.
+struct Const {
+  enum class Kind : uint8_t { None, Bool, Int, Float, Complex, Str, Symbol, Tuple };
+  Kind kind = Kind::None;
+  int64_t i = 0;               // Bool (0/1), Int (two's complement; unsigned values bit-cast)
+  double f = 0, f_imag = 0;    // Float, Complex
+  std::string s;               // Str contents, Symbol qualified name
+  std::vector<Const> elems;    // Tuple
+
+  static Const none() { return {}; }
+  static Const boolean(bool b) { Const c; c.kind = Kind::Bool; c.i = b; return c; }
+  static Const integer(int64_t v) { Const c; c.kind = Kind::Int; c.i = v; return c; }
+  static Const real(double v) { Const c; c.kind = Kind::Float; c.f = v; return c; }
+  static Const complex(double re, double im) { Const c; c.kind = Kind::Complex; c.f = re; c.f_imag = im; return c; }
+  static Const str(std::string v) { Const c; c.kind = Kind::Str; c.s = std::move(v); return c; }
+  static Const symbol(std::string v) { Const c; c.kind = Kind::Symbol; c.s = std::move(v); return c; }
+  static Const tuple(std::vector<Const> v) { Const c; c.kind = Kind::Tuple; c.elems = std::move(v); return c; }
+  bool operator==(const Const& o) const;
+  bool operator!=(const Const& o) const { return !(*this == o); }
+};
+// Text form: none, true, false, 42, 1.5 (round-trip exact: %.17g, inf, nan),
+// (1.0+2.0j), "str" (C-escaped), sym(math.sqrt), (1, 2.0, sym(x)).
+std::string constToString(const Const& c);
+// The type a constant has before any context: Int -> i64, Float -> f64,
+// Complex -> c128, Bool -> b1, Tuple -> tuple of element types, Symbol -> sym.
+const Type* constType(const Const& c);
+
+struct Block;
+struct Function;
+struct Instr;
+
+struct Edge {
+  Block* target = nullptr;
+  std::vector<Instr*> args;    // one per parameter of target
+};
+
+struct Instr {
+  Op op;
+  const Type* type = nullptr;   // result type; voidTy() for no result; unknownTy() untyped
+  std::vector<Instr*> operands;
+  std::vector<Edge> succs;      // terminators only
+  Loc loc;
+  int id = -1;                  // unique in its Function; printed as v<id>
+  Block* parent = nullptr;
+
+  // Attributes (which op reads which: see ops.def).
+  int64_t index = 0;            // Param, TupleGet, ArrayDim, ArrayStride
+  Const cval;                   // Const
+  std::string name;             // GetAttr attr, Intrinsic name, CallFunc callee, Raise message
+  std::vector<std::string> names;   // Call keyword names
+  std::vector<int64_t> ints;    // Intrinsic integer attributes (shapes of shared/local arrays, ...)
+  std::string var;              // the Python variable this value was stored to, if any (for messages and the text form)
+
+  bool hasResult() const { return type != voidTy(); }
+  bool is(Op o) const { return op == o; }
+};
+
+struct Block {
+  int id = -1;                  // printed as bb<id>
+  Function* parent = nullptr;
+  std::vector<std::unique_ptr<Instr>> params;   // op Param
+  std::vector<std::unique_ptr<Instr>> instrs;   // the last one is a terminator
+  std::vector<Block*> preds;    // filled by Function::computePreds()
+
+  Instr* terminator() const { return instrs.empty() ? nullptr : instrs.back().get(); }
+  // Appends a parameter (op Param, index = position) of the given type.
+  Instr* addParam(const Type* type, std::string var = {});
+};
+
+struct Function {
+  std::string name;             // IR name, unique in the module ("axpy", "helper__f32_i64")
+  std::string py_name;          // Python __qualname__
+  std::string filename;         // source file of the Python function
+  int first_line = 0;
+  std::vector<std::string> arg_names;
+  std::vector<std::unique_ptr<Block>> blocks;   // blocks[0] is the entry; its params are the arguments
+  const Type* return_type = nullptr;            // unknownTy() until inferred
+  bool is_kernel = false;
+  int next_id = 0;
+
+  Block* entry() const { return blocks.front().get(); }
+  Block* addBlock();
+  // Creates an instruction, not yet inserted anywhere.
+  std::unique_ptr<Instr> make(Op op, const Type* type, std::vector<Instr*> operands, Loc loc);
+  void computePreds();
+  // Renumbers blocks 0..n-1 in order and values in order of appearance.
+  void renumber();
+};
+
+struct Module {
+  std::vector<std::unique_ptr<Function>> functions;   // functions[0] is the kernel (or the entry)
+  Function* find(std::string_view name) const;
+  Function* addFunction(std::string name);
+};
+
+// Appends instructions at the end of a block.
+class Builder {
+ public:
+  Builder(Function* fn, Block* block) : fn_(fn), block_(block) {}
+  void setBlock(Block* b) { block_ = b; }
+  Block* block() const { return block_; }
+  void setLoc(Loc loc) { loc_ = loc; }
+  Loc loc() const { return loc_; }
+
+  Instr* emit(Op op, const Type* type, std::vector<Instr*> operands);
+  Instr* constant(Const c, const Type* type = nullptr);   // type defaults to unknownTy() in untyped IR
+  Instr* br(Block* target, std::vector<Instr*> args);
+  Instr* condBr(Instr* cond, Block* t, std::vector<Instr*> targs, Block* f, std::vector<Instr*> fargs);
+  Instr* ret(Instr* value);   // value may be nullptr
+
+ private:
+  Function* fn_;
+  Block* block_;
+  Loc loc_;
+};
+
+// Inserts `in` into `block` before position `pos` (index into instrs).
+Instr* insertBefore(Block* block, size_t pos, std::unique_ptr<Instr> in);
+// Replaces every use of `from` (operands and edge args) in fn with `to`.
+void replaceAllUses(Function* fn, Instr* from, Instr* to);
+
+// Deep copy of a function (for specialising a device function per signature).
+std::unique_ptr<Function> cloneFunction(const Function& fn, std::string new_name);
+
+// ---- text form -------------------------------------------------------------
+// func axpy(v0:f64 a, v1:array(f32, 1d, C) x) -> none  # file.py:3
+// bb0:
+//   v3:i64 = intrinsic cudajit.grid.1  @4:9
+//   v5:b1 = lt v3, v4  @5
+//   cbr v5, bb1, bb2(v3)  @5
+// bb1 (preds bb0):
+//   ...
+std::string printFunction(const Function& fn);
+std::string printModule(const Module& m);
+
+// Parses the text form back (round trip). Errors: "line N: message".
+bool parseModule(std::string_view text, Module* out, std::string* error);
+
+// ---- verifier ----------------------------------------------------------------
+// Checks structure (terminators, edge arity, operands defined in a dominating
+// position, preds) and, when `typed`, types (no PY ops, no ? types, operand
+// types as each op requires). Returns false and fills `error` with
+// "func:bbN:vM: message" on the first problem.
+bool verifyFunction(const Function& fn, bool typed, std::string* error);
+bool verifyModule(const Module& m, bool typed, std::string* error);
+
+}  // namespace cj::ir

@@ -1,0 +1,44 @@
+// Stage 4: NVVM IR -> PTX / LTO-IR (libNVVM) -> cubin (nvJitLink).
+//
+// libNVVM and nvJitLink are loaded with dlopen at first use, found through
+// CUDA_HOME / CUDA_PATH, /usr/local/cuda (lib, lib64, nvvm/lib64) and the pip
+// `nvidia-*` wheels (site-packages/nvidia/cu13/..., nvidia/cuda_nvcc/...),
+// never linked at build time. libdevice is found the same way.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace cj::link {
+
+struct TargetOptions {
+  int arch = 90;        // sm_XX / compute_XX
+  int opt = 3;          // -opt=
+  bool fastmath = false;
+  bool debug = false;   // -g
+  bool lineinfo = false;
+};
+
+// libNVVM: compiles the module together with libdevice. Throws
+// ToolchainError carrying libNVVM's log on failure.
+std::string nvvmToPtx(const std::string& nvvm_ir, const TargetOptions& t);
+std::vector<char> nvvmToLtoIr(const std::string& nvvm_ir, const TargetOptions& t);
+
+struct LinkInput {
+  enum class Kind { LtoIr, Ptx, Cubin } kind;
+  std::vector<char> data;
+  std::string name;
+};
+// nvJitLink: links the inputs into a cubin for sm_<arch> (with -lto when any
+// input is LTO-IR). Throws ToolchainError with nvJitLink's error log.
+std::vector<char> linkCubin(const std::vector<LinkInput>& inputs, const TargetOptions& t);
+// nvJitLink can also produce PTX after LTO.
+std::string linkPtx(const std::vector<LinkInput>& inputs, const TargetOptions& t);
+
+// Versions for cache keys and messages: "libNVVM 2.0 (IR 2.0)", "nvJitLink 13.0".
+std::string toolchainVersion();
+// Where the libraries were found (diagnostics); throws ToolchainError if not.
+std::string libnvvmPath();
+std::string nvjitlinkPath();
+std::string libdevicePath();
+
+}  // namespace cj::link

@@ -1,0 +1,109 @@
+// cudajit types: interned, immutable, compared by pointer.
+//
+// A Type* is valid for the life of the process. Two types are equal iff their
+// pointers are equal, so maps keyed by Type* and `a == b` are the idiom.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cj {
+
+enum class ScalarKind : uint8_t { Bool, Int, Float, Complex };
+
+enum class Scalar : uint8_t {
+#define X(E, short_name, numba_name, kind, bits, is_signed, nvvm, np) E,
+#include "types/scalars.def"
+#undef X
+};
+
+enum class TypeKind : uint8_t {
+  Unknown,   // not yet inferred (untyped IR)
+  Undef,     // value of a local read before any assignment; unifies with anything
+  Void,      // instructions with no result
+  None,      // Python None (a function returning nothing returns none)
+  Scalar,    // numbers and bool
+  Array,     // ndarray view: dtype, ndim, layout, memory space
+  Tuple,     // heterogeneous tuple (a UniTuple is just a Tuple with equal elements)
+  Symbol,    // a compile-time Python object named by a qualified symbol:
+             // "cudajit.grid", "math.sqrt", "numpy.float32", "builtins.range"
+  Function,  // a user device function, by IR function name (untyped: by decoded name)
+  Range,     // a range object (start, stop, step) of an integer type
+  RangeIter, // the iterator over a Range; mutable state lives in codegen
+  String,    // a constant string (print arguments)
+};
+
+enum class Layout : uint8_t { C, F, A };       // contiguous C, contiguous F, any strides
+enum class MemSpace : uint8_t { Global, Shared, Local, Const };
+
+struct Type {
+  TypeKind kind;
+  Scalar scalar = Scalar::Bool;       // Scalar: which; Array: dtype; Range/RangeIter: index type
+  int ndim = 0;                       // Array
+  Layout layout = Layout::A;          // Array
+  MemSpace space = MemSpace::Global;  // Array
+  bool readonly = false;              // Array
+  std::vector<const Type*> elems;     // Tuple
+  std::string name;                   // Symbol / Function
+
+  bool is(TypeKind k) const { return kind == k; }
+  bool isScalar() const { return kind == TypeKind::Scalar; }
+  bool isInt() const;      // any integer scalar (not bool)
+  bool isFloat() const;    // f16/f32/f64
+  bool isComplex() const;
+  bool isBool() const;
+  bool isSigned() const;   // signed integer or any float
+  int bits() const;        // scalar bit width
+  bool isNumeric() const { return isInt() || isFloat() || isComplex() || isBool(); }
+};
+
+// Interning constructors.
+const Type* unknownTy();
+const Type* undefTy();
+const Type* voidTy();
+const Type* noneTy();
+const Type* stringTy();
+const Type* scalarTy(Scalar s);
+const Type* boolTy();
+const Type* i32Ty();
+const Type* i64Ty();
+const Type* u32Ty();
+const Type* u64Ty();
+const Type* f32Ty();
+const Type* f64Ty();
+const Type* arrayTy(Scalar dtype, int ndim, Layout layout,
+                    MemSpace space = MemSpace::Global, bool readonly = false);
+const Type* tupleTy(const std::vector<const Type*>& elems);
+const Type* symbolTy(std::string_view qualified_name);
+const Type* functionTy(std::string_view ir_name);
+const Type* rangeTy(Scalar index);
+const Type* rangeIterTy(Scalar index);
+
+// Scalar table lookups.
+std::string_view scalarShortName(Scalar s);   // "f32"
+std::string_view scalarNumbaName(Scalar s);   // "float32"
+std::string_view scalarNvvmType(Scalar s);    // "float"
+ScalarKind scalarKind(Scalar s);
+int scalarBits(Scalar s);
+bool scalarSigned(Scalar s);
+char scalarNumpyChar(Scalar s);
+int scalarByteSize(Scalar s);                 // bool is 1 byte in memory
+// Parses "float32", "f32", "int64", "i64", numpy names ("float64"), "bool",
+// "boolean", "b1"; false if unknown.
+bool parseScalar(std::string_view name, Scalar* out);
+
+// Text form, stable (golden tests read it):
+//   f32, i64, b1, array(f32, 2d, C), array(f32, 1d, A, shared), tuple(i64, f32),
+//   sym(cudajit.grid), fn(axpy__helper), range(i64), rangeiter(i64), none, str,
+//   void, undef, ?
+std::string typeToString(const Type* t);
+// Parses what typeToString prints; nullptr on error.
+const Type* parseType(std::string_view text);
+
+// numba's signature spelling: "float32", "float32[:]", "float32[:, ::1]",
+// "float32[::1, :]", "UniTuple(int64, 2)"; used in error messages and
+// kernel.signatures.
+std::string typeToNumbaString(const Type* t);
+
+}  // namespace cj

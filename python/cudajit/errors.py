@@ -1,0 +1,32 @@
+"""Exceptions raised by cudajit."""
+
+
+class CompileError(Exception):
+    """A kernel could not be compiled: an unsupported construct, a type
+    conflict, a bad signature. Carries the Python source location."""
+
+    def __init__(self, text, file="", line=0, col=0, construct="", message="", hint=""):
+        super().__init__(text)
+        self.file = file
+        self.line = line
+        self.col = col
+        self.construct = construct
+        self.message = message or text
+        self.hint = hint
+
+
+class ToolchainError(RuntimeError):
+    """libNVVM, nvJitLink or another part of the CUDA toolkit failed or is missing."""
+
+
+class CudaSupportError(RuntimeError):
+    """No usable CUDA driver or GPU: kernels compile, but cannot be launched."""
+
+
+class CudaAPIError(RuntimeError):
+    """A CUDA driver call returned an error code."""
+
+    def __init__(self, text, code=0, function=""):
+        super().__init__(text)
+        self.code = code
+        self.function = function
