@@ -2,30 +2,24 @@
 // are tested from IR text to IR text (tests/ir/*.txt).
 //
 // Grammar (one construct per line; blank lines and lines starting with `#`
-// are skipped):
+// are skipped, so golden files may carry comments):
 //
 //   module   := function*
-//   function := ("func" | "kernel") NAME "(" [param ("," param)*] ")" "->" TYPE
-//               ["#" FILE ":" LINE] NEWLINE block+
-//   block    := "bb" N ["(" [param ("," param)*] ")"] ["(" "preds" ... ")"] ":"
+//   function := "func" NAME "(" [param ("," param)*] ")" "->" TYPE ["kernel"]
+//               ["py=" PYNAME] ["@" FILE ":" LINE] NEWLINE block+
+//   block    := "bb" N ["(" param ("," param)* ")"] ["(preds" ... ")"] ":"
 //   param    := VALUE ":" TYPE [VAR]
-//   instr    := [VALUE ":" TYPE [VAR] "="] OP item* [LOC]
-//   item     := VALUE | EDGE | attribute, separated by "," or spaces
+//   instr    := [VALUE ":" TYPE "="] OP BODY ["@" LINE [":" COL]] ["[" VAR "]"]
 //   EDGE     := "bb" N ["(" [VALUE ("," VALUE)*] ")"]
-//   LOC      := "@" LINE [":" COL]
 //
-// Attributes are read by what they look like, not by their position, so the
-// parser does not depend on the order the printer writes them in:
-//   const LITERAL                      (the rest of the line up to LOC)
-//   "string" or dotted.name            -> Instr::name (getattr, intrinsic, call_func, raise)
-//   integer                            -> Instr::index (tuple_get, array_dim, ...)
-//                                         or Instr::ints (intrinsic)
-//   [1, 2] / (1, 2)                    -> Instr::ints
-//   key=value with key in {name, index, ints, shape, names, kw}
+// BODY per op is what printer.cpp writes (see parseBody). bb0's parameters are
+// the function's arguments and are listed in the header only; "(preds ...)"
+// is derived from the edges, so it is recomputed, not read.
 //
 // Value references may point forward (a loop's back edge passes values defined
 // later in the text); they are resolved when the function ends. Ids and block
 // numbers are kept as written, so printing the result reproduces the input.
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -48,14 +42,6 @@ struct ParseFailure {
 bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool isIdentChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$';
-}
-
-// Does `op` read the given attribute (see ops.def)?
-bool readsIndex(Op op) {
-  return op == Op::Param || op == Op::TupleGet || op == Op::ArrayDim || op == Op::ArrayStride;
-}
-bool readsName(Op op) {
-  return op == Op::GetAttr || op == Op::Intrinsic || op == Op::CallFunc || op == Op::Raise;
 }
 
 // A cursor over one line of text.
@@ -327,7 +313,7 @@ class Parser {
     for (auto& [l, number] : lines) {
       Line ln(l, number);
       bool indented = l[0] == ' ' || l[0] == '\t';
-      if (!indented && (ln.accept("func") || ln.accept("kernel"))) {
+      if (!indented && ln.accept("func")) {
         finishFunction();
         Line header(l, number);
         startFunction(header);
@@ -348,17 +334,18 @@ class Parser {
 
  private:
   void startFunction(Line& ln) {
-    bool kernel = false;
-    if (ln.accept("kernel")) kernel = true;
-    else if (!ln.accept("func")) ln.fail("'func'");
-    auto name = ln.identifier();
-    if (!name) ln.fail("a function name");
-    if (module_->find(*name)) ln.error("function '" + *name + "' defined twice");
+    if (!ln.accept("func")) ln.fail("'func'");
+    // IR names are identifiers ("axpy", "helper__f32_i64"); anything up to '('.
+    ln.skipSpace();
+    std::string name(ln.rest().substr(0, ln.rest().find('(')));
+    while (!name.empty() && name.back() == ' ') name.pop_back();
+    if (name.empty() || name.find(' ') != std::string::npos) ln.fail("a function name");
+    ln.setPos(ln.pos() + ln.rest().find('('));
+    if (module_->find(name)) ln.error("function '" + name + "' defined twice");
     module_->functions.push_back(std::make_unique<Function>());
     fn_ = module_->functions.back().get();
-    fn_->name = *name;
-    fn_->py_name = *name;
-    fn_->is_kernel = kernel;
+    fn_->name = name;
+    fn_->py_name = name;   // printed only when it differs
     line_ = ln.number();
     // The entry block is created here: the header lists its parameters.
     Block* entry = blockFor(0);
@@ -371,25 +358,33 @@ class Parser {
     ln.expect('>', "'->'");
     fn_->return_type = ln.type();
     if (ln.accept("kernel")) fn_->is_kernel = true;
-    if (ln.accept('#')) {
-      // "# file.py:3": the file name may itself hold ':'; the line is after the last one.
+    if (ln.accept("py=")) fn_->py_name = word(ln, "a Python name after 'py='");
+    if (ln.accept('@')) {
+      // "@file.py:3": the line is after the last ':'.
       std::string rest(ln.rest());
       while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\r')) rest.pop_back();
-      size_t first = rest.find_first_not_of(' ');
-      rest = first == std::string::npos ? "" : rest.substr(first);
       size_t colon = rest.rfind(':');
-      if (colon != std::string::npos &&
-          rest.find_first_not_of("0123456789", colon + 1) == std::string::npos && colon + 1 < rest.size()) {
-        fn_->filename = rest.substr(0, colon);
-        fn_->first_line = std::atoi(rest.c_str() + colon + 1);
-      } else {
-        fn_->filename = rest;
-      }
+      if (colon == std::string::npos || colon + 1 == rest.size() ||
+          rest.find_first_not_of("0123456789", colon + 1) != std::string::npos)
+        ln.fail("'@file:line'");
+      fn_->filename = rest.substr(0, colon);
+      fn_->first_line = std::atoi(rest.c_str() + colon + 1);
       ln.setPos(ln.pos() + ln.rest().size());
     }
     if (!ln.atEnd()) ln.fail("end of line after the function header");
     block_ = nullptr;
     entry_pending_ = true;
+  }
+
+  // A run of characters up to a space (Python qualified names: "f.<locals>.g").
+  static std::string word(Line& ln, std::string_view what) {
+    ln.skipSpace();
+    std::string_view r = ln.rest();
+    size_t n = 0;
+    while (n < r.size() && r[n] != ' ' && r[n] != '\t') ++n;
+    if (n == 0) ln.fail(what);
+    ln.setPos(ln.pos() + n);
+    return std::string(r.substr(0, n));
   }
 
   // "(v0:f64 a, v1:i64)" after '(' has been read; fills block params.
@@ -453,8 +448,7 @@ class Parser {
     std::optional<int> result = ln.numbered("v");
     if (result && ln.accept(':')) {
       in->type = ln.type();
-      if (auto var = ln.identifier()) in->var = *var;
-      ln.expect('=', "'=' after the result");
+      ln.expect('=', "'=' after the result type");
       in->id = *result;
     } else {
       ln.setPos(save);
@@ -463,86 +457,139 @@ class Parser {
     auto opname = ln.identifier();
     Op op;
     if (!opname || !parseOp(*opname, &op)) {
-      ln.setPos(save);
-      if (result) { ln.numbered("v"); ln.accept(':'); ln.type(); ln.identifier(); ln.accept('='); }
+      if (opname) ln.setPos(ln.pos() - opname->size());
       ln.fail("an operation");
     }
     in->op = op;
-    if (op == Op::Param) ln.error("'param' is written in a block's parameter list");
-    if (op == Op::Const) {
-      in->cval = parseConst(ln);
-    }
-    parseItems(ln, in.get());
+    if (result && in->type == voidTy()) ln.error("a result of type void");
+    parseBody(ln, in.get());
     parseLoc(ln, in.get());
+    if (ln.accept('[')) {
+      // The Python variable: everything up to the closing ']'.
+      std::string_view r = ln.rest();
+      size_t close = r.find(']');
+      if (close == std::string_view::npos || close == 0) ln.fail("a variable name and ']'");
+      in->var = std::string(r.substr(0, close));
+      ln.setPos(ln.pos() + close + 1);
+    }
     if (!ln.atEnd()) ln.fail("end of line");
     if (result) define(in.get(), ln);
     block_->instrs.push_back(std::move(in));
   }
 
-  // Operands, edges and attributes, up to '@' or the end of the line.
-  void parseItems(Line& ln, Instr* in) {
-    bool have_name = false;
+  // The op's operands and attributes, in the shapes printer.cpp writes:
+  //   const 42 | getattr v1 .size | tuple_get v3 [1] | array_dim v1 [0]
+  //   intrinsic math.sqrt(v4) | intrinsic shared_array[128, 4]() | call_func helper(v4, v5)
+  //   call v1(v2, v3, dtype=v4) | raise "message" | br bb1(v2) | cbr v5, bb1, bb2(v3)
+  //   add v1, v2 | ret | ret v4
+  void parseBody(Line& ln, Instr* in) {
+    switch (in->op) {
+      case Op::Param: ln.error("'param' is written in a block's parameter list");
+      case Op::Const: in->cval = parseConst(ln); return;
+      case Op::GetAttr:
+        operand(ln, in);
+        if (!ln.accept('.')) ln.fail("'.attribute'");
+        if (ln.peekRaw() == ' ' || ln.peekRaw() == '\0') ln.fail("an attribute name");
+        in->name = *ln.identifier();
+        return;
+      case Op::TupleGet:
+      case Op::ArrayDim:
+      case Op::ArrayStride: {
+        operand(ln, in);
+        ln.expect('[', "'[index]'");
+        auto i = ln.integer();
+        if (!i) ln.fail("an index");
+        in->index = *i;
+        ln.expect(']', "']'");
+        return;
+      }
+      case Op::Intrinsic: {
+        auto name = ln.identifier();
+        if (!name) ln.fail("an intrinsic name");
+        in->name = *name;
+        if (ln.peekRaw() == '[') {
+          ln.accept('[');
+          in->ints = parseIntList(ln, ']');
+        }
+        parseArgs(ln, in, false);
+        return;
+      }
+      case Op::CallFunc: {
+        auto name = ln.identifier();
+        if (!name) ln.fail("a function name");
+        in->name = *name;
+        parseArgs(ln, in, false);
+        return;
+      }
+      case Op::Call:
+        operand(ln, in);
+        parseArgs(ln, in, true);
+        return;
+      case Op::Raise:
+        if (ln.peek() != '"') ln.fail("a message string");
+        in->name = parseStringLiteral(ln);
+        return;
+      case Op::Br: edgeItem(ln, in); return;
+      case Op::CondBr:
+        operand(ln, in);
+        ln.expect(',', "','");
+        edgeItem(ln, in);
+        ln.expect(',', "','");
+        edgeItem(ln, in);
+        return;
+      default:
+        if (ln.peek() != 'v') return;   // no operands ("ret", "undef")
+        for (;;) {
+          operand(ln, in);
+          if (!ln.accept(',')) return;
+        }
+    }
+  }
+
+  // One value reference, resolved when the function ends.
+  void operand(Line& ln, Instr* in) {
+    auto v = ln.numbered("v");
+    if (!v) ln.fail("a value 'vN'");
+    in->operands.push_back(nullptr);
+    fixups_.push_back({in, -1, in->operands.size() - 1, *v, ln.number()});
+  }
+
+  // "(v1, v2)" or, for `call`, "(v1, name=v2)": keywords come last.
+  void parseArgs(Line& ln, Instr* in, bool keywords) {
+    if (ln.peekRaw() != '(') ln.fail("'('");
+    ln.accept('(');
+    if (ln.accept(')')) return;
     for (;;) {
-      ln.accept(',');
-      char c = ln.peek();
-      if (c == '\0' || c == '@') return;
       size_t save = ln.pos();
-      if (auto v = ln.numbered("v")) {
-        in->operands.push_back(nullptr);
-        fixups_.push_back({in, -1, in->operands.size() - 1, *v, ln.number()});
-        continue;
+      if (keywords) {
+        auto word = ln.identifier();
+        if (word && ln.accept('=')) in->names.push_back(*word);
+        else if (!in->names.empty()) { ln.setPos(save); ln.fail("a keyword argument 'name=vN'"); }
+        else ln.setPos(save);
       }
-      if (auto b = ln.numbered("bb")) {
-        Edge e;
-        e.target = blockFor(*b);
-        referenced_blocks_.emplace(*b, ln.number());
-        in->succs.push_back(std::move(e));
-        int edge = static_cast<int>(in->succs.size()) - 1;
-        if (ln.peekRaw() == '(' && ln.accept('(') && !ln.accept(')')) {
-          for (;;) {
-            auto a = ln.numbered("v");
-            if (!a) ln.fail("an edge argument 'vN'");
-            in->succs[edge].args.push_back(nullptr);
-            fixups_.push_back({in, edge, in->succs[edge].args.size() - 1, *a, ln.number()});
-            if (ln.accept(')')) break;
-            ln.expect(',', "',' or ')' in edge arguments");
-          }
-        }
-        continue;
-      }
-      if (c == '"') {
-        std::string s = parseStringLiteral(ln);
-        if (!readsName(in->op) || have_name) ln.setPos(save), ln.fail("an operand");
-        in->name = std::move(s);
-        have_name = true;
-        continue;
-      }
-      if (c == '[' || (c == '(' && in->op == Op::Intrinsic)) {
-        ln.accept(c);
-        in->ints = parseIntList(ln, c == '[' ? ']' : ')');
-        continue;
-      }
-      if (auto i = ln.integer()) {
-        if (readsIndex(in->op)) in->index = *i;
-        else if (in->op == Op::Intrinsic) in->ints.push_back(*i);
-        else ln.setPos(save), ln.fail("an operand");
-        continue;
-      }
-      if (auto word = ln.identifier()) {
-        if (ln.peekRaw() == '=' ) {
-          ln.accept('=');
-          parseKeyAttr(ln, in, *word);
-          if (*word == "name") have_name = true;
-          continue;
-        }
-        if (readsName(in->op) && !have_name) {
-          in->name = *word;
-          have_name = true;
-          continue;
-        }
-        ln.setPos(save);
-      }
-      ln.fail("an operand");
+      operand(ln, in);
+      if (ln.accept(')')) return;
+      ln.expect(',', "',' or ')'");
+    }
+  }
+
+  // "bbN" or "bbN(v1, v2)".
+  void edgeItem(Line& ln, Instr* in) {
+    auto b = ln.numbered("bb");
+    if (!b) ln.fail("a block 'bbN'");
+    in->succs.push_back(Edge{blockFor(*b), {}});
+    referenced_blocks_.emplace(*b, ln.number());
+    int edge = static_cast<int>(in->succs.size()) - 1;
+    if (ln.peekRaw() != '(') return;
+    ln.accept('(');
+    if (ln.accept(')')) return;
+    for (;;) {
+      auto a = ln.numbered("v");
+      if (!a) ln.fail("an edge argument 'vN'");
+      in->succs[edge].args.push_back(nullptr);
+      fixups_.push_back({in, edge, in->succs[edge].args.size() - 1, *a, ln.number()});
+      if (ln.accept(')')) return;
+      ln.expect(',', "',' or ')' in edge arguments");
     }
   }
 
@@ -555,40 +602,6 @@ class Parser {
       out.push_back(*i);
       if (ln.accept(close)) return out;
       ln.expect(',', "',' in an integer list");
-      if (ln.accept(close)) return out;
-    }
-  }
-
-  void parseKeyAttr(Line& ln, Instr* in, const std::string& key) {
-    if (key == "name") {
-      if (ln.peek() == '"') in->name = parseStringLiteral(ln);
-      else if (auto w = ln.identifier()) in->name = *w;
-      else ln.fail("a name");
-    } else if (key == "index") {
-      auto i = ln.integer();
-      if (!i) ln.fail("an integer");
-      in->index = *i;
-    } else if (key == "ints" || key == "shape") {
-      char open = ln.peek();
-      if (open != '[' && open != '(') ln.fail("'[' or '('");
-      ln.accept(open);
-      in->ints = parseIntList(ln, open == '[' ? ']' : ')');
-    } else if (key == "names" || key == "kw" || key == "kwnames") {
-      char open = ln.peek();
-      if (open != '[' && open != '(') ln.fail("'[' or '('");
-      ln.accept(open);
-      char close = open == '[' ? ']' : ')';
-      if (ln.accept(close)) return;
-      for (;;) {
-        if (ln.peek() == '"') in->names.push_back(parseStringLiteral(ln));
-        else if (auto w = ln.identifier()) in->names.push_back(*w);
-        else ln.fail("a keyword name");
-        if (ln.accept(close)) return;
-        ln.expect(',', "',' in a name list");
-        if (ln.accept(close)) return;
-      }
-    } else {
-      ln.error("unknown attribute '" + key + "'");
     }
   }
 
@@ -640,8 +653,13 @@ class Parser {
       if (f.edge < 0) f.user->operands[f.index] = it->second;
       else f.user->succs[f.edge].args[f.index] = it->second;
     }
+    // Instructions without a result print no id; give them fresh ones so
+    // that ids stay unique in the function.
     int next = 0;
     for (auto& [id, in] : values_) next = std::max(next, id + 1);
+    for (auto& b : fn_->blocks)
+      for (auto& in : b->instrs)
+        if (!in->hasResult()) in->id = next++;
     fn_->next_id = next;
     fn_->computePreds();
     fn_ = nullptr;
