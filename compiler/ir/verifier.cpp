@@ -369,7 +369,15 @@ class Verifier {
         expectScalar(b, in, opnd(0), "operand");
         expectType(b, in, t, boolTy(), "result");
         break;
-      case Op::Add: case Op::Sub: case Op::Mul: case Op::Pow:
+      case Op::Pow:
+        // numba types float ** int as the float type without converting the
+        // exponent (float32 ** int32 -> float32): allowed besides same types.
+        if (opnd(0)->isFloat() && opnd(1)->isInt()) {
+          expectType(b, in, t, opnd(0), "result");
+          break;
+        }
+        [[fallthrough]];
+      case Op::Add: case Op::Sub: case Op::Mul:
         expectSameOperands(b, in);
         expectScalar(b, in, opnd(0), "operand");
         expectType(b, in, t, opnd(0), "result");
