@@ -323,7 +323,7 @@ class Parser {
         startBlock(header);
       } else {
         if (!fn_) ln.fail("'func'");
-        if (!block_) ln.fail("a block label 'bbN:'");
+        if (!block_) ln.fail(entry_pending_ ? "a block label 'bb0:'" : "a block label 'bbN:'");
         Line body(l, number);
         parseInstr(body);
       }
