@@ -23,7 +23,8 @@ Input         IR text (it starts with ``func``) or Python source (anything
 Signature     Python cases: argument types in numba spelling,
               ``float32, float32[:], float32[:]``. Absent: the untyped
               (decoded) IR is the output.
-Function      Python cases: the name of the function to compile.
+Function      Python cases: the name of the function to compile (a
+              dispatcher is unwrapped through its ``py_func``).
 Passes        pass names, one per line or comma separated (``default`` is the
               default pipeline). Absent for IR input: the case checks that the
               input parses and verifies, and the output is the printed IR.
@@ -174,7 +175,9 @@ def load_python_function(case: CaseFile):
         if not defs:
             raise ValueError(f"{case.path.name}: the Input defines no function")
         name = defs[-1]
-    return namespace[name]
+    fn = namespace[name]
+    # A decorated kernel (a dispatcher) stands for its Python function.
+    return getattr(fn, "py_func", fn)
 
 
 def run_case(case: CaseFile, core) -> str:
@@ -275,3 +278,64 @@ def test_golden(path, core):
 
 def test_cases_exist():
     assert len(CASES) >= 10, f"golden cases missing from {CASE_DIR}"
+
+
+# ---- the runner's own behaviour --------------------------------------------------
+
+IR_CASE = """Doc line.
+--- Input ---
+func f() -> i64
+bb0:
+  v0:i64 = const 6
+  v1:i64 = const 7
+  v2:i64 = mul v0, v1
+  ret v2
+--- Passes ---
+fold
+dce
+"""
+
+
+def test_update_fills_a_missing_expectation(tmp_path, core, monkeypatch):
+    path = tmp_path / "case.txt"
+    path.write_text(IR_CASE)
+    with pytest.raises(AssertionError, match="no '--- Expected ---' section"):
+        check_case(path, core)
+    monkeypatch.setattr(sys.modules[__name__], "UPDATE", True)
+    check_case(path, core)
+    text = path.read_text()
+    assert text.startswith(IR_CASE)
+    assert text.endswith("--- Expected ---\nfunc f() -> i64\nbb0:\n  v2:i64 = const 42\n  ret v2\n")
+    monkeypatch.setattr(sys.modules[__name__], "UPDATE", False)
+    check_case(path, core)   # now passes as written
+
+
+def test_a_wrong_expectation_fails_with_a_diff(tmp_path, core):
+    path = tmp_path / "case.txt"
+    path.write_text(IR_CASE + "--- Expected ---\nfunc f() -> i64\nbb0:\n  v2:i64 = const 41\n  ret v2\n")
+    with pytest.raises(AssertionError, match=r"(?s)differs.*-  v2:i64 = const 41.*\+  v2:i64 = const 42"):
+        check_case(path, core)
+
+
+def test_update_splits_a_python_expectation_by_version(tmp_path, monkeypatch):
+    class FakeCore:
+        @staticmethod
+        def golden_ir(fn, types):
+            assert fn.__name__ == "g" and types == ["float32[:, ::1]", "int64"]
+            return "new output\n"
+
+    path = tmp_path / "py_case.txt"
+    path.write_text("--- Input ---\ndef g(a, n):\n    return n\n"
+                    "--- Signature ---\nfloat32[:, ::1], int64\n--- Expected ---\nold output\n")
+    monkeypatch.setattr(sys.modules[__name__], "UPDATE", True)
+    check_case(path, FakeCore)
+    case = CaseFile.read(path)
+    assert case.get("Expected") is None
+    assert case.get(f"Expected {VERSION}") == "new output\n"
+    other = [v for v in VERSIONS if v != VERSION]
+    assert [case.get(f"Expected {v}") for v in other] == ["old output\n"] * len(other)
+
+
+def test_signature_split_respects_brackets():
+    assert split_signature("float32, float32[:, ::1], UniTuple(int64, 2)") == [
+        "float32", "float32[:, ::1]", "UniTuple(int64, 2)"]
