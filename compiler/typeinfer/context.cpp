@@ -77,7 +77,6 @@ ir::Instr* Emitter::convert(ir::Instr* v, const Type* to) {
   if (v->op == ir::Op::Undef || v->type->is(TypeKind::Undef)) return emit(ir::Op::Undef, to, {});
   const Type* from = v->type;
   if (from->isScalar() && to->isScalar()) return emit(ir::Op::Cast, to, {v});
-  if (from->is(TypeKind::Array) && to->is(TypeKind::Array)) return emit(ir::Op::Cast, to, {v});
   if (from->is(TypeKind::Tuple) && to->is(TypeKind::Tuple) && from->elems.size() == to->elems.size()) {
     std::vector<ir::Instr*> elems;
     for (size_t i = 0; i < to->elems.size(); ++i) {

@@ -51,9 +51,9 @@ class Emitter {
   ir::Instr* constInt(int64_t v) { return constant(ir::Const::integer(v), i64Ty()); }
   ir::Instr* intrinsic(std::string name, const Type* type, std::vector<ir::Instr*> operands,
                        std::vector<int64_t> ints = {});
-  // Converts `v` to `to`: a scalar `cast`, element-wise for tuples, a
-  // representation-preserving `cast` for arrays that differ only in layout or
-  // readonly-ness; `v` itself when the types are equal.
+  // Converts `v` to `to`: a scalar `cast`, element-wise for tuples, an
+  // `undef` of type `to` for a never-assigned value; `v` itself when the
+  // types are equal.
   ir::Instr* convert(ir::Instr* v, const Type* to);
   // The elements of a tuple value: the operands of a `tuple` instruction, or
   // one `tuple_get` each.

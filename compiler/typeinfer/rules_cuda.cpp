@@ -85,9 +85,9 @@ ArraySpec arraySpec(const Site& s) {
       spec.shape.push_back(d.kind == ir::Const::Kind::Int ? d.i : -1);
   }
   bool valid = !spec.shape.empty();
-  for (int64_t d : spec.shape) valid = valid && d >= 0;
+  for (int64_t d : spec.shape) valid = valid && d > 0;
   if (!valid)
-    s.fail(std::string(s.name) + "(): shape must be a constant non-negative integer or tuple of "
+    s.fail(std::string(s.name) + "(): shape must be a constant positive integer or tuple of "
                                  "integers",
            "use a literal or a global constant, e.g. cuda.shared.array(256, numpy.float32)");
   if (spec.shape.size() > 3)

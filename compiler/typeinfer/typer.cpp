@@ -105,13 +105,18 @@ bool Typer::typeParams(ir::Block* b) {
       const Type* at = arg->op == ir::Op::Undef ? undefTy() : arg->type;
       if (at->is(TypeKind::Unknown)) continue;
       const Type* u = unifyTypes(t, at);
-      if (!u) {
+      // numba would merge arrays of different layouts into layout A; typed IR
+      // has no conversion between array types yet, so that stays an error.
+      bool layout_merge = u && u->is(TypeKind::Array) && t->is(TypeKind::Array) && t != at;
+      if (!u || layout_merge) {
         const ir::Instr* where = arg->loc.line > 0 ? arg : inc.terminator;
         std::string name = p->var.empty() ? "a value" : "variable '" + p->var + "'";
         ctx_.fail(where, "unify " + (p->var.empty() ? std::string("value") : p->var),
                   name + " is " + typeToString(t) + " on one path and " + typeToString(at) +
                       " on another",
-                  "give it one type on every path into this point");
+                  layout_merge ? "merging arrays of different layouts or memory spaces is not "
+                                 "supported yet: use one array type on every path"
+                               : "give it one type on every path into this point");
       }
       t = u;
     }
