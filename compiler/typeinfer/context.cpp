@@ -79,11 +79,8 @@ ir::Instr* Emitter::convert(ir::Instr* v, const Type* to) {
   if (from->isScalar() && to->isScalar()) return emit(ir::Op::Cast, to, {v});
   if (from->is(TypeKind::Tuple) && to->is(TypeKind::Tuple) && from->elems.size() == to->elems.size()) {
     std::vector<ir::Instr*> elems;
-    for (size_t i = 0; i < to->elems.size(); ++i) {
-      ir::Instr* e = emit(ir::Op::TupleGet, from->elems[i], {v});
-      e->index = static_cast<int64_t>(i);
-      elems.push_back(convert(e, to->elems[i]));
-    }
+    for (size_t i = 0; i < to->elems.size(); ++i)
+      elems.push_back(convert(element(v, static_cast<int64_t>(i)), to->elems[i]));
     return emit(ir::Op::TupleMake, to, std::move(elems));
   }
   throw CompileError("", loc_.line, loc_.col, "cast",
@@ -91,14 +88,17 @@ ir::Instr* Emitter::convert(ir::Instr* v, const Type* to) {
                          typeToString(to));
 }
 
+ir::Instr* Emitter::element(ir::Instr* tuple, int64_t i) {
+  if (tuple->op == ir::Op::TupleMake) return tuple->operands.at(static_cast<size_t>(i));
+  ir::Instr* e = emit(ir::Op::TupleGet, tuple->type->elems.at(static_cast<size_t>(i)), {tuple});
+  e->index = i;
+  return e;
+}
+
 std::vector<ir::Instr*> Emitter::elements(ir::Instr* tuple) {
-  if (tuple->op == ir::Op::TupleMake) return tuple->operands;
   std::vector<ir::Instr*> out;
-  for (size_t i = 0; i < tuple->type->elems.size(); ++i) {
-    ir::Instr* e = emit(ir::Op::TupleGet, tuple->type->elems[i], {tuple});
-    e->index = static_cast<int64_t>(i);
-    out.push_back(e);
-  }
+  for (size_t i = 0; i < tuple->type->elems.size(); ++i)
+    out.push_back(element(tuple, static_cast<int64_t>(i)));
   return out;
 }
 

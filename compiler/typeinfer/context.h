@@ -58,6 +58,8 @@ class Emitter {
   // The elements of a tuple value: the operands of a `tuple` instruction, or
   // one `tuple_get` each.
   std::vector<ir::Instr*> elements(ir::Instr* tuple);
+  // Element i of a tuple value: the operand of a `tuple`, or a `tuple_get`.
+  ir::Instr* element(ir::Instr* tuple, int64_t i);
   // bool(v) as Python tests it: `v` if already b1, else `truth v`.
   ir::Instr* truth(ir::Instr* v);
   ir::Loc loc() const { return loc_; }

@@ -68,6 +68,8 @@ ir::Instr* Lowerer::lower(ir::Instr* in, Emitter& e) {
       return nullptr;
     case ir::Op::Truth:
       return e.truth(in->operands[0]);
+    case ir::Op::TupleGet:
+      return e.element(in->operands[0], in->index);
     case ir::Op::CondBr:
       in->operands[0] = e.truth(in->operands[0]);
       return in;
@@ -145,13 +147,11 @@ void Lowerer::removeUndefParams() {
 }
 
 void Lowerer::removeDeadValues() {
-  // Values with no machine representation, or never assigned, that nothing uses.
+  // Pure and never-assigned values that nothing uses.
+  // Pure values go too: the operands of rewritten calls (the 1 of
+  // cuda.grid(1), the shape tuple of shared.array) would otherwise linger.
   auto removable = [](const ir::Instr* in) {
-    if (in->op == ir::Op::Undef) return true;
-    if (in->op != ir::Op::Const) return false;
-    const Type* t = in->type;
-    return t->is(TypeKind::Symbol) || t->is(TypeKind::Function) || t->is(TypeKind::None) ||
-           t->is(TypeKind::String);
+    return in->op == ir::Op::Undef || (ir::opFlags(in->op) & ir::PURE);
   };
   ir::Function& fn = ctx_.fn();
   for (bool changed = true; changed;) {

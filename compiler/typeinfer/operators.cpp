@@ -155,9 +155,7 @@ const Type* getItemType(const FunctionContext& ctx, ir::Instr* in) {
 ir::Instr* lowerGetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
   ir::Instr* obj = in->operands[0];
   if (obj->type->is(TypeKind::Tuple)) {
-    ir::Instr* get = e.emit(ir::Op::TupleGet, in->type, {obj});
-    get->index = tupleIndex(ctx, in, obj->type, in->operands[1]);
-    return get;
+    return e.element(obj, tupleIndex(ctx, in, obj->type, in->operands[1]));
   }
   std::vector<ir::Instr*> operands = {obj};
   for (ir::Instr* i : arrayIndices(in->operands[1], e)) operands.push_back(i);
