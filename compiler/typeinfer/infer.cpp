@@ -22,7 +22,8 @@ std::unique_ptr<ir::Module> inferTypes(const ir::Module& untyped,
   if (!ir::verifyModule(*out, /*typed=*/true, &error)) {
     const ir::Function& entry = *out->functions[0];
     throw CompileError(entry.filename, entry.first_line, 0, "verify",
-                       "internal error: type inference produced IR that does not verify: " + error);
+                       "internal error: type inference produced IR that does not verify: " + error,
+                       "typed IR:\n" + ir::printModule(*out));
   }
   return out;
 }

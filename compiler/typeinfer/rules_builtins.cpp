@@ -147,7 +147,7 @@ const Type* floatType(const Site& s) {
   s.expectArgs(1);
   const Type* t = scalarArg(s, 0);
   if (t->isFloat()) return t;   // numba: float(float32) stays float32
-  if (t->isInt() || t->isBool()) return f64Ty();
+  if (t->isInt()) return f64Ty();   // numba rejects float(bool) too
   s.fail("float() of " + typeToString(t) + " is not supported");
 }
 

@@ -18,7 +18,12 @@ struct ActiveGuard {
   ~ActiveGuard() { stack.pop_back(); }
 };
 
-std::string displayName(const ir::Function& fn) { return fn.py_name.empty() ? fn.name : fn.py_name; }
+// The Python name users wrote: "rec" for "test.<locals>.rec".
+std::string displayName(const ir::Function& fn) {
+  const std::string& q = fn.py_name.empty() ? fn.name : fn.py_name;
+  size_t dot = q.rfind('.');
+  return dot == std::string::npos ? q : q.substr(dot + 1);
+}
 
 }  // namespace
 
