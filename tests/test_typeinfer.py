@@ -769,3 +769,22 @@ def test_untyped_input_is_not_modified_and_reinference_is_stable():
     second = _core.infer_ir_text(UNTYPED_SUM, ["float32[::1]", "int32"])
     assert first == second
     assert "range(i64)" in _core.infer_ir_text(UNTYPED_SUM, ["float32[::1]", "int64"])
+
+
+def test_constant_tuple_of_special_registers():
+    # The decoder folds `(ty, tx)` of locals bound to cuda.threadIdx.* into a
+    # constant tuple of symbols; each element is an i32 special register.
+    def k(a, out):
+        tile = cuda.shared.array(shape=(16, 17), dtype=np.float64)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        tile[ty, tx] = a[0]
+        cuda.syncthreads()
+        out[ty, tx] = tile[tx, ty]
+
+    text = infer(k, ["float64[::1]", "float64[:, ::1]"], kernel=True)
+    assert re.search(r"v\d+:array\(f64, 2d, C, shared\) = intrinsic shared_array\[16, 17\]\(\)", text)
+    assert len(re.findall(r"v\d+:i32 = intrinsic sreg\.tid\.y\(\)", text)) >= 1
+    stores = lines_with(text, "store ")
+    assert len(stores) == 2 and all(re.search(r"store v\d+, v\d+, v\d+, v\d+", s) for s in stores)
+    assert "sym(" not in text

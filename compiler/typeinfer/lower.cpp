@@ -83,16 +83,11 @@ ir::Instr* Lowerer::lower(ir::Instr* in, Emitter& e) {
 }
 
 ir::Instr* Lowerer::lowerConst(ir::Instr* in, Emitter& e) {
-  if (auto bound = bindConstSymbol(ctx_, in)) return bound->rule->lower(bound->site, e);
-  if (in->cval.kind != ir::Const::Kind::Tuple) return in;
-  // Typed IR builds tuples with `tuple`: codegen never sees aggregate constants.
-  std::function<ir::Instr*(const ir::Const&)> build = [&](const ir::Const& c) -> ir::Instr* {
-    if (c.kind != ir::Const::Kind::Tuple) return e.constant(c, constValueType(c));
-    std::vector<ir::Instr*> elems;
-    for (const auto& x : c.elems) elems.push_back(build(x));
-    return e.emit(ir::Op::TupleMake, constValueType(c), elems);
-  };
-  return build(in->cval);
+  // Scalars, none, strings and opaque symbols stay as they are (typed by the fixpoint).
+  bool plain = in->cval.kind != ir::Const::Kind::Tuple &&
+               ir::constType(in->cval) == in->type;
+  if (plain) return in;
+  return lowerConstant(ctx_, in, in->cval, e);
 }
 
 void Lowerer::coerceEdges() {

@@ -4,11 +4,36 @@
 
 namespace cj::typeinfer {
 
-std::optional<Bound> bindConstSymbol(const FunctionContext& ctx, ir::Instr* in) {
-  if (in->cval.kind != ir::Const::Kind::Symbol) return std::nullopt;
-  const SymbolEntry* entry = findSymbol(in->cval.s);
-  if (!entry || !*entry->value) return std::nullopt;
-  return Bound{entry->value, Site{ctx, in, entry->name, entry->arg}};
+namespace {
+
+const SymbolEntry* valueSymbol(const ir::Const& c) {
+  if (c.kind != ir::Const::Kind::Symbol) return nullptr;
+  const SymbolEntry* entry = findSymbol(c.s);
+  return entry && *entry->value ? entry : nullptr;
+}
+
+}  // namespace
+
+const Type* constantType(const FunctionContext& ctx, ir::Instr* in, const ir::Const& c) {
+  if (const SymbolEntry* entry = valueSymbol(c))
+    return entry->value->type(Site{ctx, in, entry->name, entry->arg});
+  if (c.kind != ir::Const::Kind::Tuple) return ir::constType(c);
+  std::vector<const Type*> elems;
+  for (const auto& e : c.elems) elems.push_back(constantType(ctx, in, e));
+  return tupleTy(elems);
+}
+
+ir::Instr* lowerConstant(const FunctionContext& ctx, ir::Instr* in, const ir::Const& c, Emitter& e) {
+  if (const SymbolEntry* entry = valueSymbol(c)) {
+    Site site{ctx, in, entry->name, entry->arg};
+    return entry->value->lower(site, e);
+  }
+  if (c.kind != ir::Const::Kind::Tuple) return e.constant(c, ir::constType(c));
+  std::vector<ir::Instr*> elems;
+  for (const auto& x : c.elems) elems.push_back(lowerConstant(ctx, in, x, e));
+  std::vector<const Type*> types;
+  for (ir::Instr* x : elems) types.push_back(x->type);
+  return e.emit(ir::Op::TupleMake, tupleTy(types), elems);
 }
 
 Bound bindGetAttr(const FunctionContext& ctx, ir::Instr* in) {

@@ -13,9 +13,14 @@ struct Bound {
   Site site;
 };
 
-// A `const sym(...)` whose symbol has a value rule (cuda.threadIdx.x); nullopt
-// for other constants.
-std::optional<Bound> bindConstSymbol(const FunctionContext& ctx, ir::Instr* in);
+// The type of a constant in typed IR: Python ints are i64, floats f64;
+// symbols with a value rule (cuda.threadIdx.x) have that rule's type, also
+// inside constant tuples (the decoder folds `(ty, tx)` of such locals).
+const Type* constantType(const FunctionContext& ctx, ir::Instr* in, const ir::Const& c);
+// Typed instructions computing constant `c` (of instruction `in`): scalars
+// stay constants, value symbols go through their rule, tuples are built with
+// `tuple` element by element (typed IR has no aggregate constants).
+ir::Instr* lowerConstant(const FunctionContext& ctx, ir::Instr* in, const ir::Const& c, Emitter& e);
 // `getattr obj .name` with a typed receiver. Fails on unknown attributes.
 Bound bindGetAttr(const FunctionContext& ctx, ir::Instr* in);
 // `call callee, args...` with a typed callee. Fails on non-callables.

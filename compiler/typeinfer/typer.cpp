@@ -55,15 +55,6 @@ void removeUnreachableBlocks(ir::Function& fn) {
   fn.computePreds();
 }
 
-const Type* constValueType(const ir::Const& c) {
-  if (c.kind == ir::Const::Kind::Tuple) {
-    std::vector<const Type*> elems;
-    for (const auto& e : c.elems) elems.push_back(constValueType(e));
-    return tupleTy(elems);
-  }
-  return ir::constType(c);
-}
-
 const Type* Typer::run() {
   ir::Function& fn = ctx_.fn();
   order_ = reversePostOrder(fn);
@@ -132,10 +123,8 @@ const Type* Typer::typeOf(ir::Instr* in) {
   for (ir::Instr* o : in->operands)
     if (!ready(o)) return nullptr;
   switch (in->op) {
-    case ir::Op::Const: {
-      if (auto bound = bindConstSymbol(ctx_, in)) return bound->rule->type(bound->site);
-      return constValueType(in->cval);
-    }
+    case ir::Op::Const:
+      return constantType(ctx_, in, in->cval);
     case ir::Op::Undef:
       return undefTy();
     case ir::Op::Param:

@@ -37,7 +37,5 @@ class Typer {
 std::vector<ir::Block*> reversePostOrder(ir::Function& fn);
 // Removes blocks the entry cannot reach (their edges would feed parameters).
 void removeUnreachableBlocks(ir::Function& fn);
-// The type a constant has in typed IR (Python ints are i64, floats f64, ...).
-const Type* constValueType(const ir::Const& c);
 
 }  // namespace cj::typeinfer
