@@ -29,7 +29,10 @@ void Lowerer::run() {
         continue;
       }
       if (!r && in->type != voidTy()) r = e.constant(ir::Const::none(), noneTy());
-      if (r) replaced_[in.get()] = r;
+      if (r) {
+        replaced_[in.get()] = r;
+        if (r->var.empty()) r->var = in->var;   // keep the Python name for messages and the text form
+      }
       graveyard_.push_back(std::move(in));
     }
   }
