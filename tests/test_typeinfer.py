@@ -788,3 +788,79 @@ def test_constant_tuple_of_special_registers():
     stores = lines_with(text, "store ")
     assert len(stores) == 2 and all(re.search(r"store v\d+, v\d+, v\d+, v\d+", s) for s in stores)
     assert "sym(" not in text
+
+
+# ---- the kernel registry, typed by cudajit and by numba ------------------------------------
+
+def _load_cases(module_name, with_numba):
+    import importlib.util
+    import os
+    import pathlib
+    path = pathlib.Path(__file__).with_name("kernel_cases.py")
+    if not path.exists():
+        pytest.skip("tests/kernel_cases.py is not in this checkout")
+    old = os.environ.get("CUDAJIT_CASES_WITH_NUMBA")
+    try:
+        if with_numba:
+            os.environ["CUDAJIT_CASES_WITH_NUMBA"] = "1"
+        else:
+            os.environ.pop("CUDAJIT_CASES_WITH_NUMBA", None)
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        import sys
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        if old is None:
+            os.environ.pop("CUDAJIT_CASES_WITH_NUMBA", None)
+        else:
+            os.environ["CUDAJIT_CASES_WITH_NUMBA"] = old
+
+
+def _sig_args(sig):
+    inner = re.match(r"\w*\((.*)\)$", sig).group(1)
+    return [a.strip() for a in re.split(r",(?![^\[]*\])", inner)] if inner.strip() else []
+
+
+SCALAR_RE = re.compile(r"[biuf]\d+|c\d+")
+
+
+def test_registry_kernels_type_as_numba_types_them():
+    """Every registry kernel types; each named scalar variable gets the types
+    numba gives it (numba's literal constants aside)."""
+    if isinstance(cuda, _Symbol):
+        pytest.skip("the cudajit package (jit, stubs) is not in this checkout")
+    pytest.importorskip("numba.cuda")
+    import numpy
+    numpy.row_stack = getattr(numpy, "row_stack", numpy.vstack)
+    from numba.core import sigutils
+    from numba.cuda.compiler import compile_cuda
+    ours = _load_cases("kernel_cases_cudajit", with_numba=False)
+    theirs = _load_cases("kernel_cases_numba", with_numba=True)
+    diffs, compared = [], 0
+    for ca, cb in zip(ours.CASES, theirs.CASES):
+        text = infer(ca.kernel, _sig_args(ca.sig), kernel=True).split("\nfunc ")[0]
+        fn = getattr(cb.kernel, "py_func", cb.kernel)
+        try:
+            cres = compile_cuda(fn, None, sigutils.normalize_signature(cb.sig)[0], cc=(9, 0))
+        except Exception:
+            continue   # device-function cases need numba's dispatcher (a driver)
+        compared += 1
+        ours_types = {}
+        for m in re.finditer(r"v\d+:(\S+) (\w+)[,)]|v\d+:(\S+) = .*\[(\w+)\]$", text, re.M):
+            t, n = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            ours_types.setdefault(n, set()).add(t)
+        numba_types = {}
+        for k, t in cres.type_annotation.typemap.items():
+            if not k.startswith(("$", "arg.")):
+                numba_types.setdefault(k.split(".")[0], set()).add(str(t))
+        for name, ts in numba_types.items():
+            want = {_core.parse_numba_type(t) for t in ts
+                    if re.fullmatch(r"u?int\d+|float\d+|bool|complex\d+", t)}
+            got = {t for t in ours_types.get(name, ()) if SCALAR_RE.fullmatch(t)}
+            literal = any(t.startswith("Literal") for t in ts)
+            if want and (not want <= got or (got - want and not literal)):
+                diffs.append(f"{ca.name}: {name}: numba {sorted(want)}, cudajit {sorted(got)}")
+    assert compared >= 50
+    assert not diffs, "\n".join(diffs)
