@@ -5,6 +5,7 @@
 #include <set>
 
 #include "typeinfer/operators.h"
+#include "typeinfer/subscript.h"
 #include "typeinfer/sites.h"
 #include "typeinfer/typer.h"
 

@@ -1,5 +1,5 @@
-// Typing and rewriting of Python operators (arithmetic, comparisons, unary,
-// `not`, `is None`) and of subscripts (getitem / setitem on arrays and tuples).
+// Typing and rewriting of Python operators: arithmetic, comparisons, unary,
+// `not`, `is None`.
 #pragma once
 #include "typeinfer/context.h"
 
@@ -10,10 +10,5 @@ bool isOperator(ir::Op op);   // in operators.def, or is / isnot
 const Type* operatorType(const FunctionContext& ctx, ir::Instr* in);
 // Casts the operands in place (returns `in`) or returns the replacing value.
 ir::Instr* lowerOperator(const FunctionContext& ctx, ir::Instr* in, Emitter& e);
-
-const Type* getItemType(const FunctionContext& ctx, ir::Instr* in);
-ir::Instr* lowerGetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e);
-void checkSetItem(const FunctionContext& ctx, ir::Instr* in);
-void lowerSetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e);
 
 }  // namespace cj::typeinfer

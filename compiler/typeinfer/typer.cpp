@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "typeinfer/operators.h"
+#include "typeinfer/subscript.h"
 #include "typeinfer/sites.h"
 #include "typeinfer/unify.h"
 
