@@ -864,3 +864,27 @@ def test_registry_kernels_type_as_numba_types_them():
                 diffs.append(f"{ca.name}: {name}: numba {sorted(want)}, cudajit {sorted(got)}")
     assert compared >= 50
     assert not diffs, "\n".join(diffs)
+
+
+def test_tuple_concatenation_and_growth_in_a_loop():
+    def f(a, b):
+        return (a,) + (b, 1.5)
+
+    assert ret_type(f, ["int32", "float32"]) == "tuple(i32, f32, f64)"
+    assert "add" not in infer(f, ["int32", "float32"])
+
+    def grow(n):
+        t = ()
+        for i in range(n):
+            t = t + (i,)
+        return t
+
+    with pytest.raises(CompileError, match=r"variable 't' is tuple\(\) on one path and tuple\(i64\)"):
+        infer(grow, ["int64"])
+
+
+def test_short_circuit_and_conditional_expressions_unify():
+    # a and b: int32 | float64 -> float64; float32 | int literal -> float64 (numba).
+    assert ret_type(lambda a, b: a and b, ["int32", "float64"]) == "f64"
+    assert ret_type(lambda a, n: a[0] if n > 0 else 0, ["float32[:]", "int64"]) == "f64"
+    assert ret_type(lambda a, n: a[0] if n > 0 else 0, ["int32[:]", "int64"]) == "i64"

@@ -47,6 +47,17 @@ Signature resolveOperator(const FunctionContext& ctx, ir::Instr* in) {
   return *sig;
 }
 
+// `a + b` on two tuples: their concatenation (numba's TupleAdd); nullptr otherwise.
+const Type* tupleConcatType(const ir::Instr* in) {
+  if (in->op != ir::Op::Add) return nullptr;
+  const Type* a = in->operands[0]->type;
+  const Type* b = in->operands[1]->type;
+  if (!a->is(TypeKind::Tuple) || !b->is(TypeKind::Tuple)) return nullptr;
+  std::vector<const Type*> elems = a->elems;
+  elems.insert(elems.end(), b->elems.begin(), b->elems.end());
+  return tupleTy(elems);
+}
+
 }  // namespace
 
 bool isOperator(ir::Op op) {
@@ -69,6 +80,7 @@ const Type* operatorType(const FunctionContext& ctx, ir::Instr* in) {
         ctx.fail(in, "not", "no truth value for " + typeToString(in->operands[0]->type));
       return boolTy();
     default: {
+      if (const Type* t = tupleConcatType(in)) return t;
       Signature sig = resolveOperator(ctx, in);
       return scalarTy(sig.ret);
     }
@@ -87,6 +99,11 @@ ir::Instr* lowerOperator(const FunctionContext& ctx, ir::Instr* in, Emitter& e) 
       return e.emit(ir::Op::Not, boolTy(), {e.truth(in->operands[0])});
     default:
       break;
+  }
+  if (const Type* t = tupleConcatType(in)) {
+    std::vector<ir::Instr*> elems = e.elements(in->operands[0]);
+    for (ir::Instr* x : e.elements(in->operands[1])) elems.push_back(x);
+    return e.emit(ir::Op::TupleMake, t, elems);
   }
   Signature sig = resolveOperator(ctx, in);
   const Type* result = scalarTy(sig.ret);
