@@ -63,7 +63,7 @@ def infer(fn, types, kernel=None):
 def ret_type(fn, types):
     """The inferred return type of fn (IR type text)."""
     text = infer(fn, types)
-    return re.match(r"func \w+\(.*\) -> (.+?)(  @| kernel|$| py=)", text.splitlines()[0]).group(1)
+    return re.match(r"func [^(]+\(.*\) -> (.+?)(  @| kernel|$| py=)", text.splitlines()[0]).group(1)
 
 
 def lines_with(text, needle):
