@@ -2,10 +2,11 @@
 //
 //   f32 -> f32            array(f32, 2d, C) -> a2f32C     array(.., shared) -> a1f32Cs
 //   tuple(i64, f32) -> Ti64_f32E                          range(i64) -> Ri64
-//   none -> none          sym(x.y) / fn(x) -> not mangled (compile-time values: sym_x_y)
+//   none -> none          sym(x.y) -> sym_x_y     fn(x) -> fn_x
 //
-// Only [A-Za-z0-9_] appear, so the name is a valid NVVM identifier, and the
-// scheme is injective (tuples are bracketed by T...E).
+// Only [A-Za-z0-9_] appear, so the name is a valid NVVM identifier. Distinct
+// scalar, array and tuple signatures get distinct names (tuples are bracketed
+// by T...E); symbol names are flattened, so only those could collide.
 #pragma once
 #include <string>
 #include <string_view>
