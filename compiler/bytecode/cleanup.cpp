@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace cj::bytecode {
 namespace {
@@ -48,6 +49,35 @@ bool removeTrivialParams(ir::Function& fn) {
     }
   }
   return any;
+}
+
+// A parameter nothing reads (a loop variable dead after the loop, a local
+// only reassigned) goes, with the arguments passed for it.
+void removeDeadParams(ir::Function& fn) {
+  auto incoming = incomingEdges(fn);
+  std::unordered_set<const Instr*> live;
+  std::vector<const Instr*> work;
+  auto use = [&](const Instr* v) {
+    if (v && v->op == ir::Op::Param && live.insert(v).second) work.push_back(v);
+  };
+  for (auto& p : fn.entry()->params) use(p.get());
+  for (auto& b : fn.blocks)
+    for (auto& in : b->instrs)
+      for (const Instr* o : in->operands) use(o);
+  while (!work.empty()) {
+    const Instr* p = work.back();
+    work.pop_back();
+    for (Edge* e : incoming[p->parent]) use(e->args.at(static_cast<size_t>(p->index)));
+  }
+  for (size_t bi = 1; bi < fn.blocks.size(); ++bi) {
+    Block* b = fn.blocks[bi].get();
+    for (size_t i = b->params.size(); i-- > 0;) {
+      if (live.count(b->params[i].get())) continue;
+      for (Edge* e : incoming[b]) e->args.erase(e->args.begin() + static_cast<long>(i));
+      b->params.erase(b->params.begin() + static_cast<long>(i));
+    }
+    for (size_t k = 0; k < b->params.size(); ++k) b->params[k]->index = static_cast<int64_t>(k);
+  }
 }
 
 // A -> br S, S's only incoming edge: append S to A.
@@ -98,6 +128,7 @@ void removeUnusedConstants(ir::Function& fn) {
 
 void cleanupDecoded(ir::Function& fn) {
   removeTrivialParams(fn);
+  removeDeadParams(fn);
   mergeStraightLines(fn);
   removeUnusedConstants(fn);
   fn.computePreds();

@@ -78,7 +78,9 @@ CodeInfo readFunction(PyObject* fn) {
   ci.code = PyRef::borrow(PyFunction_GetCode(fn));
   PyObject* code = ci.code.get();
   ci.filename = attrString(code, "co_filename");
-  ci.name = attrString(code, "co_name");
+  // The function's __name__ (which decorators may have set) names it in IR.
+  ci.name = attrString(fn, "__name__");
+  if (ci.name.empty()) ci.name = attrString(code, "co_name");
   ci.qualname = attrString(code, "co_qualname");
   if (ci.qualname.empty()) ci.qualname = ci.name;
   ci.first_line = intAttr(code, "co_firstlineno");

@@ -31,7 +31,9 @@ struct CodeInfo {
   PyRef builtins;       // function.__builtins__ (dict or module)
   PyRef closure;        // function.__closure__ (tuple of cells or None)
   PyRef consts;         // co_consts (tuple)
-  std::string name, qualname, filename;
+  std::string name;       // function.__name__: the IR name (before uniquing)
+  std::string qualname;   // co_qualname
+  std::string filename;
   int first_line = 0;
   int flags = 0;        // co_flags
   int num_args = 0;     // positional (incl. positional-only) + keyword-only

@@ -540,7 +540,7 @@ class FunctionDecoder {
         Instr* idx = popValue(st, in);
         Instr* obj = popValue(st, in);
         Instr* v = popValue(st, in);
-        emit(Op::SetItem, {obj, idx, v});
+        b_.emit(Op::SetItem, voidTy(), {obj, idx, v});   // no result
         return;
       }
       case NOp::BuildTuple: {
@@ -667,9 +667,8 @@ class FunctionDecoder {
           fail(in.loc, "re-raise", "a bare `raise` (re-raising the current exception) is not supported in kernels");
         if (in.arg == 2) popValue(st, in);   // `from cause`: irrelevant on the GPU
         Instr* exc = popValue(st, in);
-        Instr* r = emit(Op::Raise, {});
-        r->type = voidTy();
-        r->name = raiseMessage(exc);
+        std::string message = raiseMessage(exc);   // before emitting: it may drop exc
+        b_.emit(Op::Raise, voidTy(), {})->name = std::move(message);
         return;
       }
       case NOp::LoadAssertionError: {
