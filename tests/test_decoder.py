@@ -928,3 +928,178 @@ def test_device_function_errors_name_their_own_file_and_line():
     e = compile_error(kern)
     assert e.construct == "in operator"
     assert e.line == line_of(bad_dev._cudajit_device_py_func_, "L:baddev")
+
+
+# ---- more shapes of control flow and bytecode ------------------------------------------
+def test_while_true_with_break():
+    def wt(x, n):
+        i = 0
+        while True:
+            i += 1
+            if i > n:
+                break
+        x[0] = i
+        return i
+
+    f, _, _ = decode(wt)
+    header = [b for b in f.blocks if "i" in b.param_vars]
+    assert len(header) == 1 and len(header[0].preds) == 2
+    (add,) = f.ops("add")
+    assert add.rest.startswith(header[0].params[0].split(":")[0])
+    # the value after the loop is the incremented one
+    (si,) = f.ops("setitem")
+    assert si.rest.endswith(add.value)
+
+
+def test_for_else():
+    def fe(x, n):
+        for i in range(n):
+            if x[i] == 0:
+                break
+        else:
+            i = -1
+        x[0] = i
+        return i
+
+    f, _, _ = decode(fe)
+    join = [b for b in f.blocks if "i" in b.param_vars]
+    assert len(join) == 1 and len(join[0].preds) == 2
+    (nxt,) = f.ops("iter_next")
+    edge_args = " ".join(i.rest for i in f.instrs if i.op in ("br", "cbr"))
+    assert f"({nxt.value})" in edge_args        # the break passes the loop variable
+    assert "-1" in f.consts()
+
+
+def test_chained_comparison_and_none_tests():
+    def cc(a, b, c, y=None):
+        if y is None:
+            return 0
+        if y is not None and a < b < c:
+            return 1
+        return 2
+
+    f, _, _ = decode(cc)
+    assert f.count("is") == 2 and f.count("isnot") == 0   # `is not` jumps on `is`
+    assert f.count("lt") == 2
+    assert f.count("ret") >= 3          # 3.12 may copy a return into each path
+    # every branch condition is a `truth` (the contract for POP_JUMP_IF_*)
+    for br in f.ops("cbr"):
+        assert f.defining(br.rest.split(",")[0]).op == "truth"
+    # `y is None` tests compare with a none constant
+    for i in f.ops("is"):
+        assert f.defining(i.rest.split(", ")[1]).rest == "none"
+
+
+def test_keyword_only_arguments_and_docstring():
+    def kw(a, *, b=2):
+        """A docstring is not code."""
+        return a + b
+
+    f, _, _ = decode(kw)
+    assert f.arg_names == ["a", "b"]
+    assert f.consts() == []
+    (add,) = f.ops("add")
+    assert add.rest == "v0, v1"
+
+
+def test_specialised_bytecode_decodes_like_fresh_bytecode():
+    def hot(a, b):
+        s = 0
+        for i in range(b):
+            s += a * i + a.real
+        return s
+
+    before = _core.decode_ir(hot)
+    for _ in range(3000):       # let CPython specialise (and quicken) the code
+        hot(1.5, 8)
+    assert _core.decode_ir(hot) == before
+
+
+def test_long_function_uses_extended_args():
+    body = "".join(f"        s += x[{k}] * {k}.5\n" for k in range(300))
+    src = f"def big(x, n):\n    s = 0\n    for i in range(n):\n{body}    return s\n"
+    ns = {}
+    exec(compile(src, "/generated/big.py", "exec"), ns)
+    f, _, _ = decode(ns["big"])
+    assert f.count("iter_valid") == 1
+    assert f.count("mul") == 300 and f.count("getitem") == 300
+    header = [b for b in f.blocks if "s" in b.param_vars]
+    assert len(header) == 1 and len(header[0].preds) == 2
+    assert "299.5" in f.consts() and "299" in f.consts()
+    assert f.header.endswith("@big.py:1")
+
+
+def test_grid_unpack_and_shape_unpack():
+    def k2(a):
+        x, y = cuda.grid(2)
+        h, w = a.shape
+        if x < h and y < w:
+            a[x, y] = 0
+
+    f, _, _ = decode(k2)
+    gets = f.ops("tuple_get")
+    assert [g.var for g in gets] == ["x", "y", "h", "w"]
+    assert gets[0].rest.startswith(f.ops("call")[0].value)
+
+
+class _NumbaLikeType:
+    """Mimics numba's scalar type objects: module under numba., str() is the name."""
+
+    __module__ = "numba.core.types.scalars"
+
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return self.name
+
+
+FAKE_NB_F32 = _NumbaLikeType("float32")
+FAKE_NB_BOOL = _NumbaLikeType("bool")
+FAKE_NB_ARRAY = _NumbaLikeType("array(float32, 1d, C)")
+
+
+def test_numba_like_type_objects():
+    def nb(x):
+        return FAKE_NB_F32(x), FAKE_NB_BOOL
+
+    f, _, _ = decode(nb)
+    assert f.consts()[:2] == ["sym(numpy.float32)", "sym(numpy.bool_)"]
+
+    def bad(x):
+        return FAKE_NB_ARRAY  # L:nbarr
+
+    e = compile_error(bad)
+    assert e.construct == "global 'FAKE_NB_ARRAY'" and "numba" in e.message
+
+
+def test_from_imports_and_numpy_functions():
+    from math import sqrt as msqrt
+
+    def fi(x):
+        return msqrt(x) + np.float64(x) + np.empty((2,), np.int8)
+
+    f, _, _ = decode(fi)
+    consts = f.consts()
+    assert "sym(math.sqrt)" in consts and "sym(numpy.float64)" in consts
+    assert "sym(numpy.empty)" in consts and "sym(numpy.int8)" in consts
+
+
+def test_nonlocal_and_async_and_del_names():
+    def outer():
+        v = 0
+
+        def inner(x):
+            nonlocal v
+            v = x  # L:nonlocal
+
+        return inner
+
+    inner = outer()
+    e = compile_error(inner)
+    assert e.construct == "nonlocal assignment" and e.line == line_of(inner, "L:nonlocal")
+
+    async def coro(x):
+        return x
+
+    assert compile_error(coro).construct == "async function"

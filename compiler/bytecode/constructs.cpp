@@ -57,10 +57,13 @@ const char* nestedConstruct(const CodeInfo& code, size_t make_function) {
 
 void rejectUnsupportedConstructs(const CodeInfo& code) {
   const ir::Loc head{code.first_line, 0};
-  if (code.flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR))
+  if (code.flags & (CO_COROUTINE | CO_ASYNC_GENERATOR))
+    reject(code, head, "async function",
+           "'" + code.qualname + "' is an async function; kernels must be plain functions");
+  if (code.flags & CO_GENERATOR)
     reject(code, head, "generator",
-           "'" + code.qualname + "' is a generator or coroutine (it uses yield or await); "
-           "kernels and device functions must be plain functions");
+           "'" + code.qualname + "' is a generator (it uses yield); kernels and device "
+           "functions must be plain functions");
   if (code.flags & CO_VARARGS)
     reject(code, head, "*args", "'" + code.qualname + "' takes *args; kernels need a fixed argument list");
   if (code.flags & CO_VARKEYWORDS)

@@ -85,8 +85,9 @@ for names, what in [
     ("BUILD_SET SET_UPDATE", "set"),
     ("LIST_APPEND SET_ADD MAP_ADD", "comprehension"),
     ("MAKE_FUNCTION", "nested function"),
-    ("LOAD_CLOSURE MAKE_CELL STORE_DEREF DELETE_DEREF LOAD_CLASSDEREF "
-     "LOAD_FROM_DICT_OR_DEREF", "closure created inside kernel"),
+    ("LOAD_CLOSURE MAKE_CELL LOAD_CLASSDEREF LOAD_FROM_DICT_OR_DEREF",
+     "closure created inside kernel"),
+    ("STORE_DEREF", "nonlocal assignment"),
     ("BEFORE_WITH WITH_EXCEPT_START BEFORE_ASYNC_WITH", "with"),
     ("PUSH_EXC_INFO POP_EXCEPT CHECK_EXC_MATCH CHECK_EG_MATCH RERAISE "
      "PREP_RERAISE_STAR", "try/except"),
@@ -96,7 +97,7 @@ for names, what in [
     ("CALL_FUNCTION_EX", "*args/**kwargs call"),
     ("UNPACK_EX", "starred assignment"),
     ("CONTAINS_OP", "in operator"),
-    ("DELETE_FAST DELETE_SUBSCR DELETE_ATTR DELETE_NAME DELETE_GLOBAL", "del"),
+    ("DELETE_FAST DELETE_SUBSCR DELETE_ATTR DELETE_NAME DELETE_GLOBAL DELETE_DEREF", "del"),
     ("STORE_ATTR", "attribute assignment"),
     ("BUILD_SLICE BINARY_SLICE STORE_SLICE", "slice"),
     ("MATCH_CLASS MATCH_MAPPING MATCH_SEQUENCE MATCH_KEYS GET_LEN", "match statement"),
