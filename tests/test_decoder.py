@@ -142,7 +142,13 @@ def parse(text):
 
 
 def decode(fn):
+    """Decodes fn; checks the module verifies as untyped IR and that its text
+    round-trips through the IR parser; returns (first function, all, text)."""
     text = _core.decode_ir(fn)
+    if hasattr(_core, "verify_ir"):
+        problem = _core.verify_ir(text, False)
+        assert problem == "", f"{problem}\n{text}"
+        assert _core.parse_print_ir(text) == text
     funcs = parse(text)
     assert funcs, text
     return funcs[0], funcs, text
