@@ -548,15 +548,37 @@ def test_globals_of_each_kind():
     consts = f.consts()[:-1]   # the last is the implicit `return None`
     assert consts == ["128", "2.5", "true", "(1.0+2.0j)", "none", '"hello"',
                       "-1",   # 2**64 - 1 is kept bit-cast
-                      "0.5",
+                      "0.5", "sym(numpy.float32)",   # np.float32(0.5): float32(0.5)
                       "sym(builtins.abs)", "sym(builtins.min)", "sym(builtins.range)",
                       "sym(builtins.float)", "sym(numpy.float32)", "sym(numpy.int64)",
                       "sym(numpy.sqrt)", "3.1415926535897931", "sym(math)", "sym(operator.add)",
                       "sym(cmath.exp)", "sym(numpy.bool_)"]
-    assert float(consts[15]) == np.pi
+    assert float(consts[16]) == np.pi
     # no Python-level op remains for globals: all frozen
     assert not f.ops("getattr")
-    assert len(f.ops("call")[0].rest.split(",")) == 20
+    cast, out = f.ops("call")
+    assert len(out.rest.split(",")) == 20
+    assert cast.rest == f"{f.ops('const')[8].value}({f.ops('const')[7].value})"
+    assert out.rest.split(", ")[7] == cast.value
+
+
+def test_numpy_scalars_and_dtypes_keep_their_type():
+    I8 = np.int8(-3)
+    U64 = np.uint64(2**63 + 5)
+    B = np.bool_(True)
+    DT = np.dtype("float32")
+
+    def s(out):
+        out(I8, U64, B, DT)
+
+    f, _, _ = decode(s)
+    calls = f.ops("call")
+    assert len(calls) == 4
+    pairs = [(f.defining(c.rest.split("(")[0]).rest, f.defining(c.rest[:-1].split("(")[1]).rest)
+             for c in calls[:3]]
+    assert pairs == [("sym(numpy.int8)", "-3"), ("sym(numpy.uint64)", str(2**63 + 5 - 2**64)),
+                     ("sym(numpy.bool_)", "true")]
+    assert "sym(numpy.float32)" in f.consts()
 
 
 def test_complex_constant_text():

@@ -64,8 +64,7 @@ bool isSubclassOf(PyObject* obj, PyObject* base) {
   return r == 1;
 }
 
-// A numpy scalar instance (np.float32(1.5)) frozen as a plain number. Its
-// width is not kept: Const numbers are i64/f64/c128 until type inference.
+// A numpy scalar instance (np.float32(1.5)): its value and its type's symbol.
 bool numpyScalar(PyObject* obj, Frozen* out) {
   PyRef name = PyRef::steal(PyUnicode_FromString("numpy"));
   PyRef numpy = PyRef::steal(name ? PyImport_GetModule(name.get()) : nullptr);
@@ -74,10 +73,14 @@ bool numpyScalar(PyObject* obj, Frozen* out) {
   if (!generic || PyObject_IsInstance(obj, generic.get()) != 1) { PyErr_Clear(); return false; }
   PyRef dtype = getAttr(obj, "dtype");
   std::string kind = dtype ? attrString(dtype.get(), "kind") : "";
+  const std::string type_symbol =
+      symbolName("numpy", attrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), "__name__"));
+  out->numpy_type = type_symbol;
   if (kind == "b") {
     int t = PyObject_IsTrue(obj);
     if (t < 0) { PyErr_Clear(); return false; }
-    *out = constant(ir::Const::boolean(t == 1));
+    out->kind = Frozen::Kind::Const;
+    out->value = ir::Const::boolean(t == 1);
     return true;
   }
   if (kind == "i" || kind == "u") {
@@ -87,19 +90,22 @@ bool numpyScalar(PyObject* obj, Frozen* out) {
     long long v = PyLong_AsLongLongAndOverflow(i.get(), &overflow);
     if (overflow > 0) v = static_cast<long long>(PyLong_AsUnsignedLongLong(i.get()));
     if (PyErr_Occurred()) { PyErr_Clear(); return false; }
-    *out = constant(ir::Const::integer(v));
+    out->kind = Frozen::Kind::Const;
+    out->value = ir::Const::integer(v);
     return true;
   }
   if (kind == "f") {
     double v = PyFloat_AsDouble(obj);
     if (PyErr_Occurred()) { PyErr_Clear(); return false; }
-    *out = constant(ir::Const::real(v));
+    out->kind = Frozen::Kind::Const;
+    out->value = ir::Const::real(v);
     return true;
   }
   if (kind == "c") {
     Py_complex v = PyComplex_AsCComplex(obj);
     if (PyErr_Occurred()) { PyErr_Clear(); return false; }
-    *out = constant(ir::Const::complex(v.real, v.imag));
+    out->kind = Frozen::Kind::Const;
+    out->value = ir::Const::complex(v.real, v.imag);
     return true;
   }
   return false;
@@ -221,6 +227,13 @@ Frozen classifyObject(PyObject* obj) {
     if (rootOf(mod) == "numpy") return constant(ir::Const::symbol("numpy." + attrString(obj, "__name__")));
     return unsupported("the plain Python function '" + name + "'",
                        "decorate it with @cudajit.jit(device=True) to call it from a kernel");
+  }
+
+  // numpy dtype instances (np.dtype("float32")) stand for their scalar type.
+  {
+    std::string tmod = attrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), "__module__");
+    PyRef type = rootOf(tmod) == "numpy" ? getAttr(obj, "type") : PyRef();
+    if (type && PyType_Check(type.get()) && getAttr(obj, "itemsize")) return classifyObject(type.get());
   }
 
   // numpy ufuncs (np.sqrt) and numpy's C-level function objects (np.empty).

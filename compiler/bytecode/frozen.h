@@ -16,6 +16,10 @@ struct Frozen {
   enum class Kind { Const, DeviceFunction, Unsupported };
   Kind kind = Kind::Unsupported;
   ir::Const value;         // Const (numbers, None, str, tuples, symbols)
+  // Const from a numpy scalar (np.float32(0.5)): its type's symbol
+  // ("numpy.float32"). The decoder emits `call sym(numpy.float32), const 0.5`
+  // so that the constant keeps its width, as numba types it.
+  std::string numpy_type;
   PyRef device_py_func;    // DeviceFunction: the Python function to decode
   std::string why;         // Unsupported: what the object is and what would work
   std::string hint;        // Unsupported: optional fix

@@ -330,6 +330,10 @@ class FunctionDecoder {
     switch (f.kind) {
       case Frozen::Kind::Const:
         c = constant(std::move(f.value));
+        if (!f.numpy_type.empty()) {   // np.float32(0.5) -> float32(0.5): keeps the width
+          Instr* type = constant(ir::Const::symbol(f.numpy_type));
+          c = emit(Op::Call, {type, c});
+        }
         break;
       case Frozen::Kind::DeviceFunction:
         c = constant(ir::Const::symbol("fn:" + ctx_.device_function(f.device_py_func.get())));
