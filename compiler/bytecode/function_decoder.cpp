@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "bytecode/cfg.h"
 #include "bytecode/cleanup.h"
 #include "bytecode/frozen.h"
 #include "support/error.h"
@@ -38,30 +39,6 @@ constexpr const char* kIntrinsic1[] = {
 };
 constexpr int kIntrinsicUnaryPositive = 5;
 
-bool endsBlock(NOp op) {
-  switch (op) {
-    case NOp::Jump:
-    case NOp::PopJumpIfFalse:
-    case NOp::PopJumpIfTrue:
-    case NOp::PopJumpIfNone:
-    case NOp::PopJumpIfNotNone:
-    case NOp::JumpIfFalseOrPop:
-    case NOp::JumpIfTrueOrPop:
-    case NOp::ForIter:
-    case NOp::ReturnValue:
-    case NOp::ReturnConst:
-    case NOp::RaiseVarargs:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool fallsThrough(NOp op) {
-  return op != NOp::Jump && op != NOp::ReturnValue && op != NOp::ReturnConst &&
-         op != NOp::RaiseVarargs;
-}
-
 // The values live at a program point: Python locals and CPython's stack.
 struct State {
   std::vector<Instr*> locals;   // nullptr: not assigned on this path
@@ -80,14 +57,11 @@ struct IncomingEdge {
   State state;   // values at the branch
 };
 
-struct BBlock {
-  int first = 0, last = 0;     // instruction range, inclusive
-  std::vector<int> succs;      // bblock indices; [fallthrough, target] for conditionals
-  std::vector<int> preds;
-  int rpo = -1;                // -1: unreachable
+// The SSA side of a CFG block.
+struct BlockSsa {
   ir::Block* ir = nullptr;
-  std::vector<Slot> param_slots;
-  std::vector<IncomingEdge> incoming;
+  std::vector<Slot> param_slots;        // what each parameter of `ir` carries
+  std::vector<IncomingEdge> incoming;   // branches to this block, with their values
 };
 
 class FunctionDecoder {
@@ -96,13 +70,12 @@ class FunctionDecoder {
       : code_(code), fn_(fn), ctx_(ctx), b_(fn, nullptr) {}
 
   void run() {
-    if (code_.insns.empty()) fail(ir::Loc{code_.first_line, 0}, "bytecode", "empty bytecode");
+    cfg_ = buildCfg(code_);
+    ssa_.resize(cfg_.blocks.size());
     fn_->filename = code_.filename;
     fn_->py_name = code_.qualname;
     fn_->first_line = code_.first_line;
     fn_->return_type = unknownTy();
-    splitBlocks();
-    orderBlocks();
 
     // bb0 holds the arguments and the undefs; it branches to the first
     // bytecode block (which may itself be a loop header).
@@ -113,13 +86,13 @@ class FunctionDecoder {
       fn_->arg_names.push_back(code_.varnames[i]);
       initial.locals[i] = entry_->addParam(unknownTy(), code_.varnames[i]);
     }
-    for (int idx : order_) blocks_[idx].ir = fn_->addBlock();
+    for (int idx : cfg_.order) ssa_[idx].ir = fn_->addBlock();
     b_.setBlock(entry_);
     b_.setLoc(ir::Loc{code_.first_line, 0});
-    Instr* enter = b_.br(blocks_[0].ir, {});
-    blocks_[0].incoming.push_back({enter, 0, initial});
+    Instr* enter = b_.br(ssa_[0].ir, {});
+    ssa_[0].incoming.push_back({enter, 0, initial});
 
-    for (int idx : order_) buildBlock(blocks_[idx]);
+    for (int idx : cfg_.order) buildBlock(idx);
     fillEdgeArgs();
     cleanupDecoded(*fn_);
   }
@@ -131,70 +104,11 @@ class FunctionDecoder {
     throw CompileError(code_.filename, loc.line, loc.col, construct, message, hint);
   }
 
-  // ---- control flow graph ---------------------------------------------------------
-  void splitBlocks() {
-    const int n = static_cast<int>(code_.insns.size());
-    std::vector<bool> leader(n, false);
-    leader[0] = true;
-    for (int i = 0; i < n; ++i) {
-      const Insn& in = code_.insns[i];
-      if (in.target >= 0) leader[in.target] = true;
-      if (endsBlock(in.op) && i + 1 < n) leader[i + 1] = true;
-    }
-    block_of_.assign(n, -1);
-    for (int i = 0; i < n; ++i) {
-      if (leader[i]) {
-        blocks_.emplace_back();
-        blocks_.back().first = i;
-      }
-      blocks_.back().last = i;
-      block_of_[i] = static_cast<int>(blocks_.size()) - 1;
-    }
-    for (BBlock& bb : blocks_) {
-      const Insn& last = code_.insns[bb.last];
-      if (fallsThrough(last.op)) {
-        if (bb.last + 1 >= n) fail(last.loc, last.info->name, "control falls off the end of the bytecode");
-        bb.succs.push_back(block_of_[bb.last + 1]);
-      }
-      if (last.target >= 0) bb.succs.push_back(block_of_[last.target]);
-    }
-  }
-
-  // Reverse post-order from the entry: every block comes after its forward
-  // predecessors, so only loop headers see a predecessor not yet built.
-  void orderBlocks() {
-    std::vector<int> post;
-    std::vector<char> seen(blocks_.size(), 0);
-    std::vector<std::pair<int, size_t>> work{{0, 0}};
-    seen[0] = 1;
-    while (!work.empty()) {
-      auto& [b, next] = work.back();
-      const auto& succs = blocks_[b].succs;
-      if (next < succs.size()) {
-        // Visit the jump target before the fallthrough so that the
-        // fallthrough comes first in the final order.
-        int s = succs[succs.size() - 1 - next++];
-        if (!seen[s]) {
-          seen[s] = 1;
-          work.push_back({s, 0});
-        }
-        continue;
-      }
-      post.push_back(b);
-      work.pop_back();
-    }
-    order_.assign(post.rbegin(), post.rend());
-    for (size_t i = 0; i < order_.size(); ++i) blocks_[order_[i]].rpo = static_cast<int>(i);
-    for (int b : order_)
-      for (int s : blocks_[b].succs) blocks_[s].preds.push_back(b);
-  }
-
   // ---- SSA construction --------------------------------------------------------------
-  State enterBlock(BBlock& bb) {
-    const ir::Loc loc = code_.insns[bb.first].loc;
-    bool header = false;
-    for (int p : bb.preds)
-      if (blocks_[p].rpo >= bb.rpo) header = true;
+  State enterBlock(int idx) {
+    BlockSsa& bb = ssa_[idx];
+    const ir::Loc loc = code_.insns[cfg_.blocks[idx].first].loc;
+    const bool header = cfg_.isLoopHeader(idx);
     if (bb.incoming.empty()) fail(loc, "bytecode", "block with no incoming edge");
     const size_t depth = bb.incoming[0].state.stack.size();
     for (const auto& e : bb.incoming)
@@ -228,9 +142,9 @@ class FunctionDecoder {
   }
 
   void fillEdgeArgs() {
-    for (int idx : order_) {
-      BBlock& bb = blocks_[idx];
-      const ir::Loc loc = code_.insns[bb.first].loc;
+    for (int idx : cfg_.order) {
+      BlockSsa& bb = ssa_[idx];
+      const ir::Loc loc = code_.insns[cfg_.blocks[idx].first].loc;
       for (auto& e : bb.incoming) {
         if (e.state.stack.size() != bb.incoming[0].state.stack.size())
           fail(loc, "bytecode", "stack depths disagree where a loop closes");
@@ -260,23 +174,23 @@ class FunctionDecoder {
     return raw;
   }
 
-  void addEdge(Instr* term, int succ, int target_bblock, const State& st) {
-    blocks_[target_bblock].incoming.push_back({term, succ, st});
+  void addEdge(Instr* term, int succ, int target_block, const State& st) {
+    ssa_[target_block].incoming.push_back({term, succ, st});
   }
 
-  void buildBlock(BBlock& bb) {
-    State st = enterBlock(bb);
-    b_.setBlock(bb.ir);
+  void buildBlock(int idx) {
+    const CfgBlock& cb = cfg_.blocks[idx];
+    State st = enterBlock(idx);
+    b_.setBlock(ssa_[idx].ir);
     kw_names_.clear();
-    for (int i = bb.first; i <= bb.last; ++i) {
+    for (int i = cb.first; i <= cb.last; ++i) {
       const Insn& in = code_.insns[i];
       b_.setLoc(in.loc);
-      execute(in, i, st);
+      execute(in, cb, st);
     }
-    const Insn& last = code_.insns[bb.last];
-    if (!endsBlock(last.op)) {
-      Instr* t = b_.br(blocks_[bb.succs[0]].ir, {});
-      addEdge(t, 0, bb.succs[0], st);
+    if (!endsBlock(code_.insns[cb.last].op)) {
+      Instr* t = b_.br(ssa_[cb.succs[0]].ir, {});
+      addEdge(t, 0, cb.succs[0], st);
     }
   }
 
@@ -406,12 +320,11 @@ class FunctionDecoder {
   }
 
   // ---- one instruction ------------------------------------------------------------
-  void execute(const Insn& in, int index, State& st) {
-    BBlock& bb = blocks_[block_of_[index]];
-    auto fallthrough = [&] { return bb.succs.at(0); };
-    auto target = [&] { return block_of_[in.target]; };
+  void execute(const Insn& in, const CfgBlock& cb, State& st) {
+    auto fallthrough = [&] { return cb.succs.at(0); };
+    auto target = [&] { return cfg_.block_of[in.target]; };
     auto branch = [&](Instr* cond, const State& if_true, int t, const State& if_false, int f) {
-      Instr* term = b_.condBr(cond, blocks_[t].ir, {}, blocks_[f].ir, {});
+      Instr* term = b_.condBr(cond, ssa_[t].ir, {}, ssa_[f].ir, {});
       addEdge(term, 0, t, if_true);
       addEdge(term, 1, f, if_false);
     };
@@ -618,7 +531,7 @@ class FunctionDecoder {
         return;
       }
       case NOp::Jump: {
-        Instr* t = b_.br(blocks_[target()].ir, {});
+        Instr* t = b_.br(ssa_[target()].ir, {});
         addEdge(t, 0, target(), st);
         return;
       }
@@ -698,9 +611,8 @@ class FunctionDecoder {
   DecodeContext& ctx_;
   ir::Builder b_;
   ir::Block* entry_ = nullptr;
-  std::vector<BBlock> blocks_;
-  std::vector<int> block_of_;   // instruction index -> bblock index
-  std::vector<int> order_;      // reachable bblocks in reverse post-order
+  Cfg cfg_;
+  std::vector<BlockSsa> ssa_;   // parallel to cfg_.blocks
   std::unordered_map<int, Instr*> undefs_;
   std::unordered_map<Instr*, PyRef> frozen_;   // const instr -> the Python object it froze
   std::vector<std::string> kw_names_;
