@@ -1131,3 +1131,16 @@ def test_nonlocal_and_async_and_del_names():
         return x
 
     assert compile_error(coro).construct == "async function"
+
+
+def test_dispatchers_stand_for_their_python_function():
+    class KernelDispatcher:
+        def __init__(self, fn):
+            self.py_func = fn
+
+    def body(x):
+        x[0] = dev_square(x[1])
+
+    assert _core.decode_ir(KernelDispatcher(body)) == _core.decode_ir(body)
+    f, funcs, _ = decode(dev_twice)     # a device dispatcher
+    assert [fn.name for fn in funcs] == ["dev_twice", "dev_square"]

@@ -51,13 +51,22 @@ class ModuleDecoder {
   std::unordered_map<PyObject*, Entry> memo_;
 };
 
+// A cudajit dispatcher stands for its Python function.
+PyRef unwrapDispatcher(PyObject* obj) {
+  if (!obj || PyFunction_Check(obj)) return PyRef::borrow(obj);
+  for (const char* attr : {"_cudajit_device_py_func_", "py_func"})
+    if (PyRef f = getAttr(obj, attr))
+      if (PyFunction_Check(f.get())) return f;
+  return PyRef::borrow(obj);
+}
+
 }  // namespace
 
 std::unique_ptr<ir::Module> decodeFunction(PyObject* py_function) {
   auto module = std::make_unique<ir::Module>();
   ModuleDecoder decoder(module.get());
   try {
-    decoder.decode(py_function);
+    decoder.decode(unwrapDispatcher(py_function).get());
   } catch (const CompileError&) {
     throw;
   } catch (const std::exception& e) {
