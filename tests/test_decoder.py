@@ -1144,3 +1144,37 @@ def test_dispatchers_stand_for_their_python_function():
     assert _core.decode_ir(KernelDispatcher(body)) == _core.decode_ir(body)
     f, funcs, _ = decode(dev_twice)     # a device dispatcher
     assert [fn.name for fn in funcs] == ["dev_twice", "dev_square"]
+
+
+def test_tiled_matmul_kernel():
+    float32 = np.float32
+
+    def matmul(A, B, C):
+        sA = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
+        sB = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
+        x, y = cuda.grid(2)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        bpg = cuda.gridDim.x
+        if x >= C.shape[0] and y >= C.shape[1]:
+            return
+        tmp = float32(0.)
+        for i in range(bpg):
+            sA[tx, ty] = A[x, ty + i * TPB]
+            sB[tx, ty] = B[tx + i * TPB, y]
+            cuda.syncthreads()
+            for j in range(TPB):
+                tmp += sA[tx, j] * sB[j, ty]
+            cuda.syncthreads()
+        C[x, y] = tmp
+
+    f, _, text = decode(matmul)
+    assert f.count("iter_valid") == 2
+    assert sum(c == "sym(cudajit.shared.array)" for c in f.consts()) == 2
+    assert "sym(numpy.float32)" in f.consts()      # closure cell holding np.float32
+    assert "sym(cudajit.syncthreads)" in f.consts()
+    # tmp is carried by both loops
+    carried = [b for b in f.blocks if "tmp" in b.param_vars]
+    assert len(carried) == 2
+    assert f.count("setitem") == 3
+    assert len(f.ops("call")) == 2 + 1 + 1 + 2 + 2   # arrays, grid, float32, ranges, syncs
