@@ -1178,3 +1178,21 @@ def test_tiled_matmul_kernel():
     assert len(carried) == 2
     assert f.count("setitem") == 3
     assert len(f.ops("call")) == 2 + 1 + 1 + 2 + 2   # arrays, grid, float32, ranges, syncs
+
+
+def test_device_closures_sharing_code_are_decoded_apart():
+    def make_scaler(k):
+        @device
+        def scale(x):
+            return x * k
+        return scale
+
+    by3, by5 = make_scaler(3), make_scaler(5)
+
+    def kern(x):
+        return by3(x) + by5(x)
+
+    f, funcs, _ = decode(kern)
+    assert [fn.name for fn in funcs] == ["kern", "scale", "scale_2"]
+    assert f.consts() == ["sym(fn:scale)", "sym(fn:scale_2)"]
+    assert funcs[1].consts() == ["3"] and funcs[2].consts() == ["5"]

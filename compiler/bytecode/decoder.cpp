@@ -11,7 +11,9 @@ namespace cj::bytecode {
 namespace {
 
 // Decodes a kernel and, transitively, the device functions it references
-// into one module; each Python function once (keyed by its code object).
+// into one module; each Python function once. The key is the function
+// object, not its code object: closures made by one factory share their
+// code but freeze different cell values.
 class ModuleDecoder {
  public:
   explicit ModuleDecoder(ir::Module* m) : module_(m) {
@@ -19,16 +21,13 @@ class ModuleDecoder {
   }
 
   std::string decode(PyObject* py_fn) {
-    PyObject* code = PyFunction_Check(py_fn) ? PyFunction_GetCode(py_fn) : nullptr;
-    if (code) {
-      auto it = memo_.find(code);
-      if (it != memo_.end()) return it->second.name;
-    }
+    auto it = memo_.find(py_fn);
+    if (it != memo_.end()) return it->second.name;
     CodeInfo ci = readFunction(py_fn);
     rejectUnsupportedConstructs(ci);
     std::string name = uniqueName(ci.name);
     // Memoised before the body is decoded, so recursion resolves to this name.
-    memo_[code] = Entry{PyRef::borrow(code), name};
+    memo_[py_fn] = Entry{PyRef::borrow(py_fn), name};
     ir::Function* fn = module_->addFunction(name);
     decodeInto(ci, fn, ctx_);
     return name;
@@ -36,7 +35,7 @@ class ModuleDecoder {
 
  private:
   struct Entry {
-    PyRef code;   // keeps the key alive
+    PyRef function;   // keeps the key alive
     std::string name;
   };
 
