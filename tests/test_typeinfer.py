@@ -887,3 +887,12 @@ def test_short_circuit_and_conditional_expressions_unify():
     assert ret_type(lambda a, b: a and b, ["int32", "float64"]) == "f64"
     assert ret_type(lambda a, n: a[0] if n > 0 else 0, ["float32[:]", "int64"]) == "f64"
     assert ret_type(lambda a, n: a[0] if n > 0 else 0, ["int32[:]", "int64"]) == "i64"
+
+
+def test_error_unknown_cudajit_name():
+    def k(a):
+        a[0] = cuda.no_such_thing + 1
+
+    with pytest.raises(CompileError, match=r"unsupported attribute cudajit.no_such_thing") as e:
+        infer(k, ["int64[:]"], kernel=True)
+    assert e.value.line == line_of(k, 1)
