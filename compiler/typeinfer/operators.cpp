@@ -108,8 +108,16 @@ ir::Instr* lowerOperator(const FunctionContext& ctx, ir::Instr* in, Emitter& e) 
   Signature sig = resolveOperator(ctx, in);
   const Type* result = scalarTy(sig.ret);
   // Comparisons compare in the case's parameter type; every other operator
-  // computes in its result type (typed-IR contract).
+  // computes in its result type (typed-IR contract), but for float ** int.
   const Type* operand = isComparison(in->op) ? scalarTy(sig.params[0]) : result;
+  if (in->op == ir::Op::Pow && result->isFloat() && scalarKind(sig.params[1]) == ScalarKind::Int) {
+    // float ** int: numba keeps the exponent an integer (exact repeated
+    // multiplication), so the exponent takes the case's integer type.
+    in->operands[0] = e.convert(in->operands[0], result);
+    in->operands[1] = e.convert(in->operands[1], scalarTy(sig.params[1]));
+    in->type = result;
+    return in;
+  }
   if (in->op == ir::Op::Pos) return e.convert(in->operands[0], result);
   for (ir::Instr*& o : in->operands) o = e.convert(o, operand);
   in->type = result;
