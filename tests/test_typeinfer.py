@@ -899,3 +899,40 @@ def test_error_unknown_cudajit_name():
     with pytest.raises(CompileError, match=r"unsupported attribute cudajit.no_such_thing") as e:
         infer(k, ["int64[:]"], kernel=True)
     assert e.value.line == line_of(k, 1)
+
+
+@device
+def store_first(arr, v):
+    arr[0] = v
+
+
+@device
+def pick(n):
+    if n > 0:
+        return 1
+    return 2.5
+
+
+def test_device_function_returns():
+    def k(a, n):
+        store_first(a, n)
+        a[1] = pick(n)
+
+    text = infer(k, ["float32[::1]", "int32"], kernel=True)
+    funcs = re.findall(r"^func (\w+)\((.*)\) -> (\S+)", text, re.M)
+    assert funcs[1] == ("store_first__a1f32C_i32", "v0:array(f32, 1d, C) arr, v1:i32 v", "none")
+    # Returns unify as numba does: int64 and float64 -> float64, the int return is cast.
+    assert funcs[2][0] == "pick__i32" and funcs[2][2] == "f64"
+    assert re.search(r"v\d+:none = call_func store_first__a1f32C_i32\(v0, v1\)", text)
+    pick_text = text.split("\nfunc pick__i32")[1]
+    assert re.search(r"v\d+:f64 = cast v\d+", pick_text)
+
+
+def test_error_return_types_conflict():
+    def f(a, n):
+        if n > 0:
+            return a
+        return 1
+
+    with pytest.raises(CompileError, match=r"the function returns .* and .* here"):
+        infer(f, ["float32[:]", "int64"])
