@@ -21,10 +21,29 @@ struct InferOptions {
 
 // `untyped.functions[0]` is the kernel (or device function) to type with
 // `arg_types` (one per Python argument). Returns a new typed module:
-// functions[0] is the specialised entry, then every specialised callee
-// (named "<py_name>__<mangled arg types>"). Throws CompileError with the
-// source location for unsupported constructs and type conflicts
-// ("variable 'acc' is f64 on one path and array(f32, 1d, C) on another").
+// functions[0] is the specialised entry (it keeps its name), then every
+// specialised callee it reaches, in first-call order, named
+// "<untyped IR name>__<mangled arg types>" (mangle.h: "scale__f32_a1f32C").
+// The input is not modified. Throws CompileError with the source location
+// for unsupported constructs and type conflicts ("variable 'acc' is f64 on
+// one path and array(f32, 1d, C) on another"); kernels (is_kernel) must
+// return none.
+//
+// What the typed IR guarantees beyond TEAM.md's contract:
+//   - constants are scalars, none, str or sym: constant tuples become `tuple`
+//     of scalar constants; Python ints are i64, floats f64.
+//   - arithmetic computes in numba's result type (operands cast to it);
+//     comparisons cast both operands to numba's chosen case type (i32 < u32
+//     compares in i64, i64 < u64 in f64); float ** int keeps the integer
+//     exponent (numba's case type: i32, i64 or u64).
+//   - `not x` is `not (truth x)`; `x is None` is folded to a b1 constant.
+//   - a local unassigned on some path reaches a block parameter as an
+//     `undef` of the parameter's type; never-assigned parameters are removed.
+//   - a call of a device function returning nothing is `call_func` of type none.
+//   - pure values nothing uses are removed (the operands of rewritten calls).
+//   - math intrinsics get f32/f64 operands of the result type (f16 computed
+//     in f32 and cast back); min/max are compare + select, abs of ints is
+//     compare + neg + select, of floats math.fabs.
 std::unique_ptr<ir::Module> inferTypes(const ir::Module& untyped,
                                        const std::vector<const Type*>& arg_types,
                                        const InferOptions& options = {});
