@@ -936,3 +936,18 @@ def test_error_return_types_conflict():
 
     with pytest.raises(CompileError, match=r"the function returns .* and .* here"):
         infer(f, ["float32[:]", "int64"])
+
+
+def test_error_arrays_of_different_layouts_do_not_merge():
+    # numba would unify to layout A; typed IR has no array conversion yet.
+    def f(a, b, n):
+        x = a
+        if n > 0:
+            x = b
+        return x[0]
+
+    with pytest.raises(CompileError, match=r"variable 'x' is array\(f32, 1d, C\) on one path and "
+                                           r"array\(f32, 1d, F\) on another") as e:
+        infer(f, ["float32[::1]", "array(f32, 1d, F)", "int64"])
+    assert "layouts" in e.value.hint
+    assert ret_type(f, ["float32[::1]", "float32[::1]", "int64"]) == "f32"
