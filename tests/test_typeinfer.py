@@ -608,6 +608,8 @@ def test_error_conflicting_types_names_the_variable():
             acc = a
         else:
             acc = 1.0
+        n = n + 1   # a join block too big for Python 3.12 to copy into both branches
+        n = n * 2
         return acc
 
     with pytest.raises(CompileError) as e:
@@ -615,7 +617,7 @@ def test_error_conflicting_types_names_the_variable():
     msg = e.value.message
     assert "variable 'acc'" in msg
     assert "array(f32, 1d, A)" in msg and "f64" in msg
-    assert line_of(f, 1) <= e.value.line <= line_of(f, 5)
+    assert line_of(f, 1) <= e.value.line <= line_of(f, 7)
     assert e.value.file.endswith("test_typeinfer.py")
 
 
@@ -934,7 +936,7 @@ def test_error_return_types_conflict():
             return a
         return 1
 
-    with pytest.raises(CompileError, match=r"the function returns .* and .* here"):
+    with pytest.raises(CompileError, match=r"here but the function returns .* on another path"):
         infer(f, ["float32[:]", "int64"])
 
 

@@ -248,11 +248,17 @@ const Type* Typer::returnType() {
       continue;
     }
     const Type* u = unifyTypes(ret, rt);
-    if (!u)
+    if (!u) {
+      // Python 3.12 duplicates `return x` into each branch: a variable with
+      // two types then shows up here rather than at a join.
+      const std::string& var = t->operands.empty() ? std::string() : t->operands[0]->var;
+      std::string what = var.empty() ? "the function returns " + typeToString(rt) + " here"
+                                     : "variable '" + var + "' is " + typeToString(rt) + " here";
       ctx_.fail(t, "return",
-                "the function returns " + typeToString(ret) + " (line " +
-                    std::to_string(first->loc.line) + ") and " + typeToString(rt) + " here",
+                what + " but the function returns " + typeToString(ret) + " on another path (line " +
+                    std::to_string(first->loc.line) + ")",
                 "return one type on every path");
+    }
     ret = u;
   }
   return ret ? ret : noneTy();   // no `ret` at all: every path raises
