@@ -136,7 +136,7 @@ class FunctionEmitter {
  private:
   struct Incoming {
     std::string from;                       // LLVM label of the predecessor
-    std::vector<const ir::Instr*> args;     // one per parameter of the target
+    std::vector<std::string> args;          // one value per parameter of the target
   };
 
   void computeOrder();
