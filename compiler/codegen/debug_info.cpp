@@ -20,7 +20,7 @@ DebugInfo::DebugInfo(Metadata& md, const ir::Module& m) : md_(md) {
   int f = file(main_file);
   cu_ = md_.add("!DICompileUnit(language: DW_LANG_Python, file: !" + std::to_string(f) +
                     ", producer: \"cudajit\", isOptimized: true, runtimeVersion: 0, "
-                    "emissionKind: LineTablesOnly)",
+                    "emissionKind: DebugDirectivesOnly)",
                 /*distinct=*/true);
   subroutine_type_ = md_.add("!DISubroutineType(types: !{})");
   flags_ = md_.add("!{i32 2, !\"Debug Info Version\", i32 3}");
