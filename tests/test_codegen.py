@@ -54,9 +54,12 @@ def build(ir, ptxas=True, lto=True, **opts):
     if ptxas:
         assert ptxas_ok(ptx) > 0
     if lto:
-        cubin = core.link_cubin([("ltoir", core.nvvm_to_ltoir(nvvm, arch=90, **link_opts))],
-                                arch=90, **link_opts)
+        ltoir = core.nvvm_to_ltoir(nvvm, arch=90, **link_opts)
+        cubin = core.link_cubin([("ltoir", ltoir)], arch=90, **link_opts)
         assert cubin[:4] == b"\x7fELF" and len(cubin) > 500
+        sym = re.search(r"^define void @(\S+)\(", nvvm, re.M).group(1)
+        assert sym.encode() in cubin                      # the kernel survived LTO
+        assert f".entry {sym}(" in core.link_ptx([("ltoir", ltoir)], arch=90)
     return nvvm, ptx
 
 
@@ -110,7 +113,7 @@ def host_module(nvvm):
         if skip:
             skip = line != "}"
             continue
-        if line.startswith(("target ", "!", ";")):
+        if line.startswith(("target ", "!", ";", "@llvm.used")):
             continue
         m = re.match(r"declare \S+ @(__nv_\w+)\(", line)
         if m and m.group(1) in SHIMS:

@@ -107,6 +107,17 @@ std::string ModuleEmitter::run() {
   for (const auto& h : helper_defs_) out += h + "\n";
   for (const auto& b : bodies) out += b + "\n";
 
+  // Kernels go in @llvm.used: under -gen-lto libNVVM otherwise treats them
+  // as unreferenced and LTO drops them.
+  if (!kernels.empty()) {
+    std::string used;
+    for (const auto& [name, params] : kernels) {
+      used += (used.empty() ? "" : ", ") + std::string("i8* bitcast (void (") + params + ")* " + name + " to i8*)";
+    }
+    out += "@llvm.used = appending global [" + std::to_string(kernels.size()) + " x i8*] [" + used +
+           "], section \"llvm.metadata\"\n\n";
+  }
+
   std::string annotations;
   for (const auto& [name, params] : kernels) {
     // The annotation names the kernel through a pointer of its exact type.
