@@ -1092,3 +1092,66 @@ def test_module_verifies_before_codegen():
     bad = AXPY.replace("v16:f32 = add v14, v15", "v16:f32 = add v14, v10")
     with pytest.raises(CompileError, match="operand types differ|expected"):
         core.emit_nvvm_from_ir(bad)
+
+
+LOOP_SUM = """func rowsum(v0:array(f32, 1d, C) x, v1:array(f32, 1d, C) out) -> none kernel
+bb0:
+  v2:i64 = array_size v0
+  v3:i64 = const 0
+  v4:i64 = const 1
+  v5:range(i64) = range v3, v2, v4
+  v6:rangeiter(i64) = getiter v5
+  v7:f32 = const 0.0
+  br bb1(v7, v6)
+bb1(v8:f32 acc, v9:rangeiter(i64)):
+  v10:b1 = iter_valid v9
+  v11:i64 = iter_next v9
+  cbr v10, bb2, bb3
+bb2:
+  v12:f32 = load v0, v11
+  v13:f32 = add v8, v12
+  br bb1(v13, v9)
+bb3:
+  store v1, v3, v8
+  ret
+"""
+
+
+def test_counting_loop_indices_need_no_wraparound():
+    nvvm, ptx = build(LOOP_SUM)
+    assert "select i1" not in kernel_text(nvvm)
+    assert "selp" not in ptx and "shr.s64" not in ptx
+
+
+def test_loop_indices_from_negative_starts_still_wrap():
+    ir = """func k() -> none kernel
+bb0:
+  ret
+
+func total(v0:array(i64, 1d, C) x, v1:i64 start, v2:i64 step) -> i64
+bb0:
+  v3:i64 = const 0
+  v4:i64 = array_size v0
+  v5:range(i64) = range v1, v4, v2
+  v6:rangeiter(i64) = getiter v5
+  br bb1(v3, v6)
+bb1(v7:i64 acc, v8:rangeiter(i64) it):
+  v9:b1 = iter_valid v8
+  v10:i64 = iter_next v8
+  cbr v9, bb2, bb3
+bb2:
+  v11:i64 = load v0, v10
+  v12:i64 = mul v7, v4
+  v13:i64 = add v12, v11
+  br bb1(v13, v8)
+bb3:
+  ret v7
+"""
+    x = np.random.default_rng(4).integers(0, 10, 6)
+    rows = [(ArrayArg(x), s, st) for s, st in [(-6, 1), (-3, 2), (0, 1), (2, 1)]]
+    got = run_cpu(ir, "total", ["arr", "i64", "i64"], "i64", rows)
+    for (_, s, st), g in zip(rows, got):
+        acc = 0
+        for i in range(s, x.size, st):
+            acc = acc * x.size + int(x[i])
+        assert g == acc

@@ -18,12 +18,62 @@ int elementAlign(Scalar s) {
   return scalarKind(s) == ScalarKind::Complex ? scalarByteSize(complexPart(s)) : scalarByteSize(s);
 }
 
+int nonNegativeBits(const ir::Instr* v, int depth = 0);
+
+// The values a block parameter can take: the arguments of every edge into
+// its block, followed through other parameters (loops pass the iterator
+// around). Null unless they all come down to one non-parameter value.
+const ir::Instr* singleSource(const ir::Instr* param) {
+  std::vector<const ir::Instr*> work = {param};
+  std::vector<const ir::Instr*> seen;
+  const ir::Instr* source = nullptr;
+  while (!work.empty()) {
+    const ir::Instr* p = work.back();
+    work.pop_back();
+    if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
+    seen.push_back(p);
+    if (seen.size() > 32) return nullptr;
+    if (p->op != Op::Param) {
+      if (source && source != p) return nullptr;
+      source = p;
+      continue;
+    }
+    const ir::Block* b = p->parent;
+    const ir::Function* fn = b ? b->parent : nullptr;
+    if (!fn || b == fn->entry()) return nullptr;   // a function argument
+    for (const auto& blk : fn->blocks) {
+      const ir::Instr* term = blk->terminator();
+      if (!term) continue;
+      for (const auto& e : term->succs) {
+        if (e.target == b && static_cast<size_t>(p->index) < e.args.size()) work.push_back(e.args[p->index]);
+      }
+    }
+  }
+  return source;
+}
+
+// A value taken from a range iterator is within [start, stop) when the step
+// is a positive constant, so it is non-negative when start is.
+int iteratorValueBits(const ir::Instr* iter, int depth) {
+  const ir::Instr* it = iter->op == Op::Param ? singleSource(iter) : iter;
+  if (!it || it->op != Op::GetIter) return -1;
+  const ir::Instr* range = it->operands[0];
+  if (range->op != Op::RangeMake) return -1;
+  const ir::Instr* step = range->operands[2];
+  bool positive_step = step->op == Op::Const && step->cval.kind == ir::Const::Kind::Int && step->cval.i > 0;
+  if (!positive_step || nonNegativeBits(range->operands[0], depth + 1) < 0) return -1;
+  return scalarBits(iter->type->scalar) - (scalarSigned(iter->type->scalar) ? 1 : 0);
+}
+
 // 0 <= v < 2^bits for the returned bits, or -1 when unknown. Enough to see
-// that indices built from special registers (cuda.grid, threadIdx) and
-// small constants are never negative, so they need no wraparound.
-int nonNegativeBits(const ir::Instr* v, int depth = 0) {
+// that indices built from special registers (cuda.grid, threadIdx), small
+// constants and counting loops (range with a non-negative start and a
+// positive step) are never negative, so they need no wraparound.
+int nonNegativeBits(const ir::Instr* v, int depth) {
   if (depth > 8 || !v->type->isScalar()) return -1;
   switch (v->op) {
+    case Op::IterNext:
+      return iteratorValueBits(v->operands[0], depth);
     case Op::Const:
       if (v->cval.kind != ir::Const::Kind::Int && v->cval.kind != ir::Const::Kind::Bool) return -1;
       if (v->cval.i < 0) return -1;
