@@ -1155,3 +1155,31 @@ bb3:
         for i in range(s, x.size, st):
             acc = acc * x.size + int(x[i])
         assert g == acc
+
+
+@pytest.mark.parametrize("fty,ity", [("f64", "i64"), ("f32", "i32"), ("f64", "u64"), ("f32", "i64")])
+def test_float_to_int_power_matches_numba(fty, ity):
+    # numba types float ** int with an integer exponent (repeated squaring).
+    numba = pytest.importorskip("numba")
+    names = {"f64": "float64", "f32": "float32", "i64": "int64", "i32": "int32", "u64": "uint64"}
+    ref = numba.njit(f"{names[fty]}({names[fty]}, {names[ity]})", error_model="numpy")(lambda a, b: a ** b)
+    ir = f"""func k() -> none kernel
+bb0:
+  ret
+
+func f(v0:{fty} a, v1:{ity} b) -> {fty}
+bb0:
+  v2:{fty} = pow v0, v1
+  ret v2
+"""
+    rng = np.random.default_rng(12)
+    exps = [0, 1, 2, 3, 7, 10, 31, 70000] + ([] if ity.startswith("u") else [-1, -2, -5])
+    rows = [(float(np.float32(x)) if fty == "f32" else float(x), e)
+            for x in list(rng.uniform(-2, 2, 5)) + [0.0, 1.0000001, -1.0] for e in exps]
+    got = run_cpu(ir, "f", [fty, ity], fty, rows)
+    for (x, e), g in zip(rows, got):
+        try:
+            want = float(ref(x, e))
+        except ZeroDivisionError:   # numba on the CPU raises; the GPU gives numpy's inf
+            want = math.inf
+        assert same_float(g, want) or g == pytest.approx(want, rel=1e-6), (x, e, g, want)

@@ -48,6 +48,7 @@ enum class Helper {
   DivMod,        // {q, r} = Python divmod of two integers (numba: x // 0 == 0)
   FloatDivMod,   // {q, r} = Python divmod of two floats (numpy model for / 0)
   IntPow,        // a ** b for integers by repeated squaring (numba semantics)
+  FloatIntPow,   // float ** integer exponent (i64) by repeated squaring, as numba
 };
 
 class ModuleEmitter {

@@ -155,6 +155,40 @@ exit:
 }
 )";
 
+// numba's int_power for a float base and an integer exponent: repeated
+// squaring, 1 / r for a negative exponent, math.pow beyond |b| > 0x10000.
+// %bf is the exponent as a float (for that fallback).
+constexpr const char* kFloatIntPow = R"(define internal $T $F($T %a, i64 %b, $T %bf) alwaysinline {
+entry:
+  %neg = icmp slt i64 %b, 0
+  %nb = sub i64 0, %b
+  %e0 = select i1 %neg, i64 %nb, i64 %b
+  %big = icmp ugt i64 %e0, 65536
+  br i1 %big, label %generic, label %loop
+generic:
+  %p = call $T $POW($T %a, $T %bf)
+  ret $T %p
+loop:
+  %r = phi $T [ 1.0, %entry ], [ %rnext, %body ]
+  %base = phi $T [ %a, %entry ], [ %basenext, %body ]
+  %e = phi i64 [ %e0, %entry ], [ %enext, %body ]
+  %done = icmp eq i64 %e, 0
+  br i1 %done, label %exit, label %body
+body:
+  %ebit = and i64 %e, 1
+  %eodd = icmp ne i64 %ebit, 0
+  %rm = fmul $T %r, %base
+  %rnext = select i1 %eodd, $T %rm, $T %r
+  %enext = lshr i64 %e, 1
+  %basenext = fmul $T %base, %base
+  br label %loop
+exit:
+  %inv = fdiv $T 1.0, %r
+  %res = select i1 %neg, $T %inv, $T %r
+  ret $T %res
+}
+)";
+
 std::string substitute(std::string text, const std::string& key, const std::string& value) {
   for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size())) {
     text.replace(at, key.size(), value);
@@ -169,6 +203,7 @@ std::string helperBaseName(Helper h) {
     case Helper::DivMod: return "__cj_divmod";
     case Helper::FloatDivMod: return "__cj_fdivmod";
     case Helper::IntPow: return "__cj_ipow";
+    case Helper::FloatIntPow: return "__cj_fipow";
   }
   return "__cj_helper";
 }
@@ -180,6 +215,13 @@ std::string helperDefinition(Helper h, Scalar s, const std::string& name,
   switch (h) {
     case Helper::DivMod: text = scalarSigned(s) ? kSignedDivMod : kUnsignedDivMod; break;
     case Helper::IntPow: text = scalarSigned(s) ? kSignedPow : kUnsignedPow; break;
+    case Helper::FloatIntPow: {
+      std::string pow = s == Scalar::Float32 ? "@__nv_powf" : "@__nv_pow";
+      declarations->push_back("declare " + t + " " + pow + "(" + t + ", " + t + ")");
+      std::string out = substitute(kFloatIntPow, "$POW", pow);
+      out = substitute(out, "$T", t);
+      return substitute(out, "$F", name);
+    }
     case Helper::FloatDivMod: {
       text = kFloatDivMod;
       std::string floor = s == Scalar::Float32 ? "@__nv_floorf" : "@__nv_floor";

@@ -138,6 +138,25 @@ void lowerFloorDivMod(FunctionEmitter& fe, const ir::Instr& in, Scalar s) {
   }
 }
 
+// float ** int (numba types it so: the exponent stays an integer).
+void lowerFloatIntPow(FunctionEmitter& fe, const ir::Instr& in, Scalar s) {
+  const ir::Instr* e = in.operands[1];
+  Scalar es = e->type->scalar;
+  std::string b = convertScalar(fe, fe.val(e), es, Scalar::Int64);
+  if (!scalarSigned(es) && scalarBits(es) == 64) {
+    // A u64 exponent beyond the squaring cutoff must not turn negative as i64.
+    std::string big = fe.emit("icmp ugt i64 " + b + ", 65536");
+    b = fe.emit("select i1 " + big + ", i64 65537, i64 " + b);
+  }
+  std::vector<std::string> args = {fe.val(in.operands[0])};
+  fe.bind(in, inFloat32IfHalf(fe, s, args, [&](Scalar w, const std::vector<std::string>& a) {
+            std::string t = llvmScalarType(w);
+            std::string bf = convertScalar(fe, fe.val(e), es, w);
+            std::string fn = fe.mod().helper(Helper::FloatIntPow, w);
+            return fe.emit("call " + t + " " + fn + "(" + t + " " + a[0] + ", i64 " + b + ", " + t + " " + bf + ")");
+          }));
+}
+
 void lowerPow(FunctionEmitter& fe, const ir::Instr& in, Scalar s) {
   std::vector<std::string> args = {fe.val(in.operands[0]), fe.val(in.operands[1])};
   if (scalarKind(s) == ScalarKind::Float) {
@@ -214,6 +233,10 @@ std::string convertScalar(FunctionEmitter& fe, const std::string& v, Scalar from
 
 void lowerBinary(FunctionEmitter& fe, const ir::Instr& in) {
   requireScalar(fe, in, in.type);
+  if (in.op == Op::Pow && in.type->isFloat() && in.operands[0]->type == in.type &&
+      in.operands[1]->type->isInt()) {
+    return lowerFloatIntPow(fe, in, in.type->scalar);
+  }
   for (const ir::Instr* o : in.operands) {
     if (o->type != in.type) {
       fe.fail(in, opText(in), "operand of type " + typeToString(o->type) + " in an operation of type " +
