@@ -402,7 +402,14 @@ class Parser {
       p->parent = b;
       p->index = static_cast<int64_t>(b->params.size());
       p->loc = {};
-      if (auto var = ln.identifier()) p->var = *var;
+      // The variable name runs to ',' or ')': any spelling the decoder gives
+      // a local (".0" for a comprehension's argument) reads back.
+      ln.skipSpace();
+      std::string_view r = ln.rest();
+      size_t n = 0;
+      while (n < r.size() && r[n] != ',' && r[n] != ')' && r[n] != ' ') ++n;
+      p->var = std::string(r.substr(0, n));
+      ln.setPos(ln.pos() + n);
       define(p.get(), ln);
       b->params.push_back(std::move(p));
       if (ln.accept(')')) return;
