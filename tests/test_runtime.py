@@ -10,6 +10,7 @@ Three tiers:
 """
 
 import os
+import textwrap
 
 import numpy as np
 import pytest
@@ -101,7 +102,8 @@ def array_param(params, k, ndim, dtype):
 
 
 def mock_run(run_python, mock_driver, body):
-    return run_python(MOCK_PRELUDE + "\n" + body, driver=mock_driver)
+    # `body` (AXPY included) is indented as the test source is.
+    return run_python(MOCK_PRELUDE + "\n" + textwrap.dedent(body), driver=mock_driver)
 
 
 def test_mock_memory_round_trips(run_python, mock_driver):
@@ -174,19 +176,19 @@ def test_mock_cuda_array_interface_export(run_python, mock_driver):
 
 
 AXPY = """
-@cuda.jit
-def axpy(a, x, y):
-    i = cuda.grid(1)
-    if i < x.size:
-        y[i] = a * x[i] + y[i]
+        @cuda.jit
+        def axpy(a, x, y):
+            i = cuda.grid(1)
+            if i < x.size:
+                y[i] = a * x[i] + y[i]
 
-def play_axpy(scalar_fmt):
-    def play(params):
-        a = param(params, 0, scalar_fmt)
-        x, k = array_param(params, 1, 1, np.float32)
-        y, _ = array_param(params, k, 1, np.float32)
-        y[:] = np.float32(a) * x + y
-    return play
+        def play_axpy(scalar_fmt):
+            def play(params):
+                a = param(params, 0, scalar_fmt)
+                x, k = array_param(params, 1, 1, np.float32)
+                y, _ = array_param(params, k, 1, np.float32)
+                y[:] = np.float32(a) * x + y
+            return play
 """
 
 
@@ -290,9 +292,8 @@ def test_mock_scalar_classification_and_packing(run_python, mock_driver):
 
 def test_mock_explicit_signature_converts_arguments(run_python, mock_driver):
     out = mock_run(run_python, mock_driver, AXPY + """
-        install(play_axpy("f"))      # the declared float32 is packed as 4 bytes
         k = cuda.jit("void(float32, float32[:], float32[:])")(axpy.py_func)
-        install(play_axpy("f"))
+        install(play_axpy("f"))      # the declared float32 is packed as 4 bytes
         x = np.arange(8, dtype=np.float32); y = np.ones(8, np.float32)
         dx, dy = cuda.to_device(x), cuda.to_device(y)
         k[1, 32](2, dx, dy)          # an int converts to the declared float32
