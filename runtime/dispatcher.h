@@ -57,6 +57,10 @@ struct DispatcherOptions {
 // One compiled signature and its per-device loaded modules.
 class Overload {
  public:
+  Overload() = default;
+  Overload(const Overload&) = delete;
+  Overload& operator=(const Overload&) = delete;
+
   SignatureKey key;
   driver::CompiledKernel compiled;     // compiled for `arch`
   int arch = 0;

@@ -58,8 +58,7 @@ LoadResult load() {
   cu::CUresult res = api->cuInit(0);
   if (res == cu::CUDA_ERROR_STUB_LIBRARY) {
     r.error = "the CUDA driver found at " + path +
-              " is the CUDA toolkit's stub library (" + describeWith(*api, res) +
-              "), not a real driver: this machine has no NVIDIA driver installed";
+              " is the CUDA toolkit's stub library (CUDA_ERROR_STUB_LIBRARY), not a real driver: this machine has no NVIDIA driver installed";
     return r;
   }
   if (res != cu::CUDA_SUCCESS) {

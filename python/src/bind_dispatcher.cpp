@@ -19,6 +19,13 @@ using cj::rt::Overload;
 
 namespace {
 
+// operator.index(v): ints and numpy integers, not floats.
+long long indexValue(const py::handle& v) {
+  py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+  if (!i) throw py::error_already_set();
+  return i.cast<long long>();
+}
+
 // A signature as Python spells it: "void(float32, float32[:])", a tuple or
 // list of type names ("float32[::1]", numba type objects: their str() is
 // parsed), or a numba Signature (anything with .args and .return_type).
@@ -54,7 +61,7 @@ unsigned dimValue(const py::handle& v, const char* what) {
   if (!PyIndex_Check(v.ptr()))
     throw cj::rt::ArgumentTypeError(std::string(what) + " dimensions must be ints, not '" +
                                     Py_TYPE(v.ptr())->tp_name + "'");
-  const long long n = py::cast<long long>(py::int_(v));
+  const long long n = indexValue(v);
   if (n < 1 || n > 0x7fffffffLL)
     throw cj::rt::ArgumentValueError(std::string(what) + " dimension " + std::to_string(n) +
                                      " is out of range (each must be at least 1)");
@@ -99,7 +106,7 @@ LaunchConfig configFrom(const py::handle& key) {
                                                                       : cj::rt::streamFromPython(s);
   }
   if (t.size() == 4) {
-    const long long bytes = py::cast<long long>(py::int_(t[3]));
+    const long long bytes = indexValue(t[3]);
     if (bytes < 0 || bytes > 0x7fffffffLL)
       throw cj::rt::ArgumentValueError("dynamic shared memory bytes out of range: " + std::to_string(bytes));
     c.shared_bytes = static_cast<unsigned>(bytes);

@@ -18,6 +18,13 @@ using cj::rt::DeviceArray;
 
 namespace {
 
+// operator.index(v): ints and numpy integers, not floats.
+long long indexValue(const py::handle& v) {
+  py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+  if (!i) throw py::error_already_set();
+  return i.cast<long long>();
+}
+
 void registerRuntimeErrors() {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
@@ -56,9 +63,9 @@ Scalar scalarFromDtype(const py::handle& dtype_like) {
 py::object dtypeOf(Scalar s) { return numpy().attr("dtype")(cj::rt::numpyTypestr(s)); }
 
 std::vector<int64_t> shapeFrom(const py::handle& shape) {
-  if (PyIndex_Check(shape.ptr())) return {py::cast<int64_t>(py::int_(shape))};
+  if (PyIndex_Check(shape.ptr())) return {indexValue(shape)};
   std::vector<int64_t> out;
-  for (py::handle d : py::reinterpret_borrow<py::iterable>(shape)) out.push_back(py::cast<int64_t>(py::int_(d)));
+  for (py::handle d : py::reinterpret_borrow<py::iterable>(shape)) out.push_back(indexValue(d));
   return out;
 }
 
@@ -188,7 +195,7 @@ DeviceArray viewOf(const DeviceArray& a, const py::handle& key) {
       v.shape.push_back(len);
       v.strides.push_back(a.strides[k] * step);
     } else if (PyIndex_Check(item.ptr())) {
-      int64_t i = py::cast<int64_t>(py::int_(item));
+      int64_t i = indexValue(item);
       if (i < 0) i += a.shape[k];
       if (i < 0 || i >= a.shape[k])
         throw py::index_error("index " + py::str(item).cast<std::string>() +
