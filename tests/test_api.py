@@ -177,17 +177,11 @@ def test_detect_and_is_available_never_raise(capsys):
     ("void()", "none", ()),
 ])
 def test_parse_signature(text, ret, args):
-    assert cudajit._core.parse_signature(text) == (ret, args)
-
-
-def test_parse_signature_in_ir_spelling():
-    assert cudajit._core.parse_signature_ir("void(float32, float32[:], int64[:, ::1], "
-                                            "float64[::1, :])") == [
-        "f32", "array(f32, 1d, A)", "array(i64, 2d, C)", "array(f64, 2d, F)"]
+    assert cudajit._core.signature_types(text) == (ret, args)
 
 
 def test_parse_signature_tuple_form():
-    assert cudajit._core.parse_signature(("float32", "int32[::1]")) == (
+    assert cudajit._core.signature_types(("float32", "int32[::1]")) == (
         None, ("float32", "int32[::1]"))
 
 
@@ -195,18 +189,18 @@ def test_parse_signature_tuple_form():
                                  "void(float32", "void(float32[::2])", "void(float32) extra"])
 def test_parse_signature_errors(bad):
     with pytest.raises(errors.CompileError, match="cannot parse the signature"):
-        cudajit._core.parse_signature(bad)
+        cudajit._core.signature_types(bad)
 
 
 def test_parse_signature_rejects_other_objects():
     with pytest.raises(TypeError, match="signature must be"):
-        cudajit._core.parse_signature(42)
+        cudajit._core.signature_types(42)
 
 
 def test_parse_numba_type_objects():
     numba = pytest.importorskip("numba")
     sig = numba.void(numba.float32, numba.float32[::1], numba.int64[:, :])
-    assert cudajit._core.parse_signature(sig) == (
+    assert cudajit._core.signature_types(sig) == (
         "none", ("float32", "float32[::1]", "int64[:, :]"))
 
 

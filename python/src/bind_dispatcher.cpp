@@ -26,6 +26,22 @@ long long indexValue(const py::handle& v) {
   return i.cast<long long>();
 }
 
+// One argument type: a string in numba's spelling, or a numba type object
+// (arrays by their dtype/ndim/layout, the rest by their str()).
+const cj::Type* typeFrom(const py::handle& t) {
+  if (!PyUnicode_Check(t.ptr()) && py::hasattr(t, "dtype") && py::hasattr(t, "ndim") &&
+      py::hasattr(t, "layout")) {
+    const cj::Type* dtype = cj::rt::parseNumbaType(py::str(t.attr("dtype")).cast<std::string>());
+    const std::string layout = py::str(t.attr("layout")).cast<std::string>();
+    if (!dtype->isScalar() || (layout != "C" && layout != "F" && layout != "A"))
+      throw cj::rt::ArgumentTypeError("unsupported array type in a signature: " +
+                                      py::str(t).cast<std::string>());
+    return cj::arrayTy(dtype->scalar, t.attr("ndim").cast<int>(),
+                       layout == "C" ? cj::Layout::C : layout == "F" ? cj::Layout::F : cj::Layout::A);
+  }
+  return cj::rt::parseNumbaType(py::str(t).cast<std::string>());
+}
+
 // A signature as Python spells it: "void(float32, float32[:])", a tuple or
 // list of type names ("float32[::1]", numba type objects: their str() is
 // parsed), or a numba Signature (anything with .args and .return_type).
@@ -37,7 +53,7 @@ cj::rt::ParsedSignature signatureFrom(const py::handle& sig) {
     args_obj = sig.attr("args");
     py::object ret = sig.attr("return_type");
     const std::string r = py::str(ret).cast<std::string>();
-    out.return_type = r == "none" || r == "void" ? cj::noneTy() : cj::rt::parseNumbaType(r);
+    out.return_type = r == "none" || r == "void" ? cj::noneTy() : typeFrom(ret);
   } else if (PyTuple_Check(sig.ptr()) || PyList_Check(sig.ptr())) {
     args_obj = py::reinterpret_borrow<py::object>(sig);
   } else {
@@ -47,7 +63,7 @@ cj::rt::ParsedSignature signatureFrom(const py::handle& sig) {
                                     std::string(Py_TYPE(sig.ptr())->tp_name) + "'");
   }
   for (py::handle t : py::reinterpret_borrow<py::iterable>(args_obj))
-    out.args.push_back(cj::rt::parseNumbaType(py::str(t).cast<std::string>()));
+    out.args.push_back(typeFrom(t));
   return out;
 }
 
@@ -263,18 +279,14 @@ void bindDispatcher(py::module_& m) {
      py::arg("fastmath") = false, py::arg("arch") = 90, py::arg("opt") = 3,
      py::arg("lineinfo") = false, py::arg("debug") = false);
 
-  m.def("parse_signature", [](const py::object& sig) {
+  // Named apart from the typing stage's parse_signature (IR spelling, strings
+  // only): this is what @jit(sig) and compile_ptx accept, in numba's spelling.
+  m.def("signature_types", [](const py::object& sig) {
     cj::rt::ParsedSignature s = signatureFrom(sig);
     py::object ret = s.return_type ? py::object(py::str(cj::typeToNumbaString(s.return_type)))
                                    : py::object(py::none());
     return py::make_tuple(ret, keyOf(s.args));
   }, py::arg("signature"),
-     "(return type or None, argument types) in numba's spelling; raises CompileError.");
-
-  m.def("parse_signature_ir", [](const py::object& sig) {
-    cj::rt::ParsedSignature s = signatureFrom(sig);
-    py::list args;
-    for (const cj::Type* t : s.args) args.append(cj::typeToString(t));
-    return args;
-  }, py::arg("signature"), "The argument types of a signature in the IR's spelling.");
+     "(return type or None, argument types) in numba's spelling, from a signature string, a "
+     "tuple of types or a numba Signature; raises CompileError.");
 }
