@@ -261,7 +261,7 @@ def test_mock_launch_cuda_array_interface_objects(run_python, mock_driver):
         assert axpy.signatures == [("float64", "float32[::1]", "float32[::1]")]
         # a strided CAI view is an 'A' layout array
         dz = cuda.to_device(y)
-        axpy[2, 256](1.0, Foreign(dx, None), dz[::2])
+        axpy[2, 256](1.0, Foreign(cuda.to_device(x[:250]), None), dz[::2])
         assert ("float64", "float32[::1]", "float32[:]") in axpy.signatures
         expect = y.copy(); expect[::2] = x[:250] + y[::2]
         assert np.allclose(dz.copy_to_host(), expect)

@@ -40,10 +40,27 @@ void checkKernelReturn(const ir::Function& kernel) {
                        "function (@cudajit.jit(device=True))");
 }
 
+// The untyped module with functions[0] marked as a kernel or not, as
+// `device` asks (type inference checks that kernels return nothing; codegen
+// gives kernels the entry ABI). Copies only when the mark differs.
+const ir::Module& withEntryKind(const ir::Module& untyped, bool device,
+                                std::unique_ptr<ir::Module>* storage) {
+  if (untyped.functions.empty() || untyped.functions.front()->is_kernel == !device) return untyped;
+  *storage = std::make_unique<ir::Module>();
+  for (const auto& fn : untyped.functions)
+    (*storage)->functions.push_back(ir::cloneFunction(*fn, fn->name));
+  (*storage)->functions.front()->is_kernel = !device;
+  return **storage;
+}
+
 }  // namespace
 
 std::shared_ptr<const ir::Module> decode(PyObject* py_function) {
-  return std::shared_ptr<const ir::Module>(bytecode::decodeFunction(py_function));
+  std::unique_ptr<ir::Module> m = bytecode::decodeFunction(py_function);
+  // Decoded functions are kernels unless compile() is asked for a device
+  // function; device functions called from it stay non-kernels.
+  if (!m->functions.empty()) m->functions.front()->is_kernel = true;
+  return std::shared_ptr<const ir::Module>(std::move(m));
 }
 
 CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>& arg_types,
@@ -51,10 +68,12 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   CompiledKernel out;
   out.arg_types = arg_types;
   StageTimes& t = out.times;
-  out.untyped_ir = ir::printModule(untyped);
+  std::unique_ptr<ir::Module> flipped;
+  const ir::Module& source = withEntryKind(untyped, options.device, &flipped);
+  out.untyped_ir = ir::printModule(source);
 
   std::unique_ptr<ir::Module> typed = timed(&t.infer, [&] {
-    return typeinfer::inferTypes(untyped, arg_types, options.infer);
+    return typeinfer::inferTypes(source, arg_types, options.infer);
   });
   ir::Function& entry = *typed->functions.front();
   entry.is_kernel = !options.device;
