@@ -243,6 +243,7 @@ def test_mock_launch_cuda_array_interface_objects(run_python, mock_driver):
 
         class Foreign:                       # a CuPy / PyTorch stand-in
             def __init__(self, dev, strides, stream=None, version=3):
+                self.owner = dev             # the memory lives as long as the view
                 cai = dict(dev.__cuda_array_interface__)
                 cai["strides"] = strides
                 cai["version"] = version
