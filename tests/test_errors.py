@@ -293,10 +293,22 @@ NO_DEVICE_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_no_device_raises_cuda_support_error_and_does_not_crash(tmp_path):
+STUB_LIBCUDA = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "lib", "stubs", "libcuda.so")
+
+
+@pytest.mark.parametrize("setting", ["no_driver_library", "no_visible_device", "stub_driver"])
+def test_no_device_raises_cuda_support_error_and_does_not_crash(setting, tmp_path):
+    env = dict(os.environ)
+    if setting == "no_driver_library":
+        env["CUDAJIT_CUDA_DRIVER"] = str(tmp_path / "no" / "libcuda.so.1")
+    elif setting == "no_visible_device":
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    else:
+        if not os.path.exists(STUB_LIBCUDA):
+            pytest.skip(f"no stub driver at {STUB_LIBCUDA}")
+        env["CUDAJIT_CUDA_DRIVER"] = STUB_LIBCUDA
     script = tmp_path / "no_device.py"
     script.write_text(NO_DEVICE_SCRIPT)
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                        timeout=300)
     assert r.returncode == 0, f"exit {r.returncode} (negative: killed by a signal)\n{r.stdout}\n{r.stderr}"
