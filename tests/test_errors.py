@@ -123,18 +123,21 @@ def test_unsupported_construct_eager_jit_raises_at_decoration():
     assert info.value.line in marked_lines(k_dict)
 
 
+@cuda.jit(device=True)
+def bad_device(v):
+    d = {"k": v}  # <-
+    return d["k"]
+
+
+def k_calls_bad_device(x):
+    x[0] = bad_device(x[0])
+
+
 def test_unsupported_construct_in_device_function_points_into_it():
-    @cuda.jit(device=True)
-    def bad_device(v):
-        d = {"k": v}  # <-
-        return d["k"]
-
-    def kernel(x):
-        x[0] = bad_device(x[0])
-
-    e = compile_error(kernel, "void(float64[::1])")
+    e = compile_error(k_calls_bad_device, "void(float64[::1])")
     py_func = getattr(bad_device, "_cudajit_device_py_func_", None) or bad_device.py_func
     assert e.line in marked_lines(py_func), str(e)
+    assert os.path.abspath(e.file) == THIS_FILE
 
 
 # ---------------------------------------------------------------------------
