@@ -1,5 +1,6 @@
 // The typed-IR intrinsic table (intrinsics.def) as C++.
 #pragma once
+#include <cstdint>
 #include <string_view>
 
 namespace cj::ir {

@@ -1,0 +1,583 @@
+// The IR verifier: structure always, types when `typed`. It runs after every
+// pass (passes/pass.h), so a broken invariant is reported at the pass that
+// broke it. Messages are "func:bbN:vM: message" (an instruction without a
+// result is named by its op: "func:bb2:store: ...").
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/intrinsics.h"
+#include "ir/ir.h"
+
+namespace cj::ir {
+namespace {
+
+struct Failure {
+  std::string message;
+};
+
+// Where each value is defined: its block and its position there (-1 for a
+// block parameter, which is defined before every instruction).
+struct DefSite {
+  const Block* block;
+  int pos;
+};
+
+// Dominator tree over the reachable blocks (Cooper, Harvey, Kennedy: "A
+// Simple, Fast Dominance Algorithm"). Unreachable blocks have no idom.
+class Dominators {
+ public:
+  explicit Dominators(const Function& fn) {
+    const Block* entry = fn.entry();
+    // Post-order by iterative DFS over succs.
+    std::vector<const Block*> post;
+    std::set<const Block*> seen{entry};
+    std::vector<std::pair<const Block*, size_t>> stack{{entry, 0}};
+    while (!stack.empty()) {
+      auto& [b, next] = stack.back();
+      std::vector<const Block*> succs = successors(b);
+      if (next < succs.size()) {
+        const Block* s = succs[next++];
+        if (seen.insert(s).second) stack.push_back({s, 0});
+      } else {
+        post.push_back(b);
+        stack.pop_back();
+      }
+    }
+    for (size_t i = 0; i < post.size(); ++i) order_[post[i]] = static_cast<int>(i);
+    // Predecessors among reachable blocks, from the edges (not Block::preds,
+    // which the verifier is checking).
+    std::map<const Block*, std::vector<const Block*>> preds;
+    for (const Block* b : post)
+      for (const Block* s : successors(b)) preds[s].push_back(b);
+    idom_[entry] = entry;
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (auto it = post.rbegin(); it != post.rend(); ++it) {
+        const Block* b = *it;
+        if (b == entry) continue;
+        const Block* new_idom = nullptr;
+        for (const Block* p : preds[b]) {
+          if (!idom_.count(p)) continue;
+          new_idom = new_idom ? intersect(p, new_idom) : p;
+        }
+        if (new_idom && idom_[b] != new_idom) {
+          idom_[b] = new_idom;
+          changed = true;
+        }
+      }
+    }
+  }
+
+  bool reachable(const Block* b) const { return idom_.count(b) != 0; }
+  // a dominates b (reflexive). False if either is unreachable.
+  bool dominates(const Block* a, const Block* b) const {
+    if (!reachable(a) || !reachable(b)) return false;
+    for (;;) {
+      if (a == b) return true;
+      const Block* up = idom_.at(b);
+      if (up == b) return false;
+      b = up;
+    }
+  }
+
+  static std::vector<const Block*> successors(const Block* b) {
+    std::vector<const Block*> out;
+    if (const Instr* t = b->terminator())
+      for (const Edge& e : t->succs)
+        if (e.target) out.push_back(e.target);
+    return out;
+  }
+
+ private:
+  const Block* intersect(const Block* a, const Block* b) const {
+    while (a != b) {
+      while (order_.at(a) < order_.at(b)) a = idom_.at(a);
+      while (order_.at(b) < order_.at(a)) b = idom_.at(b);
+    }
+    return a;
+  }
+
+  std::map<const Block*, int> order_;
+  std::map<const Block*, const Block*> idom_;
+};
+
+class Verifier {
+ public:
+  Verifier(const Function& fn, bool typed) : fn_(fn), typed_(typed) {}
+
+  void run() {
+    if (fn_.blocks.empty()) fail(nullptr, nullptr, "function has no blocks");
+    if (typed_ && (!fn_.return_type || fn_.return_type == unknownTy()))
+      fail(nullptr, nullptr, "return type is not inferred");
+    collectDefinitions();
+    Dominators dom(fn_);
+    checkPreds();
+    if (!fn_.entry()->preds.empty() || hasEdgeTo(fn_.entry()))
+      fail(fn_.entry(), nullptr, "the entry block has predecessors");
+    for (const auto& b : fn_.blocks) {
+      for (const auto& p : b->params) checkParam(b.get(), p.get());
+      if (b->instrs.empty()) fail(b.get(), nullptr, "block has no terminator");
+      for (size_t i = 0; i < b->instrs.size(); ++i) {
+        const Instr* in = b->instrs[i].get();
+        bool last = i + 1 == b->instrs.size();
+        if (in->parent != b.get()) fail(b.get(), in, "instruction's parent is not its block");
+        if (in->op == Op::Param) fail(b.get(), in, "param among a block's instructions");
+        if (last && !isTerminator(in->op)) fail(b.get(), in, "block does not end with a terminator");
+        if (!last && isTerminator(in->op))
+          fail(b.get(), in, "terminator '" + std::string(opName(in->op)) + "' in the middle of a block");
+        checkStructure(b.get(), in);
+        checkOperandsDominate(dom, b.get(), static_cast<int>(i), in);
+        if (typed_) checkTypes(b.get(), in);
+      }
+    }
+  }
+
+  [[noreturn]] void fail(const Block* b, const Instr* in, const std::string& message) const {
+    std::string where = fn_.name;
+    if (b) where += ":bb" + std::to_string(b->id);
+    if (in) {
+      if (in->type && in->type != voidTy()) where += ":v" + std::to_string(in->id);
+      else where += ":" + std::string(opName(in->op));
+    }
+    throw Failure{where + ": " + message};
+  }
+
+ private:
+  void collectDefinitions() {
+    std::set<int> block_ids;
+    std::set<int> value_ids;
+    for (const auto& b : fn_.blocks) {
+      if (!b) fail(nullptr, nullptr, "null block");
+      if (b->parent != &fn_) fail(b.get(), nullptr, "block's parent is not its function");
+      if (!block_ids.insert(b->id).second) fail(b.get(), nullptr, "block id used twice");
+      blocks_.insert(b.get());
+      for (size_t i = 0; i < b->params.size(); ++i) {
+        const Instr* p = b->params[i].get();
+        defs_[p] = {b.get(), -1};
+        if (!value_ids.insert(p->id).second) fail(b.get(), p, "value id used twice");
+      }
+      for (size_t i = 0; i < b->instrs.size(); ++i) {
+        const Instr* in = b->instrs[i].get();
+        defs_[in] = {b.get(), static_cast<int>(i)};
+        if (in->type && in->type != voidTy() && !value_ids.insert(in->id).second)
+          fail(b.get(), in, "value id used twice");
+      }
+    }
+  }
+
+  bool hasEdgeTo(const Block* target) const {
+    for (const auto& b : fn_.blocks)
+      for (const Block* s : Dominators::successors(b.get()))
+        if (s == target) return true;
+    return false;
+  }
+
+  // Block::preds must list exactly the blocks that branch to it.
+  void checkPreds() {
+    std::map<const Block*, std::set<const Block*>> actual;
+    for (const auto& b : fn_.blocks)
+      for (const Block* s : Dominators::successors(b.get())) actual[s].insert(b.get());
+    for (const auto& b : fn_.blocks) {
+      std::set<const Block*> listed(b->preds.begin(), b->preds.end());
+      if (listed != actual[b.get()])
+        fail(b.get(), nullptr, "preds do not match the edges into the block (call computePreds)");
+    }
+  }
+
+  void checkParam(const Block* b, const Instr* p) {
+    if (p->op != Op::Param) fail(b, p, "block parameter is not a param");
+    if (p->parent != b) fail(b, p, "parameter's parent is not its block");
+    size_t pos = 0;
+    while (b->params[pos].get() != p) ++pos;
+    if (p->index != static_cast<int64_t>(pos))
+      fail(b, p, "param index " + std::to_string(p->index) + " but position " + std::to_string(pos));
+    if (!p->type) fail(b, p, "param has no type");
+    if (typed_ && p->type == unknownTy()) fail(b, p, "type is '?' in typed IR");
+  }
+
+  void checkStructure(const Block* b, const Instr* in) {
+    if (!in->type) fail(b, in, "instruction has no type");
+    int arity = opArity(in->op);
+    size_t n = in->operands.size();
+    if (arity >= 0 && n != static_cast<size_t>(arity))
+      fail(b, in, std::string(opName(in->op)) + " takes " + std::to_string(arity) + " operand(s), has " +
+                      std::to_string(n));
+    size_t min_operands = 0;
+    switch (in->op) {
+      case Op::Call: min_operands = 1; break;          // the callee
+      case Op::ArrayLoad: min_operands = 1; break;     // the array
+      case Op::ArrayStore: min_operands = 2; break;    // the array and the value
+      default: break;
+    }
+    if (n < min_operands)
+      fail(b, in, std::string(opName(in->op)) + " needs at least " + std::to_string(min_operands) +
+                      " operand(s), has " + std::to_string(n));
+    if (in->op == Op::Ret && n > 1) fail(b, in, "ret takes 0 or 1 operand, has " + std::to_string(n));
+    for (const Instr* o : in->operands)
+      if (!o) fail(b, in, "null operand");
+    size_t want_succs = in->op == Op::Br ? 1 : in->op == Op::CondBr ? 2 : 0;
+    if (in->succs.size() != want_succs)
+      fail(b, in, std::string(opName(in->op)) + " has " + std::to_string(in->succs.size()) +
+                      " successor(s), expected " + std::to_string(want_succs));
+    for (const Edge& e : in->succs) {
+      if (!e.target || !blocks_.count(e.target))
+        fail(b, in, "branch to a block that is not in the function");
+      if (e.args.size() != e.target->params.size())
+        fail(b, in, "edge to bb" + std::to_string(e.target->id) + " passes " + std::to_string(e.args.size()) +
+                        " argument(s), the block takes " + std::to_string(e.target->params.size()));
+      for (const Instr* a : e.args)
+        if (!a) fail(b, in, "null edge argument");
+    }
+    if (in->op == Op::Call && in->names.size() > n - 1)
+      fail(b, in, "more keyword names than arguments");
+    if (typed_ && in->type == unknownTy()) fail(b, in, "type is '?' in typed IR");
+    if (typed_ && (opFlags(in->op) & PY))
+      fail(b, in, "Python-level op '" + std::string(opName(in->op)) + "' in typed IR");
+  }
+
+  // Every operand must be defined in this function at a point that dominates
+  // the use: earlier in the same block, or in a block that dominates it. An
+  // edge argument is used at the end of the branching block.
+  void checkOperandsDominate(const Dominators& dom, const Block* b, int pos, const Instr* in) {
+    auto check = [&](const Instr* v, const char* what) {
+      auto it = defs_.find(v);
+      if (it == defs_.end())
+        fail(b, in, std::string(what) + " v" + std::to_string(v->id) + " is not defined in this function");
+      if (!dom.reachable(b)) return;   // unreachable code: nothing to dominate
+      const DefSite& d = it->second;
+      bool ok = d.block == b ? d.pos < pos : dom.dominates(d.block, b);
+      if (!ok)
+        fail(b, in, std::string(what) + " v" + std::to_string(v->id) + " (defined in bb" +
+                        std::to_string(d.block->id) + ") does not dominate its use");
+    };
+    for (const Instr* o : in->operands) check(o, "operand");
+    for (const Edge& e : in->succs)
+      for (const Instr* a : e.args) check(a, "edge argument");
+  }
+
+  // ---- typed rules (TEAM.md, "Contract: typed IR") ----
+
+  static std::string ty(const Type* t) { return typeToString(t); }
+
+  void expectType(const Block* b, const Instr* in, const Type* got, const Type* want, const std::string& what) {
+    if (got != want) fail(b, in, what + " is " + ty(got) + ", expected " + ty(want));
+  }
+  void expectSameOperands(const Block* b, const Instr* in) {
+    const Type* a = in->operands[0]->type;
+    const Type* c = in->operands[1]->type;
+    if (a != c) fail(b, in, "operand types differ: " + ty(a) + " and " + ty(c));
+  }
+  void expectScalar(const Block* b, const Instr* in, const Type* t, const std::string& what) {
+    if (!t->isScalar()) fail(b, in, what + " is " + ty(t) + ", expected a scalar");
+  }
+  void expectIndices(const Block* b, const Instr* in, size_t first, int ndim) {
+    for (int k = 0; k < ndim; ++k)
+      expectType(b, in, in->operands[first + k]->type, i64Ty(), "index " + std::to_string(k));
+  }
+  const Type* expectArray(const Block* b, const Instr* in, const Instr* v) {
+    if (!v->type->is(TypeKind::Array)) fail(b, in, "operand is " + ty(v->type) + ", expected an array");
+    return v->type;
+  }
+
+  void checkConst(const Block* b, const Instr* in) {
+    const Type* t = in->type;
+    bool ok = true;
+    switch (in->cval.kind) {
+      case Const::Kind::None: ok = t == noneTy(); break;
+      case Const::Kind::Bool: ok = t == boolTy(); break;
+      case Const::Kind::Int: ok = t->isInt() || t->isBool(); break;
+      case Const::Kind::Float: ok = t->isFloat(); break;
+      case Const::Kind::Complex: ok = t->isComplex(); break;
+      case Const::Kind::Str: ok = t == stringTy(); break;
+      case Const::Kind::Symbol: ok = t->is(TypeKind::Symbol) || t->is(TypeKind::Function); break;
+      case Const::Kind::Tuple: ok = t->is(TypeKind::Tuple) && t->elems.size() == in->cval.elems.size(); break;
+    }
+    if (!ok) fail(b, in, "constant " + constToString(in->cval) + " cannot have type " + ty(t));
+  }
+
+  void checkIntrinsic(const Block* b, const Instr* in) {
+    const IntrinsicInfo* info = findIntrinsic(in->name);
+    if (!info) fail(b, in, "unknown intrinsic '" + in->name + "'");
+    size_t n = in->operands.size();
+    if (info->arity >= 0 && n != static_cast<size_t>(info->arity))
+      fail(b, in, "intrinsic " + in->name + " takes " + std::to_string(info->arity) + " operand(s), has " +
+                      std::to_string(n));
+    using I = Intrinsic;
+    switch (info->id) {
+      case I::TidX: case I::TidY: case I::TidZ: case I::CtaidX: case I::CtaidY: case I::CtaidZ:
+      case I::NtidX: case I::NtidY: case I::NtidZ: case I::NctaidX: case I::NctaidY: case I::NctaidZ:
+      case I::LaneId: case I::WarpSize:
+        expectType(b, in, in->type, i32Ty(), "result");
+        break;
+      case I::SyncThreads: case I::ThreadFence: case I::ThreadFenceBlock:
+        expectType(b, in, in->type, voidTy(), "result");
+        break;
+      case I::SharedArray: case I::LocalArray: {
+        MemSpace want = info->id == I::SharedArray ? MemSpace::Shared : MemSpace::Local;
+        const Type* t = in->type;
+        if (!t->is(TypeKind::Array) || t->space != want)
+          fail(b, in, "result is " + ty(t) + ", expected a " +
+                          (want == MemSpace::Shared ? "shared" : "local") + " array");
+        if (in->ints.size() != static_cast<size_t>(t->ndim))
+          fail(b, in, "shape has " + std::to_string(in->ints.size()) + " dimension(s), the array " +
+                          std::to_string(t->ndim));
+        for (int64_t d : in->ints)
+          if (d <= 0) fail(b, in, "array dimension " + std::to_string(d) + " is not positive");
+        break;
+      }
+      case I::AtomicAdd: {
+        if (n < 2) fail(b, in, "atomic_add takes an array, its indices and a value");
+        const Type* arr = expectArray(b, in, in->operands[0]);
+        if (n != static_cast<size_t>(arr->ndim) + 2)
+          fail(b, in, "atomic_add on a " + std::to_string(arr->ndim) + "d array takes " +
+                          std::to_string(arr->ndim) + " index(es), has " + std::to_string(n - 2));
+        expectIndices(b, in, 1, arr->ndim);
+        const Type* dtype = scalarTy(arr->scalar);
+        expectType(b, in, in->operands.back()->type, dtype, "value");
+        expectType(b, in, in->type, dtype, "result");
+        break;
+      }
+      default: {
+        // math.*: every operand and the result share one float type (f32/f64).
+        if (in->type != f32Ty() && in->type != f64Ty())
+          fail(b, in, "result of " + in->name + " is " + ty(in->type) + ", expected f32 or f64");
+        for (const Instr* o : in->operands) expectType(b, in, o->type, in->type, "operand");
+        break;
+      }
+    }
+  }
+
+  void checkTypes(const Block* b, const Instr* in) {
+    const Type* t = in->type;
+    auto opnd = [&](size_t i) { return in->operands[i]->type; };
+    for (const Instr* o : in->operands)
+      if (o->type == unknownTy() || o->type == voidTy())
+        fail(b, in, "operand v" + std::to_string(o->id) + " has type " + ty(o->type));
+    switch (in->op) {
+      case Op::Param: case Op::Undef: break;
+      case Op::Const: checkConst(b, in); break;
+      case Op::GetIter:
+        if (!opnd(0)->is(TypeKind::Range)) fail(b, in, "getiter of " + ty(opnd(0)) + ", expected a range");
+        expectType(b, in, t, rangeIterTy(opnd(0)->scalar), "result");
+        break;
+      case Op::Truth:
+        expectScalar(b, in, opnd(0), "operand");
+        expectType(b, in, t, boolTy(), "result");
+        break;
+      case Op::Pow:
+        // numba types float ** int as the float type without converting the
+        // exponent (float32 ** int32 -> float32): allowed besides same types.
+        if (opnd(0)->isFloat() && opnd(1)->isInt()) {
+          expectType(b, in, t, opnd(0), "result");
+          break;
+        }
+        [[fallthrough]];
+      case Op::Add: case Op::Sub: case Op::Mul:
+        expectSameOperands(b, in);
+        expectScalar(b, in, opnd(0), "operand");
+        expectType(b, in, t, opnd(0), "result");
+        break;
+      case Op::FloorDiv: case Op::Mod:
+        expectSameOperands(b, in);
+        if (!opnd(0)->isInt() && !opnd(0)->isFloat())
+          fail(b, in, std::string(opName(in->op)) + " of " + ty(opnd(0)) + ", expected an int or float");
+        expectType(b, in, t, opnd(0), "result");
+        break;
+      case Op::TrueDiv:
+        expectSameOperands(b, in);
+        if (!opnd(0)->isFloat() && !opnd(0)->isComplex())
+          fail(b, in, "truediv of " + ty(opnd(0)) + ", expected float or complex operands");
+        expectType(b, in, t, opnd(0), "result");
+        break;
+      case Op::LShift: case Op::RShift:
+        expectSameOperands(b, in);
+        if (!opnd(0)->isInt()) fail(b, in, "shift of " + ty(opnd(0)) + ", expected an int");
+        expectType(b, in, t, opnd(0), "result");
+        break;
+      case Op::BitAnd: case Op::BitOr: case Op::BitXor:
+        expectSameOperands(b, in);
+        if (!opnd(0)->isInt() && !opnd(0)->isBool())
+          fail(b, in, std::string(opName(in->op)) + " of " + ty(opnd(0)) + ", expected an int or bool");
+        expectType(b, in, t, opnd(0), "result");
+        break;
+      case Op::Neg: case Op::Pos:
+        expectScalar(b, in, opnd(0), "operand");
+        expectType(b, in, t, opnd(0), "result");
+        break;
+      case Op::Invert:
+        if (!opnd(0)->isInt() && !opnd(0)->isBool())
+          fail(b, in, "invert of " + ty(opnd(0)) + ", expected an int or bool");
+        expectType(b, in, t, opnd(0), "result");
+        break;
+      case Op::Not:
+        expectType(b, in, opnd(0), boolTy(), "operand");
+        expectType(b, in, t, boolTy(), "result");
+        break;
+      case Op::Lt: case Op::Le: case Op::Eq: case Op::Ne: case Op::Gt: case Op::Ge:
+        expectSameOperands(b, in);
+        expectScalar(b, in, opnd(0), "operand");
+        expectType(b, in, t, boolTy(), "result");
+        break;
+      case Op::Is: case Op::IsNot:
+        fail(b, in, "'" + std::string(opName(in->op)) + "' must be folded by type inference");
+      case Op::Cast:
+        expectScalar(b, in, opnd(0), "operand");
+        expectScalar(b, in, t, "result");
+        break;
+      case Op::Select:
+        expectType(b, in, opnd(0), boolTy(), "condition");
+        expectType(b, in, opnd(1), t, "true value");
+        expectType(b, in, opnd(2), t, "false value");
+        break;
+      case Op::TupleMake: {
+        std::vector<const Type*> elems;
+        for (const Instr* o : in->operands) elems.push_back(o->type);
+        expectType(b, in, t, tupleTy(elems), "result");
+        break;
+      }
+      case Op::TupleGet:
+        if (!opnd(0)->is(TypeKind::Tuple)) fail(b, in, "tuple_get of " + ty(opnd(0)) + ", expected a tuple");
+        if (in->index < 0 || in->index >= static_cast<int64_t>(opnd(0)->elems.size()))
+          fail(b, in, "tuple index " + std::to_string(in->index) + " out of range for " + ty(opnd(0)));
+        expectType(b, in, t, opnd(0)->elems[in->index], "result");
+        break;
+      case Op::ArrayDim: case Op::ArrayStride: {
+        const Type* arr = expectArray(b, in, in->operands[0]);
+        if (in->index < 0 || in->index >= arr->ndim)
+          fail(b, in, "dimension " + std::to_string(in->index) + " out of range for " + ty(arr));
+        expectType(b, in, t, i64Ty(), "result");
+        break;
+      }
+      case Op::ArraySize:
+        expectArray(b, in, in->operands[0]);
+        expectType(b, in, t, i64Ty(), "result");
+        break;
+      case Op::ArrayLoad: {
+        const Type* arr = expectArray(b, in, in->operands[0]);
+        if (in->operands.size() != static_cast<size_t>(arr->ndim) + 1)
+          fail(b, in, "load from a " + std::to_string(arr->ndim) + "d array takes " +
+                          std::to_string(arr->ndim) + " index(es), has " +
+                          std::to_string(in->operands.size() - 1));
+        expectIndices(b, in, 1, arr->ndim);
+        expectType(b, in, t, scalarTy(arr->scalar), "result");
+        break;
+      }
+      case Op::ArrayStore: {
+        const Type* arr = expectArray(b, in, in->operands[0]);
+        if (in->operands.size() != static_cast<size_t>(arr->ndim) + 2)
+          fail(b, in, "store to a " + std::to_string(arr->ndim) + "d array takes " +
+                          std::to_string(arr->ndim) + " index(es), has " +
+                          std::to_string(in->operands.size() - 2));
+        if (arr->readonly) fail(b, in, "store to a read-only array");
+        expectIndices(b, in, 1, arr->ndim);
+        expectType(b, in, in->operands.back()->type, scalarTy(arr->scalar), "stored value");
+        break;
+      }
+      case Op::Intrinsic: checkIntrinsic(b, in); break;
+      case Op::CallFunc: break;   // needs the module: verifyModule checks it
+      case Op::RangeMake:
+        if (!t->is(TypeKind::Range)) fail(b, in, "result is " + ty(t) + ", expected a range");
+        for (size_t i = 0; i < 3; ++i) expectType(b, in, opnd(i), scalarTy(t->scalar), "range operand");
+        break;
+      case Op::IterValid:
+        if (!opnd(0)->is(TypeKind::RangeIter)) fail(b, in, "iter_valid of " + ty(opnd(0)));
+        expectType(b, in, t, boolTy(), "result");
+        break;
+      case Op::IterNext:
+        if (!opnd(0)->is(TypeKind::RangeIter)) fail(b, in, "iter_next of " + ty(opnd(0)));
+        expectType(b, in, t, scalarTy(opnd(0)->scalar), "result");
+        break;
+      case Op::CondBr:
+        expectType(b, in, opnd(0), boolTy(), "condition");
+        break;
+      case Op::Ret: {
+        const Type* rt = fn_.return_type;
+        if (rt == noneTy() || rt == voidTy()) {
+          if (!in->operands.empty() && opnd(0) != noneTy())
+            fail(b, in, "returns " + ty(opnd(0)) + " from a function returning " + ty(rt));
+        } else if (in->operands.empty()) {
+          fail(b, in, "ret without a value in a function returning " + ty(rt));
+        } else {
+          expectType(b, in, opnd(0), rt, "returned value");
+        }
+        break;
+      }
+      default: break;   // Br, Raise, PY ops (rejected above)
+    }
+    for (const Edge& e : in->succs)
+      for (size_t i = 0; i < e.args.size(); ++i)
+        expectType(b, in, e.args[i]->type, e.target->params[i]->type,
+                   "argument " + std::to_string(i) + " to bb" + std::to_string(e.target->id));
+  }
+
+  const Function& fn_;
+  bool typed_;
+  std::set<const Block*> blocks_;
+  std::unordered_map<const Instr*, DefSite> defs_;
+};
+
+// What only the module can check: callees of call_func and fn: symbols.
+void verifyCalls(const Module& m, const Function& fn, bool typed) {
+  Verifier v(fn, typed);
+  for (const auto& b : fn.blocks)
+    for (const auto& in : b->instrs) {
+      if (in->op == Op::Const && in->cval.kind == Const::Kind::Symbol && in->cval.s.rfind("fn:", 0) == 0 &&
+          !m.find(in->cval.s.substr(3)))
+        v.fail(b.get(), in.get(), "no function '" + in->cval.s.substr(3) + "' in the module");
+      if (in->op != Op::CallFunc) continue;
+      const Function* callee = m.find(in->name);
+      if (!callee) v.fail(b.get(), in.get(), "call_func of '" + in->name + "': no such function in the module");
+      if (!typed) continue;
+      const auto& params = callee->entry()->params;
+      if (in->operands.size() != params.size())
+        v.fail(b.get(), in.get(), "call of " + in->name + " passes " + std::to_string(in->operands.size()) +
+                                      " argument(s), it takes " + std::to_string(params.size()));
+      for (size_t i = 0; i < params.size(); ++i)
+        if (in->operands[i]->type != params[i]->type)
+          v.fail(b.get(), in.get(), "argument " + std::to_string(i) + " of " + in->name + " is " +
+                                        typeToString(in->operands[i]->type) + ", expected " +
+                                        typeToString(params[i]->type));
+      const Type* rt = callee->return_type;
+      bool ok = in->type == rt || ((rt == noneTy() || rt == voidTy()) && (in->type == noneTy() || in->type == voidTy()));
+      if (!ok)
+        v.fail(b.get(), in.get(), "call of " + in->name + " has type " + typeToString(in->type) +
+                                      ", the callee returns " + typeToString(rt));
+    }
+}
+
+}  // namespace
+
+bool verifyFunction(const Function& fn, bool typed, std::string* error) {
+  try {
+    Verifier(fn, typed).run();
+  } catch (const Failure& f) {
+    if (error) *error = f.message;
+    return false;
+  }
+  return true;
+}
+
+bool verifyModule(const Module& m, bool typed, std::string* error) {
+  std::set<std::string> names;
+  for (const auto& fn : m.functions) {
+    if (!names.insert(fn->name).second) {
+      if (error) *error = fn->name + ": function defined twice in the module";
+      return false;
+    }
+    if (!verifyFunction(*fn, typed, error)) return false;
+  }
+  try {
+    for (const auto& fn : m.functions) verifyCalls(m, *fn, typed);
+  } catch (const Failure& f) {
+    if (error) *error = f.message;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace cj::ir

@@ -1,0 +1,21 @@
+// Small CFG helpers the passes share.
+#pragma once
+#include <map>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace cj::passes {
+
+// Every edge into each block, across all terminators (a cbr with both arms to
+// one block contributes two edges).
+std::map<ir::Block*, std::vector<ir::Edge*>> incomingEdges(ir::Function& fn);
+
+// Removes parameter `index` of `block` and the matching argument from every
+// edge into it; renumbers the remaining parameters' Instr::index.
+void removeParam(ir::Function& fn, ir::Block* block, size_t index);
+
+// Deletes blocks that the entry cannot reach; recomputes preds. True if any.
+bool removeUnreachableBlocks(ir::Function& fn);
+
+}  // namespace cj::passes

@@ -1,0 +1,325 @@
+#include "types/types.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+namespace cj {
+namespace {
+
+struct ScalarRow {
+  std::string_view short_name, numba_name;
+  ScalarKind kind;
+  int bits;
+  bool is_signed;
+  std::string_view nvvm;
+  char np;
+};
+
+constexpr ScalarRow kScalars[] = {
+#define X(E, short_name, numba_name, kind, bits, is_signed, nvvm, np) \
+  {#short_name, #numba_name, ScalarKind::kind, bits, is_signed, nvvm, np},
+#include "types/scalars.def"
+#undef X
+};
+
+const ScalarRow& row(Scalar s) { return kScalars[static_cast<int>(s)]; }
+
+// The interning table: a key made of every field, mapped to the one Type.
+using Key = std::tuple<int, int, int, int, int, bool, std::vector<const Type*>, std::string>;
+
+const Type* intern(Type t) {
+  static std::mutex mu;
+  static std::map<Key, std::unique_ptr<Type>> table;
+  Key key{static_cast<int>(t.kind), static_cast<int>(t.scalar), t.ndim,
+          static_cast<int>(t.layout), static_cast<int>(t.space), t.readonly, t.elems, t.name};
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = table.find(key);
+  if (it != table.end()) return it->second.get();
+  auto owned = std::make_unique<Type>(std::move(t));
+  const Type* p = owned.get();
+  table.emplace(std::move(key), std::move(owned));
+  return p;
+}
+
+const Type* simple(TypeKind k) {
+  Type t;
+  t.kind = k;
+  return intern(std::move(t));
+}
+
+}  // namespace
+
+bool Type::isInt() const { return kind == TypeKind::Scalar && row(scalar).kind == ScalarKind::Int; }
+bool Type::isFloat() const { return kind == TypeKind::Scalar && row(scalar).kind == ScalarKind::Float; }
+bool Type::isComplex() const { return kind == TypeKind::Scalar && row(scalar).kind == ScalarKind::Complex; }
+bool Type::isBool() const { return kind == TypeKind::Scalar && row(scalar).kind == ScalarKind::Bool; }
+bool Type::isSigned() const { return kind == TypeKind::Scalar && row(scalar).is_signed; }
+int Type::bits() const { return row(scalar).bits; }
+
+const Type* unknownTy() { static const Type* t = simple(TypeKind::Unknown); return t; }
+const Type* undefTy() { static const Type* t = simple(TypeKind::Undef); return t; }
+const Type* voidTy() { static const Type* t = simple(TypeKind::Void); return t; }
+const Type* noneTy() { static const Type* t = simple(TypeKind::None); return t; }
+const Type* stringTy() { static const Type* t = simple(TypeKind::String); return t; }
+
+const Type* scalarTy(Scalar s) {
+  Type t;
+  t.kind = TypeKind::Scalar;
+  t.scalar = s;
+  return intern(std::move(t));
+}
+const Type* boolTy() { return scalarTy(Scalar::Bool); }
+const Type* i32Ty() { return scalarTy(Scalar::Int32); }
+const Type* i64Ty() { return scalarTy(Scalar::Int64); }
+const Type* u32Ty() { return scalarTy(Scalar::UInt32); }
+const Type* u64Ty() { return scalarTy(Scalar::UInt64); }
+const Type* f32Ty() { return scalarTy(Scalar::Float32); }
+const Type* f64Ty() { return scalarTy(Scalar::Float64); }
+
+const Type* arrayTy(Scalar dtype, int ndim, Layout layout, MemSpace space, bool readonly) {
+  Type t;
+  t.kind = TypeKind::Array;
+  t.scalar = dtype;
+  t.ndim = ndim;
+  t.layout = layout;
+  t.space = space;
+  t.readonly = readonly;
+  return intern(std::move(t));
+}
+
+const Type* tupleTy(const std::vector<const Type*>& elems) {
+  Type t;
+  t.kind = TypeKind::Tuple;
+  t.elems = elems;
+  return intern(std::move(t));
+}
+
+const Type* symbolTy(std::string_view name) {
+  Type t;
+  t.kind = TypeKind::Symbol;
+  t.name = std::string(name);
+  return intern(std::move(t));
+}
+
+const Type* functionTy(std::string_view name) {
+  Type t;
+  t.kind = TypeKind::Function;
+  t.name = std::string(name);
+  return intern(std::move(t));
+}
+
+const Type* rangeTy(Scalar index) {
+  Type t;
+  t.kind = TypeKind::Range;
+  t.scalar = index;
+  return intern(std::move(t));
+}
+
+const Type* rangeIterTy(Scalar index) {
+  Type t;
+  t.kind = TypeKind::RangeIter;
+  t.scalar = index;
+  return intern(std::move(t));
+}
+
+std::string_view scalarShortName(Scalar s) { return row(s).short_name; }
+std::string_view scalarNumbaName(Scalar s) { return row(s).numba_name; }
+std::string_view scalarNvvmType(Scalar s) { return row(s).nvvm; }
+ScalarKind scalarKind(Scalar s) { return row(s).kind; }
+int scalarBits(Scalar s) { return row(s).bits; }
+bool scalarSigned(Scalar s) { return row(s).is_signed; }
+char scalarNumpyChar(Scalar s) { return row(s).np; }
+int scalarByteSize(Scalar s) { return row(s).bits == 1 ? 1 : row(s).bits / 8; }
+
+bool parseScalar(std::string_view name, Scalar* out) {
+  if (name == "boolean" || name == "bool_") name = "bool";
+  for (size_t i = 0; i < std::size(kScalars); ++i) {
+    if (kScalars[i].short_name == name || kScalars[i].numba_name == name) {
+      *out = static_cast<Scalar>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+const char* layoutName(Layout l) { return l == Layout::C ? "C" : l == Layout::F ? "F" : "A"; }
+const char* spaceName(MemSpace s) {
+  switch (s) {
+    case MemSpace::Global: return "global";
+    case MemSpace::Shared: return "shared";
+    case MemSpace::Local: return "local";
+    case MemSpace::Const: return "const";
+  }
+  return "?";
+}
+}  // namespace
+
+std::string typeToString(const Type* t) {
+  if (!t) return "<null>";
+  switch (t->kind) {
+    case TypeKind::Unknown: return "?";
+    case TypeKind::Undef: return "undef";
+    case TypeKind::Void: return "void";
+    case TypeKind::None: return "none";
+    case TypeKind::String: return "str";
+    case TypeKind::Scalar: return std::string(scalarShortName(t->scalar));
+    case TypeKind::Array: {
+      std::string s = "array(" + std::string(scalarShortName(t->scalar)) + ", " +
+                      std::to_string(t->ndim) + "d, " + layoutName(t->layout);
+      if (t->space != MemSpace::Global) s += std::string(", ") + spaceName(t->space);
+      if (t->readonly) s += ", readonly";
+      return s + ")";
+    }
+    case TypeKind::Tuple: {
+      std::string s = "tuple(";
+      for (size_t i = 0; i < t->elems.size(); ++i) {
+        if (i) s += ", ";
+        s += typeToString(t->elems[i]);
+      }
+      return s + ")";
+    }
+    case TypeKind::Symbol: return "sym(" + t->name + ")";
+    case TypeKind::Function: return "fn(" + t->name + ")";
+    case TypeKind::Range: return "range(" + std::string(scalarShortName(t->scalar)) + ")";
+    case TypeKind::RangeIter: return "rangeiter(" + std::string(scalarShortName(t->scalar)) + ")";
+  }
+  return "<bad type>";
+}
+
+namespace {
+
+// A small recursive-descent parser over the text typeToString prints.
+struct TypeParser {
+  std::string_view s;
+  size_t pos = 0;
+
+  void skipSpace() { while (pos < s.size() && s[pos] == ' ') ++pos; }
+  bool eat(char c) {
+    skipSpace();
+    if (pos < s.size() && s[pos] == c) { ++pos; return true; }
+    return false;
+  }
+  std::string_view word() {
+    skipSpace();
+    size_t start = pos;
+    while (pos < s.size() && (isalnum(static_cast<unsigned char>(s[pos])) || s[pos] == '_' ||
+                              s[pos] == '.' || s[pos] == ':'))
+      ++pos;
+    return s.substr(start, pos - start);
+  }
+  // Everything up to the matching ')' (symbol and function names may hold any character but ')').
+  std::string_view untilClose() {
+    size_t start = pos;
+    while (pos < s.size() && s[pos] != ')') ++pos;
+    return s.substr(start, pos - start);
+  }
+
+  const Type* parse() {
+    skipSpace();
+    if (eat('?')) return unknownTy();
+    std::string_view w = word();
+    if (w == "undef") return undefTy();
+    if (w == "void") return voidTy();
+    if (w == "none") return noneTy();
+    if (w == "str") return stringTy();
+    if (w == "sym" || w == "fn") {
+      if (!eat('(')) return nullptr;
+      std::string_view name = untilClose();
+      if (!eat(')')) return nullptr;
+      return w == "sym" ? symbolTy(name) : functionTy(name);
+    }
+    if (w == "tuple") {
+      if (!eat('(')) return nullptr;
+      std::vector<const Type*> elems;
+      if (!eat(')')) {
+        do {
+          const Type* e = parse();
+          if (!e) return nullptr;
+          elems.push_back(e);
+        } while (eat(','));
+        if (!eat(')')) return nullptr;
+      }
+      return tupleTy(elems);
+    }
+    if (w == "range" || w == "rangeiter") {
+      Scalar sc;
+      if (!eat('(') || !parseScalar(word(), &sc) || !eat(')')) return nullptr;
+      return w == "range" ? rangeTy(sc) : rangeIterTy(sc);
+    }
+    if (w == "array") {
+      Scalar sc;
+      if (!eat('(') || !parseScalar(word(), &sc) || !eat(',')) return nullptr;
+      std::string_view nd = word();
+      if (nd.size() != 2 || nd[1] != 'd' || nd[0] < '0' || nd[0] > '9') return nullptr;
+      if (!eat(',')) return nullptr;
+      std::string_view lay = word();
+      Layout layout;
+      if (lay == "C") layout = Layout::C;
+      else if (lay == "F") layout = Layout::F;
+      else if (lay == "A") layout = Layout::A;
+      else return nullptr;
+      MemSpace space = MemSpace::Global;
+      bool readonly = false;
+      while (eat(',')) {
+        std::string_view attr = word();
+        if (attr == "shared") space = MemSpace::Shared;
+        else if (attr == "local") space = MemSpace::Local;
+        else if (attr == "const") space = MemSpace::Const;
+        else if (attr == "global") space = MemSpace::Global;
+        else if (attr == "readonly") readonly = true;
+        else return nullptr;
+      }
+      if (!eat(')')) return nullptr;
+      return arrayTy(sc, nd[0] - '0', layout, space, readonly);
+    }
+    Scalar sc;
+    if (parseScalar(w, &sc)) return scalarTy(sc);
+    return nullptr;
+  }
+};
+
+}  // namespace
+
+const Type* parseType(std::string_view text) {
+  TypeParser p{text};
+  const Type* t = p.parse();
+  p.skipSpace();
+  if (!t || p.pos != text.size()) return nullptr;
+  return t;
+}
+
+std::string typeToNumbaString(const Type* t) {
+  switch (t->kind) {
+    case TypeKind::Scalar: return std::string(scalarNumbaName(t->scalar));
+    case TypeKind::None: return "none";
+    case TypeKind::Void: return "void";
+    case TypeKind::Array: {
+      std::string s = std::string(scalarNumbaName(t->scalar)) + "[";
+      for (int d = 0; d < t->ndim; ++d) {
+        if (d) s += ", ";
+        bool contiguous_dim = (t->layout == Layout::C && d == t->ndim - 1) ||
+                              (t->layout == Layout::F && d == 0);
+        s += contiguous_dim ? "::1" : ":";
+      }
+      return s + "]";
+    }
+    case TypeKind::Tuple: {
+      bool uniform = !t->elems.empty();
+      for (auto* e : t->elems) uniform = uniform && e == t->elems[0];
+      if (uniform)
+        return "UniTuple(" + typeToNumbaString(t->elems[0]) + ", " + std::to_string(t->elems.size()) + ")";
+      std::string s = "Tuple(";
+      for (size_t i = 0; i < t->elems.size(); ++i) {
+        if (i) s += ", ";
+        s += typeToNumbaString(t->elems[i]);
+      }
+      return s + ")";
+    }
+    default: return typeToString(t);
+  }
+}
+
+}  // namespace cj
