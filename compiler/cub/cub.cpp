@@ -82,6 +82,9 @@ Instance compile(const Generated& g) {
   const Toolchain& t = toolchain();
   std::vector<std::string> options = compileOptions(g.spec.arch);
   options.push_back("-I" + t.cccl_dir);
+  // NVRTC otherwise seeds TU-local symbol names randomly: the same spec
+  // would give different bytes in each process.
+  options.push_back("-frandom-seed=" + sha256Hex(g.entry.name).substr(0, 16));
   if (pchEnabled()) options.push_back("-pch");
   NvrtcOutput out = t.nvrtc->compileToLtoIr(g.source, g.entry.name, options, {g.layout_expression});
   Instance inst;
