@@ -11,12 +11,15 @@ Three tiers:
 
 import os
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import cudajit as cuda
-from conftest import STUB_LIBCUDA
+
+# The CUDA toolkit's stub driver: loads, answers every call with an error.
+STUB_LIBCUDA = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "lib" / "stubs" / "libcuda.so"
 
 # ======================================================= no usable driver (CI)
 
