@@ -4,6 +4,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdio>
+
 #include "runtime/args.h"
 #include "runtime/context.h"
 #include "runtime/device_array.h"
@@ -11,6 +13,7 @@
 #include "runtime/errors.h"
 #include "runtime/memory.h"
 #include "runtime/signature.h"
+#include "runtime/stream.h"
 
 namespace py = pybind11;
 using cj::Scalar;
@@ -237,6 +240,18 @@ py::dict deviceInfoDict(int ordinal) {
   return d;
 }
 
+// cudajit.Stream: a stream cudajit created (owned) or a default / external
+// stream known by its handle.
+struct StreamRef {
+  std::shared_ptr<cj::rt::Stream> owned;
+  cj::rt::cu::CUstream handle = nullptr;
+  unsigned long long value() const { return reinterpret_cast<uintptr_t>(handle); }
+};
+
+StreamRef handleStream(unsigned long long h) {
+  return StreamRef{nullptr, reinterpret_cast<cj::rt::cu::CUstream>(static_cast<uintptr_t>(h))};
+}
+
 }  // namespace
 
 void bindRuntime(py::module_& m) {
@@ -303,6 +318,37 @@ void bindRuntime(py::module_& m) {
                " dtype=" + std::string(cj::scalarNumbaName(a.dtype)) + ">";
       });
   cj::rt::registerDeviceArrayType(reinterpret_cast<PyTypeObject*>(cls.ptr()));
+
+  py::class_<StreamRef>(m, "Stream", "A CUDA stream: pass it as kernel[grid, block, stream].")
+      .def_property_readonly("handle", &StreamRef::value, "The CUstream as an int (0: default).")
+      .def("synchronize", [](const StreamRef& s) {
+        py::gil_scoped_release no_gil;
+        cj::rt::synchronizeStream(s.handle);
+      })
+      .def("query", [](const StreamRef& s) {
+        if (s.owned) return s.owned->done();
+        py::gil_scoped_release no_gil;
+        cj::rt::synchronizeStream(s.handle);   // default/external streams: wait instead of asking
+        return true;
+      }, "True when all work queued on the stream has finished.")
+      .def("__cuda_stream__", [](const StreamRef& s) { return py::make_tuple(0, s.value()); })
+      .def("__int__", &StreamRef::value)
+      .def("__repr__", [](const StreamRef& s) {
+        return "<cudajit.Stream handle=0x" + [](unsigned long long v) {
+          char buf[32];
+          std::snprintf(buf, sizeof(buf), "%llx", v);
+          return std::string(buf);
+        }(s.value()) + (s.owned ? "" : " (not owned)") + ">";
+      });
+  m.def("stream", [](bool non_blocking) {
+    auto owned = std::make_shared<cj::rt::Stream>(non_blocking);
+    return StreamRef{owned, owned->handle()};
+  }, py::arg("non_blocking") = false, "A new stream on the current device.");
+  m.def("default_stream", [] { return handleStream(0); }, "The default stream (handle 0).");
+  m.def("legacy_default_stream", [] { return handleStream(1); });
+  m.def("per_thread_default_stream", [] { return handleStream(2); });
+  m.def("external_stream", &handleStream, py::arg("handle"),
+        "Wraps a stream another library created (its CUstream as an int); not owned.");
 
   m.def("fill_bytes", [](DeviceArray& a, int value) {
     if (!isDense(a)) throw cj::rt::ArgumentValueError("fill_bytes needs a contiguous array");
