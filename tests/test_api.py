@@ -15,7 +15,9 @@ PUBLIC = ["jit", "compile_ptx", "grid", "gridsize", "threadIdx", "blockIdx", "bl
           "gridDim", "laneid", "warpsize", "syncthreads", "threadfence", "threadfence_block",
           "shared", "local", "atomic", "to_device", "device_array", "device_array_like",
           "DeviceNDArray", "synchronize", "is_available", "detect", "CompileError",
-          "ToolchainError", "CudaSupportError", "CudaAPIError", "__version__"]
+          "ToolchainError", "CudaSupportError", "CudaAPIError", "__version__", "stream",
+          "default_stream", "legacy_default_stream", "per_thread_default_stream",
+          "external_stream", "select_device", "Dispatcher", "DeviceFunction"]
 
 
 @pytest.mark.parametrize("name", PUBLIC)
