@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 import cudajit as cuda
-from conftest import STUB_LIBCUDA
+from pathlib import Path
+
+STUB_LIBCUDA = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "lib" / "stubs" / "libcuda.so"
 
 # ======================================================= no usable driver (CI)
 
