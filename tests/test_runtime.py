@@ -150,6 +150,10 @@ def test_mock_views(run_python, mock_driver):
             v = d[key]
             assert v.shape == a[key].shape, key
             assert np.array_equal(v.copy_to_host(), a[key]), key
+        assert np.array_equal(d.T.copy_to_host(), a.T)
+        assert np.array_equal(d.transpose(1, 0).copy_to_host(), a.T)
+        assert np.array_equal(d[1:, ::2].transpose((1, 0)).copy_to_host(), a[1:, ::2].T)
+        assert d.T.is_f_contiguous() and not d.T.is_c_contiguous()
         try:
             d[6]
         except IndexError as e:

@@ -214,6 +214,34 @@ DeviceArray viewOf(const DeviceArray& a, const py::handle& key) {
   return v;
 }
 
+// A view with the axes permuted (reversed when `axes` is None), as numpy's.
+DeviceArray transposed(const DeviceArray& a, const py::object& axes) {
+  const int n = a.ndim();
+  std::vector<int> order(n);
+  for (int k = 0; k < n; ++k) order[k] = n - 1 - k;
+  if (!axes.is_none()) {
+    std::vector<int64_t> given;
+    for (py::handle v : py::reinterpret_borrow<py::iterable>(axes)) given.push_back(indexValue(v));
+    std::vector<bool> seen(n, false);
+    if (static_cast<int>(given.size()) != n)
+      throw cj::rt::ArgumentValueError("transpose: axes don't match the array's dimensions");
+    for (int k = 0; k < n; ++k) {
+      int64_t ax = given[k] < 0 ? given[k] + n : given[k];
+      if (ax < 0 || ax >= n || seen[ax])
+        throw cj::rt::ArgumentValueError("transpose: axes must be a permutation of 0.." +
+                                         std::to_string(n - 1));
+      seen[ax] = true;
+      order[k] = static_cast<int>(ax);
+    }
+  }
+  DeviceArray v = a;
+  for (int k = 0; k < n; ++k) {
+    v.shape[k] = a.shape[order[k]];
+    v.strides[k] = a.strides[order[k]];
+  }
+  return v;
+}
+
 py::dict cudaArrayInterface(const DeviceArray& a) {
   py::dict d;
   d["shape"] = toTuple(a.shape);
@@ -309,6 +337,12 @@ void bindRuntime(py::module_& m) {
       .def("copy_to_device", &copyToDevice, py::arg("ary"), py::arg("stream") = 0,
            "Copies a host array (or a device array of the same shape) into this one.")
       .def("__getitem__", &viewOf)
+      .def("transpose", [](const DeviceArray& a, py::args axes) {
+        if (axes.size() == 1 && !PyIndex_Check(axes[0].ptr()))
+          return transposed(a, py::reinterpret_borrow<py::object>(axes[0]));
+        return transposed(a, axes.size() ? py::object(axes) : py::object(py::none()));
+      }, "A view with permuted axes (reversed by default), as numpy's transpose.")
+      .def_property_readonly("T", [](const DeviceArray& a) { return transposed(a, py::none()); })
       .def("__len__", [](const DeviceArray& a) {
         if (a.ndim() == 0) throw py::type_error("len() of a 0-d device array");
         return a.shape[0];
