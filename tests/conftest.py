@@ -14,7 +14,13 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+# numba-cuda 0.30 (used by the differential tests) still calls np.row_stack,
+# which numpy 2.5 removed; the GPU machine has numpy 2.5.
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
 
 REPO = Path(__file__).resolve().parents[1]
 STUB_LIBCUDA = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "lib" / "stubs" / "libcuda.so"

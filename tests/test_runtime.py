@@ -11,13 +11,14 @@ Three tiers:
 
 import os
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import cudajit as cuda
-from pathlib import Path
 
+# The CUDA toolkit's stub driver: loads, answers every call with an error.
 STUB_LIBCUDA = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "lib" / "stubs" / "libcuda.so"
 
 # ======================================================= no usable driver (CI)
