@@ -29,6 +29,9 @@ constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_DEINITIALIZED = 4;
 constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 
 // CUdevice_attribute values used here.
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
@@ -80,6 +83,9 @@ inline CUstream perThreadStream() { return reinterpret_cast<CUstream>(uintptr_t{
   X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2",                                                 \
     (void* dst, CUdeviceptr src, size_t bytes, CUstream stream))                               \
   X(cuMemsetD8, "cuMemsetD8_v2", (CUdeviceptr dst, unsigned char value, size_t count))         \
+  X(cuStreamCreate, "cuStreamCreate", (CUstream * stream, unsigned int flags))                 \
+  X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream stream))                                  \
+  X(cuStreamQuery, "cuStreamQuery", (CUstream stream))                                         \
   X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream stream))
 
 // One function-pointer type per entry: cu::PFN_cuInit, ...

@@ -151,6 +151,10 @@ def test_mock_views(run_python, mock_driver):
             v = d[key]
             assert v.shape == a[key].shape, key
             assert np.array_equal(v.copy_to_host(), a[key]), key
+        assert np.array_equal(d.T.copy_to_host(), a.T)
+        assert np.array_equal(d.transpose(1, 0).copy_to_host(), a.T)
+        assert np.array_equal(d[1:, ::2].transpose((1, 0)).copy_to_host(), a[1:, ::2].T)
+        assert d.T.is_f_contiguous() and not d.T.is_c_contiguous()
         try:
             d[6]
         except IndexError as e:
@@ -353,11 +357,18 @@ def test_mock_streams(run_python, mock_driver):
             handle = ctypes.c_void_p(0x9abc)
         class Protocol:
             def __cuda_stream__(self): return (0, 0xdef0)
-        for s in (0, None, 0x42, CupyLike(), TorchLike(), NumbaLike(), Protocol()):
+        ours = cuda.stream()
+        for s in (0, None, 0x42, CupyLike(), TorchLike(), NumbaLike(), Protocol(),
+                  cuda.default_stream(), cuda.legacy_default_stream(), cuda.external_stream(0x77)):
             axpy[1, 4, s](1.0, d, d)
             print(hex(launches[-1]["stream"]))
+        axpy[1, 4, ours](1.0, d, d)
+        assert launches[-1]["stream"] == ours.handle != 0
+        ours.synchronize()
+        assert ours.query()
     """)
-    assert out.split() == ["0x0", "0x0", "0x42", "0x1234", "0x5678", "0x9abc", "0xdef0"]
+    assert out.split() == ["0x0", "0x0", "0x42", "0x1234", "0x5678", "0x9abc", "0xdef0", "0x0",
+                           "0x1", "0x77"]
 
 
 def test_mock_modules_loaded_once_per_signature(run_python, mock_driver):

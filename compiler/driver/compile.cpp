@@ -4,7 +4,6 @@
 #include <chrono>
 
 #include "bytecode/decoder.h"
-#include "codegen/abi.h"
 #include "passes/pass.h"
 #include "support/error.h"
 

@@ -15,13 +15,17 @@ import numpy as _np
 
 from . import _core
 from .decorators import compile_ptx, jit
-from .device import detect, get_current_device, is_available, list_devices, select_device, synchronize
+from .device import (default_stream, detect, external_stream, get_current_device, is_available,
+                     legacy_default_stream, list_devices, per_thread_default_stream,
+                     select_device, stream, synchronize)
 from .devicearray import (DeviceNDArray, device_array, device_array_like, is_cuda_array,
                           to_device)
 from .dispatcher import DeviceFunction, Dispatcher
 from .errors import (CompileError, CudaAPIError, CudaSupportError, DeviceOnlyError,
                      ToolchainError)
 from .stubs import STUBS as _STUBS
+
+Stream = _core.Stream
 
 __version__ = "0.1.0"
 
@@ -58,7 +62,8 @@ __all__ = [
     "syncthreads", "threadfence", "threadfence_block", "shared", "local", "atomic",
     "to_device", "device_array", "device_array_like", "DeviceNDArray", "is_cuda_array",
     "synchronize", "is_available", "detect", "select_device", "get_current_device",
-    "list_devices",
+    "list_devices", "stream", "default_stream", "legacy_default_stream",
+    "per_thread_default_stream", "external_stream", "Stream",
     "CompileError", "ToolchainError", "CudaSupportError", "CudaAPIError", "DeviceOnlyError",
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128",

@@ -15,6 +15,31 @@ def synchronize():
     _core.synchronize()
 
 
+def stream(non_blocking=False):
+    """A new CUDA stream on the current device (numba.cuda.stream)."""
+    return _core.stream(non_blocking)
+
+
+def default_stream():
+    """The default stream (handle 0)."""
+    return _core.default_stream()
+
+
+def legacy_default_stream():
+    """The legacy default stream (CU_STREAM_LEGACY)."""
+    return _core.legacy_default_stream()
+
+
+def per_thread_default_stream():
+    """The per-thread default stream (CU_STREAM_PER_THREAD)."""
+    return _core.per_thread_default_stream()
+
+
+def external_stream(ptr):
+    """A stream created elsewhere, by its CUstream handle (an int); not owned."""
+    return _core.external_stream(ptr)
+
+
 def select_device(device_id):
     """Makes ``device_id`` the current device of the calling thread."""
     _core.select_device(device_id)

@@ -4,6 +4,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdio>
+
 #include "runtime/args.h"
 #include "runtime/context.h"
 #include "runtime/device_array.h"
@@ -11,6 +13,7 @@
 #include "runtime/errors.h"
 #include "runtime/memory.h"
 #include "runtime/signature.h"
+#include "runtime/stream.h"
 
 namespace py = pybind11;
 using cj::Scalar;
@@ -211,6 +214,34 @@ DeviceArray viewOf(const DeviceArray& a, const py::handle& key) {
   return v;
 }
 
+// A view with the axes permuted (reversed when `axes` is None), as numpy's.
+DeviceArray transposed(const DeviceArray& a, const py::object& axes) {
+  const int n = a.ndim();
+  std::vector<int> order(n);
+  for (int k = 0; k < n; ++k) order[k] = n - 1 - k;
+  if (!axes.is_none()) {
+    std::vector<int64_t> given;
+    for (py::handle v : py::reinterpret_borrow<py::iterable>(axes)) given.push_back(indexValue(v));
+    std::vector<bool> seen(n, false);
+    if (static_cast<int>(given.size()) != n)
+      throw cj::rt::ArgumentValueError("transpose: axes don't match the array's dimensions");
+    for (int k = 0; k < n; ++k) {
+      int64_t ax = given[k] < 0 ? given[k] + n : given[k];
+      if (ax < 0 || ax >= n || seen[ax])
+        throw cj::rt::ArgumentValueError("transpose: axes must be a permutation of 0.." +
+                                         std::to_string(n - 1));
+      seen[ax] = true;
+      order[k] = static_cast<int>(ax);
+    }
+  }
+  DeviceArray v = a;
+  for (int k = 0; k < n; ++k) {
+    v.shape[k] = a.shape[order[k]];
+    v.strides[k] = a.strides[order[k]];
+  }
+  return v;
+}
+
 py::dict cudaArrayInterface(const DeviceArray& a) {
   py::dict d;
   d["shape"] = toTuple(a.shape);
@@ -235,6 +266,18 @@ py::dict deviceInfoDict(int ordinal) {
   d["pci_bus_id"] = info.pci_bus_id;
   d["total_memory"] = info.total_memory;
   return d;
+}
+
+// cudajit.Stream: a stream cudajit created (owned) or a default / external
+// stream known by its handle.
+struct StreamRef {
+  std::shared_ptr<cj::rt::Stream> owned;
+  cj::rt::cu::CUstream handle = nullptr;
+  unsigned long long value() const { return reinterpret_cast<uintptr_t>(handle); }
+};
+
+StreamRef handleStream(unsigned long long h) {
+  return StreamRef{nullptr, reinterpret_cast<cj::rt::cu::CUstream>(static_cast<uintptr_t>(h))};
 }
 
 }  // namespace
@@ -294,6 +337,12 @@ void bindRuntime(py::module_& m) {
       .def("copy_to_device", &copyToDevice, py::arg("ary"), py::arg("stream") = 0,
            "Copies a host array (or a device array of the same shape) into this one.")
       .def("__getitem__", &viewOf)
+      .def("transpose", [](const DeviceArray& a, py::args axes) {
+        if (axes.size() == 1 && !PyIndex_Check(axes[0].ptr()))
+          return transposed(a, py::reinterpret_borrow<py::object>(axes[0]));
+        return transposed(a, axes.size() ? py::object(axes) : py::object(py::none()));
+      }, "A view with permuted axes (reversed by default), as numpy's transpose.")
+      .def_property_readonly("T", [](const DeviceArray& a) { return transposed(a, py::none()); })
       .def("__len__", [](const DeviceArray& a) {
         if (a.ndim() == 0) throw py::type_error("len() of a 0-d device array");
         return a.shape[0];
@@ -303,6 +352,37 @@ void bindRuntime(py::module_& m) {
                " dtype=" + std::string(cj::scalarNumbaName(a.dtype)) + ">";
       });
   cj::rt::registerDeviceArrayType(reinterpret_cast<PyTypeObject*>(cls.ptr()));
+
+  py::class_<StreamRef>(m, "Stream", "A CUDA stream: pass it as kernel[grid, block, stream].")
+      .def_property_readonly("handle", &StreamRef::value, "The CUstream as an int (0: default).")
+      .def("synchronize", [](const StreamRef& s) {
+        py::gil_scoped_release no_gil;
+        cj::rt::synchronizeStream(s.handle);
+      })
+      .def("query", [](const StreamRef& s) {
+        if (s.owned) return s.owned->done();
+        py::gil_scoped_release no_gil;
+        cj::rt::synchronizeStream(s.handle);   // default/external streams: wait instead of asking
+        return true;
+      }, "True when all work queued on the stream has finished.")
+      .def("__cuda_stream__", [](const StreamRef& s) { return py::make_tuple(0, s.value()); })
+      .def("__int__", &StreamRef::value)
+      .def("__repr__", [](const StreamRef& s) {
+        return "<cudajit.Stream handle=0x" + [](unsigned long long v) {
+          char buf[32];
+          std::snprintf(buf, sizeof(buf), "%llx", v);
+          return std::string(buf);
+        }(s.value()) + (s.owned ? "" : " (not owned)") + ">";
+      });
+  m.def("stream", [](bool non_blocking) {
+    auto owned = std::make_shared<cj::rt::Stream>(non_blocking);
+    return StreamRef{owned, owned->handle()};
+  }, py::arg("non_blocking") = false, "A new stream on the current device.");
+  m.def("default_stream", [] { return handleStream(0); }, "The default stream (handle 0).");
+  m.def("legacy_default_stream", [] { return handleStream(1); });
+  m.def("per_thread_default_stream", [] { return handleStream(2); });
+  m.def("external_stream", &handleStream, py::arg("handle"),
+        "Wraps a stream another library created (its CUstream as an int); not owned.");
 
   m.def("fill_bytes", [](DeviceArray& a, int value) {
     if (!isDense(a)) throw cj::rt::ArgumentValueError("fill_bytes needs a contiguous array");

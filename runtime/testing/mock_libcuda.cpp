@@ -174,3 +174,14 @@ CUresult cuMemsetD8_v2(unsigned long long dst, unsigned char v, size_t n) {
 CUresult cuStreamSynchronize(void*) { return t_current ? kOk : kInvalidValue; }
 
 }  // extern "C"
+
+extern "C" {
+// Streams: distinct fake handles; work is synchronous in the mock.
+CUresult cuStreamCreate(void** stream, unsigned) {
+  static uintptr_t next = 0x5000;
+  *stream = reinterpret_cast<void*>(next += 0x10);
+  return kOk;
+}
+CUresult cuStreamDestroy_v2(void*) { return kOk; }
+CUresult cuStreamQuery(void*) { return kOk; }
+}
