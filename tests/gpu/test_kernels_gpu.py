@@ -6,14 +6,20 @@ random data each run, with the arguments as
   cupy     CuPy arrays, incl. strided views (a[:, ::2], transposes, negative steps)
   torch    PyTorch CUDA tensors, incl. non-contiguous views
 
-Backends that are not installed are skipped with the reason. The seed of a
+Backends that are not installed are skipped with the reason; without a GPU
+the whole file is skipped (tests/conftest.py, the `gpu` marker). The seed of a
 failing run is in the message; CUDAJIT_TEST_SEED=<seed> replays it.
 """
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import cudajit as cuda
-import kernel_cases as kc
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # tests/: kernel_cases
+import kernel_cases as kc  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
