@@ -11,6 +11,7 @@ void bindTypeinfer(py::module_& m);  // bind_typeinfer.cpp
 void bindCodegen(py::module_& m);    // bind_codegen.cpp
 void bindRuntime(py::module_& m);    // bind_runtime.cpp
 void bindDispatcher(py::module_& m); // bind_dispatcher.cpp
+void bindCub(py::module_& m);        // bind_cub.cpp
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "cudajit's C++ core";
@@ -21,4 +22,5 @@ PYBIND11_MODULE(_core, m) {
   bindCodegen(m);
   bindRuntime(m);
   bindDispatcher(m);
+  bindCub(m);
 }

@@ -1,0 +1,120 @@
+#include "cub/toolkit.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "support/error.h"
+
+namespace cj::cub {
+namespace {
+
+std::mutex g_site_mutex;
+std::vector<std::string> g_site_dirs;
+
+bool isFile(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string parentDir(const std::string& p) {
+  size_t slash = p.find_last_of('/');
+  return slash == std::string::npos ? std::string(".") : p.substr(0, slash);
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+// site-packages of the installed cudajit (…/site-packages/cudajit/_core*.so).
+std::string ownSiteDir() {
+  Dl_info dl;
+  if (dladdr(reinterpret_cast<void*>(&ownSiteDir), &dl) == 0 || !dl.dli_fname) return {};
+  return parentDir(parentDir(dl.dli_fname));
+}
+
+#if defined(__aarch64__)
+const char* const kTargetDir = "targets/sbsa-linux";
+#else
+const char* const kTargetDir = "targets/x86_64-linux";
+#endif
+const char* const kWheelPackages[] = {"nvidia/cu13", "nvidia/cu12", "nvidia/cuda_nvrtc",
+                                      "nvidia/cuda_cccl"};
+
+std::vector<std::string> toolkitRoots() {
+  std::vector<std::string> roots;
+  for (const char* e : {"CUDA_HOME", "CUDA_PATH"}) {
+    std::string r = env(e);
+    if (!r.empty()) roots.push_back(r);
+  }
+  std::vector<std::string> sites;
+  {
+    std::lock_guard<std::mutex> lock(g_site_mutex);
+    sites = g_site_dirs;
+  }
+  std::string own = ownSiteDir();
+  if (!own.empty()) sites.push_back(own);
+  for (const auto& s : sites)
+    for (const char* pkg : kWheelPackages) roots.push_back(s + "/" + pkg);
+  roots.push_back("/usr/local/cuda");
+  return roots;
+}
+
+const char* const kNvrtcNames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+
+}  // namespace
+
+void addSiteDirectories(const std::vector<std::string>& dirs) {
+  std::lock_guard<std::mutex> lock(g_site_mutex);
+  for (const auto& d : dirs) {
+    if (d.empty()) continue;
+    bool seen = false;
+    for (const auto& e : g_site_dirs) seen = seen || e == d;
+    if (!seen) g_site_dirs.push_back(d);
+  }
+}
+
+std::string findNvrtcLibrary() {
+  std::string explicit_path = env("CUDAJIT_NVRTC");
+  if (!explicit_path.empty()) {
+    if (isFile(explicit_path)) return explicit_path;
+    throw ToolchainError("$CUDAJIT_NVRTC names a missing file: " + explicit_path);
+  }
+  for (const auto& root : toolkitRoots()) {
+    for (const std::string& layout : {std::string("lib64"), std::string("lib"), std::string(kTargetDir) + "/lib"}) {
+      for (const char* name : kNvrtcNames) {
+        std::string p = root + "/" + layout + "/" + name;
+        if (isFile(p)) return p;
+      }
+    }
+  }
+  return kNvrtcNames[0];  // the system loader's search; dlopen reports failure
+}
+
+std::string findCcclIncludeDir() {
+  std::string tried;
+  auto holdsCub = [&](const std::string& dir) {
+    tried += "\n  " + dir;
+    return isFile(dir + "/cub/block/block_reduce.cuh");
+  };
+  std::string explicit_dir = env("CUDAJIT_CCCL_INCLUDE");
+  if (!explicit_dir.empty()) {
+    if (holdsCub(explicit_dir)) return explicit_dir;
+    throw ToolchainError("$CUDAJIT_CCCL_INCLUDE has no cub/block/block_reduce.cuh: " + explicit_dir);
+  }
+  for (const auto& root : toolkitRoots()) {
+    for (const std::string& layout : {std::string("include/cccl"), std::string(kTargetDir) + "/include/cccl",
+                                      std::string("include")}) {
+      std::string dir = root + "/" + layout;
+      if (holdsCub(dir)) return dir;
+    }
+  }
+  throw ToolchainError(
+      "the CCCL headers (cub/) were not found. Install the CUDA toolkit (set CUDA_HOME) or the "
+      "nvidia-cuda-cccl wheel, or set $CUDAJIT_CCCL_INCLUDE. Tried:" + tried);
+}
+
+}  // namespace cj::cub
