@@ -31,7 +31,7 @@ def one_text(inspected):
 
 
 def without_gpu():
-    reason = getattr(cuda._core, "unavailable_reason", lambda: "")()
+    reason = getattr(cuda._core, "unavailable_reason", lambda: "")().rstrip(". ")
     print(f"No usable CUDA GPU here{': ' + reason if reason else ''}.")
     print(f"Compiling axpy for {SIGNATURE} anyway (sm_90; no GPU needed).\n")
     axpy.compile(SIGNATURE)

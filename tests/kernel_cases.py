@@ -1068,6 +1068,19 @@ case("scalar_args_int32_uint64_bool", "void(uint64[::1], uint64[::1], int32, uin
      [1], kernel=scalar_args, covers=("int32/uint64/bool scalar args", "compare int64 with int32"))
 
 
+def uint32_scalar(x, k, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] % k + k
+
+
+case("scalar_arg_uint32", "void(uint32[::1], uint32, uint32[::1])",
+     lambda r: [r.integers(0, 2**32, n := size(r), dtype=np.uint32), np.uint32(r.integers(2, 2**31)),
+                poison(n, np.uint32)],
+     one_d(256), lambda x, k, out: out.__setitem__(Ellipsis, (x.astype(np.uint64) % k + k).astype(np.uint32)),
+     [2], kernel=uint32_scalar, covers=("uint32 scalar argument",))
+
+
 # ---------------------------------------------------------------------------
 # Shared memory, local memory, atomics
 # ---------------------------------------------------------------------------

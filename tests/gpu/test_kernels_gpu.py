@@ -6,14 +6,20 @@ random data each run, with the arguments as
   cupy     CuPy arrays, incl. strided views (a[:, ::2], transposes, negative steps)
   torch    PyTorch CUDA tensors, incl. non-contiguous views
 
-Backends that are not installed are skipped with the reason. The seed of a
+Backends that are not installed are skipped with the reason; without a GPU
+the whole file is skipped (tests/conftest.py, the `gpu` marker). The seed of a
 failing run is in the message; CUDAJIT_TEST_SEED=<seed> replays it.
 """
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import cudajit as cuda
-import kernel_cases as kc
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # tests/: kernel_cases
+import kernel_cases as kc  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -218,10 +224,10 @@ def test_host_array_is_copied_back():
     rng, _ = kc.new_rng()
     x = rng.standard_normal(3000)
     y = rng.standard_normal(3000)
-    y0 = y.copy()
+    x0, y0 = x.copy(), y.copy()
     k[blocks(3000), 128](2.0, x, y)
-    np.testing.assert_allclose(y, 2.0 * x + y0, rtol=1e-14)
-    np.testing.assert_array_equal(x, x)  # the input is still readable
+    np.testing.assert_allclose(y, 2.0 * x0 + y0, rtol=1e-14)
+    np.testing.assert_array_equal(x, x0)   # an input is copied back unchanged
 
 
 # ---------------------------------------------------------------------------
