@@ -181,9 +181,12 @@ class Toolkit:
 
     def link(self, inputs, ptx=False):
         """inputs: [(name, ltoir bytes)] -> cubin bytes, or PTX text. Raises
-        RuntimeError with nvJitLink's log."""
+        RuntimeError with nvJitLink's log. -optimize-unused-variables drops
+        the hundreds of weak constexpr members libcu++ leaves in every
+        NVRTC module (nothing on the host reads them)."""
         lib = self.jl
-        opts = [f"-arch=sm_{ARCH}".encode(), b"-lto"] + ([b"-ptx"] if ptx else [])
+        opts = [f"-arch=sm_{ARCH}".encode(), b"-lto", b"-optimize-unused-variables"]
+        opts += [b"-ptx"] if ptx else []
         h = ctypes.c_void_p()
         assert lib.nvJitLinkCreate(ctypes.byref(h), len(opts), (ctypes.c_char_p * len(opts))(*opts)) == 0
         try:
@@ -690,9 +693,11 @@ def test_linked_ptx_assembles_and_is_inlined(spec, toolkit, cache_dir, tmp_path)
     ir = kernel_ir(spec, core.cub_describe(spec), temp_bytes, temp_align)
     ptx = toolkit.link([("kernel", toolkit.nvvm_to_ltoir(ir)), ("cub", ltoir)], ptx=True)
     assert ".visible .entry cj_test_kernel(" in ptx
-    assert ".shared" in ptx and ("bar.sync" in ptx or "barrier.sync" in ptx or "shfl" in ptx)
+    # block algorithms go through the shared temp storage; warp ones through shuffles
+    assert "shfl.sync" in ptx if spec["algorithm"].startswith("warp_") else ".shared" in ptx
     # link-time optimisation inlined the entry point into the kernel
-    assert not re.search(r"\.func[^\n]*" + names[0], ptx)
+    assert not re.search(r"\b%s\b" % names[0], ptx)
+    assert ptx.count(".global .") <= 2   # no leftover weak variables from the headers
     toolkit.ptxas_check(ptx, tmp_path)
 
 
@@ -725,7 +730,7 @@ def test_user_op_from_another_lto_module_links(algorithm, ipt, toolkit, cache_di
     cubin = toolkit.link([("kernel", kernel), ("cub", ltoir), ("user", user)])
     assert cubin[:4] == b"\x7fELF"
     ptx = toolkit.link([("kernel", kernel), ("cub", ltoir), ("user", user)], ptx=True)
-    assert "cj_user_absmax" not in ptx      # inlined across the three modules
+    assert not re.search(r"\bcj_user_absmax\b", ptx)   # inlined across the three modules
     assert "abs.f32" in ptx                 # ... and its body is there
     toolkit.ptxas_check(ptx, tmp_path)
     with pytest.raises(RuntimeError, match="cj_user_absmax"):
