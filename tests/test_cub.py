@@ -32,14 +32,14 @@ INT_DTYPES = ["int32", "int64", "uint32", "uint64"]
 NVVM_TYPE = {"int32": "i32", "int64": "i64", "uint32": "i32", "uint64": "i64",
              "float32": "float", "float64": "double"}
 ALGORITHMS = [
-    "block_reduce", "block_inclusive_sum", "block_exclusive_sum", "block_inclusive_scan",
+    "block_reduce", "block_allreduce", "block_inclusive_sum", "block_exclusive_sum", "block_inclusive_scan",
     "block_inclusive_scan_init", "block_exclusive_scan", "block_load", "block_store",
     "block_radix_sort", "block_radix_sort_descending", "block_radix_sort_pairs",
-    "block_radix_sort_pairs_descending", "block_histogram", "warp_reduce",
+    "block_radix_sort_pairs_descending", "block_histogram", "warp_reduce", "warp_allreduce",
     "warp_inclusive_sum", "warp_exclusive_sum", "warp_inclusive_scan",
     "warp_inclusive_scan_init", "warp_exclusive_scan",
 ]
-WITH_OP = {"block_reduce", "block_inclusive_scan", "block_inclusive_scan_init",
+WITH_OP = {"block_reduce", "block_allreduce", "warp_allreduce", "block_inclusive_scan", "block_inclusive_scan_init",
            "block_exclusive_scan", "warp_reduce", "warp_inclusive_scan",
            "warp_inclusive_scan_init", "warp_exclusive_scan"}
 LOAD_STORE_ARRANGEMENTS = ["blocked", "striped", "vectorize", "transpose", "warp_transpose"]
@@ -66,13 +66,16 @@ def make_spec(algorithm, dtype, block, variant):
         s["bins"] = [256, 64, 17][variant % 3]
     if algorithm.startswith("warp_"):
         s["warp_threads"] = [32, 16, 8][variant % 3]
+    if variant % 5 == 4:
+        s["sync"] = False
     return s
 
 
 def spec_id(s):
     b = s["block"]
     b = "x".join(map(str, b)) if isinstance(b, tuple) else str(b)
-    return f"{s['algorithm']}-{s.get('op', '')}-{s['dtype']}-b{b}-i{s['items_per_thread']}"
+    sync = "" if s.get("sync", True) else "-nosync"
+    return f"{s['algorithm']}-{s.get('op', '')}-{s['dtype']}-b{b}-i{s['items_per_thread']}{sync}"
 
 
 def build_matrix():
@@ -424,6 +427,11 @@ ABI_CASES = [
      "declare float @cj_block_reduce_sum_f32_b256x1x1_i1(float, i8*)"),
     ({"algorithm": "block_reduce", "dtype": "int64", "op": "max", "block": 128, "items_per_thread": 4},
      "declare i64 @cj_block_reduce_max_i64_b128x1x1_i4(i64*, i8*)"),
+    ({"algorithm": "block_allreduce", "dtype": "float32", "op": "max", "block": 128},
+     "declare float @cj_block_allreduce_max_f32_b128x1x1_i1(float, i8*)"),
+    ({"algorithm": "warp_allreduce", "dtype": "uint64", "op": "sum", "block": 128,
+      "items_per_thread": 2, "warp_threads": 8},
+     "declare i64 @cj_warp_allreduce_sum_u64_b128x1x1_i2_w8(i64*, i8*)"),
     ({"algorithm": "block_exclusive_sum", "dtype": "uint32", "block": 64},
      "declare i32 @cj_block_exclusive_sum_u32_b64x1x1_i1(i32, i8*)"),
     ({"algorithm": "block_inclusive_sum", "dtype": "float64", "block": 64, "items_per_thread": 2},
@@ -474,6 +482,33 @@ def test_generated_source_shape():
         return source.split("\n", 1)[1].split("\n\n")[0]
     others = {prelude(core.cub_describe(s)["source"]) for s in MATRIX}
     assert others == {prelude(src)} and prelude(src).count("#include <cub/") == 8
+
+
+def test_sync_ends_block_algorithms_with_a_barrier():
+    def describe(**kw):
+        return core.cub_describe(dict({"dtype": "float32", "block": 128}, **kw))
+
+    tail = "  __syncthreads();  // the storage is free again\n  return result;\n}\n"
+    d = describe(algorithm="block_reduce", op="sum")
+    assert d["source"].endswith(tail)
+    d = describe(algorithm="block_reduce", op="sum", sync=False)
+    assert d["name"].endswith("_nosync") and "__syncthreads" not in d["source"]
+    assert d["source"].endswith("  return result;\n}\n")
+    # the broadcast of allreduce keeps its own barrier without sync
+    d = describe(algorithm="block_allreduce", op="min", sync=False)
+    assert d["source"].count("__syncthreads();") == 1 and "temp.result" in d["source"]
+    d = describe(algorithm="warp_allreduce", op="min")
+    assert "cub::ShuffleIndex<W>(result, 0, 0xffffffffu)" in d["source"]
+    assert "__syncthreads" not in d["source"]
+    # nothing to synchronise: sync=False is dropped, one canonical name
+    for kw in ({"algorithm": "block_load", "items_per_thread": 4},
+               {"algorithm": "warp_reduce", "op": "sum"}):
+        a, b = describe(**kw), describe(sync=False, **kw)
+        assert a == b and "_nosync" not in a["name"] and "__syncthreads" not in a["source"]
+    d = describe(algorithm="block_load", items_per_thread=4, arrangement="transpose")
+    assert "__syncthreads();  // the storage" in d["source"]
+    d = describe(algorithm="block_histogram", dtype="int32", bins=16)
+    assert "__syncthreads();  // the storage" in d["source"]
 
 
 # ---- spec validation ----------------------------------------------------------------------
@@ -683,11 +718,12 @@ def test_every_algorithm_links():
 
 @pytest.mark.parametrize("spec", [
     {"algorithm": "block_reduce", "dtype": "float32", "op": "sum", "block": 256},
+    {"algorithm": "block_allreduce", "dtype": "float64", "op": "max", "block": (32, 8)},
     {"algorithm": "block_radix_sort_pairs", "dtype": "uint32", "value_dtype": "float32",
      "block": (32, 4), "items_per_thread": 4, "arrangement": "blocked"},
     {"algorithm": "warp_exclusive_scan", "dtype": "int64", "op": "min", "block": 128,
      "items_per_thread": 3},
-], ids=["reduce", "sort_pairs", "warp_scan"])
+], ids=["reduce", "allreduce", "sort_pairs", "warp_scan"])
 def test_linked_ptx_assembles_and_is_inlined(spec, toolkit, cache_dir, tmp_path):
     ltoir, temp_bytes, temp_align, names = core.cub_ltoir(spec)
     ir = kernel_ir(spec, core.cub_describe(spec), temp_bytes, temp_align)

@@ -90,6 +90,7 @@ std::string describe(const Spec& s) {
   if (a.family == Family::Warp && s.warp_threads != 32)
     out += ", warp_threads " + std::to_string(s.warp_threads);
   if (s.bins) out += ", bins " + std::to_string(s.bins);
+  if (!s.sync) out += ", nosync";
   return out + ")";
 }
 
@@ -167,7 +168,16 @@ Spec normalized(const Spec& in) {
     bad(s, "value_dtype applies to radix_sort_pairs and histogram only");
   }
   if (a.shape != Shape::Histogram && s.bins != 0) bad(s, "bins applies to histogram only");
+  if (!usesBlockTempStorage(s)) s.sync = true;  // nothing to synchronise: one canonical spec
   return s;
+}
+
+bool usesBlockTempStorage(const Spec& s) {
+  if (info(s.algorithm).family != Family::Block) return false;
+  Shape shape = info(s.algorithm).shape;
+  if (shape == Shape::Load || shape == Shape::Store)
+    return s.arrangement == Arrangement::Transpose || s.arrangement == Arrangement::WarpTranspose;
+  return true;
 }
 
 bool tryNormalize(const Spec& s, Spec* out, std::string* error) {
@@ -195,6 +205,7 @@ std::string entryName(const Spec& s) {
   if (s.arrangement != Arrangement::Default) n += std::string("_") + info(s.arrangement).name;
   if (a.family == Family::Warp) n += "_w" + std::to_string(s.warp_threads);
   if (a.shape == Shape::Histogram) n += "_n" + std::to_string(s.bins);
+  if (!s.sync) n += "_nosync";
   return n;
 }
 

@@ -16,7 +16,7 @@ namespace {
 
 const char* const kSpecKeys[] = {"algorithm", "dtype",       "value_dtype",  "op",
                                  "user_op",   "block",       "items_per_thread", "arrangement",
-                                 "warp_threads", "bins",     "arch"};
+                                 "warp_threads", "bins",     "arch",        "sync"};
 
 template <class E>
 E parseEnum(const py::dict& d, const char* key, bool (*parse)(std::string_view, E*)) {
@@ -57,6 +57,7 @@ cj::cub::Spec specFromDict(const py::dict& d) {
   if (d.contains("warp_threads")) s.warp_threads = py::cast<int>(d["warp_threads"]);
   if (d.contains("bins")) s.bins = py::cast<int>(d["bins"]);
   if (d.contains("arch")) s.arch = py::cast<int>(d["arch"]);
+  if (d.contains("sync")) s.sync = py::cast<bool>(d["sync"]);
   return s;
 }
 
