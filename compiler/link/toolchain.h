@@ -41,4 +41,11 @@ std::string libnvvmPath();
 std::string nvjitlinkPath();
 std::string libdevicePath();
 
+// Extra directories searched for the pip `nvidia-*` wheels, as
+// site-packages (the Python binding passes sys.path before first use).
+// Environment overrides: $CUDAJIT_LIBNVVM, $CUDAJIT_NVJITLINK,
+// $CUDAJIT_LIBDEVICE name the files directly (library_finder.h has the
+// whole search order).
+void addSitePackages(const std::vector<std::string>& dirs);
+
 }  // namespace cj::link

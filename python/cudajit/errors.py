@@ -30,3 +30,8 @@ class CudaAPIError(RuntimeError):
         super().__init__(text)
         self.code = code
         self.function = function
+
+
+class DeviceOnlyError(RuntimeError):
+    """A device-only object (cudajit.grid, cudajit.threadIdx.x, ...) was used on
+    the host: it means something only inside a @cudajit.jit function."""

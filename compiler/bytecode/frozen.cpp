@@ -1,0 +1,252 @@
+#include "bytecode/frozen.h"
+
+#include <cstring>
+
+namespace cj::bytecode {
+namespace {
+
+// Modules whose objects kernels may name (and their submodules).
+constexpr const char* kAllowedModules[] = {"math", "cmath", "numpy", "operator", "builtins",
+                                           "cudajit"};
+
+// numba scalar type names (str(numba.float32)) -> numpy scalar type symbols.
+constexpr const char* kNumbaScalars[][2] = {
+    {"bool", "numpy.bool_"},         {"int8", "numpy.int8"},     {"int16", "numpy.int16"},
+    {"int32", "numpy.int32"},        {"int64", "numpy.int64"},   {"uint8", "numpy.uint8"},
+    {"uint16", "numpy.uint16"},      {"uint32", "numpy.uint32"}, {"uint64", "numpy.uint64"},
+    {"float16", "numpy.float16"},    {"float32", "numpy.float32"},
+    {"float64", "numpy.float64"},    {"complex64", "numpy.complex64"},
+    {"complex128", "numpy.complex128"},
+};
+
+std::string rootOf(const std::string& module) { return module.substr(0, module.find('.')); }
+
+// C-implemented modules answer __module__ with their private name.
+std::string normaliseModule(std::string m) {
+  if (m == "_operator") return "operator";
+  if (m == "numpy.core.multiarray" || m == "numpy._core.multiarray" || m == "numpy._core.umath" ||
+      m == "numpy.core.umath")
+    return "numpy";
+  return m;
+}
+
+bool allowedModule(const std::string& module) {
+  const std::string root = rootOf(module);
+  for (const char* m : kAllowedModules)
+    if (root == m) return true;
+  return false;
+}
+
+// numpy's bool scalar type is `bool` in numpy 2 and `bool_` in numpy 1: one symbol.
+std::string symbolName(const std::string& module, const std::string& name) {
+  if (module == "numpy" && (name == "bool" || name == "bool_")) return "numpy.bool_";
+  return module + "." + name;
+}
+
+Frozen constant(ir::Const c) {
+  Frozen f;
+  f.kind = Frozen::Kind::Const;
+  f.value = std::move(c);
+  return f;
+}
+
+Frozen unsupported(std::string why, std::string hint = {}) {
+  Frozen f;
+  f.why = std::move(why);
+  f.hint = std::move(hint);
+  return f;
+}
+
+bool isSubclassOf(PyObject* obj, PyObject* base) {
+  if (!PyType_Check(obj)) return false;
+  int r = PyObject_IsSubclass(obj, base);
+  if (r < 0) { PyErr_Clear(); return false; }
+  return r == 1;
+}
+
+// A numpy scalar instance (np.float32(1.5)): its value and its type's symbol.
+bool numpyScalar(PyObject* obj, Frozen* out) {
+  PyRef name = PyRef::steal(PyUnicode_FromString("numpy"));
+  PyRef numpy = PyRef::steal(name ? PyImport_GetModule(name.get()) : nullptr);
+  if (!numpy) { PyErr_Clear(); return false; }
+  PyRef generic = getAttr(numpy.get(), "generic");
+  if (!generic || PyObject_IsInstance(obj, generic.get()) != 1) { PyErr_Clear(); return false; }
+  PyRef dtype = getAttr(obj, "dtype");
+  std::string kind = dtype ? attrString(dtype.get(), "kind") : "";
+  const std::string type_symbol =
+      symbolName("numpy", attrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), "__name__"));
+  out->numpy_type = type_symbol;
+  if (kind == "b") {
+    int t = PyObject_IsTrue(obj);
+    if (t < 0) { PyErr_Clear(); return false; }
+    out->kind = Frozen::Kind::Const;
+    out->value = ir::Const::boolean(t == 1);
+    return true;
+  }
+  if (kind == "i" || kind == "u") {
+    PyRef i = PyRef::steal(PyNumber_Index(obj));
+    if (!i) { PyErr_Clear(); return false; }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(i.get(), &overflow);
+    if (overflow > 0) v = static_cast<long long>(PyLong_AsUnsignedLongLong(i.get()));
+    if (PyErr_Occurred()) { PyErr_Clear(); return false; }
+    out->kind = Frozen::Kind::Const;
+    out->value = ir::Const::integer(v);
+    return true;
+  }
+  if (kind == "f") {
+    double v = PyFloat_AsDouble(obj);
+    if (PyErr_Occurred()) { PyErr_Clear(); return false; }
+    out->kind = Frozen::Kind::Const;
+    out->value = ir::Const::real(v);
+    return true;
+  }
+  if (kind == "c") {
+    Py_complex v = PyComplex_AsCComplex(obj);
+    if (PyErr_Occurred()) { PyErr_Clear(); return false; }
+    out->kind = Frozen::Kind::Const;
+    out->value = ir::Const::complex(v.real, v.imag);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool isCudajitSymbol(const ir::Const& c) {
+  return c.kind == ir::Const::Kind::Symbol &&
+         (c.s == "cudajit" || c.s.rfind("cudajit.", 0) == 0);
+}
+
+Frozen classifyConstant(PyObject* obj) {
+  if (obj == Py_None) return constant(ir::Const::none());
+  if (PyBool_Check(obj)) return constant(ir::Const::boolean(obj == Py_True));
+  if (PyLong_Check(obj)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (overflow > 0) {
+      // uint64 values above INT64_MAX are kept bit-cast (the Const contract).
+      unsigned long long u = PyLong_AsUnsignedLongLong(obj);
+      if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return unsupported("an integer that does not fit in 64 bits");
+      }
+      v = static_cast<long long>(u);
+    } else if (overflow < 0) {
+      return unsupported("an integer that does not fit in 64 bits");
+    }
+    return constant(ir::Const::integer(v));
+  }
+  if (PyFloat_Check(obj)) return constant(ir::Const::real(PyFloat_AS_DOUBLE(obj)));
+  if (PyComplex_Check(obj))
+    return constant(ir::Const::complex(PyComplex_RealAsDouble(obj), PyComplex_ImagAsDouble(obj)));
+  if (PyUnicode_Check(obj)) {
+    std::string s;
+    if (!toString(obj, &s)) return unsupported("a string that is not valid UTF-8");
+    return constant(ir::Const::str(std::move(s)));
+  }
+  if (PyTuple_Check(obj)) {
+    std::vector<ir::Const> elems;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(obj); ++i) {
+      Frozen e = classifyObject(PyTuple_GET_ITEM(obj, i));
+      if (e.kind != Frozen::Kind::Const)
+        return unsupported("a tuple whose element " + std::to_string(i) + " is " +
+                           (e.why.empty() ? "a device function" : e.why));
+      elems.push_back(std::move(e.value));
+    }
+    return constant(ir::Const::tuple(std::move(elems)));
+  }
+  if (PyCode_Check(obj)) return unsupported("a code object (a nested function or lambda)");
+  return unsupported("a constant of type '" + typeNameOf(obj) + "'");
+}
+
+Frozen classifyObject(PyObject* obj) {
+  if (obj == Py_None || PyBool_Check(obj) || PyLong_Check(obj) || PyFloat_Check(obj) ||
+      PyComplex_Check(obj) || PyUnicode_Check(obj) || PyTuple_Check(obj))
+    return classifyConstant(obj);
+
+  // Objects the cudajit package marks as compiler symbols.
+  if (PyRef sym = getAttr(obj, "_cudajit_symbol_")) {
+    std::string s;
+    if (toString(sym.get(), &s) && !s.empty()) return constant(ir::Const::symbol(s));
+  }
+  // A device-function dispatcher: decode its Python function too.
+  if (PyRef py = getAttr(obj, "_cudajit_device_py_func_")) {
+    if (PyFunction_Check(py.get())) {
+      Frozen f;
+      f.kind = Frozen::Kind::DeviceFunction;
+      f.device_py_func = py;
+      return f;
+    }
+    return unsupported("a device function whose _cudajit_device_py_func_ is not a Python function");
+  }
+
+  if (PyModule_Check(obj)) {
+    std::string name = normaliseModule(attrString(obj, "__name__"));
+    if (allowedModule(name)) return constant(ir::Const::symbol(name));
+    return unsupported("module '" + name + "'",
+                       "kernels may use the modules math, cmath, numpy, operator and cudajit");
+  }
+
+  {
+    Frozen f;
+    if (numpyScalar(obj, &f)) return f;
+  }
+
+  // numba type objects (from numba import float32): str() is the scalar name.
+  {
+    std::string mod = attrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), "__module__");
+    if (mod == "numba" || mod.rfind("numba.", 0) == 0) {
+      std::string s = strOf(obj);
+      for (const auto& row : kNumbaScalars)
+        if (s == row[0]) return constant(ir::Const::symbol(row[1]));
+      return unsupported("the numba object '" + s + "'",
+                         "only numba scalar types (float32, int64, ...) can be used in kernels");
+    }
+  }
+
+  if (PyType_Check(obj)) {
+    std::string mod = normaliseModule(attrString(obj, "__module__"));
+    std::string name = attrString(obj, "__qualname__");
+    if (mod == "builtins" || rootOf(mod) == "numpy") return constant(ir::Const::symbol(symbolName(rootOf(mod), name)));
+    // User exception classes (raise MyError(...)) trap like builtin ones.
+    if (isSubclassOf(obj, PyExc_BaseException)) return constant(ir::Const::symbol(mod + "." + name));
+    return unsupported("the class '" + mod + "." + name + "'");
+  }
+
+  if (PyCFunction_Check(obj)) {
+    std::string mod = normaliseModule(attrString(obj, "__module__"));
+    std::string name = attrString(obj, "__name__");
+    if (!mod.empty() && allowedModule(mod)) return constant(ir::Const::symbol(symbolName(rootOf(mod), name)));
+    return unsupported("the builtin function '" + (mod.empty() ? name : mod + "." + name) + "'");
+  }
+
+  if (PyFunction_Check(obj)) {
+    std::string mod = attrString(obj, "__module__");
+    std::string name = attrString(obj, "__qualname__");
+    if (rootOf(mod) == "numpy") return constant(ir::Const::symbol("numpy." + attrString(obj, "__name__")));
+    return unsupported("the plain Python function '" + name + "'",
+                       "decorate it with @cudajit.jit(device=True) to call it from a kernel");
+  }
+
+  // numpy dtype instances (np.dtype("float32")) stand for their scalar type.
+  {
+    std::string tmod = attrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), "__module__");
+    PyRef type = rootOf(tmod) == "numpy" ? getAttr(obj, "type") : PyRef();
+    if (type && PyType_Check(type.get()) && getAttr(obj, "itemsize")) return classifyObject(type.get());
+  }
+
+  // numpy ufuncs (np.sqrt) and numpy's C-level function objects (np.empty).
+  {
+    std::string tmod = attrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), "__module__");
+    std::string mod = normaliseModule(attrString(obj, "__module__"));
+    if ((rootOf(tmod) == "numpy" || rootOf(mod) == "numpy") && PyCallable_Check(obj)) {
+      std::string name = attrString(obj, "__name__");
+      if (!name.empty()) return constant(ir::Const::symbol("numpy." + name));
+    }
+  }
+
+  return unsupported("an object of type '" + typeNameOf(obj) + "'");
+}
+
+}  // namespace cj::bytecode

@@ -1,0 +1,40 @@
+#include "bytecode/opcodes.h"
+
+#include <array>
+
+namespace cj::bytecode {
+namespace {
+
+using Table = std::array<OpcodeInfo, 256>;
+
+Table build311() {
+  Table t{};
+#define X(num, NAME, nop, argmode, jump, caches, construct) \
+  t[num] = OpcodeInfo{#NAME, NOp::nop, ArgMode::argmode, JumpKind::jump, caches, construct};
+#include "bytecode/opcodes_311.def"
+#undef X
+  return t;
+}
+
+Table build312() {
+  Table t{};
+#define X(num, NAME, nop, argmode, jump, caches, construct) \
+  t[num] = OpcodeInfo{#NAME, NOp::nop, ArgMode::argmode, JumpKind::jump, caches, construct};
+#include "bytecode/opcodes_312.def"
+#undef X
+  return t;
+}
+
+}  // namespace
+
+const OpcodeInfo* opcodeTable(int minor_version) {
+  static const Table t311 = build311();
+  static const Table t312 = build312();
+  switch (minor_version) {
+    case 11: return t311.data();
+    case 12: return t312.data();
+    default: return nullptr;
+  }
+}
+
+}  // namespace cj::bytecode

@@ -1,0 +1,138 @@
+"""Regenerates compiler/bytecode/opcodes_3XX.def from the running interpreter's
+`opcode` module (opcode numbers and inline-cache sizes are facts of CPython;
+the normalised meaning of each opcode is the MEANING table below).
+
+    python3.11 compiler/bytecode/tools/gen_opcode_table.py > compiler/bytecode/opcodes_311.def
+    python3.12 compiler/bytecode/tools/gen_opcode_table.py > compiler/bytecode/opcodes_312.def
+
+Adding support for a new CPython version starts here: run it under that
+version, then read the diff against the previous table.
+"""
+import opcode
+import sys
+
+# opcode name -> (normalised op, argument decoding, jump direction)
+#   arg: PLAIN, LOWBIT (name = arg >> 1, flag = arg & 1), FLAG (flag = 1),
+#        SHIFT4 (arg >> 4)
+#   jump: NOJ, FWD (next + arg), BACK (next - arg)
+MEANING = {
+    "CACHE": ("Cache", "PLAIN", "NOJ"),
+    "EXTENDED_ARG": ("ExtendedArg", "PLAIN", "NOJ"),
+    "NOP": ("Nop", "PLAIN", "NOJ"),
+    "RESUME": ("Nop", "PLAIN", "NOJ"),
+    "PRECALL": ("Nop", "PLAIN", "NOJ"),
+    "COPY_FREE_VARS": ("Nop", "PLAIN", "NOJ"),
+    "POP_TOP": ("PopTop", "PLAIN", "NOJ"),
+    "PUSH_NULL": ("PushNull", "PLAIN", "NOJ"),
+    "LOAD_CONST": ("LoadConst", "PLAIN", "NOJ"),
+    "RETURN_CONST": ("ReturnConst", "PLAIN", "NOJ"),
+    "RETURN_VALUE": ("ReturnValue", "PLAIN", "NOJ"),
+    "LOAD_FAST": ("LoadFast", "PLAIN", "NOJ"),
+    "LOAD_FAST_CHECK": ("LoadFast", "PLAIN", "NOJ"),
+    "LOAD_FAST_AND_CLEAR": ("LoadFastAndClear", "PLAIN", "NOJ"),
+    "STORE_FAST": ("StoreFast", "PLAIN", "NOJ"),
+    "LOAD_GLOBAL": ("LoadGlobal", "LOWBIT", "NOJ"),
+    "LOAD_ATTR": ("LoadAttr", "LOWBIT" if sys.version_info >= (3, 12) else "PLAIN", "NOJ"),
+    "LOAD_METHOD": ("LoadAttr", "FLAG", "NOJ"),
+    "LOAD_DEREF": ("LoadDeref", "PLAIN", "NOJ"),
+    "BINARY_OP": ("BinaryOp", "PLAIN", "NOJ"),
+    "COMPARE_OP": ("CompareOp", "SHIFT4" if sys.version_info >= (3, 12) else "PLAIN", "NOJ"),
+    "IS_OP": ("IsOp", "PLAIN", "NOJ"),
+    "UNARY_NEGATIVE": ("UnaryNeg", "PLAIN", "NOJ"),
+    "UNARY_POSITIVE": ("UnaryPos", "PLAIN", "NOJ"),
+    "UNARY_NOT": ("UnaryNot", "PLAIN", "NOJ"),
+    "UNARY_INVERT": ("UnaryInvert", "PLAIN", "NOJ"),
+    "CALL_INTRINSIC_1": ("CallIntrinsic1", "PLAIN", "NOJ"),
+    "BINARY_SUBSCR": ("BinarySubscr", "PLAIN", "NOJ"),
+    "STORE_SUBSCR": ("StoreSubscr", "PLAIN", "NOJ"),
+    "BUILD_TUPLE": ("BuildTuple", "PLAIN", "NOJ"),
+    "UNPACK_SEQUENCE": ("UnpackSequence", "PLAIN", "NOJ"),
+    "COPY": ("Copy", "PLAIN", "NOJ"),
+    "SWAP": ("Swap", "PLAIN", "NOJ"),
+    "CALL": ("Call", "PLAIN", "NOJ"),
+    "KW_NAMES": ("KwNames", "PLAIN", "NOJ"),
+    "JUMP_FORWARD": ("Jump", "PLAIN", "FWD"),
+    "JUMP_BACKWARD": ("Jump", "PLAIN", "BACK"),
+    "JUMP_BACKWARD_NO_INTERRUPT": ("Jump", "PLAIN", "BACK"),
+    "POP_JUMP_IF_FALSE": ("PopJumpIfFalse", "PLAIN", "FWD"),
+    "POP_JUMP_IF_TRUE": ("PopJumpIfTrue", "PLAIN", "FWD"),
+    "POP_JUMP_IF_NONE": ("PopJumpIfNone", "PLAIN", "FWD"),
+    "POP_JUMP_IF_NOT_NONE": ("PopJumpIfNotNone", "PLAIN", "FWD"),
+    "POP_JUMP_FORWARD_IF_FALSE": ("PopJumpIfFalse", "PLAIN", "FWD"),
+    "POP_JUMP_FORWARD_IF_TRUE": ("PopJumpIfTrue", "PLAIN", "FWD"),
+    "POP_JUMP_FORWARD_IF_NONE": ("PopJumpIfNone", "PLAIN", "FWD"),
+    "POP_JUMP_FORWARD_IF_NOT_NONE": ("PopJumpIfNotNone", "PLAIN", "FWD"),
+    "POP_JUMP_BACKWARD_IF_FALSE": ("PopJumpIfFalse", "PLAIN", "BACK"),
+    "POP_JUMP_BACKWARD_IF_TRUE": ("PopJumpIfTrue", "PLAIN", "BACK"),
+    "POP_JUMP_BACKWARD_IF_NONE": ("PopJumpIfNone", "PLAIN", "BACK"),
+    "POP_JUMP_BACKWARD_IF_NOT_NONE": ("PopJumpIfNotNone", "PLAIN", "BACK"),
+    "JUMP_IF_FALSE_OR_POP": ("JumpIfFalseOrPop", "PLAIN", "FWD"),
+    "JUMP_IF_TRUE_OR_POP": ("JumpIfTrueOrPop", "PLAIN", "FWD"),
+    "GET_ITER": ("GetIter", "PLAIN", "NOJ"),
+    "FOR_ITER": ("ForIter", "PLAIN", "FWD"),
+    "END_FOR": ("EndFor", "PLAIN", "NOJ"),
+    "RAISE_VARARGS": ("RaiseVarargs", "PLAIN", "NOJ"),
+    "LOAD_ASSERTION_ERROR": ("LoadAssertionError", "PLAIN", "NOJ"),
+}
+
+# Unsupported opcodes: the construct named in the CompileError.
+CONSTRUCT = {}
+for names, what in [
+    ("IMPORT_NAME IMPORT_FROM IMPORT_STAR", "import"),
+    ("FORMAT_VALUE BUILD_STRING", "f-string"),
+    ("BUILD_LIST LIST_EXTEND LIST_TO_TUPLE", "list"),
+    ("BUILD_MAP BUILD_CONST_KEY_MAP DICT_UPDATE DICT_MERGE", "dict"),
+    ("BUILD_SET SET_UPDATE", "set"),
+    ("LIST_APPEND SET_ADD MAP_ADD", "comprehension"),
+    ("MAKE_FUNCTION", "nested function"),
+    ("LOAD_CLOSURE MAKE_CELL LOAD_CLASSDEREF LOAD_FROM_DICT_OR_DEREF",
+     "closure created inside kernel"),
+    ("STORE_DEREF", "nonlocal assignment"),
+    ("BEFORE_WITH WITH_EXCEPT_START BEFORE_ASYNC_WITH", "with"),
+    ("PUSH_EXC_INFO POP_EXCEPT CHECK_EXC_MATCH CHECK_EG_MATCH RERAISE "
+     "PREP_RERAISE_STAR", "try/except"),
+    ("YIELD_VALUE RETURN_GENERATOR SEND GET_YIELD_FROM_ITER END_SEND "
+     "CLEANUP_THROW ASYNC_GEN_WRAP", "generator"),
+    ("GET_AWAITABLE GET_AITER GET_ANEXT END_ASYNC_FOR", "async"),
+    ("CALL_FUNCTION_EX", "*args/**kwargs call"),
+    ("UNPACK_EX", "starred assignment"),
+    ("CONTAINS_OP", "in operator"),
+    ("DELETE_FAST DELETE_SUBSCR DELETE_ATTR DELETE_NAME DELETE_GLOBAL DELETE_DEREF", "del"),
+    ("STORE_ATTR", "attribute assignment"),
+    ("BUILD_SLICE BINARY_SLICE STORE_SLICE", "slice"),
+    ("MATCH_CLASS MATCH_MAPPING MATCH_SEQUENCE MATCH_KEYS GET_LEN", "match statement"),
+    ("LOAD_NAME STORE_NAME LOAD_BUILD_CLASS SETUP_ANNOTATIONS LOAD_LOCALS "
+     "LOAD_FROM_DICT_OR_GLOBALS", "module or class body"),
+    ("LOAD_SUPER_ATTR", "super()"),
+    ("PRINT_EXPR", "interactive statement"),
+    ("STORE_GLOBAL", "STORE_GLOBAL"),
+]:
+    for n in names.split():
+        CONSTRUCT[n] = what
+
+
+def main():
+    v = sys.version_info
+    print(f"// Generated by tools/gen_opcode_table.py under CPython {v.major}.{v.minor}.{v.micro}:")
+    print("// opcode numbers and inline-cache sizes are CPython's; the normalised op,")
+    print("// argument decoding and jump direction are cudajit's (tools/ MEANING).")
+    print("//")
+    print("//   X(number, NAME, normalised op, arg decoding, jump, cache entries, construct)")
+    caches = opcode._inline_cache_entries
+    for num, name in enumerate(opcode.opname):
+        if name.startswith("<") or num > 255:
+            continue
+        ncache = caches.get(name, 0) if isinstance(caches, dict) else caches[num]
+        if name in MEANING:
+            op, arg, jump = MEANING[name]
+            construct = ""
+        else:
+            op, arg, jump = "Unsupported", "PLAIN", "NOJ"
+            if name.startswith("INSTRUMENTED_"):
+                construct = "instrumented bytecode (sys.monitoring)"
+            else:
+                construct = CONSTRUCT.get(name, name)
+        print(f'X({num:3d}, {name + ",":30s} {op + ",":20s} {arg + ",":7s} {jump + ",":5s} {ncache}, "{construct}")')
+
+
+main()

@@ -1,0 +1,122 @@
+#include "codegen/llvm_types.h"
+
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+namespace cj::codegen {
+
+bool hasValue(const Type* t) {
+  switch (t->kind) {
+    case TypeKind::Scalar:
+    case TypeKind::Array:
+    case TypeKind::Tuple:
+    case TypeKind::Range:
+    case TypeKind::RangeIter:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string llvmScalarType(Scalar s) { return std::string(scalarNvvmType(s)); }
+
+std::string llvmMemType(Scalar s) {
+  return s == Scalar::Bool ? "i8" : llvmScalarType(s);
+}
+
+std::string llvmViewType(const Type* a) {
+  std::string dims = "[" + std::to_string(a->ndim) + " x i64]";
+  return "{" + llvmMemType(a->scalar) + "*, " + dims + ", " + dims + "}";
+}
+
+std::string llvmType(const Type* t) {
+  switch (t->kind) {
+    case TypeKind::Scalar:
+      return llvmScalarType(t->scalar);
+    case TypeKind::Array:
+      return llvmViewType(t);
+    case TypeKind::Tuple: {
+      std::string out = "{";
+      bool first = true;
+      for (const Type* e : t->elems) {
+        if (!hasValue(e)) continue;
+        out += first ? "" : ", ";
+        out += llvmType(e);
+        first = false;
+      }
+      return out + "}";
+    }
+    case TypeKind::Range: {
+      std::string s = llvmScalarType(t->scalar);
+      return "{" + s + ", " + s + ", " + s + "}";
+    }
+    case TypeKind::RangeIter: {
+      std::string s = llvmScalarType(t->scalar);
+      return "{" + s + ", " + s + ", " + s + "}*";
+    }
+    default:
+      return "";
+  }
+}
+
+Scalar complexPart(Scalar s) { return s == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64; }
+
+int tupleField(const Type* tuple, int k) {
+  if (k < 0 || k >= static_cast<int>(tuple->elems.size())) return -1;
+  if (!hasValue(tuple->elems[k])) return -1;
+  int field = 0;
+  for (int i = 0; i < k; ++i) field += hasValue(tuple->elems[i]) ? 1 : 0;
+  return field;
+}
+
+std::string llvmIdent(const std::string& name) {
+  bool plain = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$')) {
+      plain = false;
+    }
+  }
+  if (plain) return name;
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"' || c == '\\' || !std::isprint(static_cast<unsigned char>(c))) {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "\\%02X", static_cast<unsigned char>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string llvmFloatConst(double v, Scalar s) {
+  // LLVM reads float and double constants in the 64-bit hex form; a float
+  // constant must be exactly representable, so round through float first.
+  double exact = v;
+  if (s == Scalar::Float32 || s == Scalar::Float16) exact = static_cast<double>(static_cast<float>(v));
+  uint64_t bits;
+  std::memcpy(&bits, &exact, sizeof bits);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%016" PRIX64, bits);
+  if (s == Scalar::Float16) return std::string("fptrunc (float ") + buf + " to half)";
+  return buf;
+}
+
+std::string llvmIntConst(int64_t v, Scalar s) {
+  if (s == Scalar::Bool) return v ? "true" : "false";
+  int bits = scalarBits(s);
+  if (bits < 64) {
+    // Print the two's complement value of the low `bits` bits as signed:
+    // LLVM accepts any in-range value, and this form always is.
+    uint64_t mask = (uint64_t{1} << bits) - 1;
+    uint64_t u = static_cast<uint64_t>(v) & mask;
+    if (u >> (bits - 1)) u |= ~mask;
+    v = static_cast<int64_t>(u);
+  }
+  return std::to_string(v);
+}
+
+}  // namespace cj::codegen

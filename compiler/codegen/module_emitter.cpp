@@ -1,0 +1,140 @@
+// The NVVM module skeleton and the public entry point emitNvvm.
+#include "codegen/debug_info.h"
+#include "codegen/emitter.h"
+
+namespace cj::codegen {
+namespace {
+
+// libNVVM's data layout for 64-bit NVPTX and the IR version it reads
+// (NVVM IR 2.0, debug metadata 3.2).
+constexpr const char* kDataLayout =
+    "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-"
+    "f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64";
+constexpr const char* kTriple = "nvptx64-nvidia-cuda";
+
+// Which function of the module is the kernel: the one marked is_kernel, else
+// functions[0] (nvvm_emitter.h).
+bool isKernelOf(const ir::Module& m, size_t i) {
+  bool any = false;
+  for (const auto& f : m.functions) any = any || f->is_kernel;
+  return any ? m.functions[i]->is_kernel : i == 0;
+}
+
+}  // namespace
+
+int Metadata::add(const std::string& body, bool distinct) {
+  if (!distinct) {
+    auto it = index_.find(body);
+    if (it != index_.end()) return it->second;
+  }
+  int id = static_cast<int>(nodes_.size());
+  nodes_.push_back(distinct ? "distinct " + body : body);
+  if (!distinct) index_[body] = id;
+  return id;
+}
+
+std::string Metadata::text() const {
+  std::string out;
+  for (size_t i = 0; i < nodes_.size(); ++i) out += "!" + std::to_string(i) + " = " + nodes_[i] + "\n";
+  return out;
+}
+
+ModuleEmitter::ModuleEmitter(const ir::Module& m, const CodegenOptions& options)
+    : module_(m), options_(options) {
+  if (options_.lineinfo || options_.debug) debug_ = std::make_unique<DebugInfo>(metadata_, m);
+}
+
+ModuleEmitter::~ModuleEmitter() = default;
+
+void ModuleEmitter::declare(const std::string& declaration) {
+  if (declared_.insert(declaration).second) declarations_.push_back(declaration);
+}
+
+std::string ModuleEmitter::addGlobal(const std::string& hint, const std::string& definition) {
+  std::string name = hint;
+  for (int n = 1; global_names_.count(name); ++n) name = hint + "." + std::to_string(n);
+  global_names_.insert(name);
+  std::string ref = "@" + llvmIdent(name);
+  globals_.push_back(ref + " = " + definition);
+  return ref;
+}
+
+std::string ModuleEmitter::addGlobalOnce(const std::string& name, const std::string& definition) {
+  auto it = once_globals_.find(name);
+  if (it != once_globals_.end()) return it->second;
+  return once_globals_[name] = addGlobal(name, definition);
+}
+
+std::string ModuleEmitter::helper(Helper h, Scalar s) {
+  auto key = std::make_pair(static_cast<int>(h), static_cast<int>(s));
+  auto it = helpers_.find(key);
+  if (it != helpers_.end()) return it->second;
+  std::string name = "@" + helperBaseName(h) + "_" + std::string(scalarShortName(s));
+  std::vector<std::string> decls;
+  helper_defs_.push_back(helperDefinition(h, s, name, &decls));
+  for (const auto& d : decls) declare(d);
+  helpers_[key] = name;
+  return name;
+}
+
+std::string ModuleEmitter::functionName(const ir::Function& fn) const {
+  for (size_t i = 0; i < module_.functions.size(); ++i) {
+    if (module_.functions[i].get() == &fn && isKernelOf(module_, i)) return "@" + kernelSymbol(fn);
+  }
+  return "@" + llvmIdent(fn.name);
+}
+
+std::string ModuleEmitter::run() {
+  std::vector<std::string> bodies;
+  std::vector<std::pair<std::string, std::string>> kernels;   // (@name, param types)
+  for (size_t i = 0; i < module_.functions.size(); ++i) {
+    const ir::Function& fn = *module_.functions[i];
+    bool kernel = isKernelOf(module_, i);
+    FunctionEmitter fe(*this, fn, kernel);
+    bodies.push_back(fe.run());
+    if (kernel) kernels.emplace_back(functionName(fn), fe.paramTypeList());
+  }
+
+  std::string out;
+  std::string title = module_.functions.empty() ? "" : module_.functions[0]->py_name;
+  out += "; cudajit NVVM IR" + (title.empty() ? std::string() : ": " + title) + "\n";
+  out += std::string("target datalayout = \"") + kDataLayout + "\"\n";
+  out += std::string("target triple = \"") + kTriple + "\"\n\n";
+  for (const auto& g : globals_) out += g + "\n";
+  if (!globals_.empty()) out += "\n";
+  for (const auto& d : declarations_) out += d + "\n";
+  if (!declarations_.empty()) out += "\n";
+  for (const auto& h : helper_defs_) out += h + "\n";
+  for (const auto& b : bodies) out += b + "\n";
+
+  // Kernels go in @llvm.used: under -gen-lto libNVVM otherwise treats them
+  // as unreferenced and LTO drops them.
+  if (!kernels.empty()) {
+    std::string used;
+    for (const auto& [name, params] : kernels) {
+      used += (used.empty() ? "" : ", ") + std::string("i8* bitcast (void (") + params + ")* " + name + " to i8*)";
+    }
+    out += "@llvm.used = appending global [" + std::to_string(kernels.size()) + " x i8*] [" + used +
+           "], section \"llvm.metadata\"\n\n";
+  }
+
+  std::string annotations;
+  for (const auto& [name, params] : kernels) {
+    // The annotation names the kernel through a pointer of its exact type.
+    int node = metadata_.add("!{void (" + params + ")* " + name + ", !\"kernel\", i32 1}");
+    annotations += (annotations.empty() ? "!" : ", !") + std::to_string(node);
+  }
+  int version = metadata_.add("!{i32 2, i32 0, i32 3, i32 2}");
+  out += "!nvvm.annotations = !{" + annotations + "}\n";
+  out += "!nvvmir.version = !{!" + std::to_string(version) + "}\n";
+  if (debug_) out += debug_->namedMetadata();
+  out += metadata_.text();
+  return out;
+}
+
+std::string emitNvvm(const ir::Module& typed, const CodegenOptions& options) {
+  ModuleEmitter m(typed, options);
+  return m.run();
+}
+
+}  // namespace cj::codegen

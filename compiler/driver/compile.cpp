@@ -1,0 +1,108 @@
+// The pipeline, stage after stage, timed. See compile.h.
+#include "driver/compile.h"
+
+#include <chrono>
+
+#include "bytecode/decoder.h"
+#include "codegen/abi.h"
+#include "passes/pass.h"
+#include "support/error.h"
+
+namespace cj::driver {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Runs `stage` and adds its wall time to `slot`.
+template <typename F>
+auto timed(double* slot, F&& stage) {
+  const auto start = Clock::now();
+  struct AddOnExit {
+    double* slot;
+    Clock::time_point start;
+    ~AddOnExit() { *slot += secondsSince(start); }
+  } add{slot, start};
+  return stage();
+}
+
+// A kernel returns nothing (numba: "kernel must have void return type").
+void checkKernelReturn(const ir::Function& kernel) {
+  const Type* r = kernel.return_type;
+  if (r && r != noneTy() && r != voidTy())
+    throw CompileError(kernel.filename, kernel.first_line, 0, "return",
+                       "a kernel must not return a value, but '" + kernel.py_name + "' returns " +
+                           typeToNumbaString(r),
+                       "write the result into an output array, or compile it as a device "
+                       "function (@cudajit.jit(device=True))");
+}
+
+// The untyped module with functions[0] marked as a kernel or not, as
+// `device` asks (type inference checks that kernels return nothing; codegen
+// gives kernels the entry ABI). Copies only when the mark differs.
+const ir::Module& withEntryKind(const ir::Module& untyped, bool device,
+                                std::unique_ptr<ir::Module>* storage) {
+  if (untyped.functions.empty() || untyped.functions.front()->is_kernel == !device) return untyped;
+  *storage = std::make_unique<ir::Module>();
+  for (const auto& fn : untyped.functions)
+    (*storage)->functions.push_back(ir::cloneFunction(*fn, fn->name));
+  (*storage)->functions.front()->is_kernel = !device;
+  return **storage;
+}
+
+}  // namespace
+
+std::shared_ptr<const ir::Module> decode(PyObject* py_function) {
+  std::unique_ptr<ir::Module> m = bytecode::decodeFunction(py_function);
+  // Decoded functions are kernels unless compile() is asked for a device
+  // function; device functions called from it stay non-kernels.
+  if (!m->functions.empty()) m->functions.front()->is_kernel = true;
+  return std::shared_ptr<const ir::Module>(std::move(m));
+}
+
+CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>& arg_types,
+                       const CompileOptions& options) {
+  CompiledKernel out;
+  out.arg_types = arg_types;
+  StageTimes& t = out.times;
+  std::unique_ptr<ir::Module> flipped;
+  const ir::Module& source = withEntryKind(untyped, options.device, &flipped);
+  out.untyped_ir = ir::printModule(source);
+
+  std::unique_ptr<ir::Module> typed = timed(&t.infer, [&] {
+    return typeinfer::inferTypes(source, arg_types, options.infer);
+  });
+  ir::Function& entry = *typed->functions.front();
+  entry.is_kernel = !options.device;
+  out.return_type = entry.return_type;
+  if (!options.device) checkKernelReturn(entry);
+
+  timed(&t.passes, [&] {
+    passes::runPasses(*typed, passes::defaultPipeline(), /*typed=*/true);
+    return 0;
+  });
+  out.typed_ir = ir::printModule(*typed);
+  out.symbol = codegen::kernelSymbol(entry);
+
+  out.nvvm_ir = timed(&t.emit, [&] { return codegen::emitNvvm(*typed, options.codegen); });
+
+  if (!options.want_cubin) {
+    out.ptx = timed(&t.nvvm, [&] { return link::nvvmToPtx(out.nvvm_ir, options.target); });
+    return out;
+  }
+  // The launch path needs only the cubin; PTX for inspect_ptx() is produced on
+  // demand from nvvm_ir (a second libNVVM run is not worth paying per launch
+  // signature).
+  std::vector<char> lto = timed(&t.nvvm, [&] { return link::nvvmToLtoIr(out.nvvm_ir, options.target); });
+  out.cubin = timed(&t.link, [&] {
+    std::vector<link::LinkInput> inputs;
+    inputs.push_back({link::LinkInput::Kind::LtoIr, std::move(lto), out.symbol + ".ltoir"});
+    return link::linkCubin(inputs, options.target);
+  });
+  return out;
+}
+
+}  // namespace cj::driver

@@ -1,0 +1,160 @@
+#include "typeinfer/context.h"
+
+#include "support/error.h"
+
+namespace cj::typeinfer {
+
+void FunctionContext::fail(const ir::Instr* at, std::string construct, std::string message,
+                           std::string hint) const {
+  int line = at ? at->loc.line : 0, col = at ? at->loc.col : 0;
+  if (line == 0) line = fn_.first_line;
+  throw CompileError(fn_.filename, line, col, std::move(construct), std::move(message),
+                     std::move(hint));
+}
+
+std::optional<ir::Const> constantOf(const ir::Instr* v) {
+  switch (v->op) {
+    case ir::Op::Const:
+      return v->cval;
+    case ir::Op::TupleMake: {
+      std::vector<ir::Const> elems;
+      for (const ir::Instr* e : v->operands) {
+        auto c = constantOf(e);
+        if (!c) return std::nullopt;
+        elems.push_back(std::move(*c));
+      }
+      return ir::Const::tuple(std::move(elems));
+    }
+    case ir::Op::Cast:
+      // An integer constant converted to another integer type keeps its value
+      // as far as shapes and indices are concerned.
+      if (v->type->isInt()) {
+        auto c = constantOf(v->operands[0]);
+        if (c && (c->kind == ir::Const::Kind::Int || c->kind == ir::Const::Kind::Bool))
+          return ir::Const::integer(c->i);
+      }
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<int64_t> constantInt(const ir::Instr* v) {
+  auto c = constantOf(v);
+  if (c && (c->kind == ir::Const::Kind::Int || c->kind == ir::Const::Kind::Bool)) return c->i;
+  return std::nullopt;
+}
+
+// ---- Emitter -----------------------------------------------------------------
+
+ir::Instr* Emitter::append(std::unique_ptr<ir::Instr> in) {
+  in->parent = block_;
+  out_.push_back(std::move(in));
+  return out_.back().get();
+}
+
+ir::Instr* Emitter::emit(ir::Op op, const Type* type, std::vector<ir::Instr*> operands) {
+  return append(fn_.make(op, type, std::move(operands), loc_));
+}
+
+ir::Instr* Emitter::constant(ir::Const c, const Type* type) {
+  ir::Instr* in = emit(ir::Op::Const, type, {});
+  in->cval = std::move(c);
+  return in;
+}
+
+ir::Instr* Emitter::intrinsic(std::string name, const Type* type, std::vector<ir::Instr*> operands,
+                              std::vector<int64_t> ints) {
+  ir::Instr* in = emit(ir::Op::Intrinsic, type, std::move(operands));
+  in->name = std::move(name);
+  in->ints = std::move(ints);
+  return in;
+}
+
+ir::Instr* Emitter::convert(ir::Instr* v, const Type* to) {
+  if (v->type == to) return v;
+  // A value never assigned on this path: an undefined value of the wanted type.
+  if (v->op == ir::Op::Undef || v->type->is(TypeKind::Undef)) return emit(ir::Op::Undef, to, {});
+  const Type* from = v->type;
+  if (from->isScalar() && to->isScalar()) return emit(ir::Op::Cast, to, {v});
+  if (from->is(TypeKind::Tuple) && to->is(TypeKind::Tuple) && from->elems.size() == to->elems.size()) {
+    std::vector<ir::Instr*> elems;
+    for (size_t i = 0; i < to->elems.size(); ++i)
+      elems.push_back(convert(element(v, static_cast<int64_t>(i)), to->elems[i]));
+    return emit(ir::Op::TupleMake, to, std::move(elems));
+  }
+  throw CompileError("", loc_.line, loc_.col, "cast",
+                     "internal error: cannot convert " + typeToString(from) + " to " +
+                         typeToString(to));
+}
+
+ir::Instr* Emitter::element(ir::Instr* tuple, int64_t i) {
+  if (tuple->op == ir::Op::TupleMake) return tuple->operands.at(static_cast<size_t>(i));
+  ir::Instr* e = emit(ir::Op::TupleGet, tuple->type->elems.at(static_cast<size_t>(i)), {tuple});
+  e->index = i;
+  return e;
+}
+
+std::vector<ir::Instr*> Emitter::elements(ir::Instr* tuple) {
+  std::vector<ir::Instr*> out;
+  for (size_t i = 0; i < tuple->type->elems.size(); ++i)
+    out.push_back(element(tuple, static_cast<int64_t>(i)));
+  return out;
+}
+
+ir::Instr* Emitter::truth(ir::Instr* v) {
+  const Type* t = v->type;
+  if (t == boolTy()) return v;
+  if (t->isScalar()) return emit(ir::Op::Truth, boolTy(), {v});
+  if (t->is(TypeKind::None)) return constant(ir::Const::boolean(false), boolTy());
+  if (t->is(TypeKind::Tuple)) return constant(ir::Const::boolean(!t->elems.empty()), boolTy());
+  throw CompileError("", loc_.line, loc_.col, "truth",
+                     "internal error: no truth value for " + typeToString(t));
+}
+
+// ---- Site ------------------------------------------------------------------------
+
+std::string Site::construct() const {
+  if (instr->op == ir::Op::GetAttr) return "getattr ." + std::string(name);
+  return std::string(name);
+}
+
+void Site::fail(std::string message, std::string hint) const {
+  ctx.fail(instr, construct(), std::move(message), std::move(hint));
+}
+
+std::vector<ir::Instr*> Site::bind(const std::vector<std::string_view>& params, size_t required) const {
+  std::vector<ir::Instr*> bound(params.size(), nullptr);
+  if (args.size() > params.size())
+    fail(std::string(name) + "() takes at most " + std::to_string(params.size()) +
+         " arguments (" + std::to_string(args.size()) + " given)");
+  for (size_t i = 0; i < args.size(); ++i) bound[i] = args[i];
+  for (size_t k = 0; k < kw_names.size(); ++k) {
+    size_t i = 0;
+    while (i < params.size() && params[i] != kw_names[k]) ++i;
+    if (i == params.size())
+      fail(std::string(name) + "() got an unexpected keyword argument '" + kw_names[k] + "'");
+    if (bound[i])
+      fail(std::string(name) + "() got multiple values for argument '" + kw_names[k] + "'");
+    bound[i] = kw_args[k];
+  }
+  for (size_t i = 0; i < required; ++i)
+    if (!bound[i])
+      fail(std::string(name) + "() missing required argument '" + std::string(params[i]) + "'");
+  return bound;
+}
+
+void Site::expectArgs(size_t n) const { expectArgs(n, n); }
+
+void Site::expectArgs(size_t min, size_t max) const {
+  if (!kw_names.empty())
+    fail(std::string(name) + "() takes no keyword arguments");
+  if (args.size() < min || args.size() > max) {
+    std::string want = min == max ? std::to_string(min)
+                                  : std::to_string(min) + " to " + std::to_string(max);
+    fail(std::string(name) + "() takes " + want + " argument" + (max == 1 ? "" : "s") + " (" +
+         std::to_string(args.size()) + " given)");
+  }
+}
+
+}  // namespace cj::typeinfer

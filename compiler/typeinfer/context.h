@@ -1,0 +1,103 @@
+// What the typing rules (symbols, attributes, calls) see: the function being
+// typed, the operation at hand, and an emitter for the typed instructions
+// that replace it. Shared by the fixpoint typer (typer.cpp), the rewrite
+// (lower.cpp) and the rule tables (rules_*.cpp).
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace cj::typeinfer {
+
+class Specializer;
+
+// The function being typed. Rules report errors through it so that every
+// message carries the file and the line of the instruction at fault.
+class FunctionContext {
+ public:
+  FunctionContext(ir::Function& fn, Specializer& specializer) : fn_(fn), specializer_(specializer) {}
+  ir::Function& fn() const { return fn_; }
+  Specializer& specializer() const { return specializer_; }
+
+  [[noreturn]] void fail(const ir::Instr* at, std::string construct, std::string message,
+                         std::string hint = {}) const;
+
+ private:
+  ir::Function& fn_;
+  Specializer& specializer_;
+};
+
+// A compile-time constant behind a value: a `const`, a `tuple` of constants,
+// or a cast of an integer constant.
+std::optional<ir::Const> constantOf(const ir::Instr* v);
+// An integer constant (int or bool), if `v` is one.
+std::optional<int64_t> constantInt(const ir::Instr* v);
+
+// Appends typed instructions to a block's new instruction list, at the
+// location of the instruction being rewritten.
+class Emitter {
+ public:
+  Emitter(ir::Function& fn, ir::Block* block, std::vector<std::unique_ptr<ir::Instr>>& out,
+          ir::Loc loc)
+      : fn_(fn), block_(block), out_(out), loc_(loc) {}
+
+  ir::Instr* emit(ir::Op op, const Type* type, std::vector<ir::Instr*> operands);
+  ir::Instr* append(std::unique_ptr<ir::Instr> in);
+  ir::Instr* constant(ir::Const c, const Type* type);
+  ir::Instr* constInt(int64_t v) { return constant(ir::Const::integer(v), i64Ty()); }
+  ir::Instr* intrinsic(std::string name, const Type* type, std::vector<ir::Instr*> operands,
+                       std::vector<int64_t> ints = {});
+  // Converts `v` to `to`: a scalar `cast`, element-wise for tuples, an
+  // `undef` of type `to` for a never-assigned value; `v` itself when the
+  // types are equal.
+  ir::Instr* convert(ir::Instr* v, const Type* to);
+  // The elements of a tuple value: the operands of a `tuple` instruction, or
+  // one `tuple_get` each.
+  std::vector<ir::Instr*> elements(ir::Instr* tuple);
+  // Element i of a tuple value: the operand of a `tuple`, or a `tuple_get`.
+  ir::Instr* element(ir::Instr* tuple, int64_t i);
+  // bool(v) as Python tests it: `v` if already b1, else `truth v`.
+  ir::Instr* truth(ir::Instr* v);
+  ir::Loc loc() const { return loc_; }
+
+ private:
+  ir::Function& fn_;
+  ir::Block* block_;
+  std::vector<std::unique_ptr<ir::Instr>>& out_;
+  ir::Loc loc_;
+};
+
+// A Python-level use of a table entry: a symbol used as a value, an attribute
+// of a typed value, or a call with positional and keyword arguments.
+struct Site {
+  Site(const FunctionContext& c, ir::Instr* in, std::string_view n, std::string_view a)
+      : ctx(c), instr(in), name(n), arg(a) {}
+
+  const FunctionContext& ctx;
+  ir::Instr* instr;                    // the const / getattr / call being typed or rewritten
+  std::string_view name;               // the symbol's qualified name, or the attribute name
+  std::string_view arg;                // the table row's argument column
+  ir::Instr* receiver = nullptr;       // getattr: the object
+  std::vector<ir::Instr*> args;        // call: positional arguments
+  std::vector<std::string> kw_names;   // call: keyword names ...
+  std::vector<ir::Instr*> kw_args;     // ... and their values
+
+  const Type* argType(size_t i) const { return args[i]->type; }
+  size_t argCount() const { return args.size() + kw_args.size(); }
+  // Positional and keyword arguments matched to parameter names, as Python
+  // binds them; `required` leading names must be present. Fails on unknown
+  // keywords, duplicates, too many or too few arguments.
+  std::vector<ir::Instr*> bind(const std::vector<std::string_view>& params, size_t required) const;
+  // Fails unless there are exactly n positional arguments and no keywords.
+  void expectArgs(size_t n) const;
+  void expectArgs(size_t min, size_t max) const;
+  [[noreturn]] void fail(std::string message, std::string hint = {}) const;
+  // The construct named in errors: "math.sqrt", "getattr .foo".
+  std::string construct() const;
+};
+
+}  // namespace cj::typeinfer

@@ -1,0 +1,55 @@
+#include "typeinfer/mangle.h"
+
+#include <cctype>
+
+namespace cj::typeinfer {
+namespace {
+
+std::string identifier(std::string_view s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
+
+}  // namespace
+
+std::string mangleType(const Type* t) {
+  switch (t->kind) {
+    case TypeKind::Scalar: return std::string(scalarShortName(t->scalar));
+    case TypeKind::Array: {
+      std::string s = "a" + std::to_string(t->ndim) + std::string(scalarShortName(t->scalar));
+      s += t->layout == Layout::C ? "C" : t->layout == Layout::F ? "F" : "A";
+      if (t->space == MemSpace::Shared) s += "s";
+      if (t->space == MemSpace::Local) s += "l";
+      if (t->space == MemSpace::Const) s += "k";
+      if (t->readonly) s += "r";
+      return s;
+    }
+    case TypeKind::Tuple: {
+      std::string s = "T";
+      for (size_t i = 0; i < t->elems.size(); ++i) {
+        if (i) s += "_";
+        s += mangleType(t->elems[i]);
+      }
+      return s + "E";
+    }
+    case TypeKind::Range: return "R" + std::string(scalarShortName(t->scalar));
+    case TypeKind::RangeIter: return "I" + std::string(scalarShortName(t->scalar));
+    case TypeKind::None: return "none";
+    case TypeKind::String: return "str";
+    case TypeKind::Symbol: return "sym_" + identifier(t->name);
+    case TypeKind::Function: return "fn_" + identifier(t->name);
+    default: return "x";
+  }
+}
+
+std::string mangleFunctionName(std::string_view base, const std::vector<const Type*>& args) {
+  std::string s = identifier(base) + "__";
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i) s += "_";
+    s += mangleType(args[i]);
+  }
+  return s;
+}
+
+}  // namespace cj::typeinfer

@@ -1,0 +1,172 @@
+// cudajit's SIMT symbols: special registers, grid helpers, barriers,
+// shared/local arrays, atomics.
+#include "typeinfer/rules.h"
+
+namespace cj::typeinfer::rules {
+namespace {
+
+// ---- special registers: cuda.threadIdx.x & co are i32 values ----------------
+
+const Type* sregType(const Site&) { return i32Ty(); }
+ir::Instr* sregLower(const Site& s, Emitter& e) { return e.intrinsic(std::string(s.arg), i32Ty(), {}); }
+
+// ---- grid(n) / gridsize(n): i64 or a tuple of n i64, expanded inline --------
+
+int gridDims(const Site& s) {
+  s.expectArgs(1);
+  auto n = constantInt(s.args[0]);
+  if (!n || *n < 1 || *n > 3)
+    s.fail(std::string(s.name) + "() argument must be the constant 1, 2 or 3");
+  return static_cast<int>(*n);
+}
+
+const Type* gridType(const Site& s) {
+  int n = gridDims(s);
+  if (n == 1) return i64Ty();
+  return tupleTy(std::vector<const Type*>(n, i64Ty()));
+}
+
+ir::Instr* sreg64(Emitter& e, const char* reg, char dim) {
+  std::string name = std::string("sreg.") + reg + "." + dim;
+  return e.convert(e.intrinsic(name, i32Ty(), {}), i64Ty());   // sign-extended, as numba does
+}
+
+// As numba-cuda: each register sign-extended to i64, then multiplied and added in i64.
+ir::Instr* gridLowerWith(const Site& s, Emitter& e, bool size) {
+  int n = gridDims(s);
+  std::vector<ir::Instr*> dims;
+  for (int d = 0; d < n; ++d) {
+    char xyz = "xyz"[d];
+    if (size) {
+      ir::Instr* ntid = sreg64(e, "ntid", xyz);
+      ir::Instr* nctaid = sreg64(e, "nctaid", xyz);
+      dims.push_back(e.emit(ir::Op::Mul, i64Ty(), {ntid, nctaid}));
+    } else {
+      ir::Instr* tid = sreg64(e, "tid", xyz);
+      ir::Instr* ntid = sreg64(e, "ntid", xyz);
+      ir::Instr* ctaid = sreg64(e, "ctaid", xyz);
+      ir::Instr* base = e.emit(ir::Op::Mul, i64Ty(), {ntid, ctaid});
+      dims.push_back(e.emit(ir::Op::Add, i64Ty(), {base, tid}));
+    }
+  }
+  if (n == 1) return dims[0];
+  return e.emit(ir::Op::TupleMake, s.instr->type, dims);
+}
+
+ir::Instr* gridLower(const Site& s, Emitter& e) { return gridLowerWith(s, e, false); }
+ir::Instr* gridsizeLower(const Site& s, Emitter& e) { return gridLowerWith(s, e, true); }
+
+// ---- barriers and fences: () -> none -------------------------------------------
+
+const Type* barrierType(const Site& s) {
+  s.expectArgs(0);
+  return noneTy();
+}
+ir::Instr* barrierLower(const Site& s, Emitter& e) {
+  e.intrinsic(std::string(s.arg), voidTy(), {});
+  return nullptr;
+}
+
+// ---- shared.array / local.array(shape, dtype) ----------------------------------
+
+struct ArraySpec {
+  Scalar dtype;
+  std::vector<int64_t> shape;
+};
+
+ArraySpec arraySpec(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"shape", "dtype"}, 2);
+  ArraySpec spec;
+  auto shape = constantOf(a[0]);
+  if (shape && shape->kind == ir::Const::Kind::Int) {
+    spec.shape.push_back(shape->i);
+  } else if (shape && shape->kind == ir::Const::Kind::Tuple) {
+    for (const auto& d : shape->elems)
+      spec.shape.push_back(d.kind == ir::Const::Kind::Int ? d.i : -1);
+  }
+  bool valid = !spec.shape.empty();
+  for (int64_t d : spec.shape) valid = valid && d > 0;
+  if (!valid)
+    s.fail(std::string(s.name) + "(): shape must be a constant positive integer or tuple of "
+                                 "integers",
+           "use a literal or a global constant, e.g. cuda.shared.array(256, numpy.float32)");
+  if (spec.shape.size() > 3)
+    s.fail(std::string(s.name) + "(): at most 3 dimensions are supported");
+  auto dtype = dtypeOf(a[1]);
+  if (!dtype)
+    s.fail(std::string(s.name) + "(): dtype must be a numpy scalar type (numpy.float32) or "
+                                 "its name ('float32'), got " + typeToString(a[1]->type));
+  spec.dtype = *dtype;
+  return spec;
+}
+
+const Type* memArrayType(const Site& s, MemSpace space) {
+  ArraySpec spec = arraySpec(s);
+  return arrayTy(spec.dtype, static_cast<int>(spec.shape.size()), Layout::C, space);
+}
+const Type* sharedType(const Site& s) { return memArrayType(s, MemSpace::Shared); }
+const Type* localType(const Site& s) { return memArrayType(s, MemSpace::Local); }
+
+ir::Instr* memArrayLower(const Site& s, Emitter& e) {
+  return e.intrinsic(std::string(s.arg), s.instr->type, {}, arraySpec(s).shape);
+}
+
+// ---- atomic.add(arr, idx, val) -> the old value -----------------------------------
+
+bool atomicDtype(Scalar s) {
+  switch (s) {
+    case Scalar::Float64: case Scalar::Float32: case Scalar::Int32:
+    case Scalar::UInt32: case Scalar::Int64: case Scalar::UInt64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const Type* atomicType(const Site& s) {
+  s.expectArgs(3);
+  const Type* arr = s.argType(0);
+  const Type* idx = s.argType(1);
+  const Type* val = s.argType(2);
+  if (!arr->is(TypeKind::Array))
+    s.fail(std::string(s.name) + "(): first argument must be an array, got " + typeToString(arr));
+  if (!atomicDtype(arr->scalar))
+    s.fail(std::string(s.name) + "() does not support arrays of " +
+           std::string(scalarNumbaName(arr->scalar)),
+           "supported: float64, float32, int32, uint32, int64, uint64");
+  if (arr->readonly) s.fail(std::string(s.name) + "() on a readonly array");
+  size_t n = idx->is(TypeKind::Tuple) ? idx->elems.size() : 1;
+  bool ints = idx->is(TypeKind::Tuple) ? true : idx->isInt();
+  if (idx->is(TypeKind::Tuple))
+    for (const Type* t : idx->elems) ints = ints && t->isInt();
+  if (!ints || static_cast<int>(n) != arr->ndim)
+    s.fail(std::string(s.name) + "(): index must be " +
+           (arr->ndim == 1 ? std::string("an integer") :
+                             "a tuple of " + std::to_string(arr->ndim) + " integers") +
+           " for a " + std::to_string(arr->ndim) + "-d array, got " + typeToString(idx));
+  if (!val->isScalar() || val->isComplex())
+    s.fail(std::string(s.name) + "(): value must be a number, got " + typeToString(val));
+  return scalarTy(arr->scalar);
+}
+
+ir::Instr* atomicLower(const Site& s, Emitter& e) {
+  ir::Instr* arr = s.args[0];
+  std::vector<ir::Instr*> operands = {arr};
+  std::vector<ir::Instr*> idx = s.args[1]->type->is(TypeKind::Tuple) ? e.elements(s.args[1])
+                                                                     : std::vector{s.args[1]};
+  for (ir::Instr* i : idx) operands.push_back(e.convert(i, i64Ty()));
+  operands.push_back(e.convert(s.args[2], scalarTy(arr->type->scalar)));
+  return e.intrinsic(std::string(s.arg), scalarTy(arr->type->scalar), operands);
+}
+
+}  // namespace
+
+const Rule sreg{sregType, sregLower};
+const Rule grid{gridType, gridLower};
+const Rule gridsize{gridType, gridsizeLower};
+const Rule barrier{barrierType, barrierLower};
+const Rule sharedArray{sharedType, memArrayLower};
+const Rule localArray{localType, memArrayLower};
+const Rule atomicAdd{atomicType, atomicLower};
+
+}  // namespace cj::typeinfer::rules

@@ -1,0 +1,27 @@
+// numba's spelling of types and signatures, parsed:
+//   parseNumbaType("float32[:, ::1]")            -> array(f32, 2d, C)
+//   parseSignature("void(float32, float32[:])")   -> {none, {f32, array(f32, 1d, A)}}
+//
+// Types: scalar names (float32, int64, uint8, boolean, bool_, complex128, intp,
+// and the short forms f4, i8, u4, c16, f32, i64, b1), arrays `T[:]` (A),
+// `T[::1]` (C), `T[:, ::1]` (C), `T[::1, :]` (F), `T[:, :]` (A), tuples
+// `UniTuple(T, n)` and `Tuple(T, U, ...)`, `void` / `none`, and the IR text
+// form ("array(f32, 2d, C)", "tuple(i64, f32)").
+#pragma once
+#include <string_view>
+#include <vector>
+
+#include "types/types.h"
+
+namespace cj::typeinfer {
+
+struct ParsedSignature {
+  const Type* ret = nullptr;          // nullptr when the signature names no return type ("(f32, i64)")
+  std::vector<const Type*> args;
+};
+
+// Throw CompileError (construct "signature") on text they cannot read.
+const Type* parseNumbaType(std::string_view text);
+ParsedSignature parseSignature(std::string_view text);
+
+}  // namespace cj::typeinfer

@@ -1,0 +1,136 @@
+#include "typeinfer/sites.h"
+
+#include "typeinfer/specializer.h"
+
+namespace cj::typeinfer {
+
+namespace {
+
+const SymbolEntry* valueSymbol(const ir::Const& c) {
+  if (c.kind != ir::Const::Kind::Symbol) return nullptr;
+  const SymbolEntry* entry = findSymbol(c.s);
+  return entry && *entry->value ? entry : nullptr;
+}
+
+}  // namespace
+
+const Type* constantType(const FunctionContext& ctx, ir::Instr* in, const ir::Const& c) {
+  if (const SymbolEntry* entry = valueSymbol(c))
+    return entry->value->type(Site{ctx, in, entry->name, entry->arg});
+  if (c.kind != ir::Const::Kind::Tuple) return ir::constType(c);
+  std::vector<const Type*> elems;
+  for (const auto& e : c.elems) elems.push_back(constantType(ctx, in, e));
+  return tupleTy(elems);
+}
+
+ir::Instr* lowerConstant(const FunctionContext& ctx, ir::Instr* in, const ir::Const& c, Emitter& e) {
+  if (const SymbolEntry* entry = valueSymbol(c)) {
+    Site site{ctx, in, entry->name, entry->arg};
+    return entry->value->lower(site, e);
+  }
+  if (c.kind != ir::Const::Kind::Tuple) return e.constant(c, ir::constType(c));
+  std::vector<ir::Instr*> elems;
+  for (const auto& x : c.elems) elems.push_back(lowerConstant(ctx, in, x, e));
+  std::vector<const Type*> types;
+  for (ir::Instr* x : elems) types.push_back(x->type);
+  return e.emit(ir::Op::TupleMake, tupleTy(types), elems);
+}
+
+Bound bindGetAttr(const FunctionContext& ctx, ir::Instr* in) {
+  ir::Instr* obj = in->operands[0];
+  const Type* t = obj->type;
+  if (t->is(TypeKind::Symbol)) {
+    std::string qualified = t->name + "." + in->name;
+    const SymbolEntry* entry = findSymbol(qualified);
+    if (!entry)
+      ctx.fail(in, "getattr ." + in->name, "unsupported attribute " + qualified,
+               "cudajit supports the names listed in docs (cuda.threadIdx.x, math.sqrt, ...)");
+    Site site{ctx, in, entry->name, entry->arg};
+    site.receiver = obj;
+    return Bound{*entry->value ? entry->value : &rules::symbolRef, site};
+  }
+  if (const AttributeEntry* attr = findAttribute(t->kind, in->name)) {
+    Site site{ctx, in, attr->name, ""};
+    site.receiver = obj;
+    return Bound{attr->rule, site};
+  }
+  std::string what = t->is(TypeKind::Array) ? "array" : typeToString(t);
+  ctx.fail(in, "getattr ." + in->name,
+           what + " has no attribute '" + in->name + "'",
+           t->is(TypeKind::Array) ? "the value is " + typeToString(t) : std::string());
+}
+
+Bound bindCall(const FunctionContext& ctx, ir::Instr* in) {
+  ir::Instr* callee = in->operands[0];
+  const Type* t = callee->type;
+  const Rule* rule = nullptr;
+  std::string_view name, arg;
+  if (t->is(TypeKind::Symbol)) {
+    const SymbolEntry* entry = findSymbol(t->name);
+    if (!entry || !*entry->call)
+      ctx.fail(in, t->name, "unsupported function " + t->name);
+    rule = entry->call;
+    name = entry->name;
+    arg = entry->arg;
+  } else if (t->is(TypeKind::Function)) {
+    rule = &rules::deviceCall;
+    name = t->name;
+  } else {
+    ctx.fail(in, "call", "a value of type " + typeToString(t) + " is not callable");
+  }
+  Site site{ctx, in, name, arg};
+  size_t nargs = in->operands.size() - 1;
+  size_t nkw = std::min(in->names.size(), nargs);
+  for (size_t i = 1; i <= nargs - nkw; ++i) site.args.push_back(in->operands[i]);
+  for (size_t k = 0; k < nkw; ++k) {
+    site.kw_names.push_back(in->names[k]);
+    site.kw_args.push_back(in->operands[1 + nargs - nkw + k]);
+  }
+  return Bound{rule, site};
+}
+
+namespace rules {
+namespace {
+
+const Type* symbolRefType(const Site& s) { return symbolTy(s.name); }
+ir::Instr* symbolRefLower(const Site& s, Emitter& e) {
+  return e.constant(ir::Const::symbol(std::string(s.name)), symbolTy(s.name));
+}
+
+// Device functions: arguments bound to the callee's parameter names, then the
+// callee specialised on their types (Specializer memoises per signature).
+std::vector<ir::Instr*> deviceArgs(const Site& s, const ir::Function& callee) {
+  std::vector<std::string_view> params(callee.arg_names.begin(), callee.arg_names.end());
+  if (params.size() != callee.entry()->params.size()) {
+    params.clear();
+    for (auto& p : callee.entry()->params) params.push_back(p->var);
+  }
+  std::vector<ir::Instr*> bound = s.bind(params, params.size());
+  return bound;
+}
+
+const Type* deviceCallType(const Site& s) {
+  const ir::Function& callee = s.ctx.specializer().untypedFunction(s.ctx, s.instr, s.name);
+  std::vector<const Type*> types;
+  for (ir::Instr* a : deviceArgs(s, callee)) types.push_back(a->type);
+  return s.ctx.specializer().specialize(s.ctx, s.instr, callee, types).ret;
+}
+
+ir::Instr* deviceCallLower(const Site& s, Emitter& e) {
+  const ir::Function& callee = s.ctx.specializer().untypedFunction(s.ctx, s.instr, s.name);
+  std::vector<ir::Instr*> args = deviceArgs(s, callee);
+  std::vector<const Type*> types;
+  for (ir::Instr* a : args) types.push_back(a->type);
+  const Specialization& spec = s.ctx.specializer().specialize(s.ctx, s.instr, callee, types);
+  ir::Instr* call = e.emit(ir::Op::CallFunc, spec.ret, args);
+  call->name = spec.name;
+  return call;
+}
+
+}  // namespace
+
+const Rule symbolRef{symbolRefType, symbolRefLower};
+const Rule deviceCall{deviceCallType, deviceCallLower};
+
+}  // namespace rules
+}  // namespace cj::typeinfer

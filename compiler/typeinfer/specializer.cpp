@@ -1,0 +1,111 @@
+#include "typeinfer/specializer.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "support/error.h"
+#include "typeinfer/lower.h"
+#include "typeinfer/mangle.h"
+#include "typeinfer/typer.h"
+
+namespace cj::typeinfer {
+namespace {
+
+// Pops the active-function stack however inference ends.
+struct ActiveGuard {
+  std::vector<std::string>& stack;
+  ActiveGuard(std::vector<std::string>& s, std::string name) : stack(s) { stack.push_back(std::move(name)); }
+  ~ActiveGuard() { stack.pop_back(); }
+};
+
+// The Python name users wrote: "rec" for "test.<locals>.rec".
+std::string displayName(const ir::Function& fn) {
+  const std::string& q = fn.py_name.empty() ? fn.name : fn.py_name;
+  size_t dot = q.rfind('.');
+  return dot == std::string::npos ? q : q.substr(dot + 1);
+}
+
+}  // namespace
+
+const ir::Function& Specializer::untypedFunction(const FunctionContext& caller, const ir::Instr* at,
+                                                 std::string_view name) const {
+  const ir::Function* fn = untyped_.find(name);
+  if (!fn) caller.fail(at, "call", "device function '" + std::string(name) + "' is not in the module");
+  return *fn;
+}
+
+const Specialization& Specializer::specialize(const FunctionContext& caller, const ir::Instr* at,
+                                              const ir::Function& fn,
+                                              const std::vector<const Type*>& args) {
+  auto key = std::make_pair(fn.name, args);
+  if (auto it = memo_.find(key); it != memo_.end()) return *it->second;
+  if (std::find(active_.begin(), active_.end(), fn.name) != active_.end())
+    caller.fail(at, "call " + fn.name,
+                "recursive call to device function '" + displayName(fn) + "' is not supported");
+  auto spec = std::make_unique<Specialization>();
+  spec->name = mangleFunctionName(fn.name, args);
+  spec->fn = infer(fn, spec->name, args, &spec->ret);
+  by_name_[spec->name] = spec.get();
+  return *memo_.emplace(key, std::move(spec)).first->second;
+}
+
+std::unique_ptr<ir::Function> Specializer::inferEntry(const ir::Function& fn,
+                                                       const std::vector<const Type*>& args) {
+  const Type* ret = nullptr;
+  std::unique_ptr<ir::Function> typed = infer(fn, fn.name, args, &ret);
+  if (fn.is_kernel && !ret->is(TypeKind::None)) {
+    const ir::Instr* at = nullptr;
+    for (auto& b : typed->blocks)
+      if (ir::Instr* t = b->terminator(); t && t->op == ir::Op::Ret && !t->operands.empty() &&
+                                          !t->operands[0]->type->is(TypeKind::None))
+        at = at ? at : t;
+    FunctionContext ctx(*typed, *this);
+    ctx.fail(at, "return", "a kernel must not return a value (it returns " + typeToString(ret) + ")",
+             "write results into an array argument");
+  }
+  return typed;
+}
+
+std::unique_ptr<ir::Function> Specializer::infer(const ir::Function& fn, const std::string& name,
+                                                 const std::vector<const Type*>& args,
+                                                 const Type** ret) {
+  ActiveGuard guard(active_, fn.name);
+  std::unique_ptr<ir::Function> typed = ir::cloneFunction(fn, name);
+  FunctionContext ctx(*typed, *this);
+  if (typed->blocks.empty()) ctx.fail(nullptr, "function", "function '" + fn.name + "' has no body");
+  auto& params = typed->entry()->params;
+  if (params.size() != args.size())
+    ctx.fail(nullptr, "signature",
+             "'" + displayName(fn) + "' takes " + std::to_string(params.size()) +
+                 " argument" + (params.size() == 1 ? "" : "s") + " but " +
+                 std::to_string(args.size()) + " type" + (args.size() == 1 ? " was" : "s were") +
+                 " given");
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Type* t = args[i];
+    if (!t || t->is(TypeKind::Unknown) || t->is(TypeKind::Undef) || t->is(TypeKind::Void))
+      ctx.fail(nullptr, "signature", "argument " + std::to_string(i) + " has no concrete type");
+    params[i]->type = t;
+  }
+  removeUnreachableBlocks(*typed);
+  *ret = Typer(ctx).run();
+  Lowerer(ctx, *ret).run();
+  return typed;
+}
+
+std::vector<std::unique_ptr<ir::Function>> Specializer::takeCallees(const ir::Function& root) {
+  std::vector<std::unique_ptr<ir::Function>> out;
+  std::function<void(const ir::Function&)> visit = [&](const ir::Function& fn) {
+    for (auto& b : fn.blocks)
+      for (auto& in : b->instrs) {
+        if (in->op != ir::Op::CallFunc) continue;
+        auto it = by_name_.find(in->name);
+        if (it == by_name_.end() || !it->second->fn) continue;   // taken already
+        out.push_back(std::move(it->second->fn));
+        visit(*out.back());
+      }
+  };
+  visit(root);
+  return out;
+}
+
+}  // namespace cj::typeinfer

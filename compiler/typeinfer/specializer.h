@@ -1,0 +1,51 @@
+// Module-level bookkeeping of type inference: one typed function per
+// (untyped function, argument types), inferred on first use and memoised;
+// recursion (direct or mutual) is rejected.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "typeinfer/context.h"
+#include "typeinfer/infer.h"
+
+namespace cj::typeinfer {
+
+struct Specialization {
+  std::string name;                       // "<name>__<mangled argument types>"
+  std::unique_ptr<ir::Function> fn;       // typed
+  const Type* ret = nullptr;
+};
+
+class Specializer {
+ public:
+  Specializer(const ir::Module& untyped, const InferOptions& options)
+      : untyped_(untyped), options_(options) {}
+
+  // The untyped device function `name` ("fn:<name>" symbols); fails at `at` if missing.
+  const ir::Function& untypedFunction(const FunctionContext& caller, const ir::Instr* at,
+                                      std::string_view name) const;
+  // The typed specialisation of `fn` for `args`, inferred now if new.
+  const Specialization& specialize(const FunctionContext& caller, const ir::Instr* at,
+                                   const ir::Function& fn, const std::vector<const Type*>& args);
+  // Types the entry function (it keeps its name); kernels must return none.
+  std::unique_ptr<ir::Function> inferEntry(const ir::Function& fn, const std::vector<const Type*>& args);
+  // The specialisations `root` calls, directly or not, in first-call order,
+  // moved out of the memo table.
+  std::vector<std::unique_ptr<ir::Function>> takeCallees(const ir::Function& root);
+
+ private:
+  // Clones `fn` as `name`, types it for `args`, rewrites it into typed IR.
+  std::unique_ptr<ir::Function> infer(const ir::Function& fn, const std::string& name,
+                                      const std::vector<const Type*>& args, const Type** ret);
+
+  const ir::Module& untyped_;
+  const InferOptions& options_;
+  std::map<std::pair<std::string, std::vector<const Type*>>, std::unique_ptr<Specialization>> memo_;
+  std::map<std::string, Specialization*> by_name_;
+  std::vector<std::string> active_;       // untyped names being inferred, outermost first
+};
+
+}  // namespace cj::typeinfer

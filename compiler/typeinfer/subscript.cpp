@@ -1,0 +1,91 @@
+#include "typeinfer/subscript.h"
+
+#include "typeinfer/conversion.h"
+
+namespace cj::typeinfer {
+namespace {
+
+// The index of `x[idx]` as a list of integer-typed values' types; fails unless
+// it is one integer or a tuple of integers.
+std::vector<const Type*> indexTypes(const FunctionContext& ctx, ir::Instr* in, const Type* arr,
+                                    const Type* idx) {
+  std::vector<const Type*> types =
+      idx->is(TypeKind::Tuple) ? idx->elems : std::vector<const Type*>{idx};
+  for (const Type* t : types)
+    if (!t->isInt())
+      ctx.fail(in, "getitem",
+               "array index must be an integer or a tuple of integers, got " + typeToString(idx));
+  if (static_cast<int>(types.size()) != arr->ndim)
+    ctx.fail(in, "getitem",
+             std::to_string(types.size()) + " index" + (types.size() == 1 ? "" : "es") +
+                 " on a " + std::to_string(arr->ndim) + "-d array: slicing is not supported yet",
+             "index every dimension: a[i, j]");
+  return types;
+}
+
+int64_t tupleIndex(const FunctionContext& ctx, ir::Instr* in, const Type* tup, ir::Instr* idx) {
+  auto k = constantInt(idx);
+  if (!idx->type->isInt() && !idx->type->isBool())
+    ctx.fail(in, "getitem", "tuple index must be an integer, got " + typeToString(idx->type));
+  if (!k)
+    ctx.fail(in, "getitem", "tuple index must be a constant (the tuple is " + typeToString(tup) + ")");
+  int64_t n = static_cast<int64_t>(tup->elems.size());
+  int64_t i = *k < 0 ? *k + n : *k;
+  if (i < 0 || i >= n)
+    ctx.fail(in, "getitem", "tuple index " + std::to_string(*k) + " out of range for " +
+                                typeToString(tup));
+  return i;
+}
+
+std::vector<ir::Instr*> arrayIndices(ir::Instr* idx, Emitter& e) {
+  std::vector<ir::Instr*> raw = idx->type->is(TypeKind::Tuple) ? e.elements(idx)
+                                                              : std::vector<ir::Instr*>{idx};
+  for (ir::Instr*& i : raw) i = e.convert(i, i64Ty());
+  return raw;
+}
+
+}  // namespace
+
+const Type* getItemType(const FunctionContext& ctx, ir::Instr* in) {
+  const Type* obj = in->operands[0]->type;
+  const Type* idx = in->operands[1]->type;
+  if (obj->is(TypeKind::Array)) {
+    indexTypes(ctx, in, obj, idx);
+    return scalarTy(obj->scalar);
+  }
+  if (obj->is(TypeKind::Tuple)) return obj->elems[tupleIndex(ctx, in, obj, in->operands[1])];
+  ctx.fail(in, "getitem", typeToString(obj) + " is not subscriptable");
+}
+
+ir::Instr* lowerGetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
+  ir::Instr* obj = in->operands[0];
+  if (obj->type->is(TypeKind::Tuple)) {
+    return e.element(obj, tupleIndex(ctx, in, obj->type, in->operands[1]));
+  }
+  std::vector<ir::Instr*> operands = {obj};
+  for (ir::Instr* i : arrayIndices(in->operands[1], e)) operands.push_back(i);
+  return e.emit(ir::Op::ArrayLoad, in->type, operands);
+}
+
+void checkSetItem(const FunctionContext& ctx, ir::Instr* in) {
+  const Type* obj = in->operands[0]->type;
+  const Type* val = in->operands[2]->type;
+  if (!obj->is(TypeKind::Array))
+    ctx.fail(in, "setitem", typeToString(obj) + " does not support item assignment");
+  if (obj->readonly) ctx.fail(in, "setitem", "cannot assign to a readonly array " + typeToString(obj));
+  indexTypes(ctx, in, obj, in->operands[1]->type);
+  if (!val->isScalar() || scalarConversion(val->scalar, obj->scalar) == Conversion::None)
+    ctx.fail(in, "setitem",
+             "cannot store " + typeToString(val) + " into an array of " +
+                 std::string(scalarShortName(obj->scalar)));
+}
+
+void lowerSetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
+  ir::Instr* arr = in->operands[0];
+  std::vector<ir::Instr*> operands = {arr};
+  for (ir::Instr* i : arrayIndices(in->operands[1], e)) operands.push_back(i);
+  operands.push_back(e.convert(in->operands[2], scalarTy(arr->type->scalar)));
+  e.emit(ir::Op::ArrayStore, voidTy(), operands);
+}
+
+}  // namespace cj::typeinfer

@@ -1,0 +1,76 @@
+// The symbol and attribute tables (symbols.def, attributes.def) as data.
+#include <unordered_map>
+
+#include "support/error.h"
+#include "typeinfer/rules.h"
+#include "typeinfer/signature.h"
+
+namespace cj::typeinfer {
+namespace {
+
+using namespace rules;   // the rule names symbols.def uses
+const Rule none{};        // the table's "not usable this way"
+
+const SymbolEntry kSymbols[] = {
+#define SYMBOL(name, value, call, arg) {name, &value, &call, arg},
+#include "typeinfer/symbols.def"
+#undef SYMBOL
+// numpy.float32(x) & co, and their use as dtypes: one row per scalar type.
+#define X(E, short_name, numba_name, kind, bits, is_signed, nvvm, np) \
+  {"numpy." #numba_name, &none, &scalarCast, #numba_name},
+#include "types/scalars.def"
+#undef X
+};
+
+const AttributeEntry kAttributes[] = {
+#define ATTRIBUTE(kind, name, rule) {TypeKind::kind, name, &rule},
+#include "typeinfer/attributes.def"
+#undef ATTRIBUTE
+};
+
+}  // namespace
+
+const SymbolEntry* findSymbol(std::string_view qualified_name) {
+  static const auto index = [] {
+    std::unordered_map<std::string_view, const SymbolEntry*> m;
+    for (const auto& e : kSymbols) m.emplace(e.name, &e);
+    return m;
+  }();
+  auto it = index.find(qualified_name);
+  return it == index.end() ? nullptr : it->second;
+}
+
+const AttributeEntry* findAttribute(TypeKind kind, std::string_view name) {
+  for (const auto& e : kAttributes)
+    if (e.kind == kind && e.name == name) return &e;
+  return nullptr;
+}
+
+std::optional<Scalar> dtypeOf(const ir::Instr* v) {
+  const Type* t = v->type;
+  std::string_view name;
+  if (t->is(TypeKind::Symbol)) {
+    name = t->name;
+    if (name == "builtins.float") return Scalar::Float64;
+    if (name == "builtins.int") return Scalar::Int64;
+    if (name == "builtins.bool") return Scalar::Bool;
+    if (name.substr(0, 6) != "numpy.") return std::nullopt;
+    name.remove_prefix(6);
+  } else if (auto c = constantOf(v); c && c->kind == ir::Const::Kind::Str) {
+    Scalar s;
+    if (parseScalar(c->s, &s)) return s;
+    try {
+      const Type* parsed = parseNumbaType(c->s);
+      if (parsed->isScalar()) return parsed->scalar;
+    } catch (const CompileError&) {
+    }
+    return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  Scalar s;
+  if (parseScalar(name, &s)) return s;
+  return std::nullopt;
+}
+
+}  // namespace cj::typeinfer

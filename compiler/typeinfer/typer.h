@@ -1,0 +1,41 @@
+// The fixpoint: types flow forward over the CFG in reverse post order until
+// nothing changes. A block parameter is the unification of what its
+// predecessors pass (numba's rules); an instruction is typed once all its
+// operands are, by its rule. Loop-carried values widen round after round.
+#pragma once
+#include <unordered_map>
+
+#include "typeinfer/context.h"
+
+namespace cj::typeinfer {
+
+class Typer {
+ public:
+  explicit Typer(const FunctionContext& ctx) : ctx_(ctx) {}
+  // Types every instruction in place (Instr::type; voidTy for no result) and
+  // returns the function's return type. Fails on conflicts, on values used
+  // before assignment, and on unsupported constructs.
+  const Type* run();
+
+ private:
+  struct Incoming {
+    ir::Instr* terminator;
+    size_t succ;
+  };
+  bool typeParams(ir::Block* b);
+  const Type* typeOf(ir::Instr* in);   // nullptr: an operand is not typed yet
+  void checkAllTyped();
+  [[noreturn]] void explainUntyped(ir::Instr* in);
+  const Type* returnType();
+
+  const FunctionContext& ctx_;
+  std::vector<ir::Block*> order_;
+  std::unordered_map<ir::Block*, std::vector<Incoming>> incoming_;   // edges into each block
+};
+
+// Blocks reachable from the entry, in reverse post order.
+std::vector<ir::Block*> reversePostOrder(ir::Function& fn);
+// Removes blocks the entry cannot reach (their edges would feed parameters).
+void removeUnreachableBlocks(ir::Function& fn);
+
+}  // namespace cj::typeinfer

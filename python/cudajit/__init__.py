@@ -1,0 +1,66 @@
+"""cudajit: numba.cuda-style Python kernels, compiled by a JIT written in C++.
+
+    import cudajit as cuda
+
+    @cuda.jit
+    def axpy(a, x, y):
+        i = cuda.grid(1)
+        if i < x.size:
+            y[i] = a * x[i] + y[i]
+
+    axpy[blocks, threads](2.0, x, y)   # x, y: cudajit / CuPy / PyTorch / numpy arrays
+"""
+
+import numpy as _np
+
+from . import _core
+from .decorators import compile_ptx, jit
+from .device import detect, get_current_device, is_available, list_devices, select_device, synchronize
+from .devicearray import (DeviceNDArray, device_array, device_array_like, is_cuda_array,
+                          to_device)
+from .dispatcher import DeviceFunction, Dispatcher
+from .errors import (CompileError, CudaAPIError, CudaSupportError, DeviceOnlyError,
+                     ToolchainError)
+from .stubs import STUBS as _STUBS
+
+__version__ = "0.1.0"
+
+# The decoder freezes a global that is this module to the symbol "cudajit",
+# so `cuda.threadIdx.x` folds to "cudajit.threadIdx.x".
+_cudajit_symbol_ = "cudajit"
+
+grid = _STUBS["grid"]
+gridsize = _STUBS["gridsize"]
+threadIdx = _STUBS["threadIdx"]
+blockIdx = _STUBS["blockIdx"]
+blockDim = _STUBS["blockDim"]
+gridDim = _STUBS["gridDim"]
+laneid = _STUBS["laneid"]
+warpsize = _STUBS["warpsize"]
+syncthreads = _STUBS["syncthreads"]
+threadfence = _STUBS["threadfence"]
+threadfence_block = _STUBS["threadfence_block"]
+shared = _STUBS["shared"]
+local = _STUBS["local"]
+atomic = _STUBS["atomic"]
+
+# Scalar types, as numba.cuda exports them (numpy's types: the decoder
+# freezes them to numpy.float32, ...), usable as dtypes and casts in kernels.
+bool_ = _np.bool_
+int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
+uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
+float16, float32, float64 = _np.float16, _np.float32, _np.float64
+complex64, complex128 = _np.complex64, _np.complex128
+
+__all__ = [
+    "jit", "compile_ptx", "Dispatcher", "DeviceFunction",
+    "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize",
+    "syncthreads", "threadfence", "threadfence_block", "shared", "local", "atomic",
+    "to_device", "device_array", "device_array_like", "DeviceNDArray", "is_cuda_array",
+    "synchronize", "is_available", "detect", "select_device", "get_current_device",
+    "list_devices",
+    "CompileError", "ToolchainError", "CudaSupportError", "CudaAPIError", "DeviceOnlyError",
+    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128",
+    "__version__",
+]

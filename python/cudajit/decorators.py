@@ -1,0 +1,92 @@
+"""``jit`` and ``compile_ptx``: numba.cuda's decorator and PTX entry point."""
+
+import inspect
+
+from . import _core
+from .dispatcher import DeviceFunction, Dispatcher
+
+# numba.cuda.jit's options. Those cudajit does not act on yet are accepted so
+# that ported code runs unchanged.
+_OPTIONS = {"fastmath", "debug", "lineinfo", "opt", "cache", "max_registers", "link", "inline",
+            "boundscheck", "lto", "launch_bounds", "forceinline"}
+
+
+def _opt_level(opt):
+    if opt is True or opt is None:
+        return 3
+    if opt is False:
+        return 0
+    level = int(opt)
+    if not 0 <= level <= 3:
+        raise ValueError(f"opt must be a bool or 0..3, got {opt!r}")
+    return level
+
+
+def _is_python_function(obj):
+    return inspect.isfunction(obj)
+
+
+def _make(py_func, signatures, device, options):
+    if device:
+        return DeviceFunction(py_func, signatures or (), options)
+    kernel = Dispatcher(py_func, fastmath=bool(options.get("fastmath", False)),
+                        debug=bool(options.get("debug", False)),
+                        lineinfo=bool(options.get("lineinfo", False)),
+                        opt=_opt_level(options.get("opt", True)))
+    for sig in signatures or ():
+        kernel.compile(sig)
+    return kernel
+
+
+def jit(func_or_sig=None, device=False, **options):
+    """Compiles a Python function for the GPU (numba.cuda.jit).
+
+    ``@jit`` compiles lazily, once per argument type signature, at the first
+    launch with those types. ``@jit("void(float32, float32[:])")`` or
+    ``@jit([sig, ...])`` compiles the given signatures now (no GPU needed) and
+    converts launch arguments to them. ``@jit(device=True)`` makes a device
+    function, callable from kernels. Options: fastmath, debug, lineinfo, opt,
+    cache (and numba's others, accepted).
+    """
+    unknown = set(options) - _OPTIONS
+    if unknown:
+        raise TypeError(f"jit() got unknown option(s): {', '.join(sorted(unknown))}")
+    if func_or_sig is None:
+        return lambda f: _make(f, None, device, options)
+    if _is_python_function(func_or_sig):
+        return _make(func_or_sig, None, device, options)
+    if isinstance(func_or_sig, (Dispatcher, DeviceFunction)):
+        raise TypeError("jit() was applied twice to the same function")
+    signatures = list(func_or_sig) if isinstance(func_or_sig, list) else [func_or_sig]
+
+    def decorate(f):
+        if not _is_python_function(f):
+            raise TypeError(f"jit() decorates Python functions, not {type(f).__name__}")
+        return _make(f, signatures, device, options)
+
+    return decorate
+
+
+def _arch_number(cc, arch):
+    if cc is not None:
+        major, minor = cc
+        return int(major) * 10 + int(minor)
+    text = str(arch)
+    for prefix in ("sm_", "compute_"):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    return int(text.rstrip("a").rstrip("f"))
+
+
+def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, cc=None,
+                opt=True, arch="sm_90"):
+    """Compiles ``pyfunc`` for one signature to PTX without a GPU.
+
+    Returns ``(ptx, return_type)``; the return type is numba's spelling
+    ("none" for kernels). ``cc=(9, 0)`` or ``arch="sm_90"`` picks the target.
+    """
+    if isinstance(pyfunc, (Dispatcher, DeviceFunction)):
+        pyfunc = pyfunc.py_func
+    return _core.compile_ptx(pyfunc, sig, device=device, fastmath=fastmath,
+                             arch=_arch_number(cc, arch), opt=_opt_level(opt),
+                             lineinfo=lineinfo, debug=debug)

@@ -1,0 +1,90 @@
+// The slice of the CUDA Driver API that cudajit uses, declared here so that
+// nothing needs the toolkit's cuda.h at build time and nothing links against
+// libcuda: the functions are resolved with dlsym from libcuda.so.1 at first
+// use (driver.cpp).
+//
+// CJ_CUDA_FUNCTIONS(X) lists every function once:
+//   X(name, exported symbol, (parameter list))
+// The exported symbol is the ABI version the driver exports (cuMemAlloc is
+// "cuMemAlloc_v2" since CUDA 3.2; cuda.h maps the names with macros).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace cj::rt::cu {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+struct CUctx_st;
+struct CUmod_st;
+struct CUfunc_st;
+struct CUstream_st;
+using CUcontext = CUctx_st*;
+using CUmodule = CUmod_st*;
+using CUfunction = CUfunc_st*;
+using CUstream = CUstream_st*;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_DEINITIALIZED = 4;
+constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
+constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+
+// CUdevice_attribute values used here.
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
+constexpr int CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10;
+constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+constexpr int CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+
+// CUfunction_attribute values used here.
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+
+// Special stream handles (cuda.h: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD).
+inline CUstream legacyStream() { return reinterpret_cast<CUstream>(uintptr_t{1}); }
+inline CUstream perThreadStream() { return reinterpret_cast<CUstream>(uintptr_t{2}); }
+
+#define CJ_CUDA_FUNCTIONS(X)                                                                   \
+  X(cuInit, "cuInit", (unsigned int flags))                                                    \
+  X(cuDriverGetVersion, "cuDriverGetVersion", (int* version))                                  \
+  X(cuGetErrorName, "cuGetErrorName", (CUresult error, const char** name))                     \
+  X(cuGetErrorString, "cuGetErrorString", (CUresult error, const char** text))                 \
+  X(cuDeviceGetCount, "cuDeviceGetCount", (int* count))                                        \
+  X(cuDeviceGet, "cuDeviceGet", (CUdevice * device, int ordinal))                              \
+  X(cuDeviceGetName, "cuDeviceGetName", (char* name, int len, CUdevice device))                \
+  X(cuDeviceGetAttribute, "cuDeviceGetAttribute", (int* value, int attribute, CUdevice device)) \
+  X(cuDeviceTotalMem, "cuDeviceTotalMem_v2", (size_t * bytes, CUdevice device))                \
+  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext * ctx, CUdevice device))  \
+  X(cuCtxGetCurrent, "cuCtxGetCurrent", (CUcontext * ctx))                                     \
+  X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext ctx))                                       \
+  X(cuCtxSynchronize, "cuCtxSynchronize", ())                                                  \
+  X(cuModuleLoadData, "cuModuleLoadData", (CUmodule * module, const void* image))              \
+  X(cuModuleUnload, "cuModuleUnload", (CUmodule module))                                       \
+  X(cuModuleGetFunction, "cuModuleGetFunction",                                                \
+    (CUfunction * fn, CUmodule module, const char* name))                                      \
+  X(cuFuncSetAttribute, "cuFuncSetAttribute", (CUfunction fn, int attribute, int value))       \
+  X(cuLaunchKernel, "cuLaunchKernel",                                                          \
+    (CUfunction fn, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,       \
+     unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream stream,               \
+     void** params, void** extra))                                                             \
+  X(cuMemGetInfo, "cuMemGetInfo_v2", (size_t * free_bytes, size_t * total_bytes))              \
+  X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr * ptr, size_t bytes))                            \
+  X(cuMemFree, "cuMemFree_v2", (CUdeviceptr ptr))                                              \
+  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr dst, const void* src, size_t bytes))         \
+  X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", (void* dst, CUdeviceptr src, size_t bytes))               \
+  X(cuMemcpyDtoD, "cuMemcpyDtoD_v2", (CUdeviceptr dst, CUdeviceptr src, size_t bytes))         \
+  X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2",                                                 \
+    (CUdeviceptr dst, const void* src, size_t bytes, CUstream stream))                         \
+  X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2",                                                 \
+    (void* dst, CUdeviceptr src, size_t bytes, CUstream stream))                               \
+  X(cuMemsetD8, "cuMemsetD8_v2", (CUdeviceptr dst, unsigned char value, size_t count))         \
+  X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream stream))
+
+// One function-pointer type per entry: cu::PFN_cuInit, ...
+#define CJ_CUDA_PFN(name, symbol, params) using PFN_##name = CUresult (*) params;
+CJ_CUDA_FUNCTIONS(CJ_CUDA_PFN)
+#undef CJ_CUDA_PFN
+
+}  // namespace cj::rt::cu

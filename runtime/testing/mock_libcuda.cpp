@@ -1,0 +1,176 @@
+// A fake libcuda for CI machines without a GPU (tests only; not part of the
+// cudajit build). Device memory is host memory, modules are accepted as they
+// are, and cuLaunchKernel calls a hook the test installs (through ctypes) with
+// the packed parameters, so a test can play the kernel in Python and check
+// everything the runtime does around it: argument classification, ABI
+// packing, host-array staging, copies, __cuda_array_interface__.
+//
+// Build: g++ -std=c++17 -shared -fPIC mock_libcuda.cpp -o libcuda_mock.so
+// Use:   CUDAJIT_CUDA_DRIVER=/path/libcuda_mock.so python ...
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+
+namespace {
+
+using CUresult = int;
+constexpr CUresult kOk = 0, kInvalidValue = 1, kOutOfMemory = 2, kInvalidHandle = 400,
+                   kNotFound = 500;
+
+struct Module {
+  std::string image_head;   // first bytes of the image (tests may check it is an ELF cubin)
+  size_t image_probe = 0;
+};
+struct Function {
+  std::string name;
+  Module* module;
+};
+
+std::map<uintptr_t, size_t> g_allocations;
+thread_local void* t_current = nullptr;
+int g_ctx_token = 0;   // its address is the primary context handle
+int g_live_modules = 0;
+int g_launches = 0;
+
+using LaunchHook = void (*)(const char* name, const unsigned* grid, const unsigned* block,
+                            unsigned shared_bytes, uintptr_t stream, void** params);
+LaunchHook g_hook = nullptr;
+
+}  // namespace
+
+extern "C" {
+
+// ---- test controls (ctypes) -------------------------------------------------
+void cjmock_set_launch_hook(LaunchHook hook) { g_hook = hook; }
+int cjmock_launch_count() { return g_launches; }
+int cjmock_live_allocations() { return static_cast<int>(g_allocations.size()); }
+int cjmock_live_modules() { return g_live_modules; }
+
+// ---- the driver API subset cudajit resolves ----------------------------------
+CUresult cuInit(unsigned) { return kOk; }
+CUresult cuDriverGetVersion(int* v) { *v = 13000; return kOk; }
+CUresult cuGetErrorName(CUresult e, const char** name) {
+  switch (e) {
+    case kOk: *name = "CUDA_SUCCESS"; return kOk;
+    case kInvalidValue: *name = "CUDA_ERROR_INVALID_VALUE"; return kOk;
+    case kOutOfMemory: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return kOk;
+    case kInvalidHandle: *name = "CUDA_ERROR_INVALID_HANDLE"; return kOk;
+    case kNotFound: *name = "CUDA_ERROR_NOT_FOUND"; return kOk;
+  }
+  *name = nullptr;
+  return kInvalidValue;
+}
+CUresult cuGetErrorString(CUresult e, const char** text) {
+  *text = e == kOutOfMemory ? "out of memory" : e == kInvalidValue ? "invalid argument" : "mock error";
+  return kOk;
+}
+CUresult cuDeviceGetCount(int* n) { *n = 1; return kOk; }
+CUresult cuDeviceGet(int* d, int ordinal) {
+  if (ordinal != 0) return kInvalidValue;
+  *d = 0;
+  return kOk;
+}
+CUresult cuDeviceGetName(char* name, int len, int) {
+  std::strncpy(name, "cudajit mock GPU", len);
+  return kOk;
+}
+CUresult cuDeviceGetAttribute(int* v, int attribute, int) {
+  switch (attribute) {
+    case 1: *v = 1024; break;           // max threads per block
+    case 10: *v = 32; break;            // warp size
+    case 16: *v = 132; break;           // SMs
+    case 33: *v = 7; break;             // PCI bus
+    case 75: *v = 9; break;             // cc major
+    case 76: *v = 0; break;             // cc minor
+    case 97: *v = 227 * 1024; break;    // opt-in shared memory
+    default: *v = 0;
+  }
+  return kOk;
+}
+CUresult cuDeviceTotalMem_v2(size_t* bytes, int) { *bytes = size_t{80} << 30; return kOk; }
+CUresult cuDevicePrimaryCtxRetain(void** ctx, int) { *ctx = &g_ctx_token; return kOk; }
+CUresult cuCtxGetCurrent(void** ctx) { *ctx = t_current; return kOk; }
+CUresult cuCtxSetCurrent(void* ctx) { t_current = ctx; return kOk; }
+CUresult cuCtxSynchronize() { return t_current ? kOk : kInvalidValue; }
+
+CUresult cuModuleLoadData(void** module, const void* image) {
+  if (!t_current) return kInvalidValue;
+  auto* m = new Module();
+  m->image_head.assign(static_cast<const char*>(image), 4);
+  *module = m;
+  ++g_live_modules;
+  return kOk;
+}
+CUresult cuModuleUnload(void* module) {
+  delete static_cast<Module*>(module);
+  --g_live_modules;
+  return kOk;
+}
+CUresult cuModuleGetFunction(void** fn, void* module, const char* name) {
+  auto* f = new Function{name, static_cast<Module*>(module)};   // leaked: handles live as long as modules
+  *fn = f;
+  return kOk;
+}
+CUresult cuFuncSetAttribute(void*, int, int) { return kOk; }
+CUresult cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shared, void* stream, void** params, void** extra) {
+  if (!t_current || !fn || extra) return kInvalidValue;
+  if (static_cast<unsigned long long>(bx) * by * bz > 1024) return kInvalidValue;
+  ++g_launches;
+  const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  if (g_hook)
+    g_hook(static_cast<Function*>(fn)->name.c_str(), grid, block, shared,
+           reinterpret_cast<uintptr_t>(stream), params);
+  return kOk;
+}
+
+CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
+  *free_bytes = size_t{79} << 30;
+  *total = size_t{80} << 30;
+  return kOk;
+}
+CUresult cuMemAlloc_v2(unsigned long long* ptr, size_t bytes) {
+  if (!t_current) return kInvalidValue;
+  if (bytes == 0) return kInvalidValue;
+  if (bytes > (size_t{1} << 36)) return kOutOfMemory;
+  void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!p) return kOutOfMemory;
+  std::memset(p, 0xAB, bytes);   // uninitialised device memory is garbage, not zeros
+  *ptr = reinterpret_cast<uintptr_t>(p);
+  g_allocations[*ptr] = bytes;
+  return kOk;
+}
+CUresult cuMemFree_v2(unsigned long long ptr) {
+  auto it = g_allocations.find(ptr);
+  if (it == g_allocations.end()) return kInvalidValue;
+  std::free(reinterpret_cast<void*>(ptr));
+  g_allocations.erase(it);
+  return kOk;
+}
+CUresult cuMemcpyHtoD_v2(unsigned long long dst, const void* src, size_t n) {
+  std::memcpy(reinterpret_cast<void*>(dst), src, n);
+  return kOk;
+}
+CUresult cuMemcpyDtoH_v2(void* dst, unsigned long long src, size_t n) {
+  std::memcpy(dst, reinterpret_cast<const void*>(src), n);
+  return kOk;
+}
+CUresult cuMemcpyDtoD_v2(unsigned long long dst, unsigned long long src, size_t n) {
+  std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n);
+  return kOk;
+}
+CUresult cuMemcpyHtoDAsync_v2(unsigned long long dst, const void* src, size_t n, void*) {
+  return cuMemcpyHtoD_v2(dst, src, n);
+}
+CUresult cuMemcpyDtoHAsync_v2(void* dst, unsigned long long src, size_t n, void*) {
+  return cuMemcpyDtoH_v2(dst, src, n);
+}
+CUresult cuMemsetD8_v2(unsigned long long dst, unsigned char v, size_t n) {
+  std::memset(reinterpret_cast<void*>(dst), v, n);
+  return kOk;
+}
+CUresult cuStreamSynchronize(void*) { return t_current ? kOk : kInvalidValue; }
+
+}  // extern "C"
