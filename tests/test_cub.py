@@ -420,6 +420,42 @@ def test_entry_names_are_distinct_and_deterministic():
     assert a != b
 
 
+def test_text_form_round_trips(compiled):
+    for s in MATRIX:
+        d = core.cub_describe(s)
+        assert core.cub_describe(d["spec"]) == d
+    before = core.cub_cache_stats()
+    assert core.cub_ltoir(core.cub_describe(MATRIX[5])["spec"]) == compiled[MATRIX_IDS[5]]
+    assert core.cub_cache_stats()["compiles"] == before["compiles"]
+
+
+@pytest.mark.parametrize("text,spec", [
+    ("block_reduce float32 op=sum block=256x1x1 ipt=1",
+     {"algorithm": "block_reduce", "dtype": "float32", "op": "sum", "block": 256}),
+    ("block_radix_sort_pairs uint32 value=float64 block=32x4x1 ipt=4 arrangement=striped",
+     {"algorithm": "block_radix_sort_pairs", "dtype": "u32", "value_dtype": "float64",
+      "block": (32, 4), "items_per_thread": 4, "arrangement": "striped"}),
+    ("warp_reduce float32 op=user:my_op block=64x1x1 ipt=2 warp=16 arch=80",
+     {"algorithm": "warp_reduce", "dtype": "float32", "op": "user", "user_op": "my_op",
+      "block": 64, "items_per_thread": 2, "warp_threads": 16, "arch": 80}),
+    ("block_histogram int32 value=uint32 block=128x1x1 ipt=2 arrangement=atomic bins=64 nosync",
+     {"algorithm": "block_histogram", "dtype": "int32", "block": 128, "items_per_thread": 2,
+      "bins": 64, "sync": False}),
+])
+def test_text_form(text, spec):
+    assert core.cub_describe(spec)["spec"] == text
+    assert core.cub_describe(text) == core.cub_describe(spec)
+
+
+@pytest.mark.parametrize("text", ["", "block_reduce", "block_sum float32", "block_reduce f16",
+                                  "block_reduce float32 op=sum block=2x", "block_reduce float32 ipt",
+                                  "block_reduce float32 op=sum colour=red",
+                                  "block_reduce float32 op=sum block=1x2x3x4"])
+def test_bad_text_form_raises_value_error(text):
+    with pytest.raises(ValueError):
+        core.cub_describe(text)
+
+
 # ---- the C ABI ------------------------------------------------------------------------------
 
 ABI_CASES = [

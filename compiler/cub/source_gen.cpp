@@ -12,13 +12,12 @@ namespace {
 // point's body; the entry's signature follows from the shape (signatureOf).
 struct Gen {
   const Spec& s;
-  const EntryPoint& entry;
   std::string defs;
   std::string body;
 
   int ipt() const { return s.items_per_thread; }
   bool isSum() const { return s.op == Op::Sum; }
-  // `Algo temp` binding: the block's temp storage as Algo's TempStorage.
+  // An Algo bound to the caller's storage: the block's, or this warp's slot.
   std::string blockAlgo() const { return "Algo(*static_cast<TempStorage*>(temp_storage))"; }
   std::string warpAlgo() const {
     return "Algo(static_cast<Algo::TempStorage*>(temp_storage)[cj_linear_tid() / W])";
@@ -319,7 +318,7 @@ Generated generate(const Spec& spec) {
   const Spec& s = out.spec;
   out.entry = signatureOf(s);
 
-  Gen g{s, out.entry, {}, {}};
+  Gen g{s, {}, {}};
   kGenerators[static_cast<int>(s.algorithm)](g);
 
   std::string src = "// cudajit CUB instantiation: " + describe(s) + "\n";

@@ -145,6 +145,15 @@ std::string entryName(const Spec& normalized_spec);
 // algorithms, whose storage is per warp and needs no barrier).
 bool usesBlockTempStorage(const Spec& normalized_spec);
 
+// The spec as one line of text, for IR attributes and golden tests:
+//   block_reduce float32 op=sum block=256x1x1 ipt=1
+//   block_radix_sort_pairs uint32 value=float64 block=128x1x1 ipt=4 arrangement=striped nosync
+//   warp_reduce float32 op=user:my_op block=64x1x1 ipt=1 warp=16 arch=80
+// Only the fields that differ from the defaults or that the algorithm uses
+// appear; parseSpec reads it back (then normalize it).
+std::string toString(const Spec& s);
+bool parseSpec(std::string_view text, Spec* out, std::string* error);
+
 // A one-line description for messages: "block_reduce(sum, float32, block 256x1x1, ipt 1)".
 std::string describe(const Spec& s);
 
