@@ -32,14 +32,14 @@ INT_DTYPES = ["int32", "int64", "uint32", "uint64"]
 NVVM_TYPE = {"int32": "i32", "int64": "i64", "uint32": "i32", "uint64": "i64",
              "float32": "float", "float64": "double"}
 ALGORITHMS = [
-    "block_reduce", "block_inclusive_sum", "block_exclusive_sum", "block_inclusive_scan",
+    "block_reduce", "block_allreduce", "block_inclusive_sum", "block_exclusive_sum", "block_inclusive_scan",
     "block_inclusive_scan_init", "block_exclusive_scan", "block_load", "block_store",
     "block_radix_sort", "block_radix_sort_descending", "block_radix_sort_pairs",
-    "block_radix_sort_pairs_descending", "block_histogram", "warp_reduce",
+    "block_radix_sort_pairs_descending", "block_histogram", "warp_reduce", "warp_allreduce",
     "warp_inclusive_sum", "warp_exclusive_sum", "warp_inclusive_scan",
     "warp_inclusive_scan_init", "warp_exclusive_scan",
 ]
-WITH_OP = {"block_reduce", "block_inclusive_scan", "block_inclusive_scan_init",
+WITH_OP = {"block_reduce", "block_allreduce", "warp_allreduce", "block_inclusive_scan", "block_inclusive_scan_init",
            "block_exclusive_scan", "warp_reduce", "warp_inclusive_scan",
            "warp_inclusive_scan_init", "warp_exclusive_scan"}
 LOAD_STORE_ARRANGEMENTS = ["blocked", "striped", "vectorize", "transpose", "warp_transpose"]
@@ -66,13 +66,16 @@ def make_spec(algorithm, dtype, block, variant):
         s["bins"] = [256, 64, 17][variant % 3]
     if algorithm.startswith("warp_"):
         s["warp_threads"] = [32, 16, 8][variant % 3]
+    if variant % 5 == 4:
+        s["sync"] = False
     return s
 
 
 def spec_id(s):
     b = s["block"]
     b = "x".join(map(str, b)) if isinstance(b, tuple) else str(b)
-    return f"{s['algorithm']}-{s.get('op', '')}-{s['dtype']}-b{b}-i{s['items_per_thread']}"
+    sync = "" if s.get("sync", True) else "-nosync"
+    return f"{s['algorithm']}-{s.get('op', '')}-{s['dtype']}-b{b}-i{s.get('items_per_thread', 1)}{sync}"
 
 
 def build_matrix():
@@ -181,9 +184,12 @@ class Toolkit:
 
     def link(self, inputs, ptx=False):
         """inputs: [(name, ltoir bytes)] -> cubin bytes, or PTX text. Raises
-        RuntimeError with nvJitLink's log."""
+        RuntimeError with nvJitLink's log. -optimize-unused-variables drops
+        the hundreds of weak constexpr members libcu++ leaves in every
+        NVRTC module (nothing on the host reads them)."""
         lib = self.jl
-        opts = [f"-arch=sm_{ARCH}".encode(), b"-lto"] + ([b"-ptx"] if ptx else [])
+        opts = [f"-arch=sm_{ARCH}".encode(), b"-lto", b"-optimize-unused-variables"]
+        opts += [b"-ptx"] if ptx else []
         h = ctypes.c_void_p()
         assert lib.nvJitLinkCreate(ctypes.byref(h), len(opts), (ctypes.c_char_p * len(opts))(*opts)) == 0
         try:
@@ -414,6 +420,42 @@ def test_entry_names_are_distinct_and_deterministic():
     assert a != b
 
 
+def test_text_form_round_trips(compiled):
+    for s in MATRIX:
+        d = core.cub_describe(s)
+        assert core.cub_describe(d["spec"]) == d
+    before = core.cub_cache_stats()
+    assert core.cub_ltoir(core.cub_describe(MATRIX[5])["spec"]) == compiled[MATRIX_IDS[5]]
+    assert core.cub_cache_stats()["compiles"] == before["compiles"]
+
+
+@pytest.mark.parametrize("text,spec", [
+    ("block_reduce float32 op=sum block=256x1x1 ipt=1",
+     {"algorithm": "block_reduce", "dtype": "float32", "op": "sum", "block": 256}),
+    ("block_radix_sort_pairs uint32 value=float64 block=32x4x1 ipt=4 arrangement=striped",
+     {"algorithm": "block_radix_sort_pairs", "dtype": "u32", "value_dtype": "float64",
+      "block": (32, 4), "items_per_thread": 4, "arrangement": "striped"}),
+    ("warp_reduce float32 op=user:my_op block=64x1x1 ipt=2 warp=16 arch=80",
+     {"algorithm": "warp_reduce", "dtype": "float32", "op": "user", "user_op": "my_op",
+      "block": 64, "items_per_thread": 2, "warp_threads": 16, "arch": 80}),
+    ("block_histogram int32 value=uint32 block=128x1x1 ipt=2 arrangement=atomic bins=64 nosync",
+     {"algorithm": "block_histogram", "dtype": "int32", "block": 128, "items_per_thread": 2,
+      "bins": 64, "sync": False}),
+])
+def test_text_form(text, spec):
+    assert core.cub_describe(spec)["spec"] == text
+    assert core.cub_describe(text) == core.cub_describe(spec)
+
+
+@pytest.mark.parametrize("text", ["", "block_reduce", "block_sum float32", "block_reduce f16",
+                                  "block_reduce float32 op=sum block=2x", "block_reduce float32 ipt",
+                                  "block_reduce float32 op=sum colour=red",
+                                  "block_reduce float32 op=sum block=1x2x3x4"])
+def test_bad_text_form_raises_value_error(text):
+    with pytest.raises(ValueError):
+        core.cub_describe(text)
+
+
 # ---- the C ABI ------------------------------------------------------------------------------
 
 ABI_CASES = [
@@ -421,6 +463,11 @@ ABI_CASES = [
      "declare float @cj_block_reduce_sum_f32_b256x1x1_i1(float, i8*)"),
     ({"algorithm": "block_reduce", "dtype": "int64", "op": "max", "block": 128, "items_per_thread": 4},
      "declare i64 @cj_block_reduce_max_i64_b128x1x1_i4(i64*, i8*)"),
+    ({"algorithm": "block_allreduce", "dtype": "float32", "op": "max", "block": 128},
+     "declare float @cj_block_allreduce_max_f32_b128x1x1_i1(float, i8*)"),
+    ({"algorithm": "warp_allreduce", "dtype": "uint64", "op": "sum", "block": 128,
+      "items_per_thread": 2, "warp_threads": 8},
+     "declare i64 @cj_warp_allreduce_sum_u64_b128x1x1_i2_w8(i64*, i8*)"),
     ({"algorithm": "block_exclusive_sum", "dtype": "uint32", "block": 64},
      "declare i32 @cj_block_exclusive_sum_u32_b64x1x1_i1(i32, i8*)"),
     ({"algorithm": "block_inclusive_sum", "dtype": "float64", "block": 64, "items_per_thread": 2},
@@ -471,6 +518,33 @@ def test_generated_source_shape():
         return source.split("\n", 1)[1].split("\n\n")[0]
     others = {prelude(core.cub_describe(s)["source"]) for s in MATRIX}
     assert others == {prelude(src)} and prelude(src).count("#include <cub/") == 8
+
+
+def test_sync_ends_block_algorithms_with_a_barrier():
+    def describe(**kw):
+        return core.cub_describe(dict({"dtype": "float32", "block": 128}, **kw))
+
+    tail = "  __syncthreads();  // the storage is free again\n  return result;\n}\n"
+    d = describe(algorithm="block_reduce", op="sum")
+    assert d["source"].endswith(tail)
+    d = describe(algorithm="block_reduce", op="sum", sync=False)
+    assert d["name"].endswith("_nosync") and "__syncthreads" not in d["source"]
+    assert d["source"].endswith("  return result;\n}\n")
+    # the broadcast of allreduce keeps its own barrier without sync
+    d = describe(algorithm="block_allreduce", op="min", sync=False)
+    assert d["source"].count("__syncthreads();") == 1 and "temp.result" in d["source"]
+    d = describe(algorithm="warp_allreduce", op="min")
+    assert "cub::ShuffleIndex<W>(result, 0, 0xffffffffu)" in d["source"]
+    assert "__syncthreads" not in d["source"]
+    # nothing to synchronise: sync=False is dropped, one canonical name
+    for kw in ({"algorithm": "block_load", "items_per_thread": 4},
+               {"algorithm": "warp_reduce", "op": "sum"}):
+        a, b = describe(**kw), describe(sync=False, **kw)
+        assert a == b and "_nosync" not in a["name"] and "__syncthreads" not in a["source"]
+    d = describe(algorithm="block_load", items_per_thread=4, arrangement="transpose")
+    assert "__syncthreads();  // the storage" in d["source"]
+    d = describe(algorithm="block_histogram", dtype="int32", bins=16)
+    assert "__syncthreads();  // the storage" in d["source"]
 
 
 # ---- spec validation ----------------------------------------------------------------------
@@ -680,19 +754,22 @@ def test_every_algorithm_links():
 
 @pytest.mark.parametrize("spec", [
     {"algorithm": "block_reduce", "dtype": "float32", "op": "sum", "block": 256},
+    {"algorithm": "block_allreduce", "dtype": "float64", "op": "max", "block": (32, 8)},
     {"algorithm": "block_radix_sort_pairs", "dtype": "uint32", "value_dtype": "float32",
      "block": (32, 4), "items_per_thread": 4, "arrangement": "blocked"},
     {"algorithm": "warp_exclusive_scan", "dtype": "int64", "op": "min", "block": 128,
      "items_per_thread": 3},
-], ids=["reduce", "sort_pairs", "warp_scan"])
+], ids=["reduce", "allreduce", "sort_pairs", "warp_scan"])
 def test_linked_ptx_assembles_and_is_inlined(spec, toolkit, cache_dir, tmp_path):
     ltoir, temp_bytes, temp_align, names = core.cub_ltoir(spec)
     ir = kernel_ir(spec, core.cub_describe(spec), temp_bytes, temp_align)
     ptx = toolkit.link([("kernel", toolkit.nvvm_to_ltoir(ir)), ("cub", ltoir)], ptx=True)
     assert ".visible .entry cj_test_kernel(" in ptx
-    assert ".shared" in ptx and ("bar.sync" in ptx or "barrier.sync" in ptx or "shfl" in ptx)
+    # block algorithms go through the shared temp storage; warp ones through shuffles
+    assert "shfl.sync" in ptx if spec["algorithm"].startswith("warp_") else ".shared" in ptx
     # link-time optimisation inlined the entry point into the kernel
-    assert not re.search(r"\.func[^\n]*" + names[0], ptx)
+    assert not re.search(r"\b%s\b" % names[0], ptx)
+    assert ptx.count(".global .") <= 2   # no leftover weak variables from the headers
     toolkit.ptxas_check(ptx, tmp_path)
 
 
@@ -725,7 +802,7 @@ def test_user_op_from_another_lto_module_links(algorithm, ipt, toolkit, cache_di
     cubin = toolkit.link([("kernel", kernel), ("cub", ltoir), ("user", user)])
     assert cubin[:4] == b"\x7fELF"
     ptx = toolkit.link([("kernel", kernel), ("cub", ltoir), ("user", user)], ptx=True)
-    assert "cj_user_absmax" not in ptx      # inlined across the three modules
+    assert not re.search(r"\bcj_user_absmax\b", ptx)   # inlined across the three modules
     assert "abs.f32" in ptx                 # ... and its body is there
     toolkit.ptxas_check(ptx, tmp_path)
     with pytest.raises(RuntimeError, match="cj_user_absmax"):
@@ -753,3 +830,426 @@ def test_two_instantiations_link_into_one_kernel(toolkit, compiled):
           "  %s = fadd float %r0, %r1\n  store float %s, float* %p\n  ret void\n}\n\n" + FOOTER)
     cubin = toolkit.link([("kernel", toolkit.nvvm_to_ltoir(ir))] + mods)
     assert cubin[:4] == b"\x7fELF"
+
+
+# ---- on a GPU: the instantiations compute what CUB promises --------------------------------
+#
+# A kernel per case (one block) whose parameters are one global buffer per C
+# parameter of the entry point plus one for its result: scalars are read per
+# thread, thread items are copied into a local array and back, histograms
+# are copied out of shared memory. numpy computes the expected values.
+# In CI the kernels are built and linked to cubins (test_gpu_cases_link);
+# only the launch needs the GPU (tests/conftest.py skips it elsewhere).
+
+import numpy as np  # noqa: E402
+
+NP = {"int32": np.int32, "int64": np.int64, "uint32": np.uint32, "uint64": np.uint64,
+      "float32": np.float32, "float64": np.float64}
+NVVM_NP = {"i32": None, "i64": None, "float": np.float32, "double": np.float64}
+
+
+def _dims(block):
+    b = list(block) if isinstance(block, tuple) else [block]
+    return (b + [1, 1])[:3]
+
+
+def _decl_params(desc):
+    m = re.fullmatch(r"declare (\S+) @(\w+)\((.*)\)", desc["nvvm_declaration"])
+    types = [t.strip() for t in m.group(3).split(",")]
+    names = [p.split()[-1] for p in re.search(r"\((.*)\)", desc["c_declaration"]).group(1).split(",")]
+    return m.group(1), m.group(2), list(zip(types, names))
+
+
+def gpu_kernel_ir(spec, desc, temp_bytes, temp_align):
+    """(NVVM IR, [buffer names in kernel-parameter order])."""
+    ret, name, params = _decl_params(desc)
+    bx, by, bz = _dims(spec["block"])
+    ipt = spec.get("items_per_thread", 1)
+    kparams, glob, body, after, tail, args = [], [], [], [], [], []
+    counter = [0]
+
+    def fresh():
+        counter[0] += 1
+        return f"%v{counter[0]}"
+
+    def gptr(buf, elem, index):
+        p, q = fresh(), fresh()
+        body.append(f"{p} = bitcast i8* %{buf} to {elem}*")
+        body.append(f"{q} = getelementptr inbounds {elem}, {elem}* {p}, i64 {index}")
+        return q
+
+    body += ["%tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()",
+             "%ty = call i32 @llvm.nvvm.read.ptx.sreg.tid.y()",
+             "%tz = call i32 @llvm.nvvm.read.ptx.sreg.tid.z()",
+             f"%l0 = mul i32 %tz, {by}", "%l1 = add i32 %l0, %ty", f"%l2 = mul i32 %l1, {bx}",
+             "%lt = add i32 %l2, %tx", "%tid64 = zext i32 %lt to i64",
+             f"%base = mul i64 %tid64, {ipt}"]
+    for ty, pname in params:
+        v = fresh()
+        if pname == "temp_storage":
+            arr = f"[{temp_bytes} x i8]"
+            glob.append(f"@cj_cub_tmp.0 = internal addrspace(3) global {arr} undef, align {temp_align}")
+            body.append(f"{v} = addrspacecast i8 addrspace(3)* getelementptr inbounds "
+                        f"({arr}, {arr} addrspace(3)* @cj_cub_tmp.0, i64 0, i64 0) to i8*")
+            args.append(f"{ty} {v}")
+            continue
+        kparams.append(pname)
+        if pname == "histogram":
+            e, arr = ty[:-1], f"[{spec['bins']} x {ty[:-1]}]"
+            glob.append(f"@cj_hist = internal addrspace(3) global {arr} undef, align 8")
+            body.append(f"{v} = addrspacecast {e} addrspace(3)* getelementptr inbounds "
+                        f"({arr}, {arr} addrspace(3)* @cj_hist, i64 0, i64 0) to {ty}")
+            dst = gptr(pname, e, "%tid64")
+            s, x = fresh(), fresh()
+            tail += [f"%hc = icmp ult i64 %tid64, {spec['bins']}",
+                     "br i1 %hc, label %hcopy, label %hdone", "hcopy:",
+                     f"{s} = getelementptr inbounds {e}, {e}* {v}, i64 %tid64",
+                     f"{x} = load {e}, {e}* {s}", f"store {e} {x}, {e}* {dst}",
+                     "br label %hdone", "hdone:"]
+        elif pname == "block_ptr":
+            body.append(f"{v} = bitcast i8* %{pname} to {ty}")
+        elif ty.endswith("*"):
+            e, a = ty[:-1], fresh()
+            body.append(f"{a} = alloca [{ipt} x {e}], align 8")
+            body.append(f"{v} = getelementptr inbounds [{ipt} x {e}], [{ipt} x {e}]* {a}, i64 0, i64 0")
+            for k in range(ipt):
+                idx, x, slot, y = fresh(), fresh(), fresh(), fresh()
+                body.append(f"{idx} = add i64 %base, {k}")
+                src = gptr(pname, e, idx)
+                body += [f"{x} = load {e}, {e}* {src}",
+                         f"{slot} = getelementptr inbounds {e}, {e}* {v}, i64 {k}",
+                         f"store {e} {x}, {e}* {slot}"]
+                after += [f"{y} = load {e}, {e}* {slot}", f"store {e} {y}, {e}* {src}"]
+        else:
+            src = gptr(pname, ty, "%tid64")
+            body.append(f"{v} = load {ty}, {ty}* {src}")
+        args.append(f"{ty} {v}")
+    call = f"call {ret} @{name}({', '.join(args)})"
+    if ret == "void":
+        body.append(call)
+    else:
+        kparams.append("ret")
+        r = fresh()
+        body.append(f"{r} = {call}")
+        after.append(f"store {ret} {r}, {ret}* {gptr('ret', ret, '%tid64')}")
+    sig = ", ".join(f"i8* %{p}" for p in kparams)
+    fty = "void (" + ", ".join("i8*" for _ in kparams) + ")*"
+    lines = "\n".join(("  " + x if not x.endswith(":") else x) for x in body + after + tail)
+    ir = (HEADER + "\n".join(glob) + "\n\n" + desc["nvvm_declaration"] + "\n" +
+          "".join(f"declare i32 @llvm.nvvm.read.ptx.sreg.tid.{d}()\n" for d in "xyz") +
+          f"\ndefine void @cj_test_kernel({sig}) {{\nentry:\n{lines}\n  ret void\n}}\n\n"
+          f'@llvm.used = appending global [1 x i8*] [i8* bitcast ({fty} @cj_test_kernel to i8*)], '
+          'section "llvm.metadata"\n\n!nvvm.annotations = !{!0}\n'
+          f'!0 = !{{{fty} @cj_test_kernel, !"kernel", i32 1}}\n'
+          "!nvvmir.version = !{!1}\n!1 = !{i32 2, i32 0, i32 3, i32 2}\n")
+    return ir, kparams
+
+
+def _absmax(a, b):
+    return a if abs(a) > abs(b) else b
+
+
+def _op(spec):
+    return {"sum": lambda a, b: a + b, "min": min, "max": max,
+            "user": _absmax}[spec["op"]] if "op" in spec else (lambda a, b: a + b)
+
+
+def _accumulate(op, dtype, xs):
+    out, acc = [], None
+    for x in xs:
+        acc = x if acc is None else dtype(op(acc, x))
+        out.append(acc)
+    return np.array(out, dtype=dtype)
+
+
+def gpu_inputs_and_expected(spec, kparams, rng):
+    """Host buffers for every kernel parameter and {buffer: (expected, mask)}."""
+    a = spec["algorithm"]
+    dt = NP[spec["dtype"]]
+    n = int(np.prod(_dims(spec["block"])))
+    ipt = spec.get("items_per_thread", 1)
+    tile = n * ipt
+    W = spec.get("warp_threads", 32) if a.startswith("warp_") else n
+    floats = np.issubdtype(dt, np.floating)
+
+    def values(count, unique=False):
+        if unique:
+            if floats:
+                return (rng.permutation(count) * 0.5 - count / 7).astype(dt)
+            lo = -count // 3 if np.issubdtype(dt, np.signedinteger) else 0
+            return (rng.permutation(count) + lo).astype(dt)
+        if floats:
+            return rng.uniform(-4, 4, count).astype(dt)
+        lo = -50 if np.issubdtype(dt, np.signedinteger) else 0
+        return rng.integers(lo, 60, count).astype(dt)
+
+    bufs, expect = {}, {}
+    op = _op(spec)
+    if a.endswith("reduce") or "scan" in a or a.endswith("_sum"):
+        items = values(tile)
+        bufs["x" if ipt == 1 else "items"] = items.copy()
+        if "initial" in kparams:
+            bufs["initial"] = np.full(n, values(1)[0], dtype=dt)
+        init = bufs["initial"][0] if "initial" in kparams else None
+        groups = tile // (W * ipt)
+        out = np.empty(tile, dtype=dt)
+        mask = np.ones(tile, dtype=bool)
+        for gi in range(groups):
+            seg = slice(gi * W * ipt, (gi + 1) * W * ipt)
+            xs = list(items[seg])
+            if a.endswith("allreduce") or a.endswith("_reduce"):
+                agg = _accumulate(op, dt, xs)[-1]
+                out[seg] = agg
+                if a.endswith("_reduce"):   # valid in the first thread of the group only
+                    mask[seg] = False
+                    mask[seg.start] = True
+            elif a.endswith("inclusive_sum") or a.endswith("inclusive_scan"):
+                out[seg] = _accumulate(op, dt, xs)
+            elif a.endswith("inclusive_scan_init"):
+                out[seg] = _accumulate(op, dt, [init] + xs)[1:]
+            elif a.endswith("exclusive_sum"):
+                out[seg] = _accumulate(op, dt, [dt(0)] + xs)[:-1]
+            elif a.endswith("exclusive_scan"):
+                out[seg] = _accumulate(op, dt, [init] + xs)[:-1]
+        if ipt == 1 or a.endswith("reduce"):
+            if a.endswith("reduce"):   # one value per thread: its group's, at the thread
+                out = out.reshape(n, ipt)[:, 0].copy()
+                mask = mask.reshape(n, ipt)[:, 0].copy()
+            expect["ret"] = (out, mask)
+            bufs["ret"] = np.zeros(n, dtype=dt)
+        else:
+            expect["items"] = (out, mask)
+    elif a in ("block_load", "block_store"):
+        valid = spec["_valid"]
+        bufs["valid_items"] = np.full(n, valid, dtype=np.int64)
+        striped = spec.get("arrangement") == "striped"
+        t, j = np.meshgrid(np.arange(n), np.arange(ipt), indexing="ij")
+        mem_index = (j * n + t if striped else t * ipt + j).reshape(-1)   # per (thread, item)
+        if a == "block_load":
+            data = values(tile)
+            oob = values(1)[0]
+            bufs["block_ptr"] = data
+            bufs["oob_default"] = np.full(n, oob, dtype=dt)
+            bufs["items"] = np.zeros(tile, dtype=dt)
+            expect["items"] = (np.where(mem_index < valid, data[np.minimum(mem_index, tile - 1)], oob).astype(dt),
+                               np.ones(tile, dtype=bool))
+        else:
+            items = values(tile)
+            before = values(tile)
+            bufs["block_ptr"] = before.copy()
+            bufs["items"] = items
+            out = before.copy()
+            keep = mem_index < valid
+            out[mem_index[keep]] = items[keep]
+            expect["block_ptr"] = (out, np.ones(tile, dtype=bool))
+    elif a.startswith("block_radix_sort"):
+        keys = values(tile, unique=True)
+        order = np.argsort(keys, kind="stable")
+        if "descending" in a:
+            order = order[::-1]
+        t, j = np.meshgrid(np.arange(n), np.arange(ipt), indexing="ij")
+        rank = (j * n + t if spec.get("arrangement") == "striped" else t * ipt + j).reshape(-1)
+        bufs["keys"] = keys
+        expect["keys"] = (keys[order][rank], np.ones(tile, dtype=bool))
+        if "values" in kparams:
+            vals = np.arange(tile).astype(NP[spec["value_dtype"]])
+            bufs["values"] = vals
+            expect["values"] = (vals[order][rank], np.ones(tile, dtype=bool))
+    elif a == "block_histogram":
+        bins = spec["bins"]
+        samples = rng.integers(0, bins, tile).astype(dt)
+        bufs["samples"] = samples
+        vt = NP[spec.get("value_dtype", "uint32")]
+        bufs["histogram"] = np.zeros(n, dtype=vt)
+        hist = np.zeros(n, dtype=vt)
+        hist[:bins] = np.bincount(samples.astype(np.int64), minlength=bins)
+        mask = np.arange(n) < bins
+        expect["histogram"] = (hist, mask)
+    else:
+        raise AssertionError(a)
+    for p in kparams:
+        assert p in bufs, (p, spec)
+    return [bufs[p] for p in kparams], {kparams.index(k): v for k, v in expect.items()}
+
+
+GPU_CASES = [
+    {"algorithm": "block_reduce", "dtype": "float32", "op": "sum", "block": 256},
+    {"algorithm": "block_reduce", "dtype": "int32", "op": "min", "block": (32, 4), "items_per_thread": 4},
+    {"algorithm": "block_reduce", "dtype": "uint64", "op": "max", "block": 128, "items_per_thread": 2},
+    {"algorithm": "block_allreduce", "dtype": "float64", "op": "sum", "block": (16, 8, 2)},
+    {"algorithm": "block_allreduce", "dtype": "int64", "op": "max", "block": 1024},
+    {"algorithm": "block_inclusive_sum", "dtype": "int32", "block": 128},
+    {"algorithm": "block_exclusive_sum", "dtype": "uint32", "block": 256, "items_per_thread": 3},
+    {"algorithm": "block_inclusive_scan", "dtype": "float32", "op": "max", "block": 128, "items_per_thread": 2},
+    {"algorithm": "block_inclusive_scan_init", "dtype": "int64", "op": "min", "block": 64},
+    {"algorithm": "block_inclusive_scan_init", "dtype": "float64", "op": "sum", "block": 64, "items_per_thread": 2},
+    {"algorithm": "block_exclusive_scan", "dtype": "float64", "op": "sum", "block": (32, 2), "items_per_thread": 4},
+    {"algorithm": "block_exclusive_scan", "dtype": "int32", "op": "max", "block": 128, "sync": False},
+    {"algorithm": "block_radix_sort", "dtype": "float32", "block": 128, "items_per_thread": 4},
+    {"algorithm": "block_radix_sort_descending", "dtype": "int64", "block": (32, 4), "items_per_thread": 2,
+     "arrangement": "striped"},
+    {"algorithm": "block_radix_sort", "dtype": "uint32", "block": 256},
+    {"algorithm": "block_radix_sort_pairs", "dtype": "uint32", "value_dtype": "float64", "block": 128,
+     "items_per_thread": 4},
+    {"algorithm": "block_radix_sort_pairs_descending", "dtype": "int32", "value_dtype": "int64",
+     "block": 64, "items_per_thread": 2, "arrangement": "striped"},
+    {"algorithm": "block_histogram", "dtype": "uint32", "block": 128, "items_per_thread": 4, "bins": 64},
+    {"algorithm": "block_histogram", "dtype": "int32", "block": 256, "items_per_thread": 2, "bins": 100,
+     "arrangement": "sort"},
+    {"algorithm": "block_histogram", "dtype": "int64", "value_dtype": "uint64", "block": (32, 2),
+     "items_per_thread": 3, "bins": 17},
+    {"algorithm": "warp_reduce", "dtype": "float32", "op": "sum", "block": 128},
+    {"algorithm": "warp_reduce", "dtype": "int32", "op": "max", "block": 128, "items_per_thread": 4,
+     "warp_threads": 16},
+    {"algorithm": "warp_allreduce", "dtype": "float64", "op": "min", "block": 96},
+    {"algorithm": "warp_allreduce", "dtype": "uint32", "op": "sum", "block": 64, "items_per_thread": 2,
+     "warp_threads": 8},
+    {"algorithm": "warp_inclusive_sum", "dtype": "int64", "block": 64, "items_per_thread": 3},
+    {"algorithm": "warp_exclusive_sum", "dtype": "uint32", "block": 128, "warp_threads": 8},
+    {"algorithm": "warp_exclusive_sum", "dtype": "float32", "block": 64, "items_per_thread": 2},
+    {"algorithm": "warp_inclusive_scan", "dtype": "float32", "op": "max", "block": 64, "items_per_thread": 2},
+    {"algorithm": "warp_inclusive_scan", "dtype": "int32", "op": "min", "block": 64, "items_per_thread": 3,
+     "warp_threads": 16},
+    {"algorithm": "warp_inclusive_scan_init", "dtype": "int32", "op": "sum", "block": 128, "warp_threads": 16},
+    {"algorithm": "warp_inclusive_scan_init", "dtype": "uint64", "op": "max", "block": 64, "items_per_thread": 2},
+    {"algorithm": "warp_exclusive_scan", "dtype": "float64", "op": "min", "block": 64, "items_per_thread": 3},
+    {"algorithm": "block_reduce", "dtype": "float32", "op": "user", "user_op": "cj_user_absmax", "block": 128},
+    {"algorithm": "block_inclusive_scan", "dtype": "float32", "op": "user", "user_op": "cj_user_absmax",
+     "block": 128, "items_per_thread": 2},
+    {"algorithm": "warp_allreduce", "dtype": "float32", "op": "user", "user_op": "cj_user_absmax", "block": 64},
+]
+for _arr in LOAD_STORE_ARRANGEMENTS:
+    for _alg, _dt in (("block_load", "float32"), ("block_store", "int64")):
+        for _partial in (0, 37):
+            GPU_CASES.append({"algorithm": _alg, "dtype": _dt, "block": 128, "items_per_thread": 4,
+                              "arrangement": _arr, "_valid": 512 - _partial})
+GPU_IDS = [spec_id(s) + (f"-{s.get('arrangement')}-v{s['_valid']}" if "_valid" in s else
+                         f"-{s.get('arrangement', '')}{s.get('user_op', '')}") for s in GPU_CASES]
+
+
+def _cub_spec(case):
+    return {k: v for k, v in case.items() if not k.startswith("_")}
+
+
+def build_gpu_case(case, toolkit):
+    spec = _cub_spec(case)
+    desc = core.cub_describe(spec)
+    ltoir, temp_bytes, temp_align, _ = core.cub_ltoir(spec)
+    ir, kparams = gpu_kernel_ir(spec, desc, temp_bytes, temp_align)
+    inputs = [("kernel", toolkit.nvvm_to_ltoir(ir)), ("cub", ltoir)]
+    if spec.get("op") == "user":
+        inputs.append(("user", toolkit.nvvm_to_ltoir(USER_OP)))
+    return toolkit.link(inputs), kparams
+
+
+@pytest.mark.parametrize("case", GPU_CASES, ids=GPU_IDS)
+def test_gpu_cases_link(case, toolkit, cache_dir):
+    cubin, kparams = build_gpu_case(case, toolkit)
+    assert cubin[:4] == b"\x7fELF"
+    # the host side of the GPU test is consistent with the kernel's parameters
+    bufs, expect = gpu_inputs_and_expected(case, kparams, np.random.default_rng(0))
+    assert len(bufs) == len(kparams) and expect
+
+
+class Driver:
+    """The few CUDA driver calls a one-block launch needs, through ctypes."""
+
+    def __init__(self):
+        self.cu = cu = ctypes.CDLL("libcuda.so.1")
+        P, U64, SZ = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t
+        cu.cuMemAlloc_v2.argtypes = [ctypes.POINTER(U64), SZ]
+        cu.cuMemcpyHtoD_v2.argtypes = [U64, P, SZ]
+        cu.cuMemcpyDtoH_v2.argtypes = [P, U64, SZ]
+        cu.cuMemFree_v2.argtypes = [U64]
+        cu.cuModuleLoadData.argtypes = [ctypes.POINTER(P), ctypes.c_char_p]
+        cu.cuModuleGetFunction.argtypes = [ctypes.POINTER(P), P, ctypes.c_char_p]
+        cu.cuModuleUnload.argtypes = [P]
+        cu.cuLaunchKernel.argtypes = [P] + [ctypes.c_uint] * 7 + [P, P, P]
+        self.check(cu.cuInit(0), "cuInit")
+        dev, ctx = ctypes.c_int(), P()
+        self.check(cu.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
+        self.check(cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")
+        self.check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+
+    @staticmethod
+    def check(rc, what):
+        assert rc == 0, f"{what} failed with CUresult {rc}"
+
+    def launch(self, cubin, block, arrays):
+        cu = self.cu
+        mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
+        self.check(cu.cuModuleLoadData(ctypes.byref(mod), cubin), "cuModuleLoadData")
+        ptrs = []
+        try:
+            self.check(cu.cuModuleGetFunction(ctypes.byref(fn), mod, b"cj_test_kernel"), "cuModuleGetFunction")
+            for a in arrays:
+                d = ctypes.c_uint64()
+                self.check(cu.cuMemAlloc_v2(ctypes.byref(d), max(a.nbytes, 8)), "cuMemAlloc")
+                ptrs.append(d)
+                self.check(cu.cuMemcpyHtoD_v2(d, a.ctypes.data, a.nbytes), "cuMemcpyHtoD")
+            params = (ctypes.c_void_p * len(ptrs))(*[ctypes.addressof(d) for d in ptrs])
+            bx, by, bz = _dims(block)
+            self.check(cu.cuLaunchKernel(fn, 1, 1, 1, bx, by, bz, 0, None, params, None), "cuLaunchKernel")
+            self.check(cu.cuCtxSynchronize(), "cuCtxSynchronize")
+            out = []
+            for a, d in zip(arrays, ptrs):
+                host = np.empty_like(a)
+                self.check(cu.cuMemcpyDtoH_v2(host.ctypes.data, d, a.nbytes), "cuMemcpyDtoH")
+                out.append(host)
+            return out
+        finally:
+            for d in ptrs:
+                cu.cuMemFree_v2(d)
+            cu.cuModuleUnload(mod)
+
+
+@pytest.fixture(scope="session")
+def driver():
+    return Driver()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", GPU_CASES, ids=GPU_IDS)
+def test_gpu_results_match_numpy(case, toolkit, driver, cache_dir):
+    cubin, kparams = build_gpu_case(case, toolkit)
+    seed = int.from_bytes(os.urandom(4), "little")   # fresh data each run; the seed is in any failure
+    bufs, expect = gpu_inputs_and_expected(case, kparams, np.random.default_rng(seed))
+    out = driver.launch(cubin, case["block"], bufs)
+    for index, (want, mask) in expect.items():
+        got = out[index]
+        name = f"{kparams[index]} (seed {seed})"
+        if np.issubdtype(want.dtype, np.floating) and case.get("op", "sum") == "sum":
+            scale = np.abs(bufs[0]).sum() if bufs[0].dtype == want.dtype else 1.0
+            tol = (1e-5 if want.dtype == np.float32 else 1e-12) * max(scale, 1.0)
+            np.testing.assert_allclose(got[mask], want[mask], rtol=0, atol=tol, err_msg=name)
+        else:
+            np.testing.assert_array_equal(got[mask], want[mask], err_msg=name)
+
+
+# ---- a toolkit that is missing or incomplete --------------------------------------------------
+
+MISSING = textwrap.dedent("""
+    import sys
+    import cudajit._core as core
+    from cudajit.errors import ToolchainError
+    try:
+        core.cub_ltoir({"algorithm": "block_reduce", "dtype": "float32", "op": "sum", "block": 32})
+    except ToolchainError as e:
+        print("ToolchainError:", e)
+        sys.exit(0)
+    sys.exit(1)
+""")
+
+
+@pytest.mark.parametrize("env,message", [
+    ({"CUDAJIT_NVRTC": "/nonexistent/libnvrtc.so"}, "CUDAJIT_NVRTC names a missing file"),
+    ({"CUDAJIT_CCCL_INCLUDE": "/tmp"}, "has no cub/block/block_reduce.cuh"),
+], ids=["nvrtc", "cccl"])
+def test_missing_toolkit_parts_raise_toolchain_error(env, message, tmp_path):
+    full = dict(os.environ, CUDAJIT_CACHE_DIR=str(tmp_path), **env,
+                PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(core.__file__)),
+                                            os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-c", MISSING], env=full, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert message in r.stdout

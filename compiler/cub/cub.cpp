@@ -1,5 +1,9 @@
 #include "cub/cub.h"
 
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -17,7 +21,7 @@ namespace cj::cub {
 namespace {
 
 // Bump when the generated code or entry format changes meaning.
-constexpr const char* kKeyVersion = "cudajit-cub-1";
+constexpr const char* kKeyVersion = "cudajit-cub-2";
 
 std::string readText(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -26,9 +30,23 @@ std::string readText(const std::string& path) {
   return s.str();
 }
 
-// What the compiler is, once per process: NVRTC (loaded) and the CCCL headers.
+// Which NVRTC, without loading it (dlopen of the 100 MB library costs ~30 ms,
+// most of a warm-cache lookup): its real path, size and mtime. Any other
+// NVRTC build, even of the same version, gives other keys. If the library is
+// only reachable by soname, it is loaded and its version used instead.
+std::string nvrtcIdentity() {
+  std::string path = findNvrtcLibrary();
+  char real[PATH_MAX];
+  struct stat st;
+  if (realpath(path.c_str(), real) && stat(real, &st) == 0)
+    return std::string("file ") + real + " " + std::to_string(st.st_size) + " " +
+           std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  return "version " + Nvrtc::get().version();
+}
+
+// What the compiler is, once per process: NVRTC and the CCCL headers.
 struct Toolchain {
-  const Nvrtc* nvrtc;
+  std::string nvrtc_identity;
   std::string cccl_dir;
   std::string cccl_identity;  // the version headers' text: part of every key
 };
@@ -36,7 +54,7 @@ struct Toolchain {
 const Toolchain& toolchain() {
   static const Toolchain t = [] {
     Toolchain t;
-    t.nvrtc = &Nvrtc::get();
+    t.nvrtc_identity = nvrtcIdentity();
     t.cccl_dir = findCcclIncludeDir();
     t.cccl_identity = readText(t.cccl_dir + "/cub/version.cuh") +
                       readText(t.cccl_dir + "/cuda/std/__cccl/version.h");
@@ -71,7 +89,7 @@ std::string keyOf(const Generated& g) {
   };
   field("version", kKeyVersion);
   field("source", g.source);
-  field("nvrtc", t.nvrtc->version());
+  field("nvrtc", t.nvrtc_identity);
   field("cccl", t.cccl_identity);
   for (const auto& o : compileOptions(g.spec.arch)) field("option", o);
   auto d = h.digest();
@@ -86,7 +104,7 @@ Instance compile(const Generated& g) {
   // would give different bytes in each process.
   options.push_back("-frandom-seed=" + sha256Hex(g.entry.name).substr(0, 16));
   if (pchEnabled()) options.push_back("-pch");
-  NvrtcOutput out = t.nvrtc->compileToLtoIr(g.source, g.entry.name, options, {g.layout_expression});
+  NvrtcOutput out = Nvrtc::get().compileToLtoIr(g.source, g.entry.name, options, {g.layout_expression});
   Instance inst;
   if (!layoutFromLoweredName(out.lowered_names.at(0), &inst.temp_bytes, &inst.temp_align))
     throw ToolchainError("cannot read the temp-storage layout of " + g.entry.name +
@@ -103,7 +121,8 @@ std::vector<std::string> compileOptions(int arch) {
 
 std::string toolchainDescription() {
   const Toolchain& t = toolchain();
-  return "NVRTC " + t.nvrtc->version() + " (" + t.nvrtc->path() + "), CCCL headers " + t.cccl_dir;
+  const Nvrtc& nvrtc = Nvrtc::get();
+  return "NVRTC " + nvrtc.version() + " (" + nvrtc.path() + "), CCCL headers " + t.cccl_dir;
 }
 
 std::string cacheDirectory() { return defaultCubCacheDir(); }

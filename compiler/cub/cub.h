@@ -17,7 +17,8 @@
 // all pointers generic; temp_storage is always last):
 //   Reduce     ipt == 1: T f(T x, void* temp_storage)
 //              ipt  > 1: T f(const T* items, void* temp_storage)
-//              result valid in thread 0 of the block (lane 0 of the logical warp)
+//              *_reduce: result valid in thread 0 of the block (lane 0 of the
+//              logical warp), as in CUB; *_allreduce: valid in every thread.
 //   Scan       ipt == 1: T f(T x, void* temp_storage)            (returns the scanned value)
 //              ipt  > 1: void f(T* items, void* temp_storage)    (in place)
 //   ScanInit   ipt == 1: T f(T x, T initial, void* temp_storage)
@@ -32,8 +33,12 @@
 //   Histogram  void f(const T* samples, V* histogram, void* temp_storage)
 //              histogram: `bins` counters the whole block shares (usually a shared
 //              array); zeroed, the block synchronised, then counted. Samples in [0, bins).
-// As with CUB, a call that reuses temp storage another call used needs a
-// cuda.syncthreads() between them; a distinct allocation per call site needs none.
+// Block algorithms are collective: every thread of the block calls them
+// (warp ones: every thread of the warp). Spec::sync (default) ends each
+// block algorithm that uses its storage with __syncthreads(): the same
+// storage may then serve the next call (a loop) at once, and a histogram is
+// complete when the call returns. With sync = false the CUB contract holds:
+// reusing the storage needs a barrier first.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -1,7 +1,8 @@
 // The on-disk cache of compiled CUB instantiations.
 //
 // Layout: <dir>/<key>.cjcub, key = 64 hex digits (cub.cpp: sha256 of the
-// format version, generated source, NVRTC version, CCCL version header and
+// format version, generated source, NVRTC identity (its file: real path,
+// size, mtime), the CCCL version headers and
 // options). <dir> is $CUDAJIT_CACHE_DIR/cub, else ~/.cache/cudajit/cub.
 //
 // Entry format (integers little-endian):

@@ -12,13 +12,12 @@ namespace {
 // point's body; the entry's signature follows from the shape (signatureOf).
 struct Gen {
   const Spec& s;
-  const EntryPoint& entry;
   std::string defs;
   std::string body;
 
   int ipt() const { return s.items_per_thread; }
   bool isSum() const { return s.op == Op::Sum; }
-  // `Algo temp` binding: the block's temp storage as Algo's TempStorage.
+  // An Algo bound to the caller's storage: the block's, or this warp's slot.
   std::string blockAlgo() const { return "Algo(*static_cast<TempStorage*>(temp_storage))"; }
   std::string warpAlgo() const {
     return "Algo(static_cast<Algo::TempStorage*>(temp_storage)[cj_linear_tid() / W])";
@@ -33,15 +32,26 @@ const char* kCopyIn = "  T in[IPT];\n  for (int i = 0; i < IPT; ++i) in[i] = ite
 const char* kCopyOut = "  for (int i = 0; i < IPT; ++i) items[i] = in[i];\n";
 
 // ---- block reduce ----------------------------------------------------------------------
+// Generators that return a value leave it in `result`; generate() appends the
+// barrier (Spec::sync) and the return.
 void genBlockReduce(Gen& g) {
-  g.defs += "using Algo = cub::BlockReduce<T, BX, cub::BLOCK_REDUCE_WARP_REDUCTIONS, BY, BZ>;\n"
-            "using TempStorage = Algo::TempStorage;\n";
+  bool all = g.s.algorithm == Algorithm::BlockAllReduce;
+  g.defs += "using Algo = cub::BlockReduce<T, BX, cub::BLOCK_REDUCE_WARP_REDUCTIONS, BY, BZ>;\n";
+  if (all)  // the aggregate is broadcast through a slot after CUB's storage
+    g.defs += "struct TempStorage {\n  Algo::TempStorage reduce;\n  T result;\n};\n";
+  else
+    g.defs += "using TempStorage = Algo::TempStorage;\n";
   std::string call = g.isSum() ? "Sum(in)" : "Reduce(in, CjOp{})";
   if (g.ipt() == 1)
     g.body += "  T in[1] = {x};\n";
   else
     g.body += kCopyIn;
-  g.body += "  return " + g.blockAlgo() + "." + call + ";\n";
+  g.body += "  TempStorage& temp = *static_cast<TempStorage*>(temp_storage);\n";
+  g.body += std::string("  T result = Algo(") + (all ? "temp.reduce" : "temp") + ")." + call + ";\n";
+  if (all) {
+    g.body += "  if (cj_linear_tid() == 0) temp.result = result;\n";
+    g.body += "  __syncthreads();\n  result = temp.result;\n";
+  }
 }
 
 // ---- block scans -----------------------------------------------------------------------
@@ -59,7 +69,7 @@ void genBlockScan(Gen& g) {
   }
   // CUB's array overloads allow output to alias input.
   if (g.ipt() == 1) {
-    g.body += "  T in[1] = {x};\n  " + g.blockAlgo() + "." + call + ";\n  return in[0];\n";
+    g.body += "  T in[1] = {x};\n  " + g.blockAlgo() + "." + call + ";\n  T result = in[0];\n";
   } else {
     g.body += kCopyIn;
     g.body += "  " + g.blockAlgo() + "." + call + ";\n";
@@ -143,7 +153,11 @@ void genWarpReduce(Gen& g) {
     g.body += "  T acc = x;\n";
   else
     g.body += kThreadReduce;
-  g.body += "  return " + g.warpAlgo() + "." + call + ";\n";
+  g.body += "  T result = " + g.warpAlgo() + "." + call + ";\n";
+  // Lane 0 of the logical warp holds the aggregate; every lane of the
+  // hardware warp takes part in the shuffle (the whole block calls).
+  if (g.s.algorithm == Algorithm::WarpAllReduce)
+    g.body += "  result = cub::ShuffleIndex<W>(result, 0, 0xffffffffu);\n";
 }
 
 void genWarpScan(Gen& g) {
@@ -151,22 +165,21 @@ void genWarpScan(Gen& g) {
   g.defs += "using Algo = cub::WarpScan<T, W>;\nusing TempStorage = Algo::TempStorage[NWARPS];\n";
   Algorithm a = g.s.algorithm;
   if (g.ipt() == 1) {
-    g.body += "  T out;\n";
+    g.body += "  T result;\n";
     switch (a) {
-      case Algorithm::WarpInclusiveSum: g.body += "  " + g.warpAlgo() + ".InclusiveSum(x, out);\n"; break;
-      case Algorithm::WarpExclusiveSum: g.body += "  " + g.warpAlgo() + ".ExclusiveSum(x, out);\n"; break;
-      case Algorithm::WarpInclusiveScan: g.body += "  " + g.warpAlgo() + ".InclusiveScan(x, out, CjOp{});\n"; break;
+      case Algorithm::WarpInclusiveSum: g.body += "  " + g.warpAlgo() + ".InclusiveSum(x, result);\n"; break;
+      case Algorithm::WarpExclusiveSum: g.body += "  " + g.warpAlgo() + ".ExclusiveSum(x, result);\n"; break;
+      case Algorithm::WarpInclusiveScan: g.body += "  " + g.warpAlgo() + ".InclusiveScan(x, result, CjOp{});\n"; break;
       case Algorithm::WarpInclusiveScanInit:
         // initial (+) x0 (+) ... (+) xi = exclusive prefix seeded with initial, then (+) xi.
         g.body += "  T prefix;\n  " + g.warpAlgo() + ".ExclusiveScan(x, prefix, initial, CjOp{});\n";
-        g.body += "  out = CjOp{}(prefix, x);\n";
+        g.body += "  result = CjOp{}(prefix, x);\n";
         break;
       case Algorithm::WarpExclusiveScan:
-        g.body += "  " + g.warpAlgo() + ".ExclusiveScan(x, out, initial, CjOp{});\n";
+        g.body += "  " + g.warpAlgo() + ".ExclusiveScan(x, result, initial, CjOp{});\n";
         break;
       default: throw ToolchainError("genWarpScan: not a warp scan");
     }
-    g.body += "  return out;\n";
     return;
   }
   // Several items per thread: scan the threads' aggregates across the warp,
@@ -305,7 +318,7 @@ Generated generate(const Spec& spec) {
   const Spec& s = out.spec;
   out.entry = signatureOf(s);
 
-  Gen g{s, out.entry, {}, {}};
+  Gen g{s, {}, {}};
   kGenerators[static_cast<int>(s.algorithm)](g);
 
   std::string src = "// cudajit CUB instantiation: " + describe(s) + "\n";
@@ -330,6 +343,8 @@ Generated generate(const Spec& spec) {
   src += opFunctor(s);
   src += g.defs;
   src += "}  // namespace\n\n";
+  if (s.sync && usesBlockTempStorage(s)) g.body += "  __syncthreads();  // the storage is free again\n";
+  if (out.entry.ret_cxx != "void") g.body += "  return result;\n";
   src += out.entry.cDeclaration() + " {\n" + g.body + "}\n";
   out.source = std::move(src);
   out.layout_expression = "&cj_layout<sizeof(TempStorage), alignof(TempStorage)>";

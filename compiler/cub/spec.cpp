@@ -1,5 +1,7 @@
 #include "cub/spec.h"
 
+#include <vector>
+
 #include "support/error.h"
 
 namespace cj::cub {
@@ -90,6 +92,7 @@ std::string describe(const Spec& s) {
   if (a.family == Family::Warp && s.warp_threads != 32)
     out += ", warp_threads " + std::to_string(s.warp_threads);
   if (s.bins) out += ", bins " + std::to_string(s.bins);
+  if (!s.sync) out += ", nosync";
   return out + ")";
 }
 
@@ -167,7 +170,115 @@ Spec normalized(const Spec& in) {
     bad(s, "value_dtype applies to radix_sort_pairs and histogram only");
   }
   if (a.shape != Shape::Histogram && s.bins != 0) bad(s, "bins applies to histogram only");
+  if (!usesBlockTempStorage(s)) s.sync = true;  // nothing to synchronise: one canonical spec
   return s;
+}
+
+bool usesBlockTempStorage(const Spec& s) {
+  if (info(s.algorithm).family != Family::Block) return false;
+  Shape shape = info(s.algorithm).shape;
+  if (shape == Shape::Load || shape == Shape::Store)
+    return s.arrangement == Arrangement::Transpose || s.arrangement == Arrangement::WarpTranspose;
+  return true;
+}
+
+std::string toString(const Spec& s) {
+  std::string out = std::string(info(s.algorithm).name) + " " + info(s.dtype).name;
+  if (s.value_dtype != Dtype::Count) out += std::string(" value=") + info(s.value_dtype).name;
+  if (s.op == Op::User)
+    out += " op=user:" + s.user_op;
+  else if (s.op != Op::None)
+    out += std::string(" op=") + opName(s.op);
+  out += " block=" + std::to_string(s.block[0]) + "x" + std::to_string(s.block[1]) + "x" +
+         std::to_string(s.block[2]);
+  out += " ipt=" + std::to_string(s.items_per_thread);
+  if (s.arrangement != Arrangement::Default) out += std::string(" arrangement=") + info(s.arrangement).name;
+  if (s.warp_threads != 32) out += " warp=" + std::to_string(s.warp_threads);
+  if (s.bins) out += " bins=" + std::to_string(s.bins);
+  if (!s.sync) out += " nosync";
+  if (s.arch != 90) out += " arch=" + std::to_string(s.arch);
+  return out;
+}
+
+namespace {
+
+bool parseInt(std::string_view v, int* out) {
+  if (v.empty() || v.size() > 9) return false;
+  int n = 0;
+  for (char c : v) {
+    if (c < '0' || c > '9') return false;
+    n = n * 10 + (c - '0');
+  }
+  *out = n;
+  return true;
+}
+
+}  // namespace
+
+bool parseSpec(std::string_view text, Spec* out, std::string* error) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    size_t j = i;
+    while (j < text.size() && text[j] != ' ') ++j;
+    if (j > i) words.push_back(text.substr(i, j - i));
+    i = j;
+  }
+  auto fail = [&](const std::string& why) {
+    *error = "bad CUB spec '" + std::string(text) + "': " + why;
+    return false;
+  };
+  Spec s;
+  if (words.size() < 2) return fail("expected '<algorithm> <dtype> key=value...'");
+  if (!parseAlgorithm(words[0], &s.algorithm)) return fail("unknown algorithm");
+  if (!parseDtype(words[1], &s.dtype)) return fail("unknown dtype");
+  for (size_t w = 2; w < words.size(); ++w) {
+    std::string_view word = words[w];
+    if (word == "nosync") {
+      s.sync = false;
+      continue;
+    }
+    size_t eq = word.find('=');
+    if (eq == std::string_view::npos) return fail("expected key=value, got '" + std::string(word) + "'");
+    std::string_view key = word.substr(0, eq), value = word.substr(eq + 1);
+    bool ok = true;
+    if (key == "value") {
+      ok = parseDtype(value, &s.value_dtype);
+    } else if (key == "op") {
+      if (value.substr(0, 5) == "user:") {
+        s.op = Op::User;
+        s.user_op = std::string(value.substr(5));
+      } else {
+        ok = parseOp(value, &s.op);
+      }
+    } else if (key == "block") {
+      int dims[3] = {1, 1, 1}, d = 0;
+      size_t start = 0;
+      while (ok) {
+        size_t x = value.find('x', start);
+        ok = d < 3 && parseInt(value.substr(start, x == std::string_view::npos ? x : x - start), &dims[d++]);
+        if (x == std::string_view::npos) break;
+        start = x + 1;
+      }
+      for (int k = 0; k < 3; ++k) s.block[k] = dims[k];
+    } else if (key == "ipt") {
+      ok = parseInt(value, &s.items_per_thread);
+    } else if (key == "arrangement") {
+      ok = parseArrangement(value, &s.arrangement);
+    } else if (key == "warp") {
+      ok = parseInt(value, &s.warp_threads);
+    } else if (key == "bins") {
+      ok = parseInt(value, &s.bins);
+    } else if (key == "arch") {
+      ok = parseInt(value, &s.arch);
+    } else {
+      return fail("unknown key '" + std::string(key) + "'");
+    }
+    if (!ok) return fail("bad value for " + std::string(key));
+  }
+  *out = s;
+  return true;
 }
 
 bool tryNormalize(const Spec& s, Spec* out, std::string* error) {
@@ -195,6 +306,7 @@ std::string entryName(const Spec& s) {
   if (s.arrangement != Arrangement::Default) n += std::string("_") + info(s.arrangement).name;
   if (a.family == Family::Warp) n += "_w" + std::to_string(s.warp_threads);
   if (a.shape == Shape::Histogram) n += "_n" + std::to_string(s.bins);
+  if (!s.sync) n += "_nosync";
   return n;
 }
 

@@ -116,6 +116,11 @@ struct Spec {
   int warp_threads = 32;             // Warp family: logical warp size (power of 2, <= 32)
   int bins = 0;                      // block_histogram: number of bins
   int arch = 90;                     // compute_XX of the LTO-IR
+  // Block algorithms that use their temp storage end with __syncthreads(),
+  // so the next call may reuse the storage and (histogram) every thread sees
+  // the finished bins. false: CUB's own contract (the caller synchronises).
+  // normalized() sets it back to true where it does not apply.
+  bool sync = true;
 
   int blockThreads() const { return block[0] * block[1] * block[2]; }
 };
@@ -129,11 +134,25 @@ bool tryNormalize(const Spec& s, Spec* out, std::string* error);
 
 // The extern "C" entry point's name, a function of the normalized spec only:
 //   cj_<algorithm>[_<op>]_<dtype>[_<value dtype>]_b<x>x<y>x<z>_i<ipt>
-//     [_<arrangement>][_w<warp threads>][_n<bins>]
+//     [_<arrangement>][_w<warp threads>][_n<bins>][_nosync]
 // <op> is sum|min|max or u<len><name> for a user op (length-prefixed, so
 // distinct specs never share a name). Fields an algorithm does not use are
 // left out.
 std::string entryName(const Spec& normalized_spec);
+
+// Whether the entry point of a normalized spec touches its temp storage
+// (false: blocked / striped / vectorize loads and stores, and warp
+// algorithms, whose storage is per warp and needs no barrier).
+bool usesBlockTempStorage(const Spec& normalized_spec);
+
+// The spec as one line of text, for IR attributes and golden tests:
+//   block_reduce float32 op=sum block=256x1x1 ipt=1
+//   block_radix_sort_pairs uint32 value=float64 block=128x1x1 ipt=4 arrangement=striped nosync
+//   warp_reduce float32 op=user:my_op block=64x1x1 ipt=1 warp=16 arch=80
+// Only the fields that differ from the defaults or that the algorithm uses
+// appear; parseSpec reads it back (then normalize it).
+std::string toString(const Spec& s);
+bool parseSpec(std::string_view text, Spec* out, std::string* error);
 
 // A one-line description for messages: "block_reduce(sum, float32, block 256x1x1, ipt 1)".
 std::string describe(const Spec& s);

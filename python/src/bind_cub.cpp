@@ -16,7 +16,7 @@ namespace {
 
 const char* const kSpecKeys[] = {"algorithm", "dtype",       "value_dtype",  "op",
                                  "user_op",   "block",       "items_per_thread", "arrangement",
-                                 "warp_threads", "bins",     "arch"};
+                                 "warp_threads", "bins",     "arch",        "sync"};
 
 template <class E>
 E parseEnum(const py::dict& d, const char* key, bool (*parse)(std::string_view, E*)) {
@@ -57,7 +57,20 @@ cj::cub::Spec specFromDict(const py::dict& d) {
   if (d.contains("warp_threads")) s.warp_threads = py::cast<int>(d["warp_threads"]);
   if (d.contains("bins")) s.bins = py::cast<int>(d["bins"]);
   if (d.contains("arch")) s.arch = py::cast<int>(d["arch"]);
+  if (d.contains("sync")) s.sync = py::cast<bool>(d["sync"]);
   return s;
+}
+
+// A spec is a dict or its one-line text form (spec.h: toString).
+cj::cub::Spec specFrom(const py::object& o) {
+  if (py::isinstance<py::str>(o)) {
+    cj::cub::Spec s;
+    std::string error;
+    if (!cj::cub::parseSpec(py::cast<std::string>(o), &s, &error)) throw py::value_error(error);
+    return s;
+  }
+  if (!py::isinstance<py::dict>(o)) throw py::type_error("a CUB spec is a dict or a str");
+  return specFromDict(o.cast<py::dict>());
 }
 
 void addSysPath() {
@@ -72,8 +85,8 @@ void addSysPath() {
 void bindCub(py::module_& m) {
   m.def(
       "cub_ltoir",
-      [](const py::dict& d) {
-        cj::cub::Spec spec = specFromDict(d);
+      [](const py::object& d) {
+        cj::cub::Spec spec = specFrom(d);
         addSysPath();
         cj::cub::Instance inst;
         {
@@ -85,13 +98,14 @@ void bindCub(py::module_& m) {
         return py::make_tuple(ltoir, inst.temp_bytes, inst.temp_align, names);
       },
       py::arg("spec"),
-      "Compiles (or fetches from the memory / disk cache) the CUB instantiation a spec dict "
-      "describes. Returns (ltoir bytes, temp_bytes, temp_align, [entry point names]).");
+      "Compiles (or fetches from the memory / disk cache) the CUB instantiation a spec (dict "
+      "or text form) describes. Returns (ltoir bytes, temp_bytes, temp_align, [entry point names]).");
   m.def(
       "cub_describe",
-      [](const py::dict& d) {
-        cj::cub::Generated g = cj::cub::generate(specFromDict(d));
+      [](const py::object& d) {
+        cj::cub::Generated g = cj::cub::generate(specFrom(d));
         py::dict out;
+        out["spec"] = cj::cub::toString(g.spec);
         out["name"] = g.entry.name;
         out["c_declaration"] = g.entry.cDeclaration();
         out["nvvm_declaration"] = g.entry.nvvmDeclaration();
@@ -99,7 +113,8 @@ void bindCub(py::module_& m) {
         return out;
       },
       py::arg("spec"),
-      "The entry point of a spec without compiling: {name, c_declaration, nvvm_declaration, source}.");
+      "The entry point of a spec without compiling: {spec (normalized, text form), name, "
+      "c_declaration, nvvm_declaration, source}.");
   m.def(
       "cub_cache_stats",
       [] {
@@ -118,7 +133,7 @@ void bindCub(py::module_& m) {
   m.def("cub_clear_memory_cache", &cj::cub::clearMemoryCache,
         "Forgets this process's compiled CUB instances (the next call reads the disk cache).");
   m.def(
-      "cub_cache_path", [](const py::dict& d) { return cj::cub::cachePath(specFromDict(d)); },
+      "cub_cache_path", [](const py::object& d) { return cj::cub::cachePath(specFrom(d)); },
       py::arg("spec"), "The disk-cache file of a spec's LTO-IR.");
   m.def("cub_toolchain", [] {
     addSysPath();
