@@ -69,8 +69,9 @@ int Dispatcher::targetArch() const {
   return kDefaultArch;
 }
 
-driver::CompileOptions Dispatcher::compileOptions(int arch, bool want_cubin) const {
+driver::CompileOptions Dispatcher::compileOptions(int arch, bool want_cubin, Block block) const {
   driver::CompileOptions o;
+  for (int d = 0; d < 3; ++d) o.infer.block_dims[d] = block[d];
   o.target.arch = arch;
   o.target.opt = options_.opt;
   o.target.fastmath = options_.fastmath;
@@ -83,13 +84,17 @@ driver::CompileOptions Dispatcher::compileOptions(int arch, bool want_cubin) con
   return o;
 }
 
-Overload* Dispatcher::find(const std::vector<const Type*>& args) const {
+Overload* Dispatcher::find(const std::vector<const Type*>& args, Block block) const {
+  if (block_specialised_) {
+    auto it = by_key_.find(SignatureKey{args, block});
+    if (it != by_key_.end()) return it->second.get();
+  }
   auto it = by_key_.find(SignatureKey{args, {{0, 0, 0}}});
   return it == by_key_.end() ? nullptr : it->second.get();
 }
 
-Overload& Dispatcher::compileFor(const std::vector<const Type*>& args) {
-  if (Overload* hit = find(args)) return *hit;
+Overload& Dispatcher::compileFor(const std::vector<const Type*>& args, Block block) {
+  if (Overload* hit = find(args, block)) return *hit;
   const int nargs = numArgs();
   if (static_cast<int>(args.size()) != nargs)
     throw CompileError(untyped().functions.front()->filename,
@@ -100,8 +105,13 @@ Overload& Dispatcher::compileFor(const std::vector<const Type*>& args) {
   auto ov = std::make_unique<Overload>();
   ov->key.args = args;
   ov->arch = targetArch();
-  ov->compiled = driver::compile(untyped(), args, compileOptions(ov->arch, /*want_cubin=*/true));
+  ov->compiled = driver::compile(untyped(), args, compileOptions(ov->arch, /*want_cubin=*/true, block));
   if (order_.empty()) ov->compiled.times.decode = decode_seconds_;
+  // Block algorithms: this overload serves only its launch block shape.
+  if (ov->compiled.block_specialised) {
+    ov->key.block = block;
+    block_specialised_ = true;
+  }
   ov->slots = abi::kernelSlots(args);
   Overload* raw = ov.get();
   by_key_.emplace(ov->key, std::move(ov));
@@ -109,9 +119,9 @@ Overload& Dispatcher::compileFor(const std::vector<const Type*>& args) {
   return *raw;
 }
 
-Overload& Dispatcher::compileExplicit(const std::vector<const Type*>& args) {
+Overload& Dispatcher::compileExplicit(const std::vector<const Type*>& args, Block block) {
   explicit_signatures_ = true;
-  return compileFor(args);
+  return compileFor(args, block);
 }
 
 void Dispatcher::noMatchingSignature(const std::vector<const Type*>& actual) const {
@@ -121,9 +131,9 @@ void Dispatcher::noMatchingSignature(const std::vector<const Type*>& actual) con
                           numbaArgsString(actual) + "; the kernel was declared with:" + declared);
 }
 
-Overload* Dispatcher::select(const std::vector<const Type*>& actual) {
-  if (Overload* hit = find(actual)) return hit;
-  if (!explicit_signatures_) return &compileFor(actual);
+Overload* Dispatcher::select(const std::vector<const Type*>& actual, Block block) {
+  if (Overload* hit = find(actual, block)) return hit;
+  if (!explicit_signatures_) return &compileFor(actual, block);
   // The declared signature with the most exactly matching arguments wins.
   Overload* best = nullptr;
   int best_exact = -1;
@@ -142,6 +152,8 @@ Overload* Dispatcher::select(const std::vector<const Type*>& actual) {
     }
   }
   if (!best) noMatchingSignature(actual);
+  // Declared for another block shape: the same signature for this one.
+  if (best->key.block != Block{{0, 0, 0}} && best->key.block != block) return &compileFor(best->key.args, block);
   return best;
 }
 
@@ -154,7 +166,8 @@ Overload::Loaded& Dispatcher::loadedOn(Overload& ov, int device) {
     // Compiled eagerly for another GPU (or with no GPU): build for this one.
     auto it = ov.cubins_for_other_archs.find(arch);
     if (it == ov.cubins_for_other_archs.end()) {
-      driver::CompiledKernel k = driver::compile(untyped(), ov.key.args, compileOptions(arch, true));
+      driver::CompiledKernel k =
+          driver::compile(untyped(), ov.key.args, compileOptions(arch, true, ov.key.block));
       it = ov.cubins_for_other_archs.emplace(arch, std::move(k.cubin)).first;
     }
     cubin = &it->second;
@@ -167,7 +180,7 @@ Overload::Loaded& Dispatcher::loadedOn(Overload& ov, int device) {
 }
 
 const std::string& Dispatcher::ptx(Overload& ov) {
-  if (ov.ptx.empty()) ov.ptx = link::nvvmToPtx(ov.compiled.nvvm_ir, compileOptions(ov.arch, false).target);
+  if (ov.ptx.empty()) ov.ptx = driver::ptxOf(ov.compiled, compileOptions(ov.arch, false).target);
   return ov.ptx;
 }
 
@@ -181,7 +194,8 @@ void Dispatcher::launch(const LaunchConfig& config, const py::tuple& args) {
   }
   LaunchArgs la;
   classifyArgs(args, &la);
-  Overload& ov = *select(la.types);
+  Overload& ov = *select(la.types, Block{{static_cast<int>(config.block[0]), static_cast<int>(config.block[1]),
+                                          static_cast<int>(config.block[2])}});
   const int device = currentDevice();
   Overload::Loaded& loaded = loadedOn(ov, device);
 
@@ -204,10 +218,41 @@ void Dispatcher::launch(const LaunchConfig& config, const py::tuple& args) {
   stageOut(la, config.stream);
 }
 
+namespace {
+
+driver::CompileOptions aheadOfTimeOptions(const DispatcherOptions& options, Block block) {
+  driver::CompileOptions o;
+  o.target.arch = options.arch ? options.arch : kDefaultArch;
+  o.target.opt = options.opt;
+  o.target.fastmath = o.codegen.fastmath = options.fastmath;
+  o.target.debug = o.codegen.debug = options.debug;
+  o.target.lineinfo = o.codegen.lineinfo = options.lineinfo;
+  for (int d = 0; d < 3; ++d) o.infer.block_dims[d] = block[d];
+  return o;
+}
+
+}  // namespace
+
+CubinResult compileCubin(const py::object& py_function, const std::vector<const Type*>& args,
+                         const DispatcherOptions& options, Block block) {
+  std::shared_ptr<const ir::Module> untyped = driver::decode(py_function.ptr());
+  driver::CompileOptions o = aheadOfTimeOptions(options, block);
+  o.want_cubin = true;
+  driver::CompiledKernel k;
+  {
+    // Past decoding nothing touches Python: callers may compile (warm the
+    // caches) from several threads at once.
+    py::gil_scoped_release nogil;
+    k = driver::compile(*untyped, args, o);
+  }
+  return {std::move(k.cubin), k.symbol, k.return_type};
+}
+
 PtxResult compilePtx(const py::object& py_function, const std::vector<const Type*>& args,
-                     bool device, const DispatcherOptions& options) {
+                     bool device, const DispatcherOptions& options, Block block) {
   std::shared_ptr<const ir::Module> untyped = driver::decode(py_function.ptr());
   driver::CompileOptions o;
+  for (int d = 0; d < 3; ++d) o.infer.block_dims[d] = block[d];
   o.target.arch = options.arch ? options.arch : kDefaultArch;
   o.target.opt = options.opt;
   o.target.fastmath = o.codegen.fastmath = options.fastmath;

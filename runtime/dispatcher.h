@@ -36,6 +36,8 @@ namespace py = pybind11;
 // What an overload is specialised on. `block` leaves room for kernels
 // specialised on the launch block shape (CUB block algorithms); {0,0,0}
 // means "any block shape".
+using Block = std::array<int, 3>;
+
 struct SignatureKey {
   std::vector<const Type*> args;
   std::array<int, 3> block{{0, 0, 0}};
@@ -84,15 +86,20 @@ class Dispatcher {
   const DispatcherOptions& options() const { return options_; }
 
   // Compiles `args` now (explicit signatures; needs no GPU). A later launch
-  // only converts arguments to the declared signatures.
-  Overload& compileExplicit(const std::vector<const Type*>& args);
-  // Finds or compiles the overload for exactly these argument types.
-  Overload& compileFor(const std::vector<const Type*>& args);
+  // only converts arguments to the declared signatures. `block`: the launch
+  // block shape for kernels that use block algorithms ({0,0,0}: none given;
+  // such kernels then fail to compile, asking for it).
+  Overload& compileExplicit(const std::vector<const Type*>& args, Block block = {{0, 0, 0}});
+  // Finds or compiles the overload for exactly these argument types (and,
+  // for kernels that use block algorithms, this launch block shape).
+  Overload& compileFor(const std::vector<const Type*>& args, Block block = {{0, 0, 0}});
 
   void launch(const LaunchConfig& config, const py::tuple& args);
 
   const std::vector<Overload*>& overloads() const { return order_; }
-  Overload* find(const std::vector<const Type*>& args) const;
+  // The overload for these types: one for any block shape, else (kernels
+  // with block algorithms) the one specialised on `block`.
+  Overload* find(const std::vector<const Type*>& args, Block block = {{0, 0, 0}}) const;
   // PTX of an overload (libNVVM on first request: launches need only the cubin).
   const std::string& ptx(Overload& overload);
   // The decoded, untyped module's text.
@@ -102,8 +109,8 @@ class Dispatcher {
  private:
   const ir::Module& untyped();
   int targetArch() const;
-  driver::CompileOptions compileOptions(int arch, bool want_cubin) const;
-  Overload* select(const std::vector<const Type*>& actual);
+  driver::CompileOptions compileOptions(int arch, bool want_cubin, Block block = {{0, 0, 0}}) const;
+  Overload* select(const std::vector<const Type*>& actual, Block block);
   Overload::Loaded& loadedOn(Overload& ov, int device);
   [[noreturn]] void noMatchingSignature(const std::vector<const Type*>& actual) const;
 
@@ -112,6 +119,7 @@ class Dispatcher {
   std::shared_ptr<const ir::Module> untyped_;
   double decode_seconds_ = 0;
   bool explicit_signatures_ = false;
+  bool block_specialised_ = false;   // some overload is specialised on its block shape
   std::unordered_map<SignatureKey, std::unique_ptr<Overload>, SignatureKeyHash> by_key_;
   std::vector<Overload*> order_;   // in order of compilation
 };
@@ -122,8 +130,17 @@ struct PtxResult {
   std::string ptx;
   const Type* return_type = nullptr;
 };
+// `block`: the launch block shape of kernels that use block algorithms.
 PtxResult compilePtx(const py::object& py_function, const std::vector<const Type*>& args,
-                     bool device, const DispatcherOptions& options);
+                     bool device, const DispatcherOptions& options, Block block = {{0, 0, 0}});
+// compile_cubin: the linked cubin (CUB instantiations included); no GPU needed.
+struct CubinResult {
+  std::vector<char> cubin;
+  std::string symbol;
+  const Type* return_type = nullptr;
+};
+CubinResult compileCubin(const py::object& py_function, const std::vector<const Type*>& args,
+                         const DispatcherOptions& options, Block block = {{0, 0, 0}});
 
 }  // namespace cj::rt
 #pragma GCC visibility pop

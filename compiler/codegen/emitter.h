@@ -11,6 +11,7 @@
 //   lower_aggregate.cpp   tuples, range and its iterator, call_func
 //   lower_intrinsic.cpp   intrinsics.def: sregs, barriers, shared/local
 //                         arrays, atomics, libdevice math
+//   lower_cub.cpp         intrinsic cub: calls of CUB block/warp algorithms
 //   helpers.cpp           NVVM IR helper functions (Python floor division,
 //                         integer power) defined once per module
 //   debug_info.cpp        DIFile/DISubprogram/DILocation for lineinfo
@@ -65,6 +66,9 @@ class ModuleEmitter {
   std::string addGlobal(const std::string& hint, const std::string& definition);
   // Like addGlobal, but a second call with the same name returns the first.
   std::string addGlobalOnce(const std::string& name, const std::string& definition);
+  // Adds a function definition (its whole text) once per name: C-ABI
+  // symbols that other link inputs call (CUB user ops, lower_cub.cpp).
+  void define(const std::string& name, const std::string& text);
   // Defines the helper for scalar type `s` once; returns its "@name".
   std::string helper(Helper h, Scalar s);
   // "@name" of an IR function of this module (the kernel: kernelSymbol).
@@ -187,6 +191,7 @@ void lowerTupleOp(FunctionEmitter& fe, const ir::Instr& in);   // tuple, tuple_g
 void lowerRangeOp(FunctionEmitter& fe, const ir::Instr& in);   // range, getiter, iter_valid, iter_next
 void lowerCallFunc(FunctionEmitter& fe, const ir::Instr& in);
 void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in);
+void lowerCubCall(FunctionEmitter& fe, const ir::Instr& in);     // intrinsic cub (lower_cub.cpp)
 
 // ---- shared pieces of the lowerings ------------------------------------------
 // Converts a scalar value between scalar types with numba semantics.

@@ -197,6 +197,7 @@ void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
     case Intrinsic::SharedArray: return lowerSharedArray(fe, in);
     case Intrinsic::LocalArray: return lowerLocalArray(fe, in);
     case Intrinsic::AtomicAdd: return lowerAtomicAdd(fe, in);
+    case Intrinsic::CubCall: return lowerCubCall(fe, in);
     default: fe.fail(in, in.name, "codegen has no lowering for intrinsic '" + in.name + "'");
   }
 }

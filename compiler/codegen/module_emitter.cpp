@@ -65,6 +65,10 @@ std::string ModuleEmitter::addGlobalOnce(const std::string& name, const std::str
   return once_globals_[name] = addGlobal(name, definition);
 }
 
+void ModuleEmitter::define(const std::string& name, const std::string& text) {
+  if (declared_.insert("define @" + name).second) helper_defs_.push_back(text);
+}
+
 std::string ModuleEmitter::helper(Helper h, Scalar s) {
   auto key = std::make_pair(static_cast<int>(h), static_cast<int>(s));
   auto it = helpers_.find(key);

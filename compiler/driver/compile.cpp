@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "bytecode/decoder.h"
+#include "driver/cub_link.h"
 #include "passes/pass.h"
 #include "support/error.h"
 
@@ -71,8 +72,10 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   const ir::Module& source = withEntryKind(untyped, options.device, &flipped);
   out.untyped_ir = ir::printModule(source);
 
+  typeinfer::InferOptions infer = options.infer;
+  infer.arch = options.target.arch;   // CUB instantiations are built for the target
   std::unique_ptr<ir::Module> typed = timed(&t.infer, [&] {
-    return typeinfer::inferTypes(source, arg_types, options.infer);
+    return typeinfer::inferTypes(source, arg_types, infer);
   });
   ir::Function& entry = *typed->functions.front();
   entry.is_kernel = !options.device;
@@ -86,9 +89,16 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   out.typed_ir = ir::printModule(*typed);
   out.symbol = codegen::kernelSymbol(entry);
 
+  // Block algorithms: their CUB instantiations, all at once and in parallel
+  // (codegen then finds them in memory).
+  std::vector<cub::Spec> specs = cubSpecs(*typed);
+  std::vector<link::LinkInput> cub_inputs = timed(&t.cub, [&] { return cubLinkInputs(specs); });
+  out.block_specialised = !specs.empty();
+  for (const cub::Spec& s : specs) out.cub_specs.push_back(cub::toString(s));
+
   out.nvvm_ir = timed(&t.emit, [&] { return codegen::emitNvvm(*typed, options.codegen); });
 
-  if (!options.want_cubin) {
+  if (!options.want_cubin && cub_inputs.empty()) {
     out.ptx = timed(&t.nvvm, [&] { return link::nvvmToPtx(out.nvvm_ir, options.target); });
     return out;
   }
@@ -96,12 +106,35 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   // demand from nvvm_ir (a second libNVVM run is not worth paying per launch
   // signature).
   std::vector<char> lto = timed(&t.nvvm, [&] { return link::nvvmToLtoIr(out.nvvm_ir, options.target); });
-  out.cubin = timed(&t.link, [&] {
-    std::vector<link::LinkInput> inputs;
-    inputs.push_back({link::LinkInput::Kind::LtoIr, std::move(lto), out.symbol + ".ltoir"});
-    return link::linkCubin(inputs, options.target);
-  });
+  std::vector<link::LinkInput> inputs;
+  inputs.push_back({link::LinkInput::Kind::LtoIr, std::move(lto), out.symbol + ".ltoir"});
+  for (auto& in : cub_inputs) inputs.push_back(std::move(in));
+  link::TargetOptions target = options.target;
+  target.optimize_unused_variables = target.optimize_unused_variables || !specs.empty();
+  if (!options.want_cubin) {
+    out.ptx = timed(&t.link, [&] { return link::linkPtx(inputs, target); });
+    return out;
+  }
+  out.cubin = timed(&t.link, [&] { return link::linkCubin(inputs, target); });
   return out;
+}
+
+std::string ptxOf(const CompiledKernel& kernel, const link::TargetOptions& target) {
+  if (kernel.cub_specs.empty()) return link::nvvmToPtx(kernel.nvvm_ir, target);
+  std::vector<cub::Spec> specs;
+  for (const std::string& text : kernel.cub_specs) {
+    cub::Spec s;
+    std::string error;
+    if (!cub::parseSpec(text, &s, &error)) throw ToolchainError(error);
+    specs.push_back(s);
+  }
+  std::vector<link::LinkInput> inputs;
+  inputs.push_back({link::LinkInput::Kind::LtoIr, link::nvvmToLtoIr(kernel.nvvm_ir, target),
+                    kernel.symbol + ".ltoir"});
+  for (auto& in : cubLinkInputs(specs)) inputs.push_back(std::move(in));
+  link::TargetOptions t = target;
+  t.optimize_unused_variables = true;
+  return link::linkPtx(inputs, t);
 }
 
 }  // namespace cj::driver

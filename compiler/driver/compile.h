@@ -24,6 +24,7 @@ struct CompileOptions {
 
 struct StageTimes {               // seconds
   double decode = 0, infer = 0, passes = 0, emit = 0, nvvm = 0, link = 0;
+  double cub = 0;                 // CUB instantiations (NVRTC or its caches)
 };
 
 struct CompiledKernel {
@@ -36,13 +37,24 @@ struct CompiledKernel {
   std::string ptx;
   std::vector<char> cubin;        // empty unless want_cubin
   StageTimes times;
+  // Block algorithms (cuda.block.* / cuda.warp.*): the kernel is specialised
+  // on the launch block shape (options.infer.block_dims) and linked with
+  // these CUB instantiations (text form of their specs).
+  bool block_specialised = false;
+  std::vector<std::string> cub_specs;
 };
 
 // Decodes once (the untyped module can be reused for other signatures).
 std::shared_ptr<const ir::Module> decode(PyObject* py_function);
 
-// Runs the rest of the pipeline for one signature.
+// Runs the rest of the pipeline for one signature. With want_cubin false
+// the PTX of a kernel that calls block algorithms is nvJitLink's, after LTO
+// with its CUB instantiations (the linked result).
 CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>& arg_types,
                        const CompileOptions& options);
+
+// The PTX of a compiled kernel for inspect_ptx(): libNVVM's, or after
+// linking its CUB instantiations.
+std::string ptxOf(const CompiledKernel& kernel, const link::TargetOptions& target);
 
 }  // namespace cj::driver

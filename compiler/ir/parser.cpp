@@ -514,6 +514,7 @@ class Parser {
         auto name = ln.identifier();
         if (!name) ln.fail("an intrinsic name");
         in->name = *name;
+        if (ln.peek() == '"') in->cval = Const::str(parseStringLiteral(ln));   // intrinsic cub "spec"
         if (ln.peekRaw() == '[') {
           ln.accept('[');
           in->ints = parseIntList(ln, ']');

@@ -12,6 +12,7 @@
 // Attributes are written in the op's own place:
 //   const 42 | getattr v1 .size | tuple_get v3 [1] | array_dim v1 [0]
 //   intrinsic math.sqrt(v4) | intrinsic shared_array[128, 4]() | call_func helper(v4, v5)
+//   intrinsic cub "block_reduce float32 op=sum block=256x1x1 ipt=1"(v4)
 //   call v1(v2, v3, dtype=v4) | raise "message"
 // A value stored to a Python variable ends with [name].
 #include <algorithm>
@@ -61,6 +62,8 @@ std::string body(const Instr& in) {
       return op + " " + operandList(in.operands) + " [" + std::to_string(in.index) + "]";
     case Op::Intrinsic: {
       std::string s = op + " " + in.name;
+      // A string attribute (the CUB spec of `intrinsic cub`).
+      if (in.cval.kind == Const::Kind::Str) s += " " + constToString(in.cval);
       if (!in.ints.empty()) {
         s += "[";
         for (size_t i = 0; i < in.ints.size(); ++i) {

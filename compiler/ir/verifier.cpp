@@ -342,6 +342,22 @@ class Verifier {
         expectType(b, in, in->type, dtype, "result");
         break;
       }
+      case I::CubCall: {
+        // The spec's meaning is CUB's (cub/spec.h; checked by type inference
+        // and codegen): here only its presence and the operand shapes.
+        const std::string& spec = in->cval.s;
+        if (in->cval.kind != Const::Kind::Str ||
+            (spec.rfind("block_", 0) != 0 && spec.rfind("warp_", 0) != 0))
+          fail(b, in, "intrinsic cub needs its CUB spec as a string attribute");
+        if (n < 1 || n > 3) fail(b, in, "intrinsic cub takes 1 to 3 operands, has " + std::to_string(n));
+        for (const Instr* o : in->operands)
+          if (!o->type->isScalar() && !o->type->is(TypeKind::Array))
+            fail(b, in, "operand of intrinsic cub is " + ty(o->type) + ", expected a scalar or an array");
+        const Type* t = in->type;
+        if (t != voidTy() && !t->isScalar() && !t->is(TypeKind::Tuple))
+          fail(b, in, "result of intrinsic cub is " + ty(t) + ", expected void, a scalar or a tuple");
+        break;
+      }
       default: {
         // math.*: every operand and the result share one float type (f32/f64).
         if (in->type != f32Ty() && in->type != f64Ty())

@@ -66,6 +66,7 @@ bool anyLtoIr(const std::vector<LinkInput>& inputs) {
 std::vector<std::string> linkOptions(const std::vector<LinkInput>& inputs, const TargetOptions& t, bool ptx) {
   std::vector<std::string> o = {"-arch=sm_" + std::to_string(t.arch), t.opt > 0 ? "-O3" : "-O0"};
   if (anyLtoIr(inputs)) o.push_back("-lto");
+  if (t.optimize_unused_variables) o.push_back("-optimize-unused-variables");
   if (ptx) o.push_back("-ptx");
   if (t.fastmath) {
     for (const char* f : {"-ftz=1", "-prec-div=0", "-prec-sqrt=0", "-fma=1"}) o.push_back(f);

@@ -16,6 +16,9 @@ struct TargetOptions {
   bool fastmath = false;
   bool debug = false;   // -g
   bool lineinfo = false;
+  // nvJitLink -optimize-unused-variables: device variables nothing in the
+  // device code references may go (kernels linked with CUB instantiations).
+  bool optimize_unused_variables = false;
 };
 
 // libNVVM: compiles the module together with libdevice. Throws

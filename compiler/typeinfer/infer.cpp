@@ -17,6 +17,12 @@ std::unique_ptr<ir::Module> inferTypes(const ir::Module& untyped,
   out->functions.push_back(specializer.inferEntry(*untyped.functions[0], arg_types));
   for (auto& callee : specializer.takeCallees(*out->functions[0]))
     out->functions.push_back(std::move(callee));
+  // CUB operator wrappers, and what they call that the entry does not.
+  for (auto& support : specializer.takeSupportFunctions()) {
+    const ir::Function& fn = *support;
+    out->functions.push_back(std::move(support));
+    for (auto& callee : specializer.takeCallees(fn)) out->functions.push_back(std::move(callee));
+  }
 
   std::string error;
   if (!ir::verifyModule(*out, /*typed=*/true, &error)) {

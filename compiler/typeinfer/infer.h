@@ -17,6 +17,9 @@ namespace cj::typeinfer {
 struct InferOptions {
   // Launch block shape for block-level algorithms (0 = not specialised).
   int block_dims[3] = {0, 0, 0};
+  // compute_XX the CUB instantiations of block algorithms are built for
+  // (part of each `intrinsic cub` spec; the driver passes the target's).
+  int arch = 90;
 };
 
 // `untyped.functions[0]` is the kernel (or device function) to type with

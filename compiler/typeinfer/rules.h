@@ -48,6 +48,8 @@ extern const Rule barrier;         // syncthreads() & co: () -> none (arg = intr
 extern const Rule sharedArray;     // cudajit.shared.array(shape, dtype)
 extern const Rule localArray;      // cudajit.local.array(shape, dtype)
 extern const Rule atomicAdd;       // cudajit.atomic.add(arr, idx, val)
+// rules_cub.cpp: cudajit.block.* / cudajit.warp.* (the row is found by the symbol's name)
+extern const Rule cubCall;
 // rules_math.cpp (arg = intrinsic name)
 extern const Rule mathUnary;
 extern const Rule mathUnaryWithF16;

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "support/error.h"
+#include "typeinfer/cub_calls.h"
 #include "typeinfer/lower.h"
 #include "typeinfer/mangle.h"
 #include "typeinfer/typer.h"
@@ -89,7 +90,24 @@ std::unique_ptr<ir::Function> Specializer::infer(const ir::Function& fn, const s
   removeUnreachableBlocks(*typed);
   *ret = Typer(ctx).run();
   Lowerer(ctx, *ret).run();
+  finishCubCalls(ctx);   // items per thread and bins from the arrays, now that edges are typed
   return typed;
+}
+
+ir::Function* Specializer::supportFunction(std::string_view name) const {
+  for (const auto& fn : support_)
+    if (fn->name == name) return fn.get();
+  return nullptr;
+}
+
+ir::Function* Specializer::addSupportFunction(std::unique_ptr<ir::Function> fn) {
+  if (ir::Function* existing = supportFunction(fn->name)) return existing;
+  support_.push_back(std::move(fn));
+  return support_.back().get();
+}
+
+std::vector<std::unique_ptr<ir::Function>> Specializer::takeSupportFunctions() {
+  return std::move(support_);
 }
 
 std::vector<std::unique_ptr<ir::Function>> Specializer::takeCallees(const ir::Function& root) {

@@ -36,6 +36,13 @@ class Specializer {
   // moved out of the memo table.
   std::vector<std::unique_ptr<ir::Function>> takeCallees(const ir::Function& root);
 
+  const InferOptions& options() const { return options_; }
+  // Typed functions the module needs that no call_func reaches: the C-ABI
+  // operator wrappers CUB instantiations call (rules_cub.cpp). One per name.
+  ir::Function* supportFunction(std::string_view name) const;
+  ir::Function* addSupportFunction(std::unique_ptr<ir::Function> fn);
+  std::vector<std::unique_ptr<ir::Function>> takeSupportFunctions();
+
  private:
   // Clones `fn` as `name`, types it for `args`, rewrites it into typed IR.
   std::unique_ptr<ir::Function> infer(const ir::Function& fn, const std::string& name,
@@ -46,6 +53,7 @@ class Specializer {
   std::map<std::pair<std::string, std::vector<const Type*>>, std::unique_ptr<Specialization>> memo_;
   std::map<std::string, Specialization*> by_name_;
   std::vector<std::string> active_;       // untyped names being inferred, outermost first
+  std::vector<std::unique_ptr<ir::Function>> support_;
 };
 
 }  // namespace cj::typeinfer

@@ -14,7 +14,7 @@
 import numpy as _np
 
 from . import _core
-from .decorators import compile_ptx, jit
+from .decorators import compile_cubin, compile_ptx, jit
 from .device import (default_stream, detect, external_stream, get_current_device, is_available,
                      legacy_default_stream, list_devices, per_thread_default_stream,
                      select_device, stream, synchronize)
@@ -47,6 +47,8 @@ threadfence_block = _STUBS["threadfence_block"]
 shared = _STUBS["shared"]
 local = _STUBS["local"]
 atomic = _STUBS["atomic"]
+block = _STUBS["block"]
+warp = _STUBS["warp"]
 
 # Scalar types, as numba.cuda exports them (numpy's types: the decoder
 # freezes them to numpy.float32, ...), usable as dtypes and casts in kernels.
@@ -57,9 +59,10 @@ float16, float32, float64 = _np.float16, _np.float32, _np.float64
 complex64, complex128 = _np.complex64, _np.complex128
 
 __all__ = [
-    "jit", "compile_ptx", "Dispatcher", "DeviceFunction",
+    "jit", "compile_ptx", "compile_cubin", "Dispatcher", "DeviceFunction",
     "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize",
     "syncthreads", "threadfence", "threadfence_block", "shared", "local", "atomic",
+    "block", "warp",
     "to_device", "device_array", "device_array_like", "DeviceNDArray", "is_cuda_array",
     "synchronize", "is_available", "detect", "select_device", "get_current_device",
     "list_devices", "stream", "default_stream", "legacy_default_stream",

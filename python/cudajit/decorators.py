@@ -8,7 +8,7 @@ from .dispatcher import DeviceFunction, Dispatcher
 # numba.cuda.jit's options. Those cudajit does not act on yet are accepted so
 # that ported code runs unchanged.
 _OPTIONS = {"fastmath", "debug", "lineinfo", "opt", "cache", "max_registers", "link", "inline",
-            "boundscheck", "lto", "launch_bounds", "forceinline"}
+            "boundscheck", "lto", "launch_bounds", "forceinline", "block"}
 
 
 def _opt_level(opt):
@@ -34,7 +34,7 @@ def _make(py_func, signatures, device, options):
                         lineinfo=bool(options.get("lineinfo", False)),
                         opt=_opt_level(options.get("opt", True)))
     for sig in signatures or ():
-        kernel.compile(sig)
+        kernel.compile(sig, block=options.get("block"))
     return kernel
 
 
@@ -46,7 +46,10 @@ def jit(func_or_sig=None, device=False, **options):
     ``@jit([sig, ...])`` compiles the given signatures now (no GPU needed) and
     converts launch arguments to them. ``@jit(device=True)`` makes a device
     function, callable from kernels. Options: fastmath, debug, lineinfo, opt,
-    cache (and numba's others, accepted).
+    cache (and numba's others, accepted); ``block=(256,)`` gives the launch
+    block shape that eager signatures of kernels using block algorithms
+    (``cuda.block.*``, ``cuda.warp.*``) are compiled for (a launch with another
+    shape compiles another specialisation).
     """
     unknown = set(options) - _OPTIONS
     if unknown:
@@ -79,14 +82,31 @@ def _arch_number(cc, arch):
 
 
 def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, cc=None,
-                opt=True, arch="sm_90"):
+                opt=True, arch="sm_90", block=None):
     """Compiles ``pyfunc`` for one signature to PTX without a GPU.
 
     Returns ``(ptx, return_type)``; the return type is numba's spelling
     ("none" for kernels). ``cc=(9, 0)`` or ``arch="sm_90"`` picks the target.
+    Kernels that use block algorithms (``cuda.block.*``, ``cuda.warp.*``) need
+    the launch block shape, ``block=(256,)``; their PTX is the linked result
+    (the CUB instantiations included, after link-time optimisation).
     """
     if isinstance(pyfunc, (Dispatcher, DeviceFunction)):
         pyfunc = pyfunc.py_func
     return _core.compile_ptx(pyfunc, sig, device=device, fastmath=fastmath,
                              arch=_arch_number(cc, arch), opt=_opt_level(opt),
-                             lineinfo=lineinfo, debug=debug)
+                             lineinfo=lineinfo, debug=debug, block=block)
+
+
+def compile_cubin(pyfunc, sig, debug=False, lineinfo=False, fastmath=False, cc=None, opt=True,
+                  arch="sm_90", block=None):
+    """Compiles the kernel ``pyfunc`` for one signature to a linked cubin without a GPU.
+
+    Returns ``(cubin, symbol)``: the cubin's bytes (loadable with
+    cuModuleLoadData) and the kernel's entry name in it. ``block=(256,)``
+    gives the launch block shape of kernels that use block algorithms.
+    """
+    if isinstance(pyfunc, (Dispatcher, DeviceFunction)):
+        pyfunc = pyfunc.py_func
+    return _core.compile_cubin(pyfunc, sig, fastmath=fastmath, arch=_arch_number(cc, arch),
+                               opt=_opt_level(opt), lineinfo=lineinfo, debug=debug, block=block)

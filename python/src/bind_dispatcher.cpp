@@ -130,6 +130,21 @@ LaunchConfig configFrom(const py::handle& key) {
   return c;
 }
 
+// block=None | 256 | (256,) | (16, 16) | (8, 8, 4): the launch block shape
+// ahead-of-time compiles specialise kernels with block algorithms on.
+cj::rt::Block blockFrom(const py::object& v) {
+  cj::rt::Block b{{0, 0, 0}};
+  if (v.is_none()) return b;
+  unsigned d[3];
+  dims(v, d, "block");
+  for (int k = 0; k < 3; ++k) {
+    if (d[k] > 1024)
+      throw cj::rt::ArgumentValueError("block dimension " + std::to_string(d[k]) + " is out of range");
+    b[k] = static_cast<int>(d[k]);
+  }
+  return b;
+}
+
 struct Launcher {
   std::shared_ptr<Dispatcher> dispatcher;
   LaunchConfig config;
@@ -176,6 +191,7 @@ py::dict stageTimes(const cj::driver::StageTimes& t) {
   d["emit"] = t.emit;
   d["nvvm"] = t.nvvm;
   d["link"] = t.link;
+  d["cub"] = t.cub;
   return d;
 }
 
@@ -192,7 +208,13 @@ void bindDispatcher(py::module_& m) {
         return py::bytes(o.compiled.cubin.data(), o.compiled.cubin.size());
       })
       .def_property_readonly("stage_times", [](const Overload& o) { return stageTimes(o.compiled.times); })
-      .def_property_readonly("param_count", [](const Overload& o) { return o.slots.size(); });
+      .def_property_readonly("param_count", [](const Overload& o) { return o.slots.size(); })
+      .def_property_readonly("block", [](const Overload& o) {
+        // The launch block shape it is specialised on (block algorithms), or None.
+        if (o.key.block == cj::rt::Block{{0, 0, 0}}) return py::object(py::none());
+        return py::object(py::make_tuple(o.key.block[0], o.key.block[1], o.key.block[2]));
+      })
+      .def_property_readonly("cub_specs", [](const Overload& o) { return o.compiled.cub_specs; });
 
   py::class_<Launcher>(m, "Launcher", "A kernel bound to a launch configuration.")
       .def("__call__", [](Launcher& l, py::args args, py::kwargs kwargs) {
@@ -224,14 +246,16 @@ void bindDispatcher(py::module_& m) {
             "kernel launch configuration was not specified: launch it as "
             "kernel[blocks, threads](...)");
       })
-      .def("compile", [](Dispatcher& d, const py::object& sig) {
+      .def("compile", [](Dispatcher& d, const py::object& sig, const py::object& block) {
         cj::rt::ParsedSignature s = signatureFrom(sig);
         if (s.return_type && s.return_type != cj::noneTy())
           throw cj::CompileError("", 0, 0, "signature",
                                  "a kernel's signature must return void, not " +
                                      cj::typeToNumbaString(s.return_type));
-        return keyOf(d.compileExplicit(s.args).key.args);
-      }, py::arg("signature"), "Compiles one signature now (no GPU needed).")
+        return keyOf(d.compileExplicit(s.args, blockFrom(block)).key.args);
+      }, py::arg("signature"), py::arg("block") = py::none(),
+         "Compiles one signature now (no GPU needed); block=(256,) for kernels that use block "
+         "algorithms (they are specialised on the launch block shape).")
       .def_property_readonly("py_func", [](const Dispatcher& d) { return d.pyFunction(); })
       .def_property_readonly("signatures", [](const Dispatcher& d) {
         py::list out;
@@ -264,7 +288,8 @@ void bindDispatcher(py::module_& m) {
       }, py::arg("signature") = py::none(), "numba's name for inspect_ptx.");
 
   m.def("compile_ptx", [](const py::object& py_func, const py::object& sig, bool device,
-                          bool fastmath, int arch, int opt, bool lineinfo, bool debug) {
+                          bool fastmath, int arch, int opt, bool lineinfo, bool debug,
+                          const py::object& block) {
     cj::rt::ParsedSignature s = signatureFrom(sig);
     if (!device && s.return_type && s.return_type != cj::noneTy())
       throw cj::CompileError("", 0, 0, "signature",
@@ -272,12 +297,29 @@ void bindDispatcher(py::module_& m) {
                                  cj::typeToNumbaString(s.return_type));
     cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt);
     o.arch = arch;
-    cj::rt::PtxResult r = cj::rt::compilePtx(py_func, s.args, device, o);
+    cj::rt::PtxResult r = cj::rt::compilePtx(py_func, s.args, device, o, blockFrom(block));
     const cj::Type* ret = r.return_type ? r.return_type : cj::noneTy();
     return py::make_tuple(r.ptx, cj::typeToNumbaString(ret));
   }, py::arg("py_func"), py::arg("signature"), py::arg("device") = false,
      py::arg("fastmath") = false, py::arg("arch") = 90, py::arg("opt") = 3,
-     py::arg("lineinfo") = false, py::arg("debug") = false);
+     py::arg("lineinfo") = false, py::arg("debug") = false, py::arg("block") = py::none());
+
+  m.def("compile_cubin", [](const py::object& py_func, const py::object& sig, bool fastmath,
+                            int arch, int opt, bool lineinfo, bool debug, const py::object& block) {
+    cj::rt::ParsedSignature s = signatureFrom(sig);
+    if (s.return_type && s.return_type != cj::noneTy())
+      throw cj::CompileError("", 0, 0, "signature",
+                             "a kernel's signature must return void, not " +
+                                 cj::typeToNumbaString(s.return_type));
+    cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt);
+    o.arch = arch;
+    cj::rt::CubinResult r = cj::rt::compileCubin(py_func, s.args, o, blockFrom(block));
+    return py::make_tuple(py::bytes(r.cubin.data(), r.cubin.size()), r.symbol);
+  }, py::arg("py_func"), py::arg("signature"), py::arg("fastmath") = false, py::arg("arch") = 90,
+     py::arg("opt") = 3, py::arg("lineinfo") = false, py::arg("debug") = false,
+     py::arg("block") = py::none(),
+     "The linked cubin of a kernel for one signature (and block shape, for block algorithms) and "
+     "its entry symbol; needs no GPU.");
 
   // Named apart from the typing stage's parse_signature (IR spelling, strings
   // only): this is what @jit(sig) and compile_ptx accept, in numba's spelling.

@@ -1,0 +1,56 @@
+#include "driver/cub_link.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <set>
+#include <thread>
+
+#include "cub/cub.h"
+#include "support/error.h"
+
+namespace cj::driver {
+
+std::vector<cub::Spec> cubSpecs(const ir::Module& typed) {
+  std::vector<cub::Spec> out;
+  std::set<std::string> seen;
+  for (const auto& fn : typed.functions)
+    for (const auto& b : fn->blocks)
+      for (const auto& in : b->instrs) {
+        if (in->op != ir::Op::Intrinsic || in->name != "cub") continue;
+        cub::Spec parsed, spec;
+        std::string error;
+        if (!cub::parseSpec(in->cval.s, &parsed, &error) || !cub::tryNormalize(parsed, &spec, &error))
+          throw CompileError(fn->filename, in->loc.line, in->loc.col, "cub",
+                             "internal error: bad CUB spec in typed IR: " + error);
+        if (seen.insert(cub::entryName(spec) + "@" + std::to_string(spec.arch)).second)
+          out.push_back(spec);
+      }
+  return out;
+}
+
+std::vector<link::LinkInput> cubLinkInputs(const std::vector<cub::Spec>& specs) {
+  std::vector<link::LinkInput> inputs(specs.size());
+  std::vector<std::exception_ptr> errors(specs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < specs.size();) {
+      try {
+        cub::Instance inst = cub::instantiate(specs[i]);
+        inputs[i] = {link::LinkInput::Kind::LtoIr, *inst.ltoir, inst.entry.name + ".ltoir"};
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  size_t threads = std::min<size_t>(specs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return inputs;
+}
+
+}  // namespace cj::driver
