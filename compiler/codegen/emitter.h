@@ -69,6 +69,9 @@ class ModuleEmitter {
   // Adds a function definition (its whole text) once per name: C-ABI
   // symbols that other link inputs call (CUB user ops, lower_cub.cpp).
   void define(const std::string& name, const std::string& text);
+  // The kernel runs only with this block shape (block algorithms specialise
+  // it): the kernels get reqntid annotations, so ptxas fits the registers.
+  void requireBlock(const int dims[3]);
   // Defines the helper for scalar type `s` once; returns its "@name".
   std::string helper(Helper h, Scalar s);
   // "@name" of an IR function of this module (the kernel: kernelSymbol).
@@ -88,6 +91,7 @@ class ModuleEmitter {
   std::map<std::string, std::string> once_globals_;
   std::map<std::pair<int, int>, std::string> helpers_;   // (Helper, Scalar) -> @name
   std::vector<std::string> helper_defs_;
+  int required_block_[3] = {0, 0, 0};
 };
 
 class FunctionEmitter {

@@ -151,6 +151,7 @@ void lowerCubCall(FunctionEmitter& fe, const ir::Instr& in) {
   cub::Instance inst = cub::instantiate(spec);
   const cub::EntryPoint& entry = inst.entry;
   fe.mod().declare(entry.nvvmDeclaration());
+  fe.mod().requireBlock(spec.block);
   if (spec.op == cub::Op::User) defineUserOp(fe, in, spec);
 
   const auto& ops = in.operands;

@@ -65,6 +65,10 @@ std::string ModuleEmitter::addGlobalOnce(const std::string& name, const std::str
   return once_globals_[name] = addGlobal(name, definition);
 }
 
+void ModuleEmitter::requireBlock(const int dims[3]) {
+  for (int d = 0; d < 3; ++d) required_block_[d] = dims[d];
+}
+
 void ModuleEmitter::define(const std::string& name, const std::string& text) {
   if (declared_.insert("define @" + name).second) helper_defs_.push_back(text);
 }
@@ -127,6 +131,11 @@ std::string ModuleEmitter::run() {
     // The annotation names the kernel through a pointer of its exact type.
     int node = metadata_.add("!{void (" + params + ")* " + name + ", !\"kernel\", i32 1}");
     annotations += (annotations.empty() ? "!" : ", !") + std::to_string(node);
+    for (int d = 0; d < 3 && required_block_[0] > 0; ++d) {
+      node = metadata_.add("!{void (" + params + ")* " + name + ", !\"reqntid" + std::string(1, "xyz"[d]) +
+                           "\", i32 " + std::to_string(required_block_[d]) + "}");
+      annotations += ", !" + std::to_string(node);
+    }
   }
   int version = metadata_.add("!{i32 2, i32 0, i32 3, i32 2}");
   out += "!nvvm.annotations = !{" + annotations + "}\n";
