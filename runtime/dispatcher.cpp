@@ -90,7 +90,13 @@ Overload* Dispatcher::find(const std::vector<const Type*>& args, Block block) co
     if (it != by_key_.end()) return it->second.get();
   }
   auto it = by_key_.find(SignatureKey{args, {{0, 0, 0}}});
-  return it == by_key_.end() ? nullptr : it->second.get();
+  if (it != by_key_.end()) return it->second.get();
+  // No block shape asked (inspect_*, explicit compiles): the first overload
+  // of these types, whatever block shape it was specialised on.
+  if (block_specialised_ && block == Block{{0, 0, 0}})
+    for (Overload* ov : order_)
+      if (ov->key.args == args) return ov;
+  return nullptr;
 }
 
 Overload& Dispatcher::compileFor(const std::vector<const Type*>& args, Block block) {
