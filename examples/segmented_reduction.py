@@ -1,12 +1,21 @@
-"""Segmented reduction, SIMT form: the sum of each segment of a flat array.
+"""Segmented reduction: the sum of each row of a matrix, in four forms.
 
-    python examples/segmented_reduction.py [--segments 20000] [--mean-length 500]
+    python examples/segmented_reduction.py [--segments 16384] [--length 1024] [--runs 20]
 
-Segments are given CSR-style: segment s is values[offsets[s]:offsets[s+1]]
-(segments may be empty). One block per segment: its threads stride over the
-segment, accumulate privately, then reduce in shared memory (a tree with
-cuda.syncthreads()). Cooperative (CUB block reduce) and tile versions follow
-in later issues; this is the plain numba.cuda-dialect baseline.
+Segment s is the row x[s, :]. The forms, each checked against numpy (float64)
+and timed:
+
+  simt      cudajit, hand-written: one block per row, the threads stride over
+            the row and accumulate privately, then a tree reduction in shared
+            memory with cuda.syncthreads() (the numba.cuda-dialect baseline)
+  block     cudajit, cooperative: the same loop, then cuda.block.sum(acc)
+            (CUB's BlockReduce, linked as LTO-IR; the kernel is specialised
+            on its launch block shape)
+  matvec    CuPy: x @ ones(length), a matrix-vector product (cuBLAS)
+  cupy.sum  CuPy: x.sum(axis=-1)
+
+Without CuPy the two cudajit forms run on cudajit device arrays; without a
+GPU the cudajit forms are compiled ahead of time (compile_ptx with block=).
 """
 import argparse
 import sys
@@ -16,86 +25,112 @@ import numpy as np
 
 import cudajit as cuda
 
-TPB = 256  # threads per block; the shared array's length must be a constant
+TPB = 256  # threads per block (the shared array's length must be a constant)
 
 
 @cuda.jit
-def segmented_sum(values, offsets, out):
+def segment_sums_simt(x, out):
     seg = cuda.blockIdx.x
     tid = cuda.threadIdx.x
-    partial = cuda.shared.array(TPB, np.float64)
-
-    acc = 0.0
-    i = offsets[seg] + tid
-    end = offsets[seg + 1]
-    while i < end:
-        acc += values[i]
-        i += TPB
+    partial = cuda.shared.array(TPB, np.float32)
+    acc = np.float32(0.0)
+    for i in range(tid, x.shape[1], TPB):
+        acc += x[seg, i]
     partial[tid] = acc
     cuda.syncthreads()
-
     stride = TPB // 2
     while stride > 0:
         if tid < stride:
             partial[tid] += partial[tid + stride]
         cuda.syncthreads()
         stride //= 2
-
     if tid == 0:
         out[seg] = partial[0]
 
 
-SIGNATURE = "void(float32[::1], int64[::1], float64[::1])"
+@cuda.jit
+def segment_sums(x, out):
+    seg = cuda.blockIdx.x
+    acc = np.float32(0.0)
+    for i in range(cuda.threadIdx.x, x.shape[1], cuda.blockDim.x):
+        acc += x[seg, i]
+    total = cuda.block.sum(acc)          # valid in thread 0
+    if cuda.threadIdx.x == 0:
+        out[seg] = total
 
 
-def make_segments(rng, segments, mean_length):
-    lengths = rng.poisson(mean_length, segments)
-    lengths[rng.random(segments) < 0.02] = 0           # a few empty segments
-    offsets = np.zeros(segments + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    values = rng.standard_normal(int(offsets[-1])).astype(np.float32)
-    return values, offsets
+SIGNATURE = "void(float32[:, ::1], float32[::1])"
 
 
-def reference(values, offsets):
-    c = np.concatenate([[0.0], np.cumsum(values, dtype=np.float64)])
-    return c[offsets[1:]] - c[offsets[:-1]]
+def timed(run, sync, runs):
+    run()                                # compiles (first call), warms up
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(runs):
+        run()
+    sync()
+    return (time.perf_counter() - t0) / runs
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--segments", type=int, default=20000)
-    ap.add_argument("--mean-length", type=int, default=500)
+    ap.add_argument("--segments", type=int, default=16384)
+    ap.add_argument("--length", type=int, default=1024)
+    ap.add_argument("--runs", type=int, default=20)
     a = ap.parse_args()
 
     if not cuda.is_available():
         print("No usable CUDA GPU here; compiling only (sm_90).")
-        ptx, _ = cuda.compile_ptx(segmented_sum.py_func, SIGNATURE, arch="sm_90")
-        print(f"PTX for {SIGNATURE}: {len(ptx)} chars, "
-              f"{ptx.count('bar.sync')} barrier(s), shared memory: {'.shared' in ptx}")
+        for k in (segment_sums_simt, segment_sums):
+            ptx, _ = cuda.compile_ptx(k, SIGNATURE, arch="sm_90", block=(TPB,))
+            print(f"{k.__name__}: PTX {len(ptx)} chars, {ptx.count('bar.sync')} barrier(s), "
+                  f"{ptx.count('shfl.sync')} warp shuffle(s)")
         return 0
 
+    try:
+        import cupy as cp
+    except ImportError:
+        cp = None
+
     rng = np.random.default_rng()
-    values, offsets = make_segments(rng, a.segments, a.mean_length)
-    d_values, d_offsets = cuda.to_device(values), cuda.to_device(offsets)
-    d_out = cuda.to_device(np.full(a.segments, np.nan))
+    xh = rng.standard_normal((a.segments, a.length)).astype(np.float32)
+    want = xh.sum(axis=1, dtype=np.float64)
+    gbytes = xh.nbytes / 1e9
 
-    segmented_sum[a.segments, TPB](d_values, d_offsets, d_out)    # compiles, then runs
-    cuda.synchronize()
-    runs = 20
-    t0 = time.perf_counter()
-    for _ in range(runs):
-        segmented_sum[a.segments, TPB](d_values, d_offsets, d_out)
-    cuda.synchronize()
-    seconds = (time.perf_counter() - t0) / runs
+    if cp is not None:
+        x = cp.asarray(xh)
+        new_out = lambda: cp.full(a.segments, np.nan, np.float32)  # noqa: E731
+        to_host = cp.asnumpy
+        sync = cp.cuda.Device().synchronize
+    else:
+        x = cuda.to_device(xh)
+        new_out = lambda: cuda.to_device(np.full(a.segments, np.nan, np.float32))  # noqa: E731
+        to_host = lambda d: d.copy_to_host()  # noqa: E731
+        sync = cuda.synchronize
 
-    got = d_out.copy_to_host()
-    want = reference(values, offsets)
-    ok = np.allclose(got, want, rtol=1e-6, atol=1e-5)   # a missing value is ~1
-    print(f"{a.segments} segments, {values.size} values: {'OK' if ok else 'WRONG'} "
-          f"(max abs error {np.max(np.abs(got - want)):.3g}); "
-          f"{seconds * 1e6:.1f} us per launch, {values.nbytes / seconds / 1e9:.1f} GB/s")
-    return 0 if ok else 1
+    forms = {}
+    out_simt, out_block = new_out(), new_out()
+    forms["simt"] = (lambda: segment_sums_simt[a.segments, TPB](x, out_simt), lambda: out_simt)
+    forms["block"] = (lambda: segment_sums[a.segments, TPB](x, out_block), lambda: out_block)
+    if cp is not None:
+        ones = cp.ones(a.length, cp.float32)
+        result = {}
+        forms["matvec"] = (lambda: result.__setitem__("mv", x @ ones), lambda: result["mv"])
+        forms["cupy.sum"] = (lambda: result.__setitem__("sum", x.sum(axis=-1)), lambda: result["sum"])
+    else:
+        print("CuPy is not installed: the matvec and cupy.sum forms are skipped.")
+
+    ok_all = True
+    print(f"{a.segments} segments x {a.length} float32 ({gbytes * 1e3:.0f} MB)")
+    for name, (run, result_of) in forms.items():
+        seconds = timed(run, sync, a.runs)
+        got = to_host(result_of()).astype(np.float64)
+        err = np.max(np.abs(got - want))
+        ok = np.allclose(got, want, rtol=1e-4, atol=1e-3)
+        ok_all &= ok
+        print(f"  {name:9s} {'OK' if ok else 'WRONG'}  max abs error {err:.2e}  "
+              f"{seconds * 1e6:8.1f} us  {gbytes / seconds:6.0f} GB/s")
+    return 0 if ok_all else 1
 
 
 if __name__ == "__main__":

@@ -166,9 +166,11 @@ N_TILES = 12
 
 
 def items_kernel(x, values, init, red, tiles):
+    # tiles: N_TILES regions of x's size, one per result (region r starts at r * total)
     t = linear_tid()
     n = block_threads()
     b = cuda.blockIdx.x
+    total = cuda.gridDim.x * n * 4
     base = b * n * 4
     i0 = init[0]
     items = cuda.block.load(x, base, 4)
@@ -183,41 +185,41 @@ def items_kernel(x, values, init, red, tiles):
     if t % 32 == 0:
         red[b * n // 32 + t // 32, 3] = r3
     # 0..3: the loads in every arrangement, stored back blocked / striped
-    cuda.block.store(tiles[0], base, items)
+    cuda.block.store(tiles, base, items)
     s = cuda.block.load(x, base, 4, "striped")
-    cuda.block.store(tiles[1], base, s, "striped")
+    cuda.block.store(tiles, total + base, s, "striped")
     tr = cuda.block.load(x, base, 4, "transpose")
-    cuda.block.store(tiles[2], base, tr, "transpose")
+    cuda.block.store(tiles, 2 * total + base, tr, "transpose")
     vec = cuda.block.load(x, base, 4, "vectorize")
-    cuda.block.store(tiles[3], base, vec, "warp_transpose")
+    cuda.block.store(tiles, 3 * total + base, vec, "warp_transpose")
     # 4..7: scans in place
     a = cuda.block.load(x, base, 4)
     cuda.block.inclusive_sum(a)
-    cuda.block.store(tiles[4], base, a)
+    cuda.block.store(tiles, 4 * total + base, a)
     a = cuda.block.load(x, base, 4)
     cuda.block.exclusive_scan(a, max, i0)
-    cuda.block.store(tiles[5], base, a)
+    cuda.block.store(tiles, 5 * total + base, a)
     a = cuda.block.load(x, base, 4)
     cuda.warp.inclusive_sum(a)
-    cuda.block.store(tiles[6], base, a)
+    cuda.block.store(tiles, 6 * total + base, a)
     a = cuda.block.load(x, base, 4)
     cuda.warp.exclusive_scan(a, min, i0)
-    cuda.block.store(tiles[7], base, a)
+    cuda.block.store(tiles, 7 * total + base, a)
     # 8..11: radix sorts
     k = cuda.block.load(x, base, 4)
     cuda.block.radix_sort(k)
-    cuda.block.store(tiles[8], base, k)
+    cuda.block.store(tiles, 8 * total + base, k)
     k = cuda.block.load(x, base, 4)
     cuda.block.radix_sort(k, descending=True, arrangement="striped")
-    cuda.block.store(tiles[9], base, k, "striped")
+    cuda.block.store(tiles, 9 * total + base, k, "striped")
     k = cuda.block.load(x, base, 4)
     v = cuda.block.load(values, base, 4)
     cuda.block.radix_sort(k, v)
-    cuda.block.store(tiles[10], base, v)
+    cuda.block.store(tiles, 10 * total + base, v)
     # one key per thread, (key, value) pairs returned
     g = b * n + t
     kk, vv = cuda.block.radix_sort(x[g], values[g], descending=True)
-    tiles[11, g] = vv
+    tiles[11 * total + g] = vv
 
 
 # Histograms and bitwise operator reductions: integer samples.
@@ -260,7 +262,7 @@ def signature(kind, dtype):
     return {
         "scalar_block": (a1, a1, a1, a2, a2),
         "scalar_warp": (a1, a1, a2, a2),
-        "items": (a1, a1, a1, a2, a2),
+        "items": (a1, a1, a1, a2, a1),
         "int": (a1, "uint32[:, :, ::1]", a2),
     }[kind]
 
@@ -743,8 +745,9 @@ def test_gpu_items(block, dtype, warm_gpu_kernels):
     values = rand_items(rng, dtype, GRID * tile)
     init = init_value(dtype)
     red = np.zeros((GRID * n // 32, N_ITEMS_RED), dtype)
-    tiles = np.zeros((N_TILES, GRID * tile), dtype)
+    tiles = np.zeros(N_TILES * GRID * tile, dtype)
     launch("items", dtype, block, x, values, init, red, tiles)
+    tiles = tiles.reshape(N_TILES, GRID * tile)
     is_float = np.dtype(dtype).kind == "f"
     py = (lambda a: a.astype(np.float64)) if is_float else (lambda a: a.astype(object))
     i0 = float(init[0]) if is_float else int(init[0])
