@@ -312,12 +312,13 @@ def test_running_example_links(tmp_path):
 def test_typed_ir_carries_the_spec():
     k = cuda.jit("void(float32[:, ::1], float32[::1])", block=(128, 2))(segment_sums.py_func)
     ir = k.inspect_ir()[("float32[:, ::1]", "float32[::1]")]
-    assert 'intrinsic cub "block_reduce float64 op=sum block=128x2x1 ipt=1"' in ir
+    # The kernel's only block algorithm runs once: no barrier after it (nosync).
+    assert 'intrinsic cub "block_reduce float64 op=sum block=128x2x1 ipt=1 nosync"' in ir
     (ov,) = k.overloads.values()
     assert ov.block == (128, 2, 1)
-    assert ov.cub_specs == ["block_reduce float64 op=sum block=128x2x1 ipt=1"]
+    assert ov.cub_specs == ["block_reduce float64 op=sum block=128x2x1 ipt=1 nosync"]
     nvvm = k.inspect_nvvm()[("float32[:, ::1]", "float32[::1]")]
-    assert "declare double @cj_block_reduce_sum_f64_b128x2x1_i1(double, i8*)" in nvvm
+    assert "declare double @cj_block_reduce_sum_f64_b128x2x1_i1_nosync(double, i8*)" in nvvm
     assert '!"reqntidy", i32 2' in nvvm
 
 
@@ -331,6 +332,7 @@ def test_every_primitive_links_and_passes_ptxas(dtype, tmp_path):
         sig = signature(kind, dtype)
         ptx, _ = cuda.compile_ptx(KERNELS[kind], sig, arch=ARCH, block=block)
         assert "call" not in ptx, f"{kind}: a call survived link-time optimisation"
+        assert "__assertfail" not in ptx
         ptxas_ok(ptx, tmp_path)
     if dtype == "float32":
         cubin, _ = cuda.compile_cubin(scalar_warp_kernel, signature("scalar_warp", dtype), block=(16, 8))

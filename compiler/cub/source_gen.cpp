@@ -17,6 +17,15 @@ struct Gen {
 
   int ipt() const { return s.items_per_thread; }
   bool isSum() const { return s.op == Op::Sum; }
+  // CCCL 3.0 under NVRTC without the toolkit's cuda_fp16.h (only -I cccl):
+  // _CCCL_HAS_NVFP16() and _CCCL_HAS_NVBF16() are 0, so
+  // enable_sm80_simd_reduction<float, cuda::std::plus<>, N >= 4> loses its
+  // half/bfloat16 condition and is true; cub::ThreadReduce then takes the
+  // "never reached" ThreadReduceSimd, which asserts and returns input[0].
+  // Every sum over >= 4 float32 items in a thread (BlockReduce::Sum,
+  // BlockScan::InclusiveSum/ExclusiveSum) is affected: those use CjOp
+  // (a + b), which takes the sequential path, instead of cuda::std::plus.
+  bool avoidCubPlus() const { return s.dtype == Dtype::F32 && s.items_per_thread >= 4; }
   // An Algo bound to the caller's storage: the block's, or this warp's slot.
   std::string blockAlgo() const { return "Algo(*static_cast<TempStorage*>(temp_storage))"; }
   std::string warpAlgo() const {
@@ -41,7 +50,7 @@ void genBlockReduce(Gen& g) {
     g.defs += "struct TempStorage {\n  Algo::TempStorage reduce;\n  T result;\n};\n";
   else
     g.defs += "using TempStorage = Algo::TempStorage;\n";
-  std::string call = g.isSum() ? "Sum(in)" : "Reduce(in, CjOp{})";
+  std::string call = g.isSum() && !g.avoidCubPlus() ? "Sum(in)" : "Reduce(in, CjOp{})";
   if (g.ipt() == 1)
     g.body += "  T in[1] = {x};\n";
   else
@@ -60,8 +69,12 @@ void genBlockScan(Gen& g) {
             "using TempStorage = Algo::TempStorage;\n";
   std::string call;
   switch (g.s.algorithm) {
-    case Algorithm::BlockInclusiveSum: call = "InclusiveSum(in, in)"; break;
-    case Algorithm::BlockExclusiveSum: call = "ExclusiveSum(in, in)"; break;
+    case Algorithm::BlockInclusiveSum:
+      call = g.avoidCubPlus() ? "InclusiveScan(in, in, CjOp{})" : "InclusiveSum(in, in)";
+      break;
+    case Algorithm::BlockExclusiveSum:
+      call = g.avoidCubPlus() ? "ExclusiveScan(in, in, T(0), CjOp{})" : "ExclusiveSum(in, in)";
+      break;
     case Algorithm::BlockInclusiveScan: call = "InclusiveScan(in, in, CjOp{})"; break;
     case Algorithm::BlockInclusiveScanInit: call = "InclusiveScan(in, in, initial, CjOp{})"; break;
     case Algorithm::BlockExclusiveScan: call = "ExclusiveScan(in, in, initial, CjOp{})"; break;

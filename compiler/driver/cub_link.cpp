@@ -11,6 +11,53 @@
 
 namespace cj::driver {
 
+namespace {
+
+bool isCubCall(const ir::Instr& in) { return in.op == ir::Op::Intrinsic && in.name == "cub"; }
+
+// Can control reach `b` again after leaving it?
+bool inCycle(const ir::Block* b) {
+  std::set<const ir::Block*> seen;
+  std::vector<const ir::Block*> stack;
+  auto push = [&](const ir::Block* from) {
+    if (const ir::Instr* t = from->terminator())
+      for (const auto& e : t->succs) stack.push_back(e.target);
+  };
+  push(b);
+  while (!stack.empty()) {
+    const ir::Block* x = stack.back();
+    stack.pop_back();
+    if (x == b) return true;
+    if (seen.insert(x).second) push(x);
+  }
+  return false;
+}
+
+}  // namespace
+
+void dropUnneededCubBarrier(ir::Module& typed) {
+  ir::Instr* only = nullptr;
+  ir::Function* owner = nullptr;
+  cub::Spec spec;
+  for (auto& fn : typed.functions)
+    for (auto& b : fn->blocks)
+      for (auto& in : b->instrs) {
+        if (!isCubCall(*in)) continue;
+        cub::Spec s;
+        std::string error;
+        if (!cub::parseSpec(in->cval.s, &s, &error) || !cub::tryNormalize(s, &s, &error)) return;
+        if (!s.sync || !cub::usesBlockTempStorage(s)) continue;
+        if (only) return;   // a second user of the storage
+        only = in.get();
+        owner = fn.get();
+        spec = s;
+      }
+  if (!only || !owner->is_kernel || spec.algorithm == cub::Algorithm::BlockHistogram) return;
+  if (inCycle(only->parent)) return;
+  spec.sync = false;
+  only->cval = ir::Const::str(cub::toString(spec));
+}
+
 std::vector<cub::Spec> cubSpecs(const ir::Module& typed) {
   std::vector<cub::Spec> out;
   std::set<std::string> seen;

@@ -11,6 +11,13 @@
 
 namespace cj::driver {
 
+// A kernel whose only call of a block algorithm that uses the shared
+// storage runs once per thread (in the kernel itself, outside any loop)
+// needs no barrier after it: nothing reuses the storage. That call's spec
+// becomes `nosync` (CUB's own contract; saves the trailing __syncthreads()).
+// Histograms keep theirs: it publishes the counts to the block.
+void dropUnneededCubBarrier(ir::Module& typed);
+
 // The normalized specs of every `intrinsic cub` in the module, one per entry
 // point, in order of appearance. Empty for kernels without block algorithms.
 std::vector<cub::Spec> cubSpecs(const ir::Module& typed);
