@@ -301,7 +301,7 @@ def test_running_example_links(tmp_path):
     assert ret == "none"
     # Linked: CUB's reduction inlined, nothing left to call, storage reserved.
     assert ".extern" not in ptx and "call" not in ptx
-    assert re.search(r"\.shared \.align \d+ \.b8 __cj_cub_temp\[\d+\]", ptx)
+    assert re.search(r"\.shared \.align \d+ \.b8 __cj_cub_\w+\[\d+\]", ptx)
     assert ".reqntid 256, 1, 1" in ptx
     assert "bar.sync" in ptx
     ptxas_ok(ptx, tmp_path)
@@ -398,7 +398,7 @@ def test_composes_with_shared_arrays(tmp_path):
             out[0] = s
 
     ptx, _ = cuda.compile_ptx(k, "void(float32[::1], float32[::1])", block=(256,))
-    assert "__cj_cub_temp" in ptx and re.search(r"\.shared \.align 16 \.b8 __cj_shared\S*\[1024\]", ptx)
+    assert "__cj_cub_" in ptx and re.search(r"\.shared \.align 16 \.b8 __cj_shared\S*\[1024\]", ptx)
     ptxas_ok(ptx, tmp_path)
 
 
