@@ -93,7 +93,8 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   // Block algorithms: their CUB instantiations, all at once and in parallel
   // (codegen then finds them in memory).
   std::vector<cub::Spec> specs = cubSpecs(*typed);
-  std::vector<link::LinkInput> cub_inputs = timed(&t.cub, [&] { return cubLinkInputs(specs); });
+  std::vector<link::LinkInput> cub_inputs;
+  if (!specs.empty()) cub_inputs = timed(&t.cub, [&] { return cubLinkInputs(specs); });
   out.block_specialised = !specs.empty();
   for (const cub::Spec& s : specs) out.cub_specs.push_back(cub::toString(s));
 

@@ -191,7 +191,7 @@ py::dict stageTimes(const cj::driver::StageTimes& t) {
   d["emit"] = t.emit;
   d["nvvm"] = t.nvvm;
   d["link"] = t.link;
-  d["cub"] = t.cub;
+  if (t.cub > 0) d["cub"] = t.cub;   // kernels with block algorithms: their CUB instantiations
   return d;
 }
 
