@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "codegen/emitter.h"
+#include "codegen/lower_intrin_ext.h"
 #include "ir/intrinsics.h"
 
 namespace cj::codegen {
@@ -197,7 +198,9 @@ void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
     case Intrinsic::SharedArray: return lowerSharedArray(fe, in);
     case Intrinsic::LocalArray: return lowerLocalArray(fe, in);
     case Intrinsic::AtomicAdd: return lowerAtomicAdd(fe, in);
-    default: fe.fail(in, in.name, "codegen has no lowering for intrinsic '" + in.name + "'");
+    default:
+      if (lowerIntrinsicExt(fe, in)) return;
+      fe.fail(in, in.name, "codegen has no lowering for intrinsic '" + in.name + "'");
   }
 }
 
