@@ -7,7 +7,7 @@
 //   shfl_sync.*                llvm.nvvm.shfl.sync.{idx,up,down,bfly}.i32; floats
 //                              bitcast, 64-bit values as two 32-bit shuffles
 //   vote.*, match_*            llvm.nvvm.vote.*.sync, llvm.nvvm.match.*.sync
-//   popc, brev, clz, ffs       llvm.ctpop / bitreverse / ctlz, __nv_ffs(ll)
+//   popc, brev, clz, ffs       llvm.ctpop, __nv_brev(ll), llvm.ctlz, __nv_ffs(ll)
 //   atomic_*                   atomicrmw where PTX has the operation; a
 //                              compare-and-swap loop for float sub/min/max/
 //                              nanmin/nanmax and inc/dec (numba's semantics,
@@ -110,7 +110,9 @@ void lowerBits(FunctionEmitter& fe, const ir::Instr& in, Intrinsic id) {
   std::string v = fe.val(in.operands[0]);
   switch (id) {
     case Intrinsic::Popc: fe.bind(in, declareCall(fe, t, "llvm.ctpop." + t, {{t, v}})); return;
-    case Intrinsic::Brev: fe.bind(in, declareCall(fe, t, "llvm.bitreverse." + t, {{t, v}})); return;
+    case Intrinsic::Brev:   // libdevice, as numba (llvm.bitreverse is not supported everywhere)
+      fe.bind(in, declareCall(fe, t, t == "i64" ? "__nv_brevll" : "__nv_brev", {{t, v}}));
+      return;
     case Intrinsic::Clz: fe.bind(in, declareCall(fe, t, "llvm.ctlz." + t, {{t, v}, {"i1", "false"}})); return;
     default: break;
   }
