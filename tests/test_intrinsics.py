@@ -773,3 +773,12 @@ def k(a, out):
         out[i] = l[1, 0, 2]
 """, 1, n, a, out)
     np.testing.assert_array_equal(out, a[::-1], err_msg=f"{t}, seed {seed}")
+
+
+@pytest.mark.parametrize("fn", ["log2", "log10", "sin", "exp"])
+def test_fastmath_uses_fast_variants(fn):
+    src = f"def k(a):\n    a[0] = math.{fn}(a[1])\n"
+    fast, _ = cudajit.compile_ptx(make(src), "void(float32[::1])", fastmath=True, arch=ARCH)
+    slow, _ = cudajit.compile_ptx(make(src), "void(float32[::1])", fastmath=False, arch=ARCH)
+    assert fast != slow
+    assert re.search(r"(lg2|ex2|sin)\.approx", fast), fast

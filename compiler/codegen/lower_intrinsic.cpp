@@ -44,6 +44,7 @@ constexpr FastRow kFastMath[] = {
     {"__nv_sinf", "__nv_fast_sinf"}, {"__nv_cosf", "__nv_fast_cosf"},
     {"__nv_tanf", "__nv_fast_tanf"}, {"__nv_expf", "__nv_fast_expf"},
     {"__nv_logf", "__nv_fast_logf"}, {"__nv_powf", "__nv_fast_powf"},
+    {"__nv_log2f", "__nv_fast_log2f"}, {"__nv_log10f", "__nv_fast_log10f"},
 };
 
 void lowerSreg(FunctionEmitter& fe, const ir::Instr& in) {
