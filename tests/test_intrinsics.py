@@ -263,13 +263,13 @@ def k(a, v, old):
         ptx_case(f"atomic_{op}_{t}_shared2d", f"""
 def k(a, v, old):
     i = cuda.grid(1)
-    s = cuda.shared.array((4, 8), {t_np})
+    s = cuda.shared.array((4, 8), np.{t})
     s[i % 4, i % 8] = v[i]
     cuda.syncthreads()
     old[i] = cuda.atomic.{op}(s, (i % 4, 1), v[i])
     cuda.syncthreads()
     a[i] = s[i % 4, i % 8]
-""".replace("{t_np}", f"np.{t}"), f"void({t}[::1], {t}[::1], {t}[::1])", pattern)
+""", f"void({t}[::1], {t}[::1], {t}[::1])", pattern)
 for t in I:
     ptx_case(f"atomic_cas_{t}", """
 def k(a, v, old):
