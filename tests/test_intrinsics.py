@@ -367,8 +367,9 @@ def test_errors_follow_numba():
         ("def k(a):\n    cuda.atomic.and_(a, 0, 1.0)\n", "void(float32[::1])", "does not support"),
         ("def k(a):\n    cuda.atomic.inc(a, 0, 1)\n", "void(int32[::1])", "does not support"),
         ("def k(a):\n    a[0] = cuda.shfl_sync(-1, a[0] > 0, 1)\n", "void(int16[::1])", "32- and 64-bit"),
-        ("def k(a):\n    a[0] = math.fmod(1, 2)\n", "void(float64[::1])", "does not support"),
-        ("def k(a):\n    a[0] = cuda.brev(a[0])\n", "void(float32[::1])", "does not support"),
+        ("def k(a):\n    a[0] = cuda.atomic.cas(a, 0, 1.0, 2.0)\n", "void(float64[::1])", "does not support"),
+        ("def k(a):\n    a[0] = cuda.atomic.max(a, (0, 1), 2)\n", "void(int32[::1])", "index must be"),
+        ("def k(a):\n    a[0] = cuda.match_any_sync(-1, a[0])\n", "void(int16[::1])", "int32, int64"),
     ]
     for src, sig, msg in bad:
         with pytest.raises(cudajit.CompileError, match=msg):
@@ -570,7 +571,7 @@ def test_gpu_votes_and_bits():
     r, seed = rng()
     n = 256
     a = r.integers(-3, 4, n).astype(np.int64)
-    ballot = np.zeros(n, np.uint32)
+    ballot = np.zeros(n, np.uint32)   # ballot_sync is int32 (numba); stored as uint32
     votes = np.zeros((3, n), np.int32)
     lanes = np.zeros((3, n), np.uint32)
     launch("""

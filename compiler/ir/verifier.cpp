@@ -371,7 +371,7 @@ class Verifier {
       case I::VoteAll: case I::VoteAny: case I::VoteUni: case I::VoteBallot:
         expectType(b, in, in->operands[0]->type, i32Ty(), "mask");
         expectType(b, in, in->operands[1]->type, boolTy(), "predicate");
-        expectType(b, in, in->type, info->id == I::VoteBallot ? u32Ty() : boolTy(), "result");
+        expectType(b, in, in->type, info->id == I::VoteBallot ? i32Ty() : boolTy(), "result");
         break;
       case I::MatchAny: case I::MatchAllMask: case I::MatchAllPred: {
         const Type* v = in->operands[1]->type;

@@ -252,15 +252,15 @@ ir::Instr* shflLower(const Site& s, Emitter& e) {
                      {e.convert(s.args[0], i32Ty()), s.args[1], e.convert(s.args[2], i32Ty())});
 }
 
-// all_sync/any_sync/eq_sync -> b1; ballot_sync -> u32 (numba: predicate any scalar).
+// all_sync/any_sync/eq_sync -> b1; ballot_sync -> i32 as numba types it.
 const Type* voteType(const Site& s) {
   s.expectArgs(2);
   if (!s.argType(0)->isInt()) s.fail(nameOf(s) + "() mask must be an integer");
   if (!s.argType(1)->isScalar()) s.fail(nameOf(s) + "() predicate must be a scalar");
-  return s.arg == "vote.ballot" ? u32Ty() : boolTy();
+  return s.arg == "vote.ballot" ? i32Ty() : boolTy();
 }
 ir::Instr* voteLower(const Site& s, Emitter& e) {
-  const Type* t = s.arg == "vote.ballot" ? u32Ty() : boolTy();
+  const Type* t = s.arg == "vote.ballot" ? i32Ty() : boolTy();
   return e.intrinsic(std::string(s.arg), t, {e.convert(s.args[0], i32Ty()), e.truth(s.args[1])});
 }
 

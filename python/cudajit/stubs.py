@@ -95,7 +95,7 @@ _FUNCTIONS = (
     ("all_sync", "all_sync(mask, pred): True if pred holds in every lane of mask."),
     ("any_sync", "any_sync(mask, pred): True if pred holds in some lane of mask."),
     ("eq_sync", "eq_sync(mask, pred): True if pred is the same in every lane of mask."),
-    ("ballot_sync", "ballot_sync(mask, pred): the lanes of mask where pred holds (uint32)."),
+    ("ballot_sync", "ballot_sync(mask, pred): the lanes of mask where pred holds (int32, as numba)."),
     ("match_any_sync", "match_any_sync(mask, value): the lanes holding the same value."),
     ("match_all_sync", "match_all_sync(mask, value): (mask, all lanes hold the same value)."),
     ("popc", "popc(x): the number of set bits."),
