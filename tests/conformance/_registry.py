@@ -33,6 +33,7 @@ if WITH_NUMBA:
     if not hasattr(np, "row_stack"):
         np.row_stack = np.vstack          # numba-cuda 0.30 on numpy >= 2.5
     from numba import cuda  # noqa: F401
+    os.environ.setdefault("CUDAJIT_CASES_WITH_NUMBA", "1")   # kernel_cases: no cudajit import
 else:
     import cudajit as cuda  # noqa: F401
 
@@ -118,7 +119,13 @@ def n_of(rng, lo=1000, hi=3000):
 
 
 def poison(shape, dtype):
-    return _kc.poison(shape, dtype)
+    """NaN for floats, an unlikely sentinel for ints, random-free but nonzero."""
+    dt = np.dtype(dtype)
+    if dt.kind == "i":
+        return np.full(shape, np.iinfo(dt).min + 7, dt)
+    if dt.kind == "c":
+        return np.full(shape, complex(np.nan, np.nan), dt)
+    return _kc.poison(shape, dt)
 
 
 def rand(rng, shape, dtype, lo=None, hi=None, nonzero=False):

@@ -66,8 +66,8 @@ for dt in ("int32", "int64", "float32", "float64", "uint32"):
     name = f"shfl_sync_variants_{dt}"
     k = build(SHFL_SRC.format(name=name), name, G)
     case(name, f"void({dt}[::1], {dt}[:, ::1])",
-         (lambda dt: lambda r: [rand(r, n := _wn(r), dt, 0 if dt.startswith("u") else -10**6, 10**6)
-                                if "int" in dt else rand(r, n, dt), poison((4, n), dt)])(dt),
+         (lambda dt: lambda r: [rand(r, n := _wn(r), dt, *((0 if dt.startswith("u") else -10**6, 10**6)
+                                                           if "int" in dt else (-4, 4))), poison((4, n), dt)])(dt),
          _warps, _shfl_ref, [1], kernel=k, topic=TOPIC,
          covers=("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", dt))
 

@@ -55,7 +55,7 @@ def run_case(cuda, case, reg):
     rng, seed = reg.new_rng()
     args = case.make_inputs(rng)
     expected = reg.expected_outputs(case, args)
-    dev = {i: cuda.to_device(np.ascontiguousarray(a) if a.flags.c_contiguous else a)
+    dev = {i: cuda.to_device(a)
            for i, a in enumerate(args) if isinstance(a, np.ndarray)}
     launch_args = [dev.get(i, a) for i, a in enumerate(args)]
     cfg = _launch_config(case.config(args))
@@ -69,7 +69,9 @@ def run_case(cuda, case, reg):
 # pytest: cudajit on the GPU
 # ---------------------------------------------------------------------------
 
-if os.environ.get("CUDAJIT_CONFORMANCE_WITH_NUMBA"):
+if __name__ == "__main__" and "--numba" in sys.argv:
+    os.environ["CUDAJIT_CONFORMANCE_WITH_NUMBA"] = "1"   # before conformance binds `cuda`
+if os.environ.get("CUDAJIT_CONFORMANCE_WITH_NUMBA") or __name__ == "__main__":
     CASES = []
 else:
     import conformance
