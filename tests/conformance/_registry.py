@@ -114,7 +114,14 @@ def blocks(n, tpb):
     return (n + tpb - 1) // tpb
 
 
+# CONFORMANCE_SMALL=1 shrinks the arrays (for numba's CPU simulator, which
+# runs every thread as a Python thread).
+SMALL = bool(os.environ.get("CONFORMANCE_SMALL"))
+
+
 def n_of(rng, lo=1000, hi=3000):
+    if SMALL:
+        lo, hi = min(lo, 150), min(hi, 400)
     return int(rng.integers(lo, hi))
 
 

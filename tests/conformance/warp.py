@@ -5,7 +5,7 @@ clz, ffs, fma, cbrt, selp. Launch sizes are whole warps.
 """
 import numpy as np
 
-from ._registry import build, case, cuda, n_of, poison, rand, sn  # noqa: F401
+from ._registry import SMALL, build, case, cuda, n_of, poison, rand, sn  # noqa: F401
 
 TOPIC = "warp"
 G = globals()
@@ -18,7 +18,7 @@ def _warps(args):
 
 
 def _wn(r):
-    return 128 * int(r.integers(8, 40))
+    return 128 * int(r.integers(1, 3) if SMALL else r.integers(8, 40))
 
 
 def lane_ids(out):
