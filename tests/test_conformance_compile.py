@@ -79,7 +79,7 @@ def _typeof(v):
         kinds = [_typeof(x) for x in v]
         if len(set(kinds)) == 1:
             return f"UniTuple({kinds[0]}, {len(kinds)})"
-        return f"Tuple({', '.join(kinds)})"
+        return f"Tuple(({', '.join(kinds)}))"      # numba's spelling: Tuple((a, b))
     if isinstance(v, complex):
         return "complex128"
     return reg._kc.numba_typeof_str(v)

@@ -31,6 +31,7 @@ FEATURES = (
     (r"has no attribute '(real|imag|conjugate)'", lambda m: "complex .real/.imag/.conjugate()"),
     (r"iterating over tuple", lambda m: "for-loop over a tuple"),
     (r"cannot parse type signature .*none|an argument cannot be void", lambda m: "`none` argument type in signatures"),
+    (r"cannot parse type signature .*Tuple\(\(", lambda m: "numba's Tuple((a, b)) spelling in signatures"),
     (r"is none on one path", lambda m: "Optional locals (None on one path)"),
     (r"shared\.array\(\): shape must be a constant", lambda m: "shared.array shape 0 (dynamic) / named-constant tuple shapes"),
     (r"of type 'numpy\.ndarray' cannot be used", lambda m: "cuda.const.array_like (global numpy arrays)"),

@@ -111,11 +111,11 @@ def hetero_tuple_arg(a, params, out):
         out[i] = a[(i + k) % a.size] * scale
 
 
-case("heterogeneous_tuple_argument", "void(float64[::1], Tuple(int64, float64), float64[::1])",
+case("heterogeneous_tuple_argument", "void(float64[::1], Tuple((int64, float64)), float64[::1])",
      lambda r: [rand(r, n := n_of(r), np.float64), (int(r.integers(1, 50)), float(r.uniform(1, 2))),
                 poison(n, np.float64)],
      one_d(128, arg=0), lambda a, p, out: out.__setitem__(..., np.roll(a, -p[0]) * p[1]), [2],
-     kernel=hetero_tuple_arg, rtol=1e-15, topic=TOPIC, covers=("Tuple(int64, float64) kernel argument",))
+     kernel=hetero_tuple_arg, rtol=1e-15, topic=TOPIC, covers=("Tuple((int64, float64)) kernel argument (numba's spelling)",))
 
 
 def tuple_index_2d(a, out):
