@@ -101,7 +101,7 @@ def literal_types(a, out):
         out[1, i] = x * 2.5        # float32 * float literal -> float64
         out[2, i] = x * np.float32(2.5)
         out[3, i] = 7 // 2 + 7 % 3 + 2 ** 10
-        out[4, i] = True + x
+        out[4, i] = True + x       # bool + float32 -> float32 (numba)
 
 
 def _literal_ref(a, out):
@@ -110,7 +110,7 @@ def _literal_ref(a, out):
     out[1] = x * 2.5
     out[2] = (a * np.float32(2.5)).astype(np.float64)
     out[3] = 7 // 2 + 7 % 3 + 2 ** 10
-    out[4] = 1 + x
+    out[4] = (np.float32(1) + a).astype(np.float64)
 
 
 case("literal_types", "void(float32[::1], float64[:, ::1])",
