@@ -157,21 +157,85 @@ def sig_spelling(t):
 
 
 ANNOT = re.compile(r"^\s+v\d+:(\S+) = .*\[(\w+)\]\s*$")
-BLOCK_PARAM = re.compile(r"v\d+:(\S+) (\w+)")
+def typed_params(text):
+    """[(type, name)] of `v0:array(f64, 2d, C) a, v1:i64 i` (types may hold spaces)."""
+    out = []
+    for part in split_args(f"({text})"):
+        m = re.fullmatch(r"v\d+:(.+) (\w+)", part.strip())
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out
 
 
-def cudajit_var_types(fn, sig):
-    text = _core.infer_ir(fn, split_args(sig))
-    kernel = text.split("\nfunc ")[0]            # the kernel, not its device functions
+def _vars_of(lines):
     found = defaultdict(set)
-    for line in kernel.splitlines():
+    for line in lines:
         m = ANNOT.match(line)
         if m:
             found[m.group(2)].add(m.group(1))
         elif re.match(r"^bb\d+\(", line):              # block parameters: bb3(v19:f64 _r0, ...)
-            for ty, name in BLOCK_PARAM.findall(line[line.index("(") + 1:line.index(")")]):
+            for ty, name in typed_params(line[line.index("(") + 1:line.rindex(") (preds") if ") (preds" in line else line.rindex(")")]):
                 found[name].add(ty)
     return found
+
+
+FUNC_TAIL = re.compile(r"^ -> (.+?)(?: py=(\w+))?\s+@")
+
+
+def parse_func_header(line):
+    """`func name(params) -> ret py=pyname  @file:line` -> (params text, ret, pyname)."""
+    start = line.index("(")
+    depth = 0
+    for k in range(start, len(line)):
+        depth += line[k] == "("
+        depth -= line[k] == ")"
+        if depth == 0:
+            break
+    m = FUNC_TAIL.match(line[k + 1:])
+    return line[start + 1:k], m.group(1), m.group(2)
+
+
+def cudajit_functions(fn, sig):
+    """[(python name, (arg types), return type, {var: types})], the kernel first."""
+    text = _core.infer_ir(fn, split_args(sig))
+    funcs = []
+    for chunk in ("\n" + text).split("\nfunc ")[1:]:
+        lines = ("func " + chunk).splitlines()
+        params, ret, py = parse_func_header(lines[0])
+        args = tuple(ty for ty, _ in typed_params(params))
+        funcs.append((py or fn.__name__, args, ret, _vars_of(lines[1:])))
+    return funcs
+
+
+def numba_device_overloads():
+    """{(python name, (arg types as IR text)): (return type, {var: types})} of
+    the numba device functions compiled so far."""
+    out = {}
+    for dev, d in _nb_device.items():
+        for argtys, cres in d.overloads.items():
+            if any(isinstance(a, nbtypes.Omitted) for a in argtys):
+                out[(dev.py_func.__name__, "omitted")] = None    # defaults: not matched one to one
+                continue
+            key = (dev.py_func.__name__,
+                   tuple(_core.parse_numba_type(sig_spelling(nbtypes.unliteral(a))) for a in argtys))
+            found = defaultdict(set)
+            for name, t in cres.type_annotation.typemap.items():
+                if "$" in name or name.startswith("arg."):
+                    continue
+                t = nbtypes.unliteral(t)
+                if isinstance(t, SCALARS) or (isinstance(t, nbtypes.BaseTuple) and all(isinstance(x, SCALARS) for x in t)):
+                    found[name.split(".")[0]].add(_core.parse_numba_type(sig_spelling(t)))
+            rt = nbtypes.unliteral(cres.signature.return_type)
+            out[key] = (_core.parse_numba_type(sig_spelling(rt)) if rt != nbtypes.none else "none", found)
+    return out
+
+
+def compare(where, want, got):
+    mismatches = []
+    for name in sorted(set(want) & set(got)):
+        if not got[name] <= want[name]:
+            mismatches.append(f"{where}{name}: numba {sorted(want[name])}, cudajit {sorted(got[name])}")
+    return len(set(want) & set(got)), mismatches
 
 
 CASES = [c for c in conformance.CASES if not c.jit_options.get("eager")]
@@ -188,19 +252,30 @@ def test_enough_kernels_compared():
 
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_types_match_numba(case):
+    """Kernel variables and stored expressions, and every device function it
+    calls (per specialisation: variables and return type), typed as numba does."""
     src, _copies = name_stores(kernel_source(case.kernel))
     glb = case.kernel.__globals__
     nb_fn = rebuild(case.kernel, src, numba_globals(glb, case.kernel.__code__))
     cj_fn = rebuild(case.kernel, src, glb)
     want = numba_var_types(nb_fn, case.sig)
-    got = cudajit_var_types(cj_fn, case.sig)
-    compared = 0
-    mismatches = []
-    for name in sorted(set(want) & set(got)):
-        compared += 1
-        if not got[name] <= want[name]:
-            mismatches.append(f"{name}: numba {sorted(want[name])}, cudajit {sorted(got[name])}")
-    assert not mismatches, f"{case.name}: " + "; ".join(mismatches)
+    funcs = cudajit_functions(cj_fn, case.sig)
     # A store whose value is an existing SSA value (a copy, t[-1] of a built
     # tuple) has no annotation of its own in cudajit's IR: not compared.
+    compared, mismatches = compare("", want, funcs[0][3])
+    devices = numba_device_overloads()
+    for py_name, args, ret, got in funcs[1:]:
+        if (py_name, args) not in devices:
+            if (py_name, "omitted") in devices:
+                continue
+            mismatches.append(f"{py_name}{args}: numba has no such specialisation (numba's: "
+                              f"{[k[1] for k in devices if k[0] == py_name]})")
+            continue
+        nb_ret, nb_vars = devices[(py_name, args)]
+        if nb_ret != ret:
+            mismatches.append(f"{py_name}{args} returns: numba {nb_ret}, cudajit {ret}")
+        n, m = compare(f"{py_name}.", nb_vars, got)
+        compared += n + 1
+        mismatches += m
+    assert not mismatches, f"{case.name}: " + "; ".join(mismatches)
     assert compared > 0 or not want, f"{case.name}: no variable compared"
