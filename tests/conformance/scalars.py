@@ -167,3 +167,71 @@ case("small_int_arrays_inplace", "void(int8[::1], int16[::1], uint16[::1], uint6
                 rand(r, n, np.uint16, 1, 60000), rand(r, n, np.uint64, 0, 1 << 62), poison(n, np.int64)],
      one_d(256, arg=0), _roundtrip_ref, [0, 2, 4], kernel=int_array_dtypes_roundtrip, topic=TOPIC,
      covers=("int8/int16/uint16/uint64 arrays", "augmented assignment on array elements (wrapping)"))
+
+
+def aug_assign_array_elements(f, k, out):
+    i = cuda.grid(1)
+    if i < f.size:
+        f[i] += 1.5
+        f[i] *= 2
+        f[i] -= k[i]
+        f[i] /= 4
+        f[i] **= 2
+        k[i] //= 3
+        k[i] %= 7
+        k[i] <<= 2
+        k[i] |= 1
+        k[i] ^= 8
+        out[i, 0] = f[i]
+        out[i, 1] += k[i]
+
+
+def _aug_array_ref(f, k, out):
+    f += 1.5
+    f *= 2
+    f -= k
+    f /= 4
+    f **= 2
+    k //= 3
+    k %= 7
+    k <<= 2
+    k |= 1
+    k ^= 8
+    out[:, 0] = f
+    out[:, 1] += k
+
+
+case("augmented_assignment_array_elements", "void(float64[::1], int64[::1], float64[:, ::1])",
+     lambda r: [rand(r, n := n_of(r), np.float64), rand(r, n, np.int64, -999, 999), rand(r, (n, 2), np.float64)],
+     lambda args: ((args[0].size + 127) // 128, 128), _aug_array_ref, [0, 1, 2], kernel=aug_assign_array_elements,
+     rtol=1e-14, atol=1e-14, topic=TOPIC,
+     covers=("+= *= -= /= **= //= %= <<= |= ^= on array elements", "a[i, j] += on 2-D"))
+
+
+def complex_scalar_args(z, w, c, out):
+    i = cuda.grid(1)
+    if i < z.size:
+        out[i] = z[i] * c + w[i] / c
+
+
+case("complex64_array_complex128_scalar", "void(complex64[::1], complex128[::1], complex128, complex128[::1])",
+     lambda r: [rand(r, n := n_of(r), np.complex64), rand(r, n, np.complex128),
+                complex(r.uniform(1, 2), r.uniform(1, 2)), poison(n, np.complex128)],
+     lambda args: ((args[0].size + 127) // 128, 128),
+     lambda z, w, c, out: out.__setitem__(..., z.astype(np.complex128) * c + w / c), [3], kernel=complex_scalar_args,
+     rtol=1e-14, atol=1e-14, topic=TOPIC, covers=("complex64 * complex128 -> complex128", "complex kernel argument"))
+
+
+def float16_inplace(h, s):
+    i = cuda.grid(1)
+    if i < h.size:
+        h[i] = h[i] * h[i] + np.float16(1)
+        s[i] = np.float32(h[i]) * 2
+
+
+case("float16_arrays_and_conversion", "void(float16[::1], float32[::1])",
+     lambda r: [rand(r, n := n_of(r), np.float16, -4, 4), poison(n, np.float32)],
+     lambda args: ((args[0].size + 127) // 128, 128),
+     lambda h, s: (h.__setitem__(..., h * h + np.float16(1)), s.__setitem__(..., h.astype(np.float32) * 2)),
+     [0, 1], kernel=float16_inplace, rtol=1e-3, topic=TOPIC,
+     covers=("float16 arrays", "np.float16() literal", "float16 -> float32"))
