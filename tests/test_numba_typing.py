@@ -246,6 +246,15 @@ def _param(c):
     return pytest.param(c, id=c.name, marks=marks)
 
 
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CASES])
+def test_numba_compiles_the_case(case):
+    """The suite is numba.cuda code: numba-cuda types and lowers every kernel
+    (never xfail: a case numba rejects is a defect of the suite)."""
+    src, _ = name_stores(kernel_source(case.kernel))
+    nb_fn = rebuild(case.kernel, src, numba_globals(case.kernel.__globals__, case.kernel.__code__))
+    numba_var_types(nb_fn, case.sig)
+
+
 def test_enough_kernels_compared():
     assert len(CASES) >= 200
 

@@ -42,7 +42,7 @@ OPS = {
     "sub": (lambda a, v: a - v, ("int32", "uint32", "int64", "uint64", "float32", "float64")),
     "max": (np.maximum, ("int32", "uint32", "int64", "uint64", "float32", "float64")),
     "min": (np.minimum, ("int32", "uint32", "int64", "uint64", "float32", "float64")),
-    "exch": (lambda a, v: v.copy(), ("int32", "uint32", "int64", "uint64", "float32", "float64")),
+    "exch": (lambda a, v: v.copy(), ("int32", "uint32", "int64", "uint64")),   # numba: integer exch only
     "and_": (np.bitwise_and, ("int32", "uint32", "int64", "uint64")),
     "or_": (np.bitwise_or, ("int32", "uint32", "int64", "uint64")),
     "xor": (np.bitwise_xor, ("int32", "uint32", "int64", "uint64")),

@@ -171,9 +171,9 @@ case("const_array_like", "void(float64[::1], float64[::1], int32[::1])",
 def sync_count_and_or(x, counts, alls, anys):
     i = cuda.grid(1)
     v = x[i] if i < x.size else 0
-    c = cuda.syncthreads_count(v > 0)
-    a = cuda.syncthreads_and(v != 0)
-    o = cuda.syncthreads_or(v > 90)
+    c = cuda.syncthreads_count(np.int32(v > 0))     # numba types the predicate int32
+    a = cuda.syncthreads_and(np.int32(v != 0))
+    o = cuda.syncthreads_or(np.int32(v > 90))
     if cuda.threadIdx.x == 0:
         counts[cuda.blockIdx.x] = c
         alls[cuda.blockIdx.x] = a

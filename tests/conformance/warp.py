@@ -62,7 +62,7 @@ def _shfl_ref(x, out):
     out[3] = w[:, lane ^ 9].reshape(-1)
 
 
-for dt in ("int32", "int64", "float32", "float64", "uint32"):
+for dt in ("int32", "int64", "float32", "float64"):     # numba: no unsigned shuffles
     name = f"shfl_sync_variants_{dt}"
     k = build(SHFL_SRC.format(name=name), name, G)
     case(name, f"void({dt}[::1], {dt}[:, ::1])",
