@@ -33,7 +33,7 @@ FEATURES = (
     (r"cannot parse type signature .*none|an argument cannot be void", lambda m: "`none` argument type in signatures"),
     (r"cannot parse type signature .*Tuple\(\(", lambda m: "numba's Tuple((a, b)) spelling in signatures"),
     (r"is none on one path", lambda m: "Optional locals (None on one path)"),
-    (r"shared\.array\(\): shape must be a constant", lambda m: "shared.array shape 0 (dynamic) / named-constant tuple shapes"),
+    (r"shared\.array\(\): shape must be a constant", lambda m: "shared.array(0, dtype): dynamic shared memory"),
     (r"of type 'numpy\.ndarray' cannot be used", lambda m: "cuda.const.array_like (global numpy arrays)"),
     (r"missing required argument", lambda m: "default argument values of device functions"),
     (r"unsupported function builtins\.(\w+)", lambda m: f"{m[1]}()"),
