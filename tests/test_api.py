@@ -260,9 +260,6 @@ def test_compile_ptx_cc_argument():
     assert ".target sm_80" in ptx
 
 
-@pytest.mark.xfail(reason="codegen emits functions[0] as a kernel even when no function is "
-                          "marked is_kernel (module_emitter.cpp isKernelOf); device-only "
-                          "modules need backend support", strict=False)
 def test_compile_ptx_device_function():
     def add_one(x):
         return x + 1.0
