@@ -250,7 +250,16 @@ driver::CompiledKernel Dispatcher::obtain(const std::vector<const Type*>& args, 
     entry.created = static_cast<int64_t>(std::time(nullptr));
     entry.compile_seconds = compiled.times.total();
     entry.compiled = compiled;
-    if (!storeKernel(key, entry)) stats->outcome = CacheOutcome::Unwritable;
+    if (!storeKernel(key, entry)) {
+      if (stats->outcome == CacheOutcome::Miss) stats->outcome = CacheOutcome::Unwritable;
+      static bool warned = false;   // once per process: the compile itself went fine
+      if (!warned) {
+        warned = true;
+        cacheWarning("cudajit: cannot write the kernel cache in " + kernelCacheDir() +
+                     "; kernels are compiled but not cached (set CUDAJIT_CACHE_DIR to a "
+                     "writable directory)");
+      }
+    }
     stats->cache += secondsSince(start);
   }
   return compiled;

@@ -98,7 +98,10 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
       std::vector<link::LinkInput> inputs;
       inputs.push_back({link::LinkInput::Kind::Ptx, std::vector<char>(out.ptx.begin(), out.ptx.end()),
                         out.symbol + ".ptx"});
-      return link::linkCubin(inputs, options.target);
+      // ptxas refuses to optimise code with full debug information.
+      link::TargetOptions assemble = options.target;
+      if (assemble.debug) assemble.opt = 0;
+      return link::linkCubin(inputs, assemble);
     });
     return out;
   }

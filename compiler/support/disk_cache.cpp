@@ -62,7 +62,7 @@ bool makeDirs(const std::string& dir) {
 
 ReadStatus readWholeFile(const std::string& path, std::string* out, size_t max_bytes) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? ReadStatus::Missing : ReadStatus::Failed;
+  if (fd < 0) return errno == ENOENT || errno == ENOTDIR ? ReadStatus::Missing : ReadStatus::Failed;
   struct stat st;
   bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && size_t(st.st_size) <= max_bytes;
   if (ok) {
