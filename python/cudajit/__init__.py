@@ -14,20 +14,21 @@
 import numpy as _np
 
 from . import _core
-from .decorators import compile_ptx, jit
+from .decorators import compile_cubin, compile_ptx, jit
 from .device import (default_stream, detect, external_stream, get_current_device, is_available,
                      legacy_default_stream, list_devices, per_thread_default_stream,
                      select_device, stream, synchronize)
 from .devicearray import (DeviceNDArray, device_array, device_array_like, is_cuda_array,
                           to_device)
 from .dispatcher import DeviceFunction, Dispatcher
-from .errors import (CompileError, CudaAPIError, CudaSupportError, DeviceOnlyError,
-                     ToolchainError)
+from .errors import (CacheWarning, CompileError, CudaAPIError, CudaSupportError,
+                     DeviceOnlyError, ToolchainError)
 from .stubs import STUBS as _STUBS
 
 Stream = _core.Stream
 
 __version__ = "0.1.0"
+_core._set_package_version(__version__)   # part of the disk cache's keys
 
 # The decoder freezes a global that is this module to the symbol "cudajit",
 # so `cuda.threadIdx.x` folds to "cudajit.threadIdx.x".
@@ -60,7 +61,7 @@ float16, float32, float64 = _np.float16, _np.float32, _np.float64
 complex64, complex128 = _np.complex64, _np.complex128
 
 __all__ = [
-    "jit", "compile_ptx", "Dispatcher", "DeviceFunction",
+    "jit", "compile_ptx", "compile_cubin", "Dispatcher", "DeviceFunction",
     "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize",
     "syncthreads", "threadfence", "threadfence_block", "shared", "local", "atomic",
     "to_device", "device_array", "device_array_like", "DeviceNDArray", "is_cuda_array",
@@ -68,6 +69,7 @@ __all__ = [
     "list_devices", "stream", "default_stream", "legacy_default_stream",
     "per_thread_default_stream", "external_stream", "Stream",
     "CompileError", "ToolchainError", "CudaSupportError", "CudaAPIError", "DeviceOnlyError",
+    "CacheWarning",
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128",
     "__version__",
