@@ -2,166 +2,149 @@
 
 #include <string>
 
+#include "runtime/arg_routes.h"
+#include "runtime/arg_types.h"
 #include "runtime/errors.h"
+#include "runtime/foreign_arrays.h"
 #include "runtime/memory.h"
 
 namespace cj::rt {
 namespace {
 
-PyTypeObject* g_device_array_type = nullptr;
+PyTypeObject* g_stream_type = nullptr;
+cu::CUstream (*g_stream_handle_of)(PyObject*) = nullptr;
 
-std::string pyTypeName(const py::handle& obj) { return Py_TYPE(obj.ptr())->tp_name; }
+std::string pyTypeName(PyObject* obj) { return Py_TYPE(obj)->tp_name; }
 
 std::string argLabel(size_t index) { return "argument " + std::to_string(index + 1); }
 
-[[noreturn]] void unsupported(size_t index, const py::handle& obj, const std::string& why) {
-  throw ArgumentTypeError(argLabel(index) + " of type '" + pyTypeName(obj) +
-                          "' cannot be passed to a kernel: " + why);
-}
-
 const char* kSupportedHint =
-    "pass a cudajit.DeviceNDArray, a CUDA array with __cuda_array_interface__ (CuPy, PyTorch "
-    "CUDA tensors, numba), a numpy array (copied to the device and back), a bool/int/float, a "
-    "numpy scalar, or a tuple of numbers";
+    "pass a cudajit.DeviceNDArray, a CuPy array, a PyTorch CUDA tensor, a CUDA array with "
+    "__cuda_array_interface__ or __dlpack__, a numpy array (copied to the device and back), a "
+    "bool/int/float, a numpy scalar, or a tuple of numbers";
 
-// numpy's scalar base class, looked up once.
-PyObject* numpyGeneric() {
-  static PyObject* generic = [] {
-    py::object np = py::module_::import("numpy");
-    return py::object(np.attr("generic")).release().ptr();   // kept for the life of the process
-  }();
-  return generic;
+// Looks an attribute up without raising when it is missing.
+PyObject* optionalAttr(PyObject* obj, const char* name) {
+  PyObject* v = nullptr;
+#if PY_VERSION_HEX >= 0x030D0000
+  if (PyObject_GetOptionalAttrString(obj, name, &v) < 0) throw py::error_already_set();
+#else
+  PyObject* key = PyUnicode_FromString(name);
+  if (!key) throw py::error_already_set();
+  const int found = _PyObject_LookupAttr(obj, key, &v);
+  Py_DECREF(key);
+  if (found < 0) throw py::error_already_set();
+#endif
+  return v;
 }
 
-// A Python number -> ScalarValue; false when `obj` is not a bool/int/float or
-// numpy scalar of a supported kind.
-bool classifyNumber(size_t index, const py::handle& obj, ScalarValue* out) {
-  PyObject* o = obj.ptr();
-  if (PyBool_Check(o)) {
-    out->type = Scalar::Bool;
-    out->i = o == Py_True;
-    return true;
+// A Python int -> Int64, or UInt64 past INT64_MAX (numba's typing).
+void readInt(size_t index, PyObject* o, ScalarValue* out) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (overflow == 0) {
+    if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+    out->type = Scalar::Int64;
+    out->i = v;
+    return;
   }
-  if (PyLong_Check(o)) {
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow == 0) {
-      if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
-      out->type = Scalar::Int64;
-      out->i = v;
+  const unsigned long long u = overflow > 0 ? PyLong_AsUnsignedLongLong(o) : 0;
+  if (overflow < 0 || (u == static_cast<unsigned long long>(-1) && PyErr_Occurred())) {
+    PyErr_Clear();
+    throw ArgumentValueError(argLabel(index) + ": the integer " +
+                             py::str(o).cast<std::string>() + " does not fit in 64 bits");
+  }
+  out->type = Scalar::UInt64;
+  out->i = static_cast<int64_t>(u);
+}
+
+// numpy.float32(1.5) and friends: the dtype comes from the route, the value
+// from the number protocols (no .item() call, no dtype lookup).
+void readNumpyScalar(size_t index, PyObject* o, const TypeRoute& r, ScalarValue* out) {
+  if (!r.supported)
+    argumentError(index, o, "numpy scalars of this dtype have no cudajit type");
+  out->type = r.scalar;
+  switch (scalarKind(r.scalar)) {
+    case ScalarKind::Float: {
+      const double d = PyFloat_AsDouble(o);
+      if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+      out->f = d;
+      return;
+    }
+    case ScalarKind::Bool: {
+      const int b = PyObject_IsTrue(o);
+      if (b < 0) throw py::error_already_set();
+      out->i = b;
+      return;
+    }
+    case ScalarKind::Int: {
+      PyObject* i = PyNumber_Index(o);
+      if (!i) throw py::error_already_set();
+      if (scalarSigned(r.scalar)) {
+        out->i = PyLong_AsLongLong(i);
+      } else {
+        out->i = static_cast<int64_t>(PyLong_AsUnsignedLongLong(i));
+      }
+      Py_DECREF(i);
+      if (PyErr_Occurred()) throw py::error_already_set();
+      return;
+    }
+    case ScalarKind::Complex:
+      argumentError(index, o, "complex arguments are not supported yet");
+  }
+}
+
+// A number of any supported kind; false for anything else.
+bool readNumber(size_t index, PyObject* o, const TypeRoute& r, ScalarValue* out) {
+  switch (r.route) {
+    case Route::Float:
+      out->type = Scalar::Float64;
+      out->f = PyFloat_AsDouble(o);
+      if (out->f == -1.0 && PyErr_Occurred()) throw py::error_already_set();
       return true;
-    }
-    // numba types ints past INT64_MAX that fit 64 bits as uint64.
-    unsigned long long u = overflow > 0 ? PyLong_AsUnsignedLongLong(o) : 0;
-    if (overflow < 0 || (u == static_cast<unsigned long long>(-1) && PyErr_Occurred())) {
-      PyErr_Clear();
-      throw ArgumentValueError(argLabel(index) + ": the integer " +
-                               py::str(obj).cast<std::string>() +
-                               " does not fit in 64 bits");
-    }
-    out->type = Scalar::UInt64;
-    out->i = static_cast<int64_t>(u);
-    return true;
-  }
-  if (PyFloat_Check(o)) {
-    out->type = Scalar::Float64;
-    out->f = PyFloat_AS_DOUBLE(o);
-    return true;
-  }
-  if (PyComplex_Check(o))
-    unsupported(index, obj, "complex arguments are not supported yet");
-  if (PyObject_IsInstance(o, numpyGeneric()) == 1) {
-    py::object dtype = obj.attr("dtype");
-    const char kind = dtype.attr("kind").cast<std::string>()[0];
-    const int itemsize = dtype.attr("itemsize").cast<int>();
-    Scalar s;
-    if (!scalarFromNumpy(kind, itemsize, &s))
-      unsupported(index, obj, "numpy scalars of dtype " + py::str(dtype).cast<std::string>() +
-                                  " have no cudajit type");
-    if (scalarKind(s) == ScalarKind::Complex)
-      unsupported(index, obj, "complex arguments are not supported yet");
-    out->type = s;
-    py::object item = obj.attr("item")();
-    if (scalarKind(s) == ScalarKind::Float) {
-      out->f = item.cast<double>();
-    } else if (scalarKind(s) == ScalarKind::Int && !scalarSigned(s)) {
-      out->i = static_cast<int64_t>(item.cast<unsigned long long>());
-    } else {
-      out->i = item.cast<long long>();
-    }
-    return true;
-  }
-  return false;
-}
-
-std::vector<int64_t> intTuple(const py::handle& seq, const char* what) {
-  std::vector<int64_t> out;
-  for (py::handle v : py::reinterpret_borrow<py::sequence>(seq)) out.push_back(v.cast<int64_t>());
-  (void)what;
-  return out;
-}
-
-Scalar arrayDtype(size_t index, const py::handle& obj, Scalar s) {
-  if (scalarKind(s) == ScalarKind::Complex)
-    unsupported(index, obj, "complex arrays are not supported yet");
-  return s;
-}
-
-// __cuda_array_interface__ (v2/v3): a dict with shape, typestr, data,
-// strides (None: C-contiguous), optional mask (must be None) and stream.
-void classifyCudaArrayInterface(size_t index, const py::handle& obj, const py::object& cai,
-                                ArgValue* arg, LaunchArgs* out) {
-  if (!PyDict_Check(cai.ptr()))
-    unsupported(index, obj, "its __cuda_array_interface__ is not a dict");
-  py::dict d = py::reinterpret_borrow<py::dict>(cai);
-  try {
-    const std::string typestr = d["typestr"].cast<std::string>();
-    Scalar dtype;
-    if (!scalarFromTypestr(typestr, &dtype))
-      unsupported(index, obj, "its dtype '" + typestr + "' has no cudajit type (or is not "
-                              "native-endian)");
-    dtype = arrayDtype(index, obj, dtype);
-    arg->array.shape = intTuple(d["shape"], "shape");
-    const int itemsize = scalarByteSize(dtype);
-    if (d.contains("strides") && !d["strides"].is_none()) {
-      arg->array.strides = intTuple(d["strides"], "strides");
-      if (arg->array.strides.size() != arg->array.shape.size())
-        unsupported(index, obj, "its __cuda_array_interface__ strides and shape disagree");
-    } else {
-      arg->array.strides = cStrides(arg->array.shape, itemsize);
-    }
-    if (d.contains("mask") && !d["mask"].is_none())
-      unsupported(index, obj, "masked CUDA arrays are not supported");
-    py::tuple data = d["data"].cast<py::tuple>();
-    arg->array.data = data[0].is_none() ? 0 : data[0].cast<unsigned long long>();
-    if (d.contains("stream") && !d["stream"].is_none()) {
-      const auto handle = d["stream"].cast<unsigned long long>();
-      if (handle == 0)
-        unsupported(index, obj, "its __cuda_array_interface__ stream is 0, which the protocol "
-                                "forbids (use 1 for the legacy default stream)");
-      out->producer_streams.push_back(reinterpret_cast<cu::CUstream>(static_cast<uintptr_t>(handle)));
-    }
-    arg->type = arrayTy(dtype, static_cast<int>(arg->array.shape.size()),
-                        layoutOf(arg->array.shape, arg->array.strides, itemsize));
-  } catch (const py::error_already_set& e) {
-    unsupported(index, obj, std::string("its __cuda_array_interface__ is malformed: ") + e.what());
-  } catch (const py::cast_error& e) {
-    unsupported(index, obj, std::string("its __cuda_array_interface__ is malformed: ") + e.what());
+    case Route::Int: readInt(index, o, out); return true;
+    case Route::Bool:
+      out->type = Scalar::Bool;
+      out->i = PyObject_IsTrue(o) == 1;
+      return true;
+    case Route::NumpyScalar: readNumpyScalar(index, o, r, out); return true;
+    case Route::Complex: argumentError(index, o, "complex arguments are not supported yet");
+    default: return false;
   }
 }
 
-// A host numpy array: typed now, staged (copied to the device) in stageIn.
-void classifyHostArray(size_t index, const py::handle& obj, ArgValue* arg, LaunchArgs* out) {
+void readDeviceArray(size_t index, PyObject* obj, const DeviceArray& da, ArgValue* arg) {
+  if (scalarKind(da.dtype) == ScalarKind::Complex)
+    argumentError(index, obj, "complex arrays are not supported yet");
+  if (da.ndim() > kMaxArrayDims)
+    argumentError(index, obj, "arrays of more than " + std::to_string(kMaxArrayDims) +
+                                  " dimensions are not supported");
+  ArrayValue& a = arg->array;
+  a.data = da.data;
+  a.ndim = da.ndim();
+  for (int k = 0; k < a.ndim; ++k) {
+    a.shape[k] = da.shape[k];
+    a.strides[k] = da.strides[k];
+  }
+  arg->type = arrayArgType(da.dtype, a.ndim, layoutOf(a.shape, a.strides, a.ndim, da.itemsize()));
+}
+
+// A host array: typed now, staged (copied to the device) in stageIn.
+void readHostArray(size_t index, PyObject* obj, ArgValue* arg, LaunchArgs* out) {
   py::array a = py::reinterpret_borrow<py::array>(obj);
   py::dtype dt = a.dtype();
-  if (dt.kind() == 'O') unsupported(index, obj, "object arrays cannot live on the GPU");
+  if (dt.kind() == 'O') argumentError(index, obj, "object arrays cannot live on the GPU");
   Scalar dtype;
   if (!scalarFromNumpy(dt.kind(), static_cast<int>(dt.itemsize()), &dtype))
-    unsupported(index, obj, "arrays of dtype " + py::str(dt).cast<std::string>() +
-                                " have no cudajit type");
+    argumentError(index, obj, "arrays of dtype " + py::str(dt).cast<std::string>() +
+                                  " have no cudajit type");
   if (!dt.attr("isnative").cast<bool>())
-    unsupported(index, obj, "byte-swapped (non-native endian) arrays are not supported");
-  dtype = arrayDtype(index, obj, dtype);
+    argumentError(index, obj, "byte-swapped (non-native endian) arrays are not supported");
+  if (scalarKind(dtype) == ScalarKind::Complex)
+    argumentError(index, obj, "complex arrays are not supported yet");
+  if (a.ndim() > kMaxArrayDims)
+    argumentError(index, obj, "arrays of more than " + std::to_string(kMaxArrayDims) +
+                                  " dimensions are not supported");
 
   StagedHostArray staged;
   staged.arg = index;
@@ -169,83 +152,149 @@ void classifyHostArray(size_t index, const py::handle& obj, ArgValue* arg, Launc
   staged.copy_back = a.writeable();
   const bool dense = (a.flags() & (py::array::c_style | py::array::f_style)) != 0;
   // A strided view travels as a dense C copy (and is written back element-wise).
-  staged.contiguous = dense ? a : py::array(py::module_::import("numpy").attr("ascontiguousarray")(a));
+  staged.contiguous =
+      dense ? a : py::array(py::module_::import("numpy").attr("ascontiguousarray")(a));
   const py::array& c = staged.contiguous;
-  arg->array.shape.assign(c.shape(), c.shape() + c.ndim());
-  arg->array.strides.assign(c.strides(), c.strides() + c.ndim());
-  arg->type = arrayTy(dtype, static_cast<int>(c.ndim()),
-                      layoutOf(arg->array.shape, arg->array.strides, scalarByteSize(dtype)));
+  ArrayValue& v = arg->array;
+  v.ndim = static_cast<int>(c.ndim());
+  for (int k = 0; k < v.ndim; ++k) {
+    v.shape[k] = c.shape()[k];
+    v.strides[k] = c.strides()[k];
+  }
+  v.data = 0;   // set by stageIn
+  arg->type = arrayArgType(dtype, v.ndim, layoutOf(v.shape, v.strides, v.ndim, scalarByteSize(dtype)));
   out->staged.push_back(std::move(staged));
 }
 
-void classifyOne(size_t index, const py::handle& obj, LaunchArgs* out) {
+void readTuple(size_t index, PyObject* obj, ArgValue* arg) {
+  std::vector<const Type*> elem_types;
+  arg->elems.clear();
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(obj); ++k) {
+    PyObject* e = PyTuple_GET_ITEM(obj, k);
+    ScalarValue v;
+    if (!readNumber(index, e, routeOf(e), &v))
+      argumentError(index, obj, "tuples may hold numbers only (found '" + pyTypeName(e) + "')");
+    arg->elems.push_back(v);
+    elem_types.push_back(scalarArgType(v.type));
+  }
+  arg->type = tupleTy(elem_types);
+}
+
+[[noreturn]] void unsupported(size_t index, PyObject* obj) {
+  if (PyUnicode_Check(obj) || PyBytes_Check(obj))
+    argumentError(index, obj, std::string("strings are not supported; ") + kSupportedHint);
+  if (PyList_Check(obj))
+    argumentError(index, obj, std::string("lists are not supported (convert with numpy.asarray "
+                                          "or cudajit.to_device); ") + kSupportedHint);
+  argumentError(index, obj, kSupportedHint);
+}
+
+// The device of one array argument must agree with the others'.
+void noteDevice(size_t index, int device, LaunchArgs* out) {
+  if (device < 0) return;
+  if (out->device < 0) {
+    out->device = device;
+    return;
+  }
+  if (device != out->device)
+    throw ArgumentValueError(argLabel(index) + " is on device " + std::to_string(device) +
+                             " but an earlier array argument is on device " +
+                             std::to_string(out->device) + ": a kernel runs on one GPU");
+}
+
+void classifyOne(size_t index, PyObject* obj, bool find_devices, LaunchArgs* out) {
   ArgValue& arg = out->values[index];
-  if (const DeviceArray* da = asDeviceArray(obj)) {
-    arg.array.data = da->data;
-    arg.array.shape = da->shape;
-    arg.array.strides = da->strides;
-    arg.type = arrayTy(arrayDtype(index, obj, da->dtype), da->ndim(), da->layout());
-    return;
-  }
-  if (classifyNumber(index, obj, &arg.scalar)) {
-    arg.type = scalarTy(arg.scalar.type);
-    return;
-  }
-  if (PyTuple_Check(obj.ptr())) {
-    std::vector<const Type*> elem_types;
-    for (py::handle e : py::reinterpret_borrow<py::tuple>(obj)) {
-      ScalarValue v;
-      if (!classifyNumber(index, e, &v))
-        unsupported(index, obj, "tuples may hold numbers only (found '" + pyTypeName(e) + "')");
-      arg.elems.push_back(v);
-      elem_types.push_back(scalarTy(v.type));
+  const TypeRoute& r = routeOf(obj);
+  switch (r.route) {
+    case Route::Float:
+    case Route::Int:
+    case Route::Bool:
+    case Route::NumpyScalar:
+    case Route::Complex:
+      readNumber(index, obj, r, &arg.scalar);
+      arg.type = scalarArgType(arg.scalar.type);
+      return;
+    case Route::DeviceArray: {
+      const DeviceArray* da = asDeviceArray(obj);
+      if (!da) argumentError(index, obj, "the device array was not initialised");
+      readDeviceArray(index, obj, *da, &arg);
+      noteDevice(index, da->owner ? da->owner->device() : -1, out);
+      return;
     }
-    arg.type = tupleTy(elem_types);
-    return;
+    case Route::HostArray: readHostArray(index, obj, &arg, out); return;
+    case Route::Tuple: readTuple(index, obj, &arg); return;
+    case Route::Cupy:
+      noteDevice(index, readCupyArray(index, obj, find_devices, &arg), out);
+      if (out->stream_owner == StreamOwner::None) out->stream_owner = StreamOwner::Cupy;
+      return;
+    case Route::Torch:
+      noteDevice(index, readTorchTensor(index, obj, &arg), out);
+      out->stream_owner = StreamOwner::Torch;
+      return;
+    case Route::Foreign: {
+      int device = -1;
+      if (!readForeignArray(index, obj, find_devices, &arg, &out->producer_streams, &device))
+        unsupported(index, obj);
+      noteDevice(index, device, out);
+      return;
+    }
   }
-  if (py::isinstance<py::array>(obj)) {
-    classifyHostArray(index, obj, &arg, out);
-    return;
-  }
-  PyObject* cai = PyObject_GetAttrString(obj.ptr(), "__cuda_array_interface__");
-  if (cai) {
-    classifyCudaArrayInterface(index, obj, py::reinterpret_steal<py::object>(cai), &arg, out);
-    return;
-  }
-  PyErr_Clear();   // no such attribute (or a CPU tensor refusing it): not a CUDA array
-  if (PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr()))
-    unsupported(index, obj, std::string("strings are not supported; ") + kSupportedHint);
-  if (PyList_Check(obj.ptr()))
-    unsupported(index, obj, std::string("lists are not supported (convert with numpy.asarray "
-                                        "or cudajit.to_device); ") + kSupportedHint);
-  unsupported(index, obj, kSupportedHint);
 }
 
 }  // namespace
+
+void argumentError(size_t index, PyObject* obj, const std::string& why) {
+  throw ArgumentTypeError(argLabel(index) + " of type '" + pyTypeName(obj) +
+                          "' cannot be passed to a kernel: " + why);
+}
 
 void LaunchArgs::clear() {
   values.clear();
   types.clear();
   staged.clear();
   producer_streams.clear();
+  device = -1;
+  stream_owner = StreamOwner::None;
 }
 
-void registerDeviceArrayType(PyTypeObject* type) { g_device_array_type = type; }
+void registerDeviceArrayType(PyTypeObject* type) { setDeviceArrayType(type); }
 
-const DeviceArray* asDeviceArray(const py::handle& obj) {
-  if (!g_device_array_type || !PyObject_TypeCheck(obj.ptr(), g_device_array_type)) return nullptr;
-  return obj.cast<const DeviceArray*>();
+void registerStreamType(PyTypeObject* type, cu::CUstream (*handle_of)(PyObject*)) {
+  g_stream_type = type;
+  g_stream_handle_of = handle_of;
 }
 
-void classifyArgs(const py::tuple& args, LaunchArgs* out) {
-  out->clear();
-  const size_t n = args.size();
-  out->values.resize(n);
+const DeviceArray* asDeviceArray(PyObject* obj) {
+  PyTypeObject* t = deviceArrayType();
+  if (!t || !PyObject_TypeCheck(obj, t)) return nullptr;
+  // The pybind11 instance's value pointer, read directly: a cast through
+  // pybind11's type registry would cost more than the rest of the argument.
+  auto* inst = reinterpret_cast<py::detail::instance*>(obj);
+  void* value = inst->simple_layout ? inst->simple_value_holder[0]
+                                    : inst->nonsimple.values_and_holders[0];
+  return static_cast<const DeviceArray*>(value);
+}
+
+void classifyArgs(PyObject* const* args, size_t n, bool find_devices, LaunchArgs* out) {
+  out->staged.clear();
+  out->producer_streams.clear();
+  out->device = -1;
+  out->stream_owner = StreamOwner::None;
+  if (out->values.size() < n) out->values.resize(n);
   out->types.resize(n);
   for (size_t k = 0; k < n; ++k) {
-    classifyOne(k, args[k], out);
+    classifyOne(k, args[k], find_devices, out);
     out->types[k] = out->values[k].type;
   }
+}
+
+cu::CUstream defaultStreamFor(const LaunchArgs& args, int device) {
+  switch (args.stream_owner) {
+    case StreamOwner::Torch: return torchCurrentStream(device);
+    case StreamOwner::Cupy: return cupyCurrentStream();
+    case StreamOwner::None: return nullptr;
+  }
+  return nullptr;
 }
 
 void stageIn(LaunchArgs& args, cu::CUstream stream) {
@@ -269,8 +318,7 @@ void stageOut(LaunchArgs& args, cu::CUstream stream) {
     if (!s.copy_back) continue;
     any_back = true;
     const size_t bytes = static_cast<size_t>(s.contiguous.nbytes());
-    py::array& dst = s.contiguous;
-    copyDeviceToHostAsync(dst.mutable_data(), s.buffer->ptr(), bytes, stream);
+    copyDeviceToHostAsync(s.contiguous.mutable_data(), s.buffer->ptr(), bytes, stream);
   }
   {
     // The host copies must land (and the kernel finish with the buffers)
@@ -278,29 +326,38 @@ void stageOut(LaunchArgs& args, cu::CUstream stream) {
     py::gil_scoped_release no_gil;
     synchronizeStream(stream);
   }
-  if (!any_back) return;
-  for (StagedHostArray& s : args.staged) {
-    if (s.copy_back && !s.contiguous.is(s.original))
-      py::module_::import("numpy").attr("copyto")(s.original, s.contiguous);
+  if (any_back) {
+    for (StagedHostArray& s : args.staged) {
+      if (s.copy_back && !s.contiguous.is(s.original))
+        py::module_::import("numpy").attr("copyto")(s.original, s.contiguous);
+    }
   }
+  args.staged.clear();   // frees the device buffers now, not at the next launch
 }
 
-cu::CUstream streamFromPython(const py::handle& obj) {
-  auto fromInt = [](const py::handle& v) {
-    return reinterpret_cast<cu::CUstream>(static_cast<uintptr_t>(v.cast<unsigned long long>()));
+cu::CUstream streamFromPython(PyObject* obj) {
+  auto fromInt = [](PyObject* v) {
+    const unsigned long long h = PyLong_AsUnsignedLongLongMask(v);
+    if (h == static_cast<unsigned long long>(-1) && PyErr_Occurred()) throw py::error_already_set();
+    return reinterpret_cast<cu::CUstream>(static_cast<uintptr_t>(h));
   };
-  if (obj.is_none()) return nullptr;
-  if (PyLong_Check(obj.ptr())) return fromInt(obj);
-  if (py::hasattr(obj, "__cuda_stream__")) {
-    py::tuple t = obj.attr("__cuda_stream__")();
-    return fromInt(t[1]);
+  if (obj == Py_None) return nullptr;
+  if (PyLong_Check(obj)) return fromInt(obj);
+  if (g_stream_type && PyObject_TypeCheck(obj, g_stream_type)) return g_stream_handle_of(obj);
+  if (PyObject* proto = optionalAttr(obj, "__cuda_stream__")) {
+    py::object method = py::reinterpret_steal<py::object>(proto);
+    py::tuple t = method();
+    return fromInt(py::object(t[1]).ptr());
   }
-  for (const char* attr : {"handle", "ptr", "cuda_stream"}) {
-    if (!py::hasattr(obj, attr)) continue;
-    py::object v = obj.attr(attr);
-    if (py::hasattr(v, "value")) v = v.attr("value");   // ctypes.c_void_p (numba streams)
+  for (const char* name : {"handle", "ptr", "cuda_stream"}) {
+    PyObject* raw = optionalAttr(obj, name);
+    if (!raw) continue;
+    py::object v = py::reinterpret_steal<py::object>(raw);
+    if (PyObject* value = optionalAttr(v.ptr(), "value"))   // ctypes.c_void_p (numba streams)
+      v = py::reinterpret_steal<py::object>(value);
     if (v.is_none()) return nullptr;
-    return fromInt(v);
+    if (!PyLong_Check(v.ptr())) break;
+    return fromInt(v.ptr());
   }
   throw ArgumentTypeError(std::string("cannot use an object of type '") + pyTypeName(obj) +
                           "' as a CUDA stream: pass an int handle, None, or a stream object of "

@@ -42,6 +42,9 @@ constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 
+// CUpointer_attribute values used here.
+constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
+
 // CUfunction_attribute values used here.
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
@@ -86,7 +89,8 @@ inline CUstream perThreadStream() { return reinterpret_cast<CUstream>(uintptr_t{
   X(cuStreamCreate, "cuStreamCreate", (CUstream * stream, unsigned int flags))                 \
   X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream stream))                                  \
   X(cuStreamQuery, "cuStreamQuery", (CUstream stream))                                         \
-  X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream stream))
+  X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream stream))                            \
+  X(cuPointerGetAttribute, "cuPointerGetAttribute", (void* data, int attribute, CUdeviceptr ptr))
 
 // One function-pointer type per entry: cu::PFN_cuInit, ...
 #define CJ_CUDA_PFN(name, symbol, params) using PFN_##name = CUresult (*) params;

@@ -37,10 +37,8 @@ std::vector<int64_t> fStrides(const std::vector<int64_t>& shape, int itemsize) {
 namespace {
 // True when each dimension of extent > 1 has the stride a dense layout in
 // `order` would give it (numpy's definition of contiguity).
-bool denseIn(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, int itemsize,
-             bool c_order) {
+bool denseIn(const int64_t* shape, const int64_t* strides, size_t n, int itemsize, bool c_order) {
   int64_t step = itemsize;
-  const size_t n = shape.size();
   for (size_t j = 0; j < n; ++j) {
     size_t k = c_order ? n - 1 - j : j;
     if (shape[k] == 0) return true;   // an empty array is contiguous either way
@@ -53,14 +51,19 @@ bool denseIn(const std::vector<int64_t>& shape, const std::vector<int64_t>& stri
 
 bool isContiguous(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
                   int itemsize, bool c_order) {
-  return denseIn(shape, strides, itemsize, c_order);
+  return denseIn(shape.data(), strides.data(), shape.size(), itemsize, c_order);
+}
+
+Layout layoutOf(const int64_t* shape, const int64_t* strides, int ndim, int itemsize) {
+  const size_t n = static_cast<size_t>(ndim);
+  if (denseIn(shape, strides, n, itemsize, /*c_order=*/true)) return Layout::C;
+  if (denseIn(shape, strides, n, itemsize, /*c_order=*/false)) return Layout::F;
+  return Layout::A;
 }
 
 Layout layoutOf(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
                 int itemsize) {
-  if (denseIn(shape, strides, itemsize, /*c_order=*/true)) return Layout::C;
-  if (denseIn(shape, strides, itemsize, /*c_order=*/false)) return Layout::F;
-  return Layout::A;
+  return layoutOf(shape.data(), strides.data(), static_cast<int>(shape.size()), itemsize);
 }
 
 DeviceArray DeviceArray::allocate(std::vector<int64_t> shape, Scalar dtype, bool fortran) {

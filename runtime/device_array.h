@@ -19,6 +19,7 @@ namespace cj::rt {
 // count; C wins when an array is both, as for 1-d).
 Layout layoutOf(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
                 int itemsize);
+Layout layoutOf(const int64_t* shape, const int64_t* strides, int ndim, int itemsize);
 // numpy's C_CONTIGUOUS / F_CONTIGUOUS flags.
 bool isContiguous(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
                   int itemsize, bool c_order);

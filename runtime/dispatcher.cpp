@@ -1,18 +1,31 @@
 #include "runtime/dispatcher.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <ctime>
 #include <functional>
 
+#include "driver/cub_link.h"
 #include "runtime/context.h"
 #include "runtime/driver.h"
+#include "runtime/kernel_cache.h"
 #include "runtime/signature.h"
+#include "support/disk_cache.h"
 #include "support/error.h"
 
 namespace cj::rt {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
 constexpr int kDefaultArch = 90;            // sm_90 when no GPU says otherwise
 constexpr unsigned kStaticSharedLimit = 48 * 1024;
+
+bool g_defer_explicit = false;
 
 // Can a value of type `from` be passed where an explicit signature declares
 // `to`? Numbers convert to numbers (numba's safe and unsafe conversions);
@@ -35,7 +48,111 @@ bool convertible(const Type* from, const Type* to) {
   return false;
 }
 
+// A launch's classified arguments live in a per-thread buffer whose vectors
+// keep their capacity, so a launch allocates nothing. A launch started while
+// another is classifying on the same thread (a __cuda_array_interface__
+// property that launches a kernel) gets a buffer of its own.
+struct ScratchSlot {
+  LaunchArgs args;
+  bool busy = false;
+};
+thread_local ScratchSlot t_scratch;
+
+class ScratchArgs {
+ public:
+  ScratchArgs() {
+    if (t_scratch.busy) {
+      own_ = std::make_unique<LaunchArgs>();
+    } else {
+      t_scratch.busy = true;
+    }
+  }
+  ~ScratchArgs() {
+    LaunchArgs& a = get();
+    a.staged.clear();   // host copies and their device buffers go now, with the GIL held
+    a.producer_streams.clear();
+    if (!own_) t_scratch.busy = false;
+  }
+  LaunchArgs& get() { return own_ ? *own_ : t_scratch.args; }
+
+ private:
+  std::unique_ptr<LaunchArgs> own_;
+};
+
+// cudajit.errors.CacheWarning (a UserWarning), raised through the warnings
+// module so that filters apply.
+void cacheWarning(const std::string& text) {
+  py::object cls = py::module_::import("cudajit.errors").attr("CacheWarning");
+  if (PyErr_WarnEx(cls.ptr(), text.c_str(), 1) < 0) throw py::error_already_set();
+}
+
+std::string ms(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", seconds * 1e3);
+  return buf;
+}
+
+bool envFlag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
+
+// CUDAJIT_COMPILE_STATS=1: one line per compile (or cache hit) on stderr.
+void printStats(const std::string& what, const CompileStats& s) {
+  if (!envFlag("CUDAJIT_COMPILE_STATS")) return;
+  const driver::StageTimes& t = s.stages;
+  std::string line = "cudajit: " + what + ": " + ms(s.total()) + " ms (decode " + ms(t.decode) +
+                     ", infer " + ms(t.infer) + ", passes " + ms(t.passes) + ", emit " +
+                     ms(t.emit) + ", nvvm " + ms(t.nvvm) + ", link " + ms(t.link) + ", cache " +
+                     ms(s.cache) + ") cache=" + cacheOutcomeName(s.outcome) + "\n";
+  PySys_WriteStderr("%s", line.c_str());
+}
+
+std::string jsonString(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string attrString(const py::object& obj, const char* name) {
+  PyObject* v = PyObject_GetAttrString(obj.ptr(), name);
+  if (!v) {
+    PyErr_Clear();
+    return "";
+  }
+  py::object holder = py::reinterpret_steal<py::object>(v);
+  return PyUnicode_Check(v) ? holder.cast<std::string>() : "";
+}
+
 }  // namespace
+
+const char* cacheOutcomeName(CacheOutcome c) {
+  switch (c) {
+    case CacheOutcome::Off: return "off";
+    case CacheOutcome::Miss: return "miss";
+    case CacheOutcome::Hit: return "hit";
+    case CacheOutcome::Corrupt: return "corrupt";
+    case CacheOutcome::Unwritable: return "unwritable";
+  }
+  return "?";
+}
+
+void setDeferExplicitCompiles(bool defer) { g_defer_explicit = defer; }
 
 size_t SignatureKeyHash::operator()(const SignatureKey& k) const {
   size_t h = std::hash<int>()(k.block[0] * 131071 + k.block[1] * 8191 + k.block[2]);
@@ -48,19 +165,29 @@ Dispatcher::Dispatcher(py::object py_function, DispatcherOptions options)
 
 const ir::Module& Dispatcher::untyped() {
   if (!untyped_) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     untyped_ = driver::decode(py_function_.ptr());
-    decode_seconds_ =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    decode_seconds_ = secondsSince(start);
   }
   return *untyped_;
 }
 
-std::string Dispatcher::untypedIr() { return ir::printModule(untyped()); }
+const std::string& Dispatcher::untypedIr() {
+  if (untyped_ir_.empty()) untyped_ir_ = ir::printModule(untyped());
+  return untyped_ir_;
+}
 
 int Dispatcher::numArgs() {
-  const ir::Module& m = untyped();
-  return m.functions.empty() ? 0 : static_cast<int>(m.functions.front()->arg_names.size());
+  if (num_args_ < 0) {
+    const ir::Module& m = untyped();
+    num_args_ = m.functions.empty() ? 0 : static_cast<int>(m.functions.front()->arg_names.size());
+  }
+  return num_args_;
+}
+
+std::string Dispatcher::qualname() const {
+  std::string q = attrString(py_function_, "__qualname__");
+  return q.empty() ? attrString(py_function_, "__name__") : q;
 }
 
 int Dispatcher::targetArch() const {
@@ -84,23 +211,80 @@ driver::CompileOptions Dispatcher::compileOptions(int arch, bool want_cubin, Blo
   return o;
 }
 
+bool Dispatcher::usesBlockAlgorithms() {
+  if (uses_block_ < 0) uses_block_ = driver::usesBlockAlgorithms(untyped()) ? 1 : 0;
+  return uses_block_ == 1;
+}
+
+Block Dispatcher::blockKey(Block block) {
+  return usesBlockAlgorithms() ? block : Block{{0, 0, 0}};
+}
+
 Overload* Dispatcher::find(const std::vector<const Type*>& args, Block block) const {
-  if (block_specialised_) {
-    auto it = by_key_.find(SignatureKey{args, block});
-    if (it != by_key_.end()) return it->second.get();
-  }
-  auto it = by_key_.find(SignatureKey{args, {{0, 0, 0}}});
+  auto it = by_key_.find(SignatureKey{args, block});
   if (it != by_key_.end()) return it->second.get();
-  // No block shape asked (inspect_*, explicit compiles): the first overload
-  // of these types, whatever block shape it was specialised on.
-  if (block_specialised_ && block == Block{{0, 0, 0}})
+  // No block shape asked (inspect_*, kernel.compile): the first overload of
+  // these types, whatever block shape it was specialised on.
+  if (block == Block{{0, 0, 0}})
     for (Overload* ov : order_)
       if (ov->key.args == args) return ov;
   return nullptr;
 }
 
+driver::CompiledKernel Dispatcher::obtain(const std::vector<const Type*>& args, int arch,
+                                          CompileStats* stats, Block block) {
+  const driver::CompileOptions options = compileOptions(arch, /*want_cubin=*/true, block);
+  const bool use_cache = options_.cache;
+  KernelKey key;
+  if (use_cache) {
+    const auto start = Clock::now();
+    key = kernelKey({&untypedIr(), &args, arch, &options});
+    CachedKernel entry;
+    const CacheLoad r = loadKernel(key, &entry);
+    stats->cache += secondsSince(start);
+    if (r == CacheLoad::Hit) {
+      stats->outcome = CacheOutcome::Hit;
+      entry.compiled.arg_types = args;
+      entry.compiled.untyped_ir = untypedIr();
+      return std::move(entry.compiled);
+    }
+    stats->outcome = r == CacheLoad::Corrupt ? CacheOutcome::Corrupt : CacheOutcome::Miss;
+    if (r == CacheLoad::Corrupt)
+      cacheWarning("cudajit: the cache entry " + kernelDiskCache().pathFor(key.hash) + " for " +
+                   qualname() + numbaArgsString(args) +
+                   " is truncated or corrupt; it is ignored and compiled again");
+  }
+  driver::CompiledKernel compiled = driver::compile(untyped(), args, options);
+  stats->stages = compiled.times;
+  if (use_cache) {
+    const auto start = Clock::now();
+    CachedKernel entry;
+    entry.key_text = key.text;
+    entry.qualname = qualname();
+    entry.filename = untyped().functions.front()->filename;
+    entry.signature = numbaArgsString(args);
+    entry.arch = arch;
+    entry.created = static_cast<int64_t>(std::time(nullptr));
+    entry.compile_seconds = compiled.times.total();
+    entry.compiled = compiled;
+    if (!storeKernel(key, entry)) {
+      if (stats->outcome == CacheOutcome::Miss) stats->outcome = CacheOutcome::Unwritable;
+      static bool warned = false;   // once per process: the compile itself went fine
+      if (!warned) {
+        warned = true;
+        cacheWarning("cudajit: cannot write the kernel cache in " + kernelCacheDir() +
+                     "; kernels are compiled but not cached (set CUDAJIT_CACHE_DIR to a "
+                     "writable directory)");
+      }
+    }
+    stats->cache += secondsSince(start);
+  }
+  return compiled;
+}
+
 Overload& Dispatcher::compileFor(const std::vector<const Type*>& args, Block block) {
-  if (Overload* hit = find(args, block)) return *hit;
+  block = blockKey(block);
+  if (Overload* hit = find(args, block); hit && hit->key.block == block) return *hit;
   const int nargs = numArgs();
   if (static_cast<int>(args.size()) != nargs)
     throw CompileError(untyped().functions.front()->filename,
@@ -110,24 +294,74 @@ Overload& Dispatcher::compileFor(const std::vector<const Type*>& args, Block blo
                            std::to_string(nargs));
   auto ov = std::make_unique<Overload>();
   ov->key.args = args;
+  ov->key.block = block;
   ov->arch = targetArch();
-  ov->compiled = driver::compile(untyped(), args, compileOptions(ov->arch, /*want_cubin=*/true, block));
-  if (order_.empty()) ov->compiled.times.decode = decode_seconds_;
-  // Block algorithms: this overload serves only its launch block shape.
-  if (ov->compiled.block_specialised) {
-    ov->key.block = block;
-    block_specialised_ = true;
-  }
+  ov->compiled = obtain(args, ov->arch, &ov->stats, block);
+  if (order_.empty()) ov->stats.stages.decode = decode_seconds_;
+  ov->compiled.times = ov->stats.stages;
   ov->slots = abi::kernelSlots(args);
+  ov->params.reset(ov->slots.size());
+  printStats("compile " + qualname() + numbaArgsString(args) + " sm_" + std::to_string(ov->arch),
+             ov->stats);
   Overload* raw = ov.get();
   by_key_.emplace(ov->key, std::move(ov));
   order_.push_back(raw);
   return *raw;
 }
 
-Overload& Dispatcher::compileExplicit(const std::vector<const Type*>& args, Block block) {
+void Dispatcher::compileExplicit(const std::vector<const Type*>& args, Block block) {
+  const int nargs = numArgs();
+  if (static_cast<int>(args.size()) != nargs)
+    throw CompileError(untyped().functions.front()->filename,
+                       untyped().functions.front()->first_line, 0, "signature",
+                       "the signature " + numbaArgsString(args) + " has " +
+                           std::to_string(args.size()) + " argument(s) but the function takes " +
+                           std::to_string(nargs));
   explicit_signatures_ = true;
-  return compileFor(args, block);
+  bool seen = false;
+  for (size_t k = 0; k < declared_.size(); ++k)
+    seen = seen || (declared_[k] == args && declared_blocks_[k] == block);
+  if (!seen) {
+    declared_.push_back(args);
+    declared_blocks_.push_back(block);
+  }
+  if (!g_defer_explicit) compileDeclared();
+}
+
+void Dispatcher::compileDeclared() {
+  while (declared_compiled_ < declared_.size()) {
+    compileFor(declared_[declared_compiled_], declared_blocks_[declared_compiled_]);
+    ++declared_compiled_;
+  }
+}
+
+bool Dispatcher::warm(const std::vector<const Type*>& args, int arch, Block block) {
+  if (static_cast<int>(args.size()) != numArgs())
+    throw CompileError(untyped().functions.front()->filename,
+                       untyped().functions.front()->first_line, 0, "signature",
+                       "the signature " + numbaArgsString(args) + " does not match the function's " +
+                           std::to_string(numArgs()) + " argument(s)");
+  if (block == Block{{0, 0, 0}})   // the block shape it was declared with
+    for (size_t k = 0; k < declared_.size(); ++k)
+      if (declared_[k] == args && declared_blocks_[k] != Block{{0, 0, 0}}) {
+        block = declared_blocks_[k];
+        break;
+      }
+  block = blockKey(block);
+  const bool was = options_.cache;
+  options_.cache = true;
+  CompileStats stats;
+  try {
+    obtain(args, arch, &stats, block);
+  } catch (...) {
+    options_.cache = was;
+    throw;
+  }
+  options_.cache = was;
+  printStats("warm " + qualname() + numbaArgsString(args) + " sm_" + std::to_string(arch), stats);
+  if (stats.outcome == CacheOutcome::Unwritable)
+    throw std::runtime_error("cudajit: cannot write the cache directory " + kernelCacheDir());
+  return stats.outcome != CacheOutcome::Hit;
 }
 
 void Dispatcher::noMatchingSignature(const std::vector<const Type*>& actual) const {
@@ -138,8 +372,21 @@ void Dispatcher::noMatchingSignature(const std::vector<const Type*>& actual) con
 }
 
 Overload* Dispatcher::select(const std::vector<const Type*>& actual, Block block) {
-  if (Overload* hit = find(actual, block)) return hit;
+  block = blockKey(block);
+  if (last_ && block == last_block_ && actual == last_types_) return last_;
+  Overload* ov = selectSlow(actual, block);
+  last_ = ov;
+  last_types_ = actual;
+  last_block_ = block;
+  return ov;
+}
+
+Overload* Dispatcher::selectSlow(const std::vector<const Type*>& actual, Block block) {
+  compileDeclared();
+  if (Overload* hit = find(actual, block); hit && hit->key.block == block) return hit;
   if (!explicit_signatures_) return &compileFor(actual, block);
+  SignatureKey key{actual, block};
+  if (auto it = conversions_.find(key); it != conversions_.end()) return it->second;
   // The declared signature with the most exactly matching arguments wins.
   Overload* best = nullptr;
   int best_exact = -1;
@@ -159,51 +406,108 @@ Overload* Dispatcher::select(const std::vector<const Type*>& actual, Block block
   }
   if (!best) noMatchingSignature(actual);
   // Declared for another block shape: the same signature for this one.
-  if (best->key.block != Block{{0, 0, 0}} && best->key.block != block) return &compileFor(best->key.args, block);
+  if (best->key.block != block) best = &compileFor(best->key.args, block);
+  conversions_.emplace(std::move(key), best);
   return best;
 }
 
-Overload::Loaded& Dispatcher::loadedOn(Overload& ov, int device) {
+Overload::Loaded& Dispatcher::loadedOn(Overload& ov, int device, cu::CUcontext context) {
+  if (static_cast<size_t>(device) < ov.loaded.size()) {
+    Overload::Loaded* l = ov.loaded[device].get();
+    if (l && l->context == context) return *l;
+  }
   if (ov.loaded.size() <= static_cast<size_t>(device)) ov.loaded.resize(device + 1);
-  if (ov.loaded[device]) return *ov.loaded[device];
+  const auto start = Clock::now();
   const int arch = deviceInfo(device).arch();
   const std::vector<char>* cubin = &ov.compiled.cubin;
   if (arch != ov.arch && !options_.arch) {
     // Compiled eagerly for another GPU (or with no GPU): build for this one.
     auto it = ov.cubins_for_other_archs.find(arch);
     if (it == ov.cubins_for_other_archs.end()) {
-      driver::CompiledKernel k =
-          driver::compile(untyped(), ov.key.args, compileOptions(arch, true, ov.key.block));
+      CompileStats stats;
+      driver::CompiledKernel k = obtain(ov.key.args, arch, &stats, ov.key.block);
+      printStats("compile " + qualname() + numbaArgsString(ov.key.args) + " sm_" +
+                     std::to_string(arch), stats);
       it = ov.cubins_for_other_archs.emplace(arch, std::move(k.cubin)).first;
     }
     cubin = &it->second;
   }
   auto l = std::make_unique<Overload::Loaded>();
-  l->module = std::make_unique<LoadedModule>(*cubin);
+  try {
+    l->module = std::make_unique<LoadedModule>(*cubin, device);
+  } catch (const CudaApiError&) {
+    if (ov.stats.outcome != CacheOutcome::Hit || cubin != &ov.compiled.cubin) throw;
+    // A cached cubin this driver cannot load: compile afresh, once.
+    const bool was = options_.cache;
+    options_.cache = false;
+    CompileStats stats;
+    try {
+      ov.compiled = obtain(ov.key.args, ov.arch, &stats, ov.key.block);
+    } catch (...) {
+      options_.cache = was;
+      throw;
+    }
+    options_.cache = was;
+    ov.stats = stats;
+    l->module = std::make_unique<LoadedModule>(ov.compiled.cubin, device);
+  }
   l->function = l->module->function(ov.compiled.symbol);
+  l->context = context;
+  if (ov.stats.load == 0) ov.stats.load = secondsSince(start);
   ov.loaded[device] = std::move(l);
   return *ov.loaded[device];
 }
 
 const std::string& Dispatcher::ptx(Overload& ov) {
-  if (ov.ptx.empty()) ov.ptx = driver::ptxOf(ov.compiled, compileOptions(ov.arch, false).target);
-  return ov.ptx;
+  // Kernels linked with CUB instantiations: the PTX after LTO, on demand.
+  if (ov.compiled.ptx.empty())
+    ov.compiled.ptx = driver::ptxOf(ov.compiled, compileOptions(ov.arch, false).target);
+  return ov.compiled.ptx;
 }
 
-void Dispatcher::launch(const LaunchConfig& config, const py::tuple& args) {
-  ensureContext();   // no driver / no GPU: CudaSupportError before any work
-  const int nargs = numArgs();
-  if (static_cast<int>(args.size()) != nargs) {
+void Dispatcher::record(Overload& ov) {
+  ov.recorded = true;
+  static const std::string path = [] {
+    const char* p = std::getenv("CUDAJIT_RECORD");
+    return std::string(p ? p : "");
+  }();
+  if (path.empty()) return;
+  std::string sig = "[";
+  for (size_t k = 0; k < ov.key.args.size(); ++k)
+    sig += (k ? ", " : "") + jsonString(typeToNumbaString(ov.key.args[k]));
+  sig += "]";
+  const ir::Function& fn = *untyped().functions.front();
+  const std::string line =
+      "{\"module\": " + jsonString(attrString(py_function_, "__module__")) +
+      ", \"qualname\": " + jsonString(qualname()) + ", \"file\": " + jsonString(fn.filename) +
+      ", \"signature\": " + sig + ", \"arch\": " + std::to_string(ov.arch) +
+      (ov.key.block == Block{{0, 0, 0}}
+           ? std::string()
+           : ", \"block\": [" + std::to_string(ov.key.block[0]) + ", " + std::to_string(ov.key.block[1]) +
+                 ", " + std::to_string(ov.key.block[2]) + "]") +
+      ", \"options\": {\"fastmath\": " + (options_.fastmath ? "true" : "false") +
+      ", \"debug\": " + (options_.debug ? "true" : "false") +
+      ", \"lineinfo\": " + (options_.lineinfo ? "true" : "false") +
+      ", \"opt\": " + std::to_string(options_.opt) +
+      ", \"cache\": " + (options_.cache ? "true" : "false") + "}}\n";
+  appendToFile(path, line);   // best effort: recording never fails a launch
+}
+
+void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_t nargs) {
+  const DriverApi& api = driver();   // no driver / no GPU: CudaSupportError before any work
+  if (static_cast<int>(nargs) != numArgs()) {
     const ir::Function& fn = *untyped().functions.front();
-    throw ArgumentTypeError(fn.py_name + "() takes " + std::to_string(nargs) +
-                            " argument(s) but " + std::to_string(args.size()) + " were given");
+    throw ArgumentTypeError(fn.py_name + "() takes " + std::to_string(numArgs()) +
+                            " argument(s) but " + std::to_string(nargs) + " were given");
   }
-  LaunchArgs la;
-  classifyArgs(args, &la);
+  ScratchArgs scratch;
+  LaunchArgs& la = scratch.get();
+  classifyArgs(args, nargs, api.device_count > 1, &la);
+  const int device = la.device >= 0 ? la.device : currentDevice();
+  const cu::CUcontext context = ensureContext(device);
   Overload& ov = *select(la.types, Block{{static_cast<int>(config.block[0]), static_cast<int>(config.block[1]),
                                           static_cast<int>(config.block[2])}});
-  const int device = currentDevice();
-  Overload::Loaded& loaded = loadedOn(ov, device);
+  Overload::Loaded& loaded = loadedOn(ov, device, context);
 
   if (config.shared_bytes > kStaticSharedLimit && config.shared_bytes > loaded.dynamic_shared_limit) {
     const unsigned limit = static_cast<unsigned>(deviceInfo(device).max_shared_per_block_optin);
@@ -215,35 +519,29 @@ void Dispatcher::launch(const LaunchConfig& config, const py::tuple& args) {
     loaded.dynamic_shared_limit = config.shared_bytes;
   }
 
-  stageIn(la, config.stream);
-  PackedParams params;
-  params.pack(ov.slots, la.values);
-  CJ_CU(cuLaunchKernel, loaded.function, config.grid[0], config.grid[1], config.grid[2],
-        config.block[0], config.block[1], config.block[2], config.shared_bytes, config.stream,
-        params.pointers(), nullptr);
-  stageOut(la, config.stream);
+  const cu::CUstream stream = config.stream_given ? config.stream : defaultStreamFor(la, device);
+  if (!la.staged.empty() || !la.producer_streams.empty()) stageIn(la, stream);
+  ov.params.pack(ov.slots, la.values.data(), nargs);
+  check(api.cuLaunchKernel(loaded.function, config.grid[0], config.grid[1], config.grid[2],
+                           config.block[0], config.block[1], config.block[2], config.shared_bytes,
+                           stream, ov.params.pointers(), nullptr),
+        "cuLaunchKernel");
+  stageOut(la, stream);
+  if (!ov.recorded) record(ov);
 }
 
-namespace {
-
-driver::CompileOptions aheadOfTimeOptions(const DispatcherOptions& options, Block block) {
+AotResult compileAot(const py::object& py_function, const std::vector<const Type*>& args,
+                     bool device, bool want_cubin, const DispatcherOptions& options, Block block) {
+  std::shared_ptr<const ir::Module> untyped = driver::decode(py_function.ptr());
   driver::CompileOptions o;
   o.target.arch = options.arch ? options.arch : kDefaultArch;
   o.target.opt = options.opt;
   o.target.fastmath = o.codegen.fastmath = options.fastmath;
   o.target.debug = o.codegen.debug = options.debug;
   o.target.lineinfo = o.codegen.lineinfo = options.lineinfo;
+  o.want_cubin = want_cubin;
+  o.device = device;
   for (int d = 0; d < 3; ++d) o.infer.block_dims[d] = block[d];
-  return o;
-}
-
-}  // namespace
-
-CubinResult compileCubin(const py::object& py_function, const std::vector<const Type*>& args,
-                         const DispatcherOptions& options, Block block) {
-  std::shared_ptr<const ir::Module> untyped = driver::decode(py_function.ptr());
-  driver::CompileOptions o = aheadOfTimeOptions(options, block);
-  o.want_cubin = true;
   driver::CompiledKernel k;
   {
     // Past decoding nothing touches Python: callers may compile (warm the
@@ -251,23 +549,7 @@ CubinResult compileCubin(const py::object& py_function, const std::vector<const 
     py::gil_scoped_release nogil;
     k = driver::compile(*untyped, args, o);
   }
-  return {std::move(k.cubin), k.symbol, k.return_type};
-}
-
-PtxResult compilePtx(const py::object& py_function, const std::vector<const Type*>& args,
-                     bool device, const DispatcherOptions& options, Block block) {
-  std::shared_ptr<const ir::Module> untyped = driver::decode(py_function.ptr());
-  driver::CompileOptions o;
-  for (int d = 0; d < 3; ++d) o.infer.block_dims[d] = block[d];
-  o.target.arch = options.arch ? options.arch : kDefaultArch;
-  o.target.opt = options.opt;
-  o.target.fastmath = o.codegen.fastmath = options.fastmath;
-  o.target.debug = o.codegen.debug = options.debug;
-  o.target.lineinfo = o.codegen.lineinfo = options.lineinfo;
-  o.want_cubin = false;
-  o.device = device;
-  driver::CompiledKernel k = driver::compile(*untyped, args, o);
-  return {std::move(k.ptx), k.return_type};
+  return {std::move(k.ptx), std::move(k.cubin), std::move(k.symbol), k.return_type};
 }
 
 }  // namespace cj::rt

@@ -2,10 +2,13 @@
 // launch, all in C++.
 //
 // A Dispatcher decodes its Python function once (driver::decode) and compiles
-// once per signature (driver::compile). A launch classifies the arguments
-// (args.h), looks the signature up, compiles on a miss, loads the cubin into
-// the current device's primary context (once per device), packs the
-// parameters by the ABI slots and calls cuLaunchKernel.
+// once per signature (driver::compile), through the disk cache when asked
+// (kernel_cache.h). A launch classifies the arguments (args.h), looks the
+// signature up (the last hit first), compiles on a miss, loads the cubin into
+// the primary context of the device the arrays live on (once per device),
+// packs the parameters by the ABI slots into the overload's own parameter
+// block and calls cuLaunchKernel. Nothing on that path allocates once the
+// kernel has run with the same argument types before.
 //
 // With explicit signatures (@jit("void(float32[:])")) nothing new is compiled
 // at launch: the arguments are converted to the first signature they fit, as
@@ -24,6 +27,7 @@
 #include "driver/compile.h"
 #include "runtime/args.h"
 #include "runtime/kernel_args.h"
+#include "runtime/launch_config.h"
 #include "runtime/module.h"
 
 // Like pybind11 itself, these types are private to the extension module
@@ -33,14 +37,15 @@ namespace cj::rt {
 
 namespace py = pybind11;
 
-// What an overload is specialised on. `block` leaves room for kernels
-// specialised on the launch block shape (CUB block algorithms); {0,0,0}
-// means "any block shape".
+// A launch block shape (x, y, z); {0,0,0}: none / any.
 using Block = std::array<int, 3>;
 
+// What an overload is specialised on: the argument types and, for kernels
+// that use block algorithms (cuda.block.* / cuda.warp.*), the launch block
+// shape; {0,0,0} means "any block shape".
 struct SignatureKey {
   std::vector<const Type*> args;
-  std::array<int, 3> block{{0, 0, 0}};
+  Block block{{0, 0, 0}};
   bool operator==(const SignatureKey& o) const { return args == o.args && block == o.block; }
 };
 
@@ -54,6 +59,19 @@ struct DispatcherOptions {
   bool lineinfo = false;
   int opt = 3;
   int arch = 0;          // 0: the current device's compute capability (90 without a GPU)
+  bool cache = false;    // read and write the disk cache (kernel_cache.h)
+};
+
+enum class CacheOutcome { Off, Miss, Hit, Corrupt, Unwritable };
+const char* cacheOutcomeName(CacheOutcome c);
+
+// Where the time of one compile went (seconds); kernel.stats in Python.
+struct CompileStats {
+  driver::StageTimes stages;     // decode, infer, passes, emit, nvvm, link
+  double cache = 0;              // key + lookup (+ store) in the disk cache
+  double load = 0;               // cuModuleLoadData on the first device
+  CacheOutcome outcome = CacheOutcome::Off;
+  double total() const { return stages.total() + cache + load; }
 };
 
 // One compiled signature and its per-device loaded modules.
@@ -67,15 +85,18 @@ class Overload {
   driver::CompiledKernel compiled;     // compiled for `arch`
   int arch = 0;
   std::vector<abi::Slot> slots;
+  PackedParams params;                 // refilled by each launch
+  CompileStats stats;
+  bool recorded = false;               // CUDAJIT_RECORD has this signature
 
   struct Loaded {
     std::unique_ptr<LoadedModule> module;
     cu::CUfunction function = nullptr;
+    cu::CUcontext context = nullptr;
     unsigned dynamic_shared_limit = 48 * 1024;   // raised with cuFuncSetAttribute when asked
   };
   std::vector<std::unique_ptr<Loaded>> loaded;   // index: device ordinal
   std::map<int, std::vector<char>> cubins_for_other_archs;
-  std::string ptx;                               // filled by Dispatcher::ptx on demand
 };
 
 class Dispatcher {
@@ -86,61 +107,93 @@ class Dispatcher {
   const DispatcherOptions& options() const { return options_; }
 
   // Compiles `args` now (explicit signatures; needs no GPU). A later launch
-  // only converts arguments to the declared signatures. `block`: the launch
-  // block shape for kernels that use block algorithms ({0,0,0}: none given;
-  // such kernels then fail to compile, asking for it).
-  Overload& compileExplicit(const std::vector<const Type*>& args, Block block = {{0, 0, 0}});
+  // only converts arguments to the declared signatures. While
+  // setDeferExplicitCompiles(true) (`python -m cudajit warm` importing a
+  // module), the signature is only recorded in declared(). `block`: the
+  // launch block shape kernels with block algorithms are compiled for
+  // (without it they fail to compile, asking for it; a launch with another
+  // shape compiles the signature again for that one).
+  void compileExplicit(const std::vector<const Type*>& args, Block block = {{0, 0, 0}});
   // Finds or compiles the overload for exactly these argument types (and,
-  // for kernels that use block algorithms, this launch block shape).
+  // for kernels with block algorithms, this block shape).
   Overload& compileFor(const std::vector<const Type*>& args, Block block = {{0, 0, 0}});
+  // Puts the kernel for `args` on `arch` into the disk cache (no GPU, no
+  // overload kept): true when it was compiled, false when already cached.
+  // Kernels with block algorithms: `block`, else the declared one.
+  bool warm(const std::vector<const Type*>& args, int arch, Block block = {{0, 0, 0}});
+  // Whether the kernel (or a device function it calls) uses block or warp
+  // algorithms, so that its overloads are specialised on the block shape.
+  bool usesBlockAlgorithms();
 
-  void launch(const LaunchConfig& config, const py::tuple& args);
+  void launch(const LaunchConfig& config, PyObject* const* args, size_t nargs);
 
   const std::vector<Overload*>& overloads() const { return order_; }
-  // The overload for these types: one for any block shape, else (kernels
-  // with block algorithms) the one specialised on `block`.
+  const std::vector<std::vector<const Type*>>& declared() const { return declared_; }
+  const std::vector<Block>& declaredBlocks() const { return declared_blocks_; }
+  // The overload for these types (and block shape, for kernels with block
+  // algorithms; none given: the first of these types).
   Overload* find(const std::vector<const Type*>& args, Block block = {{0, 0, 0}}) const;
-  // PTX of an overload (libNVVM on first request: launches need only the cubin).
   const std::string& ptx(Overload& overload);
   // The decoded, untyped module's text.
-  std::string untypedIr();
+  const std::string& untypedIr();
   int numArgs();
+  std::string qualname() const;
+
+  LaunchConfigCache& launchConfigs() { return configs_; }
 
  private:
   const ir::Module& untyped();
   int targetArch() const;
   driver::CompileOptions compileOptions(int arch, bool want_cubin, Block block = {{0, 0, 0}}) const;
+  // The compiled kernel for `args` on `arch`: from the disk cache when
+  // enabled and present, else compiled (and stored).
+  driver::CompiledKernel obtain(const std::vector<const Type*>& args, int arch, CompileStats* stats,
+                                Block block = {{0, 0, 0}});
+  void compileDeclared();
+  // The block shape an overload is keyed by: `block` for kernels with block
+  // algorithms, {0,0,0} for the others.
+  Block blockKey(Block block);
   Overload* select(const std::vector<const Type*>& actual, Block block);
-  Overload::Loaded& loadedOn(Overload& ov, int device);
+  Overload* selectSlow(const std::vector<const Type*>& actual, Block block);
+  Overload::Loaded& loadedOn(Overload& ov, int device, cu::CUcontext context);
+  void record(Overload& ov);
   [[noreturn]] void noMatchingSignature(const std::vector<const Type*>& actual) const;
 
   py::object py_function_;
   DispatcherOptions options_;
   std::shared_ptr<const ir::Module> untyped_;
+  std::string untyped_ir_;
   double decode_seconds_ = 0;
+  int num_args_ = -1;
   bool explicit_signatures_ = false;
-  bool block_specialised_ = false;   // some overload is specialised on its block shape
+  std::vector<std::vector<const Type*>> declared_;   // explicit signatures, in order
+  std::vector<Block> declared_blocks_;               // ... and their block shapes
+  int uses_block_ = -1;                              // usesBlockAlgorithms(), -1: not known yet
+  size_t declared_compiled_ = 0;                     // how many of them are compiled
   std::unordered_map<SignatureKey, std::unique_ptr<Overload>, SignatureKeyHash> by_key_;
+  // Explicit signatures: the overload each seen argument-type list converts to.
+  std::unordered_map<SignatureKey, Overload*, SignatureKeyHash> conversions_;
   std::vector<Overload*> order_;   // in order of compilation
+  Overload* last_ = nullptr;       // the last launch's overload
+  std::vector<const Type*> last_types_;   // ... and the argument types that chose it
+  Block last_block_{{0, 0, 0}};           // ... and the block shape (kernels with block algorithms)
+  LaunchConfigCache configs_;
 };
 
-// compile_ptx: the PTX and return type of `py_function` for one signature;
-// needs no GPU.
-struct PtxResult {
+void setDeferExplicitCompiles(bool defer);
+
+// compile_ptx / compile_cubin: one signature without a dispatcher or a GPU.
+struct AotResult {
   std::string ptx;
-  const Type* return_type = nullptr;
-};
-// `block`: the launch block shape of kernels that use block algorithms.
-PtxResult compilePtx(const py::object& py_function, const std::vector<const Type*>& args,
-                     bool device, const DispatcherOptions& options, Block block = {{0, 0, 0}});
-// compile_cubin: the linked cubin (CUB instantiations included); no GPU needed.
-struct CubinResult {
-  std::vector<char> cubin;
+  std::vector<char> cubin;    // compile_cubin only
   std::string symbol;
   const Type* return_type = nullptr;
 };
-CubinResult compileCubin(const py::object& py_function, const std::vector<const Type*>& args,
-                         const DispatcherOptions& options, Block block = {{0, 0, 0}});
+// `block`: the launch block shape of kernels with block algorithms. The GIL is
+// released past decoding (warming from several threads runs in parallel).
+AotResult compileAot(const py::object& py_function, const std::vector<const Type*>& args,
+                     bool device, bool want_cubin, const DispatcherOptions& options,
+                     Block block = {{0, 0, 0}});
 
 }  // namespace cj::rt
 #pragma GCC visibility pop

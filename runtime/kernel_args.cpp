@@ -79,14 +79,18 @@ void writeScalar(void* dst, Scalar target, const ScalarValue& v) {
   }
 }
 
-void PackedParams::pack(const std::vector<abi::Slot>& slots, const std::vector<ArgValue>& args) {
-  storage_.resize(slots.size());
-  pointers_.resize(slots.size());
+void PackedParams::reset(size_t slots) {
+  storage_.assign(slots, {0, 0});
+  pointers_.resize(slots);
+  for (size_t k = 0; k < slots; ++k) pointers_[k] = storage_[k].data();
+}
+
+void PackedParams::pack(const std::vector<abi::Slot>& slots, const ArgValue* args, size_t nargs) {
+  if (storage_.size() != slots.size()) reset(slots.size());
   for (size_t k = 0; k < slots.size(); ++k) {
     const abi::Slot& slot = slots[k];
     void* dst = storage_[k].data();
-    pointers_[k] = dst;
-    if (slot.arg < 0 || static_cast<size_t>(slot.arg) >= args.size())
+    if (slot.arg < 0 || static_cast<size_t>(slot.arg) >= nargs)
       throw ArgumentValueError("internal: ABI slot refers to argument " + std::to_string(slot.arg));
     const ArgValue& a = args[slot.arg];
     switch (slot.kind) {
@@ -96,8 +100,8 @@ void PackedParams::pack(const std::vector<abi::Slot>& slots, const std::vector<A
         break;
       }
       case abi::SlotKind::DataPtr: put<uint64_t>(dst, a.array.data); break;
-      case abi::SlotKind::Shape: put<int64_t>(dst, a.array.shape.at(slot.sub)); break;
-      case abi::SlotKind::Stride: put<int64_t>(dst, a.array.strides.at(slot.sub)); break;
+      case abi::SlotKind::Shape: put<int64_t>(dst, a.array.shape[slot.sub]); break;
+      case abi::SlotKind::Stride: put<int64_t>(dst, a.array.strides[slot.sub]); break;
     }
   }
 }

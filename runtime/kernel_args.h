@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/abi.h"
+#include "runtime/arg_types.h"
 #include "runtime/cuda_api.h"
 #include "types/types.h"
 
@@ -22,10 +23,12 @@ struct ScalarValue {
   double f = 0;      // Float
 };
 
+// Inline storage: classifying an array allocates nothing.
 struct ArrayValue {
   cu::CUdeviceptr data = 0;
-  std::vector<int64_t> shape;
-  std::vector<int64_t> strides;   // bytes
+  int ndim = 0;
+  int64_t shape[kMaxArrayDims];
+  int64_t strides[kMaxArrayDims];   // bytes
 };
 
 struct ArgValue {
@@ -40,26 +43,22 @@ struct ArgValue {
 // bytes (scalarByteSize(target)) to `dst`.
 void writeScalar(void* dst, Scalar target, const ScalarValue& v);
 
-// The parameter block of one launch: storage for every slot and the void*
-// array cuLaunchKernel reads.
+// The parameter block of launches of one overload: storage for every slot
+// and the void* array cuLaunchKernel reads. Sized once (reset), refilled by
+// each launch (pack): cuLaunchKernel copies the values, so one block serves
+// every launch of the overload.
 class PackedParams {
  public:
+  void reset(size_t slots);
   // Scalar slots convert each value to the slot's type (the values may have
   // other, convertible types when an explicit signature was chosen).
-  void pack(const std::vector<abi::Slot>& slots, const std::vector<ArgValue>& args);
+  void pack(const std::vector<abi::Slot>& slots, const ArgValue* args, size_t nargs);
   void** pointers() { return pointers_.data(); }
   size_t count() const { return pointers_.size(); }
 
  private:
   std::vector<std::array<uint64_t, 2>> storage_;   // 16 bytes: the widest slot (complex128)
   std::vector<void*> pointers_;
-};
-
-struct LaunchConfig {
-  unsigned grid[3] = {1, 1, 1};
-  unsigned block[3] = {1, 1, 1};
-  cu::CUstream stream = nullptr;
-  unsigned shared_bytes = 0;
 };
 
 }  // namespace cj::rt

@@ -5,10 +5,10 @@
 
 namespace cj::rt {
 
-LoadedModule::LoadedModule(const std::vector<char>& cubin) {
+LoadedModule::LoadedModule(const std::vector<char>& cubin, int device) {
   if (cubin.empty()) throw CudaApiError("cuModuleLoadData: empty cubin", 0, "cuModuleLoadData");
-  ensureContext();
-  device_ = currentDevice();
+  device_ = device < 0 ? currentDevice() : device;
+  ensureContext(device_);
   CJ_CU(cuModuleLoadData, &module_, cubin.data());
 }
 

@@ -10,9 +10,10 @@ namespace cj::rt {
 
 class LoadedModule {
  public:
-  // cuModuleLoadData on the current device; throws CudaApiError (with the
-  // driver's message, e.g. CUDA_ERROR_NO_BINARY_FOR_GPU for a wrong arch).
-  explicit LoadedModule(const std::vector<char>& cubin);
+  // cuModuleLoadData in `device`'s primary context (-1: the current
+  // device); throws CudaApiError (with the driver's message, e.g.
+  // CUDA_ERROR_NO_BINARY_FOR_GPU for a wrong arch).
+  explicit LoadedModule(const std::vector<char>& cubin, int device = -1);
   ~LoadedModule();
   LoadedModule(const LoadedModule&) = delete;
   LoadedModule& operator=(const LoadedModule&) = delete;

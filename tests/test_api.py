@@ -11,7 +11,7 @@ from cudajit import errors
 
 # ---------------------------------------------------------------- surface
 
-PUBLIC = ["jit", "compile_ptx", "grid", "gridsize", "threadIdx", "blockIdx", "blockDim",
+PUBLIC = ["jit", "compile_ptx", "compile_cubin", "CacheWarning", "grid", "gridsize", "threadIdx", "blockIdx", "blockDim",
           "gridDim", "laneid", "warpsize", "syncthreads", "threadfence", "threadfence_block",
           "shared", "local", "atomic", "to_device", "device_array", "device_array_like",
           "DeviceNDArray", "synchronize", "is_available", "detect", "CompileError",
@@ -260,9 +260,6 @@ def test_compile_ptx_cc_argument():
     assert ".target sm_80" in ptx
 
 
-@pytest.mark.xfail(reason="codegen emits functions[0] as a kernel even when no function is "
-                          "marked is_kernel (module_emitter.cpp isKernelOf); device-only "
-                          "modules need backend support", strict=False)
 def test_compile_ptx_device_function():
     def add_one(x):
         return x + 1.0
@@ -270,6 +267,47 @@ def test_compile_ptx_device_function():
     ptx, resty = cuda.compile_ptx(add_one, "float32(float32)", device=True)
     assert resty in ("float32", "float64")
     assert ".func" in ptx and ".entry" not in ptx
+
+
+def test_inspect_without_signature_prints_readably():
+    k = cuda.jit(["void(float32, float32[:], float32[:])",
+                  "void(float64, float64[::1], float64[::1])"])(axpy)
+    for texts in (k.inspect_ir(), k.inspect_nvvm(), k.inspect_ptx()):
+        assert isinstance(texts, dict) and len(texts) == 2
+        shown = str(texts)
+        assert shown.count("--- (") == 2
+        assert "--- (float32, float32[:], float32[:]) ---" in shown
+        assert "--- (float64, float64[::1], float64[::1]) ---" in shown
+        for text in texts.values():
+            assert text.strip() in shown
+    # one signature: the text itself
+    assert isinstance(k.inspect_ptx(("float32", "float32[:]", "float32[:]")), str)
+
+
+def test_compile_cubin():
+    cubin, symbol = cuda.compile_cubin(axpy, "void(float32, float32[::1], float32[::1])", cc=(8, 0))
+    assert cubin[:4] == b"\x7fELF" and symbol.encode() in cubin
+    ptx, _ = cuda.compile_ptx(axpy, "void(float32, float32[::1], float32[::1])", arch="sm_80")
+    assert symbol in ptx
+    with pytest.raises(errors.CompileError, match="void"):
+        cuda.compile_cubin(axpy, "float32(float32, float32[::1], float32[::1])")
+
+
+def test_compile_accepts_kernel_objects():
+    k = cuda.jit(axpy)
+    ptx, resty = cuda.compile_ptx(k, "void(float32, float32[::1], float32[::1])")
+    assert resty == "none" and ".entry" in ptx
+
+
+def test_kernel_compile_and_stats():
+    k = cuda.jit(axpy)
+    assert k.compile("void(float32, float32[::1], float32[::1])") == (
+        "float32", "float32[::1]", "float32[::1]")
+    assert k.signatures == [("float32", "float32[::1]", "float32[::1]")]
+    (stats,) = k.stats.values()
+    assert stats["cache_result"] == "off" and stats["nvvm"] > 0 and stats["load"] == 0
+    ov = k.overloads[("float32", "float32[::1]", "float32[::1]")]
+    assert ".entry" in ov.ptx   # the PTX comes with the compile
 
 
 def test_compile_ptx_matches_numba_return_type():

@@ -12,12 +12,29 @@ constexpr const char* kDataLayout =
     "f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64";
 constexpr const char* kTriple = "nvptx64-nvidia-cuda";
 
-// Which function of the module is the kernel: the one marked is_kernel, else
-// functions[0] (nvvm_emitter.h).
-bool isKernelOf(const ir::Module& m, size_t i) {
-  bool any = false;
-  for (const auto& f : m.functions) any = any || f->is_kernel;
-  return any ? m.functions[i]->is_kernel : i == 0;
+// Which functions of the module are kernels: those marked is_kernel. A
+// module with none is a device function compiled on its own
+// (compile_ptx(device=True)).
+bool isKernelOf(const ir::Module& m, size_t i) { return m.functions[i]->is_kernel; }
+
+bool hasKernel(const ir::Module& m) {
+  for (const auto& f : m.functions)
+    if (f->is_kernel) return true;
+  return false;
+}
+
+// A device function's definition as the function emitter writes it
+// ("define internal <ret> @f(...) alwaysinline") made externally visible:
+// the entry of a device-only module is what the caller links against, so it
+// keeps its symbol (a PTX .visible .func) and is not forced inline.
+std::string exported(std::string body) {
+  const std::string internal = "define internal ";
+  if (body.compare(0, internal.size(), internal) == 0) body.replace(0, internal.size(), "define ");
+  const size_t eol = body.find('\n');
+  const std::string inl = " alwaysinline";
+  const size_t at = body.find(inl);
+  if (at != std::string::npos && at < eol) body.erase(at, inl.size());
+  return body;
 }
 
 }  // namespace
@@ -95,11 +112,12 @@ std::string ModuleEmitter::functionName(const ir::Function& fn) const {
 std::string ModuleEmitter::run() {
   std::vector<std::string> bodies;
   std::vector<std::pair<std::string, std::string>> kernels;   // (@name, param types)
+  const bool device_only = !hasKernel(module_);
   for (size_t i = 0; i < module_.functions.size(); ++i) {
     const ir::Function& fn = *module_.functions[i];
     bool kernel = isKernelOf(module_, i);
     FunctionEmitter fe(*this, fn, kernel);
-    bodies.push_back(fe.run());
+    bodies.push_back(device_only && i == 0 ? exported(fe.run()) : fe.run());
     if (kernel) kernels.emplace_back(functionName(fn), fe.paramTypeList());
   }
 

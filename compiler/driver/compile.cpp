@@ -100,15 +100,27 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
 
   out.nvvm_ir = timed(&t.emit, [&] { return codegen::emitNvvm(*typed, options.codegen); });
 
-  if (!options.want_cubin && cub_inputs.empty()) {
+  if (options.lto_inputs.empty() && cub_inputs.empty()) {
+    // NVVM IR -> PTX -> cubin: as fast as the LTO route for a kernel alone
+    // (libNVVM optimises either way; ptxas runs in nvJitLink either way),
+    // and the PTX (inspect_ptx, the disk cache) comes for free.
     out.ptx = timed(&t.nvvm, [&] { return link::nvvmToPtx(out.nvvm_ir, options.target); });
+    if (!options.want_cubin) return out;
+    out.cubin = timed(&t.link, [&] {
+      std::vector<link::LinkInput> inputs;
+      inputs.push_back({link::LinkInput::Kind::Ptx, std::vector<char>(out.ptx.begin(), out.ptx.end()),
+                        out.symbol + ".ptx"});
+      // ptxas refuses to optimise code with full debug information.
+      link::TargetOptions assemble = options.target;
+      if (assemble.debug) assemble.opt = 0;
+      return link::linkCubin(inputs, assemble);
+    });
     return out;
   }
-  // The launch path needs only the cubin; PTX for inspect_ptx() is produced on
-  // demand from nvvm_ir (a second libNVVM run is not worth paying per launch
-  // signature).
   std::vector<char> lto = timed(&t.nvvm, [&] { return link::nvvmToLtoIr(out.nvvm_ir, options.target); });
-  std::vector<link::LinkInput> inputs;
+  // Block algorithms: the kernel's LTO-IR with its CUB instantiations (and
+  // any LTO-IR the caller gives), optimised together.
+  std::vector<link::LinkInput> inputs = options.lto_inputs;
   inputs.push_back({link::LinkInput::Kind::LtoIr, std::move(lto), out.symbol + ".ltoir"});
   for (auto& in : cub_inputs) inputs.push_back(std::move(in));
   link::TargetOptions target = options.target;

@@ -20,11 +20,18 @@ struct CompileOptions {
   typeinfer::InferOptions infer;
   bool want_cubin = true;       // false: stop after PTX (compile_ptx)
   bool device = false;          // compile a device function (compile_ptx(device=True))
+  // LTO-IR to link with the kernel (CUB block algorithms). Empty: the kernel
+  // goes NVVM IR -> PTX (libNVVM) -> cubin (nvJitLink runs ptxas), which
+  // yields the PTX for free; otherwise NVVM IR -> LTO-IR -> nvJitLink -lto.
+  std::vector<link::LinkInput> lto_inputs;
 };
 
-struct StageTimes {               // seconds
+// Wall time of each stage, seconds. `nvvm` is libNVVM (NVVM IR -> PTX or
+// LTO-IR), `link` nvJitLink (ptxas, or LTO + ptxas).
+struct StageTimes {
   double decode = 0, infer = 0, passes = 0, emit = 0, nvvm = 0, link = 0;
   double cub = 0;                 // CUB instantiations (NVRTC or its caches)
+  double total() const { return decode + infer + passes + emit + nvvm + link + cub; }
 };
 
 struct CompiledKernel {
@@ -34,7 +41,7 @@ struct CompiledKernel {
   std::string untyped_ir;         // text of the decoded module
   std::string typed_ir;           // text of the typed module after passes
   std::string nvvm_ir;
-  std::string ptx;
+  std::string ptx;                // empty when linked through LTO (CUB)
   std::vector<char> cubin;        // empty unless want_cubin
   StageTimes times;
   // Block algorithms (cuda.block.* / cuda.warp.*): the kernel is specialised

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
+#include <functional>
 #include <exception>
 #include <set>
 #include <thread>
@@ -34,6 +36,29 @@ bool inCycle(const ir::Block* b) {
 }
 
 }  // namespace
+
+bool usesBlockAlgorithms(const ir::Module& untyped) {
+  auto isCooperative = [](const std::string& sym) {
+    for (const char* ns : {"cudajit.block", "cudajit.warp"}) {
+      size_t n = std::strlen(ns);
+      if (sym.compare(0, n, ns) == 0 && (sym.size() == n || sym[n] == '.')) return true;
+    }
+    return false;
+  };
+  std::function<bool(const ir::Const&)> refers = [&](const ir::Const& c) {
+    if (c.kind == ir::Const::Kind::Symbol) return isCooperative(c.s);
+    for (const auto& e : c.elems)
+      if (refers(e)) return true;
+    return false;
+  };
+  for (const auto& fn : untyped.functions)
+    for (const auto& b : fn->blocks)
+      for (const auto& in : b->instrs) {
+        if (in->op == ir::Op::Const && refers(in->cval)) return true;
+        if (isCubCall(*in)) return true;   // typed IR given: the calls themselves
+      }
+  return false;
+}
 
 void dropUnneededCubBarrier(ir::Module& typed) {
   ir::Instr* only = nullptr;

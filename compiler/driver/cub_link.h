@@ -11,6 +11,11 @@
 
 namespace cj::driver {
 
+// Whether the decoded (untyped) module refers to cudajit.block / cudajit.warp
+// anywhere: its kernels are then specialised on the launch block shape.
+// Cheap (a scan of the constants), so the dispatcher asks before compiling.
+bool usesBlockAlgorithms(const ir::Module& untyped);
+
 // A kernel whose only call of a block algorithm that uses the shared
 // storage runs once per thread (in the kernel itself, outside any loop)
 // needs no barrier after it: nothing reuses the storage. That call's spec

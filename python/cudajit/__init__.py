@@ -21,13 +21,14 @@ from .device import (default_stream, detect, external_stream, get_current_device
 from .devicearray import (DeviceNDArray, device_array, device_array_like, is_cuda_array,
                           to_device)
 from .dispatcher import DeviceFunction, Dispatcher
-from .errors import (CompileError, CudaAPIError, CudaSupportError, DeviceOnlyError,
-                     ToolchainError)
+from .errors import (CacheWarning, CompileError, CudaAPIError, CudaSupportError,
+                     DeviceOnlyError, ToolchainError)
 from .stubs import STUBS as _STUBS
 
 Stream = _core.Stream
 
 __version__ = "0.1.0"
+_core._set_package_version(__version__)   # part of the disk cache's keys
 
 # The decoder freezes a global that is this module to the symbol "cudajit",
 # so `cuda.threadIdx.x` folds to "cudajit.threadIdx.x".
@@ -47,8 +48,11 @@ threadfence_block = _STUBS["threadfence_block"]
 shared = _STUBS["shared"]
 local = _STUBS["local"]
 atomic = _STUBS["atomic"]
-block = _STUBS["block"]
-warp = _STUBS["warp"]
+block = _STUBS["block"]   # cooperative block algorithms (CUB): docs/block_algorithms.md
+warp = _STUBS["warp"]     # cooperative warp algorithms (CUB)
+# Issue 5: warp, vote, bit and barrier functions (stubs.py's _FUNCTIONS).
+from .stubs import _FUNCTIONS as _INTRINSIC_FUNCTIONS
+globals().update({_name: _STUBS[_name] for _name, _doc in _INTRINSIC_FUNCTIONS})
 
 # Scalar types, as numba.cuda exports them (numpy's types: the decoder
 # freezes them to numpy.float32, ...), usable as dtypes and casts in kernels.
@@ -68,7 +72,9 @@ __all__ = [
     "list_devices", "stream", "default_stream", "legacy_default_stream",
     "per_thread_default_stream", "external_stream", "Stream",
     "CompileError", "ToolchainError", "CudaSupportError", "CudaAPIError", "DeviceOnlyError",
+    "CacheWarning",
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128",
     "__version__",
+    *[_name for _name, _doc in _INTRINSIC_FUNCTIONS],
 ]

@@ -1,6 +1,7 @@
 """``jit`` and ``compile_ptx``: numba.cuda's decorator and PTX entry point."""
 
 import inspect
+import os
 
 from . import _core
 from .dispatcher import DeviceFunction, Dispatcher
@@ -26,13 +27,23 @@ def _is_python_function(obj):
     return inspect.isfunction(obj)
 
 
+def _use_cache(option):
+    """cache=True, unless $CUDAJIT_CACHE says otherwise for every kernel:
+    "1" turns the disk cache on, "0" off."""
+    env = os.environ.get("CUDAJIT_CACHE", "")
+    if env in ("0", "1"):
+        return env == "1"
+    return bool(option)
+
+
 def _make(py_func, signatures, device, options):
     if device:
         return DeviceFunction(py_func, signatures or (), options)
     kernel = Dispatcher(py_func, fastmath=bool(options.get("fastmath", False)),
                         debug=bool(options.get("debug", False)),
                         lineinfo=bool(options.get("lineinfo", False)),
-                        opt=_opt_level(options.get("opt", True)))
+                        opt=_opt_level(options.get("opt", True)),
+                        cache=_use_cache(options.get("cache", False)))
     for sig in signatures or ():
         kernel.compile(sig, block=options.get("block"))
     return kernel
@@ -47,9 +58,13 @@ def jit(func_or_sig=None, device=False, **options):
     converts launch arguments to them. ``@jit(device=True)`` makes a device
     function, callable from kernels. Options: fastmath, debug, lineinfo, opt,
     cache (and numba's others, accepted); ``block=(256,)`` gives the launch
-    block shape that eager signatures of kernels using block algorithms
+    block shape eager signatures of kernels with block algorithms
     (``cuda.block.*``, ``cuda.warp.*``) are compiled for (a launch with another
     shape compiles another specialisation).
+
+    ``cache=True`` keeps compiled kernels on disk (``$CUDAJIT_CACHE_DIR``,
+    default ``~/.cache/cudajit``) keyed by everything that changes the code;
+    ``python -m cudajit warm`` fills it ahead of time. See docs/caching.md.
     """
     unknown = set(options) - _OPTIONS
     if unknown:
@@ -81,32 +96,38 @@ def _arch_number(cc, arch):
     return int(text.rstrip("a").rstrip("f"))
 
 
+def _py_func(pyfunc):
+    if isinstance(pyfunc, (Dispatcher, DeviceFunction)):
+        return pyfunc.py_func
+    return pyfunc
+
+
 def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, cc=None,
                 opt=True, arch="sm_90", block=None):
     """Compiles ``pyfunc`` for one signature to PTX without a GPU.
 
     Returns ``(ptx, return_type)``; the return type is numba's spelling
     ("none" for kernels). ``cc=(9, 0)`` or ``arch="sm_90"`` picks the target.
-    Kernels that use block algorithms (``cuda.block.*``, ``cuda.warp.*``) need
-    the launch block shape, ``block=(256,)``; their PTX is the linked result
-    (the CUB instantiations included, after link-time optimisation).
+    ``device=True`` compiles a device function (a ``.func``). Kernels that use
+    block algorithms (``cuda.block.*``, ``cuda.warp.*``) need the launch block
+    shape, ``block=(256,)``; their PTX is the linked result (the CUB
+    instantiations included, after link-time optimisation).
     """
-    if isinstance(pyfunc, (Dispatcher, DeviceFunction)):
-        pyfunc = pyfunc.py_func
-    return _core.compile_ptx(pyfunc, sig, device=device, fastmath=fastmath,
-                             arch=_arch_number(cc, arch), opt=_opt_level(opt),
-                             lineinfo=lineinfo, debug=debug, block=block)
+    ptx, _, resty, _ = _core.compile_aot(_py_func(pyfunc), sig, device=device, want_cubin=False,
+                                         fastmath=fastmath, arch=_arch_number(cc, arch),
+                                         opt=_opt_level(opt), lineinfo=lineinfo, debug=debug,
+                                         block=block)
+    return ptx, resty
 
 
 def compile_cubin(pyfunc, sig, debug=False, lineinfo=False, fastmath=False, cc=None, opt=True,
                   arch="sm_90", block=None):
-    """Compiles the kernel ``pyfunc`` for one signature to a linked cubin without a GPU.
-
-    Returns ``(cubin, symbol)``: the cubin's bytes (loadable with
-    cuModuleLoadData) and the kernel's entry name in it. ``block=(256,)``
-    gives the launch block shape of kernels that use block algorithms.
-    """
-    if isinstance(pyfunc, (Dispatcher, DeviceFunction)):
-        pyfunc = pyfunc.py_func
-    return _core.compile_cubin(pyfunc, sig, fastmath=fastmath, arch=_arch_number(cc, arch),
-                               opt=_opt_level(opt), lineinfo=lineinfo, debug=debug, block=block)
+    """Compiles a kernel for one signature to a cubin (ELF bytes) without a
+    GPU, for ahead-of-time use (``cuModuleLoadData``). Returns
+    ``(cubin, symbol)``: the kernel's entry name in the cubin. ``block=(256,)``
+    gives the launch block shape of kernels that use block algorithms."""
+    _, cubin, _, symbol = _core.compile_aot(_py_func(pyfunc), sig, device=False, want_cubin=True,
+                                            fastmath=fastmath, arch=_arch_number(cc, arch),
+                                            opt=_opt_level(opt), lineinfo=lineinfo, debug=debug,
+                                            block=block)
+    return cubin, symbol

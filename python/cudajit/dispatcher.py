@@ -1,8 +1,9 @@
 """Kernel and device-function objects returned by ``@cudajit.jit``.
 
 The kernel dispatcher is C++ (``_core.Dispatcher``): ``kernel[grid, block]``
-and the call that follows never run Python code of cudajit. This subclass
-only adds the function's name and docstring.
+is a C slot and the call that follows is a vectorcall into the runtime, so a
+launch runs no Python code of cudajit. This subclass only adds the
+function's name, docstring and repr.
 """
 
 import functools
@@ -11,22 +12,42 @@ from . import _core
 from .errors import DeviceOnlyError
 
 
+class SignatureDict(dict):
+    """``inspect_ir()`` / ``inspect_nvvm()`` / ``inspect_ptx()`` without a
+    signature: ``{signature: text}`` (numba's convention). Printed, it shows
+    each text under a header line naming its signature."""
+
+    def __str__(self):
+        parts = []
+        for sig, text in self.items():
+            parts.append(f"--- ({', '.join(sig)}) ---")
+            parts.append(str(text).rstrip("\n"))
+        return "\n".join(parts) + ("\n" if parts else "")
+
+
 class Dispatcher(_core.Dispatcher):
     """A ``@cudajit.jit`` kernel.
 
     Launch it as ``kernel[blocks, threads](*args)`` or
     ``kernel[blocks, threads, stream, dynamic_shared_bytes](*args)``. It is
     compiled once per argument type signature (or only for the signatures
-    given to ``@jit``). ``inspect_ir``, ``inspect_nvvm`` and ``inspect_ptx``
+    given to ``@jit``). ``signatures``, ``overloads`` and ``stats`` describe
+    what was compiled; ``inspect_ir``, ``inspect_nvvm`` and ``inspect_ptx``
     show each stage's output.
     """
 
-    def __init__(self, py_func, fastmath=False, debug=False, lineinfo=False, opt=3):
-        super().__init__(py_func, fastmath=fastmath, debug=debug, lineinfo=lineinfo, opt=opt)
+    def __init__(self, py_func, fastmath=False, debug=False, lineinfo=False, opt=3, cache=False):
+        super().__init__(py_func, fastmath=fastmath, debug=debug, lineinfo=lineinfo, opt=opt,
+                         cache=cache)
         functools.update_wrapper(self, py_func, updated=())
 
     def __repr__(self):
         return f"<cudajit kernel {self.py_func.__qualname__}>"
+
+
+# A Python subclass gets a generic __getitem__ slot (a method lookup and a
+# call through pybind11); give it the C one of the base class.
+_core._install_fast_subscript(Dispatcher)
 
 
 class DeviceFunction:

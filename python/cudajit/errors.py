@@ -35,3 +35,8 @@ class CudaAPIError(RuntimeError):
 class DeviceOnlyError(RuntimeError):
     """A device-only object (cudajit.grid, cudajit.threadIdx.x, ...) was used on
     the host: it means something only inside a @cudajit.jit function."""
+
+
+class CacheWarning(UserWarning):
+    """A disk cache entry was truncated or corrupt (it is ignored and the
+    kernel compiled again), or the cache directory cannot be written."""

@@ -61,8 +61,21 @@ _TABLE = (
      (("array", "shared.array(shape, dtype): a block-wide array in shared memory."),)),
     ("local", "Thread-local memory: local.array(shape, dtype).",
      (("array", "local.array(shape, dtype): a per-thread array."),)),
-    ("atomic", "Atomic operations: atomic.add(array, index, value).",
-     (("add", "atomic.add(array, index, value): adds atomically, returns the old value."),)),
+    ("atomic", "Atomic operations: atomic.add(array, index, value) & co; each returns the old value.",
+     (("add", "atomic.add(array, index, value): adds atomically, returns the old value."),
+      ("sub", "atomic.sub(array, index, value): subtracts atomically."),
+      ("max", "atomic.max(array, index, value): a NaN on either side leaves the array alone."),
+      ("min", "atomic.min(array, index, value): a NaN on either side leaves the array alone."),
+      ("nanmax", "atomic.nanmax(array, index, value): a NaN in the array is replaced."),
+      ("nanmin", "atomic.nanmin(array, index, value): a NaN in the array is replaced."),
+      ("and_", "atomic.and_(array, index, value): bitwise and (integers)."),
+      ("or_", "atomic.or_(array, index, value): bitwise or (integers)."),
+      ("xor", "atomic.xor(array, index, value): bitwise xor (integers)."),
+      ("exch", "atomic.exch(array, index, value): stores value (integers)."),
+      ("inc", "atomic.inc(array, index, value): old >= value ? 0 : old + 1 (uint32/uint64)."),
+      ("dec", "atomic.dec(array, index, value): old == 0 or old > value ? value : old - 1."),
+      ("cas", "atomic.cas(array, index, old, value): compare and swap (integers)."),
+      ("compare_and_swap", "atomic.compare_and_swap(array, old, value): cas on array[0]."))),
     ("block", "Cooperative algorithms of a thread block (CUB), called by every thread of the "
      "block; the kernel is specialised on its launch block shape (docs/block_algorithms.md).",
      (("sum", "block.sum(x): the block's sum of x (a number, or a 1-d local array of several "
@@ -102,4 +115,34 @@ _TABLE = (
       ("exclusive_scan", "warp.exclusive_scan(x, op, initial): the exclusive scan with op."))),
 )
 
+# Issue 5: the rest of numba.cuda's device functions, one row each: (name, doc).
+_FUNCTIONS = (
+    ("threadfence_system", "threadfence_system(): a memory fence at system scope."),
+    ("syncthreads_count", "syncthreads_count(pred): barrier; how many threads had pred != 0."),
+    ("syncthreads_and", "syncthreads_and(pred): barrier; 1 if pred != 0 in every thread."),
+    ("syncthreads_or", "syncthreads_or(pred): barrier; 1 if pred != 0 in any thread."),
+    ("syncwarp", "syncwarp([mask]): a barrier for the threads of the warp in mask."),
+    ("nanosleep", "nanosleep(ns): suspends the thread for about ns nanoseconds."),
+    ("activemask", "activemask(): the mask of the warp's active threads (uint32)."),
+    ("lanemask_lt", "lanemask_lt(): the mask of the lanes below this one (uint32)."),
+    ("shfl_sync", "shfl_sync(mask, value, src_lane): value of lane src_lane."),
+    ("shfl_up_sync", "shfl_up_sync(mask, value, delta): value of lane laneid - delta."),
+    ("shfl_down_sync", "shfl_down_sync(mask, value, delta): value of lane laneid + delta."),
+    ("shfl_xor_sync", "shfl_xor_sync(mask, value, lane_mask): value of lane laneid ^ lane_mask."),
+    ("all_sync", "all_sync(mask, pred): True if pred holds in every lane of mask."),
+    ("any_sync", "any_sync(mask, pred): True if pred holds in some lane of mask."),
+    ("eq_sync", "eq_sync(mask, pred): True if pred is the same in every lane of mask."),
+    ("ballot_sync", "ballot_sync(mask, pred): the lanes of mask where pred holds (int32, as numba)."),
+    ("match_any_sync", "match_any_sync(mask, value): the lanes holding the same value."),
+    ("match_all_sync", "match_all_sync(mask, value): (mask, all lanes hold the same value)."),
+    ("popc", "popc(x): the number of set bits."),
+    ("brev", "brev(x): x with its bits reversed (uint32/uint64)."),
+    ("clz", "clz(x): the number of leading zero bits."),
+    ("ffs", "ffs(x): 1 + the position of the least significant set bit, 0 for 0."),
+    ("fma", "fma(a, b, c): a * b + c with one rounding."),
+    ("cbrt", "cbrt(x): the cube root."),
+    ("selp", "selp(test, a, b): a if test else b."),
+)
+
 STUBS = {name: Stub(f"cudajit.{name}", doc, members) for name, doc, members in _TABLE}
+STUBS.update({name: Stub(f"cudajit.{name}", doc) for name, doc in _FUNCTIONS})

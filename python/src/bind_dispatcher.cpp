@@ -1,14 +1,25 @@
 // cudajit._core.Dispatcher: `kernel[grid, block](*args)` and the inspect_*
-// methods, plus compile_ptx and signature parsing. The work is in
-// runtime/dispatcher.cpp; this file converts Python objects at the edges.
+// methods, plus compile_ptx / compile_cubin and signature parsing. The work
+// is in runtime/dispatcher.cpp; this file converts Python objects at the
+// edges.
+//
+// The launch path bypasses pybind11's call machinery: kernel[...] is the
+// type's mp_subscript slot (a C function, installed on the pybind11 class and
+// on cudajit.Dispatcher), which returns a Launcher, a small CPython object
+// whose call is vectorcall. So kernel[grid, block](x, y, n) builds no args
+// tuple or kwargs dict and looks no attribute up; the configuration of a
+// repeated subscript is found by identity (launch_config.h).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <structmember.h>
 
+#include <cstddef>
 #include <memory>
 
 #include "runtime/args.h"
 #include "runtime/dispatcher.h"
 #include "runtime/errors.h"
+#include "runtime/launch_config.h"
 #include "runtime/signature.h"
 #include "support/error.h"
 
@@ -18,13 +29,6 @@ using cj::rt::LaunchConfig;
 using cj::rt::Overload;
 
 namespace {
-
-// operator.index(v): ints and numpy integers, not floats.
-long long indexValue(const py::handle& v) {
-  py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
-  if (!i) throw py::error_already_set();
-  return i.cast<long long>();
-}
 
 // One argument type: a string in numba's spelling, or a numba type object
 // (arrays by their dtype/ndim/layout, the rest by their str()).
@@ -73,82 +77,149 @@ py::tuple keyOf(const std::vector<const cj::Type*>& args) {
   return t;
 }
 
-unsigned dimValue(const py::handle& v, const char* what) {
-  if (!PyIndex_Check(v.ptr()))
-    throw cj::rt::ArgumentTypeError(std::string(what) + " dimensions must be ints, not '" +
-                                    Py_TYPE(v.ptr())->tp_name + "'");
-  const long long n = indexValue(v);
-  if (n < 1 || n > 0x7fffffffLL)
-    throw cj::rt::ArgumentValueError(std::string(what) + " dimension " + std::to_string(n) +
-                                     " is out of range (each must be at least 1)");
-  return static_cast<unsigned>(n);
+void checkKernelReturn(const cj::rt::ParsedSignature& s) {
+  if (s.return_type && s.return_type != cj::noneTy())
+    throw cj::CompileError("", 0, 0, "signature",
+                           "a kernel's signature must return void, not " +
+                               cj::typeToNumbaString(s.return_type));
 }
 
-// An int, a tuple of 1-3 ints, or an object with x, y, z (numba's Dim3).
-void dims(const py::handle& v, unsigned out[3], const char* what) {
-  out[0] = out[1] = out[2] = 1;
-  if (PyTuple_Check(v.ptr()) || PyList_Check(v.ptr())) {
-    py::sequence seq = py::reinterpret_borrow<py::sequence>(v);
-    if (seq.size() < 1 || seq.size() > 3)
-      throw cj::rt::ArgumentValueError(std::string(what) + " must have 1 to 3 dimensions, got " +
-                                       std::to_string(seq.size()));
-    for (size_t k = 0; k < seq.size(); ++k) out[k] = dimValue(seq[k], what);
-    return;
-  }
-  if (!PyIndex_Check(v.ptr()) && py::hasattr(v, "x") && py::hasattr(v, "y") && py::hasattr(v, "z")) {
-    out[0] = dimValue(v.attr("x"), what);
-    out[1] = dimValue(v.attr("y"), what);
-    out[2] = dimValue(v.attr("z"), what);
-    return;
-  }
-  out[0] = dimValue(v, what);
+// The C++ object inside a pybind11 instance (of the class or a Python
+// subclass), read without pybind11's type lookup.
+template <typename T>
+T* valueOf(PyObject* obj) {
+  auto* inst = reinterpret_cast<py::detail::instance*>(obj);
+  void* v = inst->simple_layout ? inst->simple_value_holder[0] : inst->nonsimple.values_and_holders[0];
+  return static_cast<T*>(v);
 }
 
-LaunchConfig configFrom(const py::handle& key) {
-  if (!PyTuple_Check(key.ptr()))
-    throw cj::rt::ArgumentTypeError("launch a kernel as kernel[blocks, threads](...) or "
-                                    "kernel[blocks, threads, stream, shared_bytes](...)");
-  py::tuple t = py::reinterpret_borrow<py::tuple>(key);
-  if (t.size() < 2 || t.size() > 4)
-    throw cj::rt::ArgumentValueError("a launch configuration has 2 to 4 items (blocks, threads, "
-                                     "stream, dynamic shared memory bytes), got " +
-                                     std::to_string(t.size()));
-  LaunchConfig c;
-  dims(t[0], c.grid, "grid");
-  dims(t[1], c.block, "block");
-  if (t.size() >= 3) {
-    py::handle s = t[2];
-    c.stream = PyLong_Check(s.ptr()) && py::cast<long long>(s) == 0 ? nullptr
-                                                                      : cj::rt::streamFromPython(s);
-  }
-  if (t.size() == 4) {
-    const long long bytes = indexValue(t[3]);
-    if (bytes < 0 || bytes > 0x7fffffffLL)
-      throw cj::rt::ArgumentValueError("dynamic shared memory bytes out of range: " + std::to_string(bytes));
-    c.shared_bytes = static_cast<unsigned>(bytes);
-  }
-  return c;
-}
+PyTypeObject* g_dispatcher_type = nullptr;
+PyTypeObject* g_launcher_type = nullptr;
 
-// block=None | 256 | (256,) | (16, 16) | (8, 8, 4): the launch block shape
-// ahead-of-time compiles specialise kernels with block algorithms on.
-cj::rt::Block blockFrom(const py::object& v) {
-  cj::rt::Block b{{0, 0, 0}};
-  if (v.is_none()) return b;
-  unsigned d[3];
-  dims(v, d, "block");
-  for (int k = 0; k < 3; ++k) {
-    if (d[k] > 1024)
-      throw cj::rt::ArgumentValueError("block dimension " + std::to_string(d[k]) + " is out of range");
-    b[k] = static_cast<int>(d[k]);
-  }
-  return b;
-}
+// ---- Launcher: a kernel bound to a launch configuration ---------------------
 
-struct Launcher {
-  std::shared_ptr<Dispatcher> dispatcher;
+struct LauncherObject {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject* owner;        // the kernel object (strong): keeps the Dispatcher alive
+  Dispatcher* dispatcher; // inside owner
+  PyObject* stream;       // an explicit stream object (strong), kept alive for the launch
   LaunchConfig config;
 };
+
+PyObject* launcherCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* l = reinterpret_cast<LauncherObject*>(self);
+  if (kwnames && PyTuple_GET_SIZE(kwnames) > 0) {
+    PyErr_SetString(PyExc_TypeError, "kernels take positional arguments only");
+    return nullptr;
+  }
+  try {
+    l->dispatcher->launch(l->config, args, static_cast<size_t>(PyVectorcall_NARGS(nargsf)));
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
+void launcherDealloc(PyObject* self) {
+  auto* l = reinterpret_cast<LauncherObject*>(self);
+  Py_XDECREF(l->owner);
+  Py_XDECREF(l->stream);
+  PyTypeObject* type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyObject* dim3(const unsigned d[3]) { return Py_BuildValue("(III)", d[0], d[1], d[2]); }
+
+PyObject* launcherGrid(PyObject* self, void*) {
+  return dim3(reinterpret_cast<LauncherObject*>(self)->config.grid);
+}
+PyObject* launcherBlock(PyObject* self, void*) {
+  return dim3(reinterpret_cast<LauncherObject*>(self)->config.block);
+}
+PyObject* launcherShared(PyObject* self, void*) {
+  return PyLong_FromUnsignedLong(reinterpret_cast<LauncherObject*>(self)->config.shared_bytes);
+}
+PyObject* launcherStream(PyObject* self, void*) {
+  const LaunchConfig& c = reinterpret_cast<LauncherObject*>(self)->config;
+  if (!c.stream_given) Py_RETURN_NONE;
+  return PyLong_FromUnsignedLongLong(reinterpret_cast<uintptr_t>(c.stream));
+}
+
+PyGetSetDef kLauncherGetSet[] = {
+    {"griddim", launcherGrid, nullptr, "The grid shape (x, y, z).", nullptr},
+    {"blockdim", launcherBlock, nullptr, "The block shape (x, y, z).", nullptr},
+    {"sharedmem", launcherShared, nullptr, "Dynamic shared memory bytes.", nullptr},
+    {"stream", launcherStream, nullptr,
+     "The stream handle given, or None (the launch picks: PyTorch's or CuPy's current stream "
+     "for their arrays, else the default stream).", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyMemberDef kLauncherMembers[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(LauncherObject, vectorcall), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr},
+};
+
+PyTypeObject* makeLauncherType() {
+  static PyType_Slot slots[] = {
+      {Py_tp_dealloc, reinterpret_cast<void*>(launcherDealloc)},
+      {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+      {Py_tp_getset, kLauncherGetSet},
+      {Py_tp_members, kLauncherMembers},
+      {Py_tp_doc, const_cast<char*>("A kernel bound to a launch configuration: call it with the "
+                                    "kernel's arguments.")},
+      {0, nullptr},
+  };
+  static PyType_Spec spec = {"cudajit._core.Launcher", sizeof(LauncherObject), 0,
+                             Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, slots};
+  PyObject* t = PyType_FromSpec(&spec);
+  if (!t) throw py::error_already_set();
+  return reinterpret_cast<PyTypeObject*>(t);
+}
+
+// kernel[key]: the mp_subscript slot.
+PyObject* dispatcherSubscript(PyObject* self, PyObject* key) {
+  try {
+    Dispatcher* d = valueOf<Dispatcher>(self);
+    if (!d) throw cj::rt::ArgumentTypeError("the kernel object was not initialised");
+    cj::rt::LaunchConfigCache& cache = d->launchConfigs();
+    const LaunchConfig* config = cache.find(key);
+    LaunchConfig parsed;
+    PyObject* stream = nullptr;
+    if (!config) {
+      parsed = cj::rt::parseLaunchConfig(key);
+      cache.insert(key, parsed);
+      config = &parsed;
+      PyObject* s = PyTuple_GET_SIZE(key) >= 3 ? PyTuple_GET_ITEM(key, 2) : nullptr;
+      if (s && s != Py_None && !PyLong_Check(s)) stream = s;
+    }
+    auto* l = PyObject_New(LauncherObject, g_launcher_type);
+    if (!l) return nullptr;
+    l->vectorcall = launcherCall;
+    Py_INCREF(self);
+    l->owner = self;
+    l->dispatcher = d;
+    Py_XINCREF(stream);
+    l->stream = stream;
+    l->config = *config;
+    return reinterpret_cast<PyObject*>(l);
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+void installFastSubscript(PyTypeObject* type) {
+  if (!type->tp_as_mapping)
+    throw cj::rt::ArgumentTypeError(std::string(type->tp_name) + " has no mapping slots");
+  type->tp_as_mapping->mp_subscript = dispatcherSubscript;
+  PyType_Modified(type);
+}
+
+// ---- inspection and statistics ----------------------------------------------
 
 Overload& overloadFor(Dispatcher& d, const py::object& signature) {
   if (signature.is_none()) {
@@ -164,23 +235,41 @@ Overload& overloadFor(Dispatcher& d, const py::object& signature) {
   return *ov;
 }
 
-// inspect_*(signature=None): a str for one signature; with none given, a dict
-// {signature: str} over all compiled ones (numba's convention).
+// inspect_*(signature=None): a str for one signature; with none given, a
+// dict {signature: str} over all compiled ones (numba's convention), whose
+// str() shows each text under a header line (cudajit.dispatcher.SignatureDict).
 template <typename Get>
 py::object inspect(Dispatcher& d, const py::object& signature, Get get) {
   if (!signature.is_none()) return py::str(get(overloadFor(d, signature)));
   py::dict out;
   for (Overload* ov : d.overloads()) out[keyOf(ov->key.args)] = py::str(get(*ov));
-  return out;
+  return py::module_::import("cudajit.dispatcher").attr("SignatureDict")(out);
 }
 
-cj::rt::DispatcherOptions optionsFrom(bool fastmath, bool debug, bool lineinfo, int opt) {
+cj::rt::DispatcherOptions optionsFrom(bool fastmath, bool debug, bool lineinfo, int opt, bool cache) {
   cj::rt::DispatcherOptions o;
   o.fastmath = fastmath;
   o.debug = debug;
   o.lineinfo = lineinfo;
   o.opt = opt;
+  o.cache = cache;
   return o;
+}
+
+py::dict statsDict(const cj::rt::CompileStats& s) {
+  const cj::driver::StageTimes& t = s.stages;
+  py::dict d;
+  d["decode"] = t.decode;
+  d["infer"] = t.infer;
+  d["passes"] = t.passes;
+  d["emit"] = t.emit;
+  d["nvvm"] = t.nvvm;
+  d["link"] = t.link;
+  d["cache"] = s.cache;
+  d["load"] = s.load;
+  d["total"] = s.total();
+  d["cache_result"] = cj::rt::cacheOutcomeName(s.outcome);
+  return d;
 }
 
 py::dict stageTimes(const cj::driver::StageTimes& t) {
@@ -195,19 +284,67 @@ py::dict stageTimes(const cj::driver::StageTimes& t) {
   return d;
 }
 
+// block=None | 256 | (256,) | (16, 16) | (8, 8, 4): the launch block shape
+// kernels with block algorithms are compiled for ahead of a launch.
+cj::rt::Block blockFrom(const py::object& v) {
+  cj::rt::Block b{{0, 0, 0}};
+  if (v.is_none()) return b;
+  std::vector<py::object> items;
+  if (PyTuple_Check(v.ptr()) || PyList_Check(v.ptr())) {
+    for (py::handle h : v) items.push_back(py::reinterpret_borrow<py::object>(h));
+  } else {
+    items.push_back(v);
+  }
+  if (items.empty() || items.size() > 3)
+    throw cj::rt::ArgumentValueError("block must have 1 to 3 dimensions");
+  b = {{1, 1, 1}};
+  for (size_t k = 0; k < items.size(); ++k) {
+    if (!PyIndex_Check(items[k].ptr()))
+      throw cj::rt::ArgumentTypeError("block dimensions must be ints");
+    const long long n = items[k].cast<long long>();
+    if (n < 1 || n > 1024)
+      throw cj::rt::ArgumentValueError("block dimension " + std::to_string(n) + " is out of range");
+    b[k] = static_cast<int>(n);
+  }
+  return b;
+}
+
+int archNumber(const py::handle& arch) {
+  if (PyLong_Check(arch.ptr())) return arch.cast<int>();
+  std::string text = py::str(arch).cast<std::string>();
+  for (const char* prefix : {"sm_", "compute_"})
+    if (text.rfind(prefix, 0) == 0) text = text.substr(std::string(prefix).size());
+  while (!text.empty() && (text.back() == 'a' || text.back() == 'f')) text.pop_back();
+  try {
+    size_t used = 0;
+    const int n = std::stoi(text, &used);
+    if (used == text.size() && n > 0) return n;
+  } catch (const std::exception&) {
+  }
+  throw cj::rt::ArgumentValueError("cannot read the architecture '" + py::str(arch).cast<std::string>() +
+                                   "' (write sm_90, compute_90 or 90)");
+}
+
 }  // namespace
 
 void bindDispatcher(py::module_& m) {
+  g_launcher_type = makeLauncherType();
+  m.add_object("Launcher", reinterpret_cast<PyObject*>(g_launcher_type));
+
   py::class_<Overload>(m, "Overload", "One compiled signature of a kernel.")
       .def_property_readonly("signature", [](const Overload& o) { return keyOf(o.key.args); })
       .def_property_readonly("symbol", [](const Overload& o) { return o.compiled.symbol; })
       .def_property_readonly("arch", [](const Overload& o) { return o.arch; })
       .def_property_readonly("typed_ir", [](const Overload& o) { return o.compiled.typed_ir; })
       .def_property_readonly("nvvm_ir", [](const Overload& o) { return o.compiled.nvvm_ir; })
+      .def_property_readonly("ptx", [](const Overload& o) { return o.compiled.ptx; })
       .def_property_readonly("cubin", [](const Overload& o) {
         return py::bytes(o.compiled.cubin.data(), o.compiled.cubin.size());
       })
-      .def_property_readonly("stage_times", [](const Overload& o) { return stageTimes(o.compiled.times); })
+      .def_property_readonly("stage_times", [](const Overload& o) { return stageTimes(o.stats.stages); })
+      .def_property_readonly("stats", [](const Overload& o) { return statsDict(o.stats); },
+                             "Seconds per stage (decode, infer, passes, emit, nvvm, link, cache, "
+                             "load), their total, and cache_result (off/miss/hit/corrupt).")
       .def_property_readonly("param_count", [](const Overload& o) { return o.slots.size(); })
       .def_property_readonly("block", [](const Overload& o) {
         // The launch block shape it is specialised on (block algorithms), or None.
@@ -216,30 +353,19 @@ void bindDispatcher(py::module_& m) {
       })
       .def_property_readonly("cub_specs", [](const Overload& o) { return o.compiled.cub_specs; });
 
-  py::class_<Launcher>(m, "Launcher", "A kernel bound to a launch configuration.")
-      .def("__call__", [](Launcher& l, py::args args, py::kwargs kwargs) {
-        if (kwargs && !kwargs.empty())
-          throw cj::rt::ArgumentTypeError("kernels take positional arguments only");
-        l.dispatcher->launch(l.config, args);
-      })
-      .def_property_readonly("griddim", [](const Launcher& l) {
-        return py::make_tuple(l.config.grid[0], l.config.grid[1], l.config.grid[2]);
-      })
-      .def_property_readonly("blockdim", [](const Launcher& l) {
-        return py::make_tuple(l.config.block[0], l.config.block[1], l.config.block[2]);
-      })
-      .def_property_readonly("sharedmem", [](const Launcher& l) { return l.config.shared_bytes; });
-
-  py::class_<Dispatcher, std::shared_ptr<Dispatcher>>(m, "Dispatcher",
-      "A @cudajit.jit kernel: compiled per argument signature, launched as kernel[grid, block](...)")
-      .def(py::init([](py::object py_func, bool fastmath, bool debug, bool lineinfo, int opt) {
+  py::class_<Dispatcher, std::shared_ptr<Dispatcher>> cls(m, "Dispatcher",
+      "A @cudajit.jit kernel: compiled per argument signature, launched as kernel[grid, block](...)");
+  cls.def(py::init([](py::object py_func, bool fastmath, bool debug, bool lineinfo, int opt, bool cache) {
              return std::make_shared<Dispatcher>(std::move(py_func),
-                                                 optionsFrom(fastmath, debug, lineinfo, opt));
+                                                 optionsFrom(fastmath, debug, lineinfo, opt, cache));
            }),
            py::arg("py_func"), py::arg("fastmath") = false, py::arg("debug") = false,
-           py::arg("lineinfo") = false, py::arg("opt") = 3)
-      .def("__getitem__", [](std::shared_ptr<Dispatcher> self, const py::handle& key) {
-        return Launcher{std::move(self), configFrom(key)};
+           py::arg("lineinfo") = false, py::arg("opt") = 3, py::arg("cache") = false)
+      .def("__getitem__", [](py::object self, py::object key) {
+        // Reached only from a subclass without the fast slot: same result.
+        PyObject* r = dispatcherSubscript(self.ptr(), key.ptr());
+        if (!r) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(r);
       })
       .def("__call__", [](Dispatcher&, py::args, py::kwargs) {
         throw cj::rt::ArgumentValueError(
@@ -248,14 +374,38 @@ void bindDispatcher(py::module_& m) {
       })
       .def("compile", [](Dispatcher& d, const py::object& sig, const py::object& block) {
         cj::rt::ParsedSignature s = signatureFrom(sig);
-        if (s.return_type && s.return_type != cj::noneTy())
-          throw cj::CompileError("", 0, 0, "signature",
-                                 "a kernel's signature must return void, not " +
-                                     cj::typeToNumbaString(s.return_type));
-        return keyOf(d.compileExplicit(s.args, blockFrom(block)).key.args);
+        checkKernelReturn(s);
+        const cj::rt::Block b = blockFrom(block);
+        d.compileExplicit(s.args, b);
+        Overload* ov = d.find(s.args, d.usesBlockAlgorithms() ? b : cj::rt::Block{{0, 0, 0}});
+        return keyOf(ov ? ov->key.args : s.args);
       }, py::arg("signature"), py::arg("block") = py::none(),
          "Compiles one signature now (no GPU needed); block=(256,) for kernels that use block "
          "algorithms (they are specialised on the launch block shape).")
+      .def("_warm", [](Dispatcher& d, const py::object& sig, const py::object& arch,
+                       const py::object& block) {
+        cj::rt::ParsedSignature s = signatureFrom(sig);
+        checkKernelReturn(s);
+        return d.warm(s.args, archNumber(arch), blockFrom(block));
+      }, py::arg("signature"), py::arg("arch"), py::arg("block") = py::none(),
+         "Puts the kernel for one signature and architecture into the disk cache; True when it "
+         "was compiled, False when it was there already.")
+      .def_property_readonly("_declared_signatures", [](const Dispatcher& d) {
+        py::list out;
+        for (const auto& args : d.declared()) out.append(keyOf(args));
+        return out;
+      })
+      .def_property_readonly("_cache", [](const Dispatcher& d) { return d.options().cache; })
+      .def_property_readonly("_options", [](const Dispatcher& d) {
+        const cj::rt::DispatcherOptions& o = d.options();
+        py::dict out;
+        out["fastmath"] = o.fastmath;
+        out["debug"] = o.debug;
+        out["lineinfo"] = o.lineinfo;
+        out["opt"] = o.opt;
+        out["cache"] = o.cache;
+        return out;
+      })
       .def_property_readonly("py_func", [](const Dispatcher& d) { return d.pyFunction(); })
       .def_property_readonly("signatures", [](const Dispatcher& d) {
         py::list out;
@@ -269,6 +419,11 @@ void bindDispatcher(py::module_& m) {
           out[keyOf(ov->key.args)] = py::cast(ov, py::return_value_policy::reference_internal, self);
         return out;
       })
+      .def_property_readonly("stats", [](Dispatcher& d) {
+        py::dict out;
+        for (Overload* ov : d.overloads()) out[keyOf(ov->key.args)] = statsDict(ov->stats);
+        return out;
+      }, "Compile statistics per signature: seconds per stage, total, cache_result.")
       .def("inspect_untyped_ir", &Dispatcher::untypedIr,
            "The decoded function as untyped IR text.")
       .def("inspect_ir", [](Dispatcher& d, const py::object& sig) {
@@ -286,40 +441,36 @@ void bindDispatcher(py::module_& m) {
       .def("inspect_asm", [](Dispatcher& d, const py::object& sig) {
         return inspect(d, sig, [&d](Overload& o) { return d.ptx(o); });
       }, py::arg("signature") = py::none(), "numba's name for inspect_ptx.");
+  g_dispatcher_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  installFastSubscript(g_dispatcher_type);
 
-  m.def("compile_ptx", [](const py::object& py_func, const py::object& sig, bool device,
-                          bool fastmath, int arch, int opt, bool lineinfo, bool debug,
-                          const py::object& block) {
+  m.def("_install_fast_subscript", [](const py::handle& type) {
+    if (!PyType_Check(type.ptr()) ||
+        !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type.ptr()), g_dispatcher_type))
+      throw cj::rt::ArgumentTypeError("_install_fast_subscript takes a Dispatcher subclass");
+    installFastSubscript(reinterpret_cast<PyTypeObject*>(type.ptr()));
+  });
+  m.def("_set_defer_explicit_compiles", &cj::rt::setDeferExplicitCompiles, py::arg("defer"),
+        "While True, @jit(signature) records its signatures without compiling (warm CLI).");
+
+  m.def("compile_aot", [](const py::object& py_func, const py::object& sig, bool device,
+                          bool want_cubin, bool fastmath, const py::object& arch, int opt,
+                          bool lineinfo, bool debug, const py::object& block) {
     cj::rt::ParsedSignature s = signatureFrom(sig);
-    if (!device && s.return_type && s.return_type != cj::noneTy())
-      throw cj::CompileError("", 0, 0, "signature",
-                             "a kernel's signature must return void, not " +
-                                 cj::typeToNumbaString(s.return_type));
-    cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt);
-    o.arch = arch;
-    cj::rt::PtxResult r = cj::rt::compilePtx(py_func, s.args, device, o, blockFrom(block));
+    if (!device) checkKernelReturn(s);
+    cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, false);
+    o.arch = archNumber(arch);
+    cj::rt::AotResult r = cj::rt::compileAot(py_func, s.args, device, want_cubin, o, blockFrom(block));
     const cj::Type* ret = r.return_type ? r.return_type : cj::noneTy();
-    return py::make_tuple(r.ptx, cj::typeToNumbaString(ret));
+    py::object cubin = want_cubin ? py::object(py::bytes(r.cubin.data(), r.cubin.size()))
+                                  : py::object(py::none());
+    return py::make_tuple(r.ptx, cubin, cj::typeToNumbaString(ret), r.symbol);
   }, py::arg("py_func"), py::arg("signature"), py::arg("device") = false,
-     py::arg("fastmath") = false, py::arg("arch") = 90, py::arg("opt") = 3,
-     py::arg("lineinfo") = false, py::arg("debug") = false, py::arg("block") = py::none());
-
-  m.def("compile_cubin", [](const py::object& py_func, const py::object& sig, bool fastmath,
-                            int arch, int opt, bool lineinfo, bool debug, const py::object& block) {
-    cj::rt::ParsedSignature s = signatureFrom(sig);
-    if (s.return_type && s.return_type != cj::noneTy())
-      throw cj::CompileError("", 0, 0, "signature",
-                             "a kernel's signature must return void, not " +
-                                 cj::typeToNumbaString(s.return_type));
-    cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt);
-    o.arch = arch;
-    cj::rt::CubinResult r = cj::rt::compileCubin(py_func, s.args, o, blockFrom(block));
-    return py::make_tuple(py::bytes(r.cubin.data(), r.cubin.size()), r.symbol);
-  }, py::arg("py_func"), py::arg("signature"), py::arg("fastmath") = false, py::arg("arch") = 90,
+     py::arg("want_cubin") = false, py::arg("fastmath") = false, py::arg("arch") = 90,
      py::arg("opt") = 3, py::arg("lineinfo") = false, py::arg("debug") = false,
      py::arg("block") = py::none(),
-     "The linked cubin of a kernel for one signature (and block shape, for block algorithms) and "
-     "its entry symbol; needs no GPU.");
+     "(ptx, cubin or None, return type, symbol) for one signature; no GPU needed. block: the "
+     "launch block shape of kernels with block algorithms (their PTX is the linked result).");
 
   // Named apart from the typing stage's parse_signature (IR spelling, strings
   // only): this is what @jit(sig) and compile_ptx accept, in numba's spelling.

@@ -11,7 +11,9 @@
 #include "runtime/device_array.h"
 #include "runtime/driver.h"
 #include "runtime/errors.h"
+#include "runtime/kernel_cache.h"
 #include "runtime/memory.h"
+#include "runtime/toolkit_identity.h"
 #include "runtime/signature.h"
 #include "runtime/stream.h"
 
@@ -88,7 +90,7 @@ py::array emptyHostLike(const DeviceArray& a) {
 
 cj::rt::cu::CUstream streamArg(const py::handle& stream) {
   if (PyLong_Check(stream.ptr()) && py::cast<long long>(stream) == 0) return nullptr;
-  return cj::rt::streamFromPython(stream);
+  return cj::rt::streamFromPython(stream.ptr());
 }
 
 // Byte range [lo, hi) a strided view touches, relative to its data pointer.
@@ -155,7 +157,7 @@ DeviceArray fromHost(const py::handle& obj) {
 void copyToDevice(DeviceArray& a, const py::handle& src, const py::object& stream) {
   if (!isDense(a)) throw cj::rt::ArgumentValueError("copy_to_device: the destination must be contiguous");
   const cj::rt::cu::CUstream s = streamArg(stream);
-  if (const DeviceArray* other = cj::rt::asDeviceArray(src)) {
+  if (const DeviceArray* other = cj::rt::asDeviceArray(src.ptr())) {
     if (other->nbytes() != a.nbytes() || !isDense(*other) || other->layout() != a.layout())
       throw cj::rt::ArgumentValueError("copy_to_device: shapes, dtypes or layouts differ");
     cj::rt::copyDeviceToDevice(a.data, other->data, a.nbytes());
@@ -280,6 +282,45 @@ StreamRef handleStream(unsigned long long h) {
   return StreamRef{nullptr, reinterpret_cast<cj::rt::cu::CUstream>(static_cast<uintptr_t>(h))};
 }
 
+// The handle inside a cudajit.Stream, read without pybind11's type lookup
+// (kernel[grid, block, stream] on the launch path).
+cj::rt::cu::CUstream streamHandleOf(PyObject* obj) {
+  auto* inst = reinterpret_cast<py::detail::instance*>(obj);
+  void* v = inst->simple_layout ? inst->simple_value_holder[0] : inst->nonsimple.values_and_holders[0];
+  return v ? static_cast<const StreamRef*>(v)->handle : nullptr;
+}
+
+// One kernel cache entry as `python -m cudajit cache list` shows it.
+py::dict cacheEntryInfo(const std::string& path) {
+  py::dict d;
+  d["path"] = path;
+  const size_t slash = path.find_last_of('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  d["key"] = name.substr(0, name.find('.'));
+  std::string bytes;
+  const cj::ReadStatus rs = cj::readWholeFile(path, &bytes);
+  d["size"] = rs == cj::ReadStatus::Ok ? py::int_(bytes.size()) : py::int_(0);
+  std::string body;
+  cj::rt::CachedKernel k;
+  std::string_view view;
+  bool valid = rs == cj::ReadStatus::Ok &&
+               cj::openEntry(bytes, "CJKERNEL", 1, &view) == cj::EntryCheck::Ok &&
+               cj::rt::deserializeKernel(std::string(view), &k);
+  d["valid"] = valid;
+  if (valid) {
+    d["qualname"] = k.qualname;
+    d["filename"] = k.filename;
+    d["signature"] = k.signature;
+    d["arch"] = k.arch;
+    d["created"] = k.created;
+    d["compile_seconds"] = k.compile_seconds;
+    d["symbol"] = k.compiled.symbol;
+    d["cubin_bytes"] = k.compiled.cubin.size();
+    d["ptx_bytes"] = k.compiled.ptx.size();
+  }
+  return d;
+}
+
 }  // namespace
 
 void bindRuntime(py::module_& m) {
@@ -353,7 +394,9 @@ void bindRuntime(py::module_& m) {
       });
   cj::rt::registerDeviceArrayType(reinterpret_cast<PyTypeObject*>(cls.ptr()));
 
-  py::class_<StreamRef>(m, "Stream", "A CUDA stream: pass it as kernel[grid, block, stream].")
+  py::class_<StreamRef> stream_cls(m, "Stream", "A CUDA stream: pass it as kernel[grid, block, stream].");
+  cj::rt::registerStreamType(reinterpret_cast<PyTypeObject*>(stream_cls.ptr()), &streamHandleOf);
+  stream_cls
       .def_property_readonly("handle", &StreamRef::value, "The CUstream as an int (0: default).")
       .def("synchronize", [](const StreamRef& s) {
         py::gil_scoped_release no_gil;
@@ -383,6 +426,22 @@ void bindRuntime(py::module_& m) {
   m.def("per_thread_default_stream", [] { return handleStream(2); });
   m.def("external_stream", &handleStream, py::arg("handle"),
         "Wraps a stream another library created (its CUstream as an int); not owned.");
+
+  m.def("_set_package_version", &cj::rt::setPackageVersion, py::arg("version"));
+  m.def("cache_dir", &cj::rt::kernelCacheDir,
+        "Where compiled kernels are cached: $CUDAJIT_CACHE_DIR/kernels, else the user cache "
+        "directory.");
+  m.def("cache_root", &cj::userCacheRoot, "The root of cudajit's caches (kernels/, cub/, toolkit/).");
+  m.def("cache_entries", [] {
+    py::list out;
+    for (const std::string& path : cj::rt::kernelDiskCache().entries()) out.append(cacheEntryInfo(path));
+    return out;
+  }, "Every kernel cache entry: path, key, size, valid, and (when valid) qualname, filename, "
+     "signature, arch, created, compile_seconds, symbol, cubin_bytes, ptx_bytes.");
+  m.def("cache_entry_info", &cacheEntryInfo, py::arg("path"));
+  m.def("toolkit_identity", [] { return cj::rt::toolkitIdentity(); },
+        "The toolkit part of the cache keys (versions, paths, sizes, times).");
+  m.def("cudajit_identity", [] { return cj::rt::cudajitIdentity(); });
 
   m.def("fill_bytes", [](DeviceArray& a, int value) {
     if (!isDense(a)) throw cj::rt::ArgumentValueError("fill_bytes needs a contiguous array");

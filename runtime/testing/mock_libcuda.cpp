@@ -7,6 +7,8 @@
 //
 // Build: g++ -std=c++17 -shared -fPIC mock_libcuda.cpp -o libcuda_mock.so
 // Use:   CUDAJIT_CUDA_DRIVER=/path/libcuda_mock.so python ...
+//        CJMOCK_DEVICES=2 makes it report two GPUs (one primary context each;
+//        allocations remember their device, cuPointerGetAttribute tells it).
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -28,9 +30,27 @@ struct Function {
   Module* module;
 };
 
-std::map<uintptr_t, size_t> g_allocations;
+struct Allocation {
+  size_t bytes;
+  int device;
+};
+std::map<uintptr_t, Allocation> g_allocations;
 thread_local void* t_current = nullptr;
-int g_ctx_token = 0;   // its address is the primary context handle
+constexpr int kMaxDevices = 8;
+int g_ctx_tokens[kMaxDevices] = {};   // their addresses are the primary context handles
+
+int deviceCount() {
+  const char* env = std::getenv("CJMOCK_DEVICES");
+  int n = env ? std::atoi(env) : 1;
+  return n < 1 ? 1 : n > kMaxDevices ? kMaxDevices : n;
+}
+
+// The device whose primary context is current (-1: none).
+int currentDevice() {
+  for (int d = 0; d < kMaxDevices; ++d)
+    if (t_current == &g_ctx_tokens[d]) return d;
+  return -1;
+}
 int g_live_modules = 0;
 int g_launches = 0;
 
@@ -46,6 +66,9 @@ extern "C" {
 void cjmock_set_launch_hook(LaunchHook hook) { g_hook = hook; }
 int cjmock_launch_count() { return g_launches; }
 int cjmock_live_allocations() { return static_cast<int>(g_allocations.size()); }
+// The device current on the calling thread (during a launch hook: the
+// device the kernel was launched on).
+int cjmock_current_device() { return currentDevice(); }
 int cjmock_live_modules() { return g_live_modules; }
 
 // ---- the driver API subset cudajit resolves ----------------------------------
@@ -66,10 +89,10 @@ CUresult cuGetErrorString(CUresult e, const char** text) {
   *text = e == kOutOfMemory ? "out of memory" : e == kInvalidValue ? "invalid argument" : "mock error";
   return kOk;
 }
-CUresult cuDeviceGetCount(int* n) { *n = 1; return kOk; }
+CUresult cuDeviceGetCount(int* n) { *n = deviceCount(); return kOk; }
 CUresult cuDeviceGet(int* d, int ordinal) {
-  if (ordinal != 0) return kInvalidValue;
-  *d = 0;
+  if (ordinal < 0 || ordinal >= deviceCount()) return kInvalidValue;
+  *d = ordinal;
   return kOk;
 }
 CUresult cuDeviceGetName(char* name, int len, int) {
@@ -90,7 +113,11 @@ CUresult cuDeviceGetAttribute(int* v, int attribute, int) {
   return kOk;
 }
 CUresult cuDeviceTotalMem_v2(size_t* bytes, int) { *bytes = size_t{80} << 30; return kOk; }
-CUresult cuDevicePrimaryCtxRetain(void** ctx, int) { *ctx = &g_ctx_token; return kOk; }
+CUresult cuDevicePrimaryCtxRetain(void** ctx, int device) {
+  if (device < 0 || device >= deviceCount()) return kInvalidValue;
+  *ctx = &g_ctx_tokens[device];
+  return kOk;
+}
 CUresult cuCtxGetCurrent(void** ctx) { *ctx = t_current; return kOk; }
 CUresult cuCtxSetCurrent(void* ctx) { t_current = ctx; return kOk; }
 CUresult cuCtxSynchronize() { return t_current ? kOk : kInvalidValue; }
@@ -139,7 +166,7 @@ CUresult cuMemAlloc_v2(unsigned long long* ptr, size_t bytes) {
   if (!p) return kOutOfMemory;
   std::memset(p, 0xAB, bytes);   // uninitialised device memory is garbage, not zeros
   *ptr = reinterpret_cast<uintptr_t>(p);
-  g_allocations[*ptr] = bytes;
+  g_allocations[*ptr] = Allocation{bytes, currentDevice()};
   return kOk;
 }
 CUresult cuMemFree_v2(unsigned long long ptr) {
@@ -172,6 +199,15 @@ CUresult cuMemsetD8_v2(unsigned long long dst, unsigned char v, size_t n) {
   return kOk;
 }
 CUresult cuStreamSynchronize(void*) { return t_current ? kOk : kInvalidValue; }
+CUresult cuPointerGetAttribute(void* data, int attribute, unsigned long long ptr) {
+  if (attribute != 9) return kInvalidValue;   // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL only
+  auto it = g_allocations.upper_bound(ptr);
+  if (it == g_allocations.begin()) return kInvalidValue;
+  --it;
+  if (ptr >= it->first + it->second.bytes) return kInvalidValue;
+  *static_cast<int*>(data) = it->second.device;
+  return kOk;
+}
 
 }  // extern "C"
 

@@ -1,0 +1,7 @@
+"""``python -m cudajit ...``: see cudajit.cli."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,76 @@
+"""The on-disk kernel cache: where it is, what it holds, clearing it.
+
+Kernels compiled with ``@cudajit.jit(cache=True)`` (or with
+``CUDAJIT_CACHE=1``) are stored under ``cache_dir()``, keyed by a hash of
+everything that changes their code; ``python -m cudajit warm`` fills it ahead
+of time and ``python -m cudajit cache list|clear|info`` inspects it. The
+cache itself (keys, entry format, atomic writes, checksums) is C++
+(runtime/kernel_cache.h); docs/caching.md describes it.
+"""
+
+import os
+import shutil
+
+from . import _core
+
+
+def cache_root():
+    """The root of cudajit's caches: ``$CUDAJIT_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/cudajit``, else ``~/.cache/cudajit``."""
+    return _core.cache_root()
+
+
+def cache_dir():
+    """Where compiled kernels are stored (``<cache_root()>/kernels``)."""
+    return _core.cache_dir()
+
+
+def entries():
+    """Every kernel entry, as dicts: path, key, size, valid, and for valid
+    entries qualname, filename, signature, arch, created (unix time),
+    compile_seconds, symbol, cubin_bytes, ptx_bytes."""
+    return sorted(_core.cache_entries(), key=lambda e: (e.get("qualname", ""), e["path"]))
+
+
+def clear(everything=False):
+    """Removes the kernel entries (and leftover temp files); with
+    ``everything``, the whole cache root (CUB builds, toolkit notes too).
+    Returns the number of files removed."""
+    target = cache_root() if everything else cache_dir()
+    removed = 0
+    if not os.path.isdir(target):
+        return 0
+    if everything:
+        for _, _, files in os.walk(target):
+            removed += len(files)
+        shutil.rmtree(target, ignore_errors=True)
+        return removed
+    for name in os.listdir(target):
+        if name.endswith(".cjk") or name.endswith(".tmp"):
+            try:
+                os.unlink(os.path.join(target, name))
+                removed += 1
+            except FileNotFoundError:
+                pass   # another process removed it first
+    return removed
+
+
+def info():
+    """A summary: directories, entry count and bytes, invalid entries, and
+    the identities (cudajit build, toolkit) that current keys are made of."""
+    all_entries = _core.cache_entries()
+    out = {
+        "root": cache_root(),
+        "kernels_dir": cache_dir(),
+        "entries": len(all_entries),
+        "bytes": sum(e["size"] for e in all_entries),
+        "invalid": sum(1 for e in all_entries if not e["valid"]),
+        "archs": sorted({e["arch"] for e in all_entries if e["valid"]}),
+        "cudajit": _core.cudajit_identity(),
+    }
+    try:
+        out["toolkit"] = _core.toolkit_identity().strip()
+    except Exception as e:  # noqa: BLE001  (no toolkit: say so, do not fail)
+        out["toolkit"] = f"unavailable ({e})"
+    out["driver"] = _core.driver_version() if _core.is_available() else None
+    return out

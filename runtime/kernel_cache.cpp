@@ -1,0 +1,159 @@
+#include "runtime/kernel_cache.h"
+
+#include "runtime/signature.h"
+#include "runtime/toolkit_identity.h"
+#include "support/sha256.h"
+
+namespace cj::rt {
+namespace {
+
+constexpr char kMagic[] = "CJKERNEL";
+constexpr uint32_t kFormat = 1;
+
+// The body: a sequence of named fields, each "u32 name size, name, u64 value
+// size, value" (little-endian), so fields can be added without a new format.
+class FieldWriter {
+ public:
+  void add(const std::string& name, const std::string& value) {
+    put(name.size(), 4);
+    out_ += name;
+    put(value.size(), 8);
+    out_ += value;
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  void put(uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out_.push_back(char((v >> (8 * i)) & 0xff));
+  }
+  std::string out_;
+};
+
+class FieldReader {
+ public:
+  explicit FieldReader(const std::string& in) : in_(in) {}
+  // False at the end or on a malformed field (ok() tells which).
+  bool next(std::string* name, std::string* value) {
+    if (pos_ == in_.size()) return false;
+    uint64_t n = 0, v = 0;
+    if (!get(4, &n) || in_.size() - pos_ < n) return fail();
+    name->assign(in_, pos_, n);
+    pos_ += n;
+    if (!get(8, &v) || in_.size() - pos_ < v) return fail();
+    value->assign(in_, pos_, v);
+    pos_ += v;
+    return true;
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  bool get(int bytes, uint64_t* v) {
+    if (in_.size() - pos_ < size_t(bytes)) return false;
+    *v = 0;
+    for (int i = 0; i < bytes; ++i) *v |= uint64_t(uint8_t(in_[pos_ + i])) << (8 * i);
+    pos_ += bytes;
+    return true;
+  }
+  bool fail() {
+    ok_ = false;
+    return false;
+  }
+  const std::string& in_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+KernelKey kernelKey(const KernelKeyParts& p) {
+  const driver::CompileOptions& o = *p.options;
+  std::string t = "cudajit kernel cache key v1\n";
+  t += cudajitIdentity() + "\n";
+  t += toolkitIdentity();
+  t += "arch sm_" + std::to_string(p.arch) + "\n";
+  t += "options opt=" + std::to_string(o.target.opt) + " fastmath=" + std::to_string(o.target.fastmath) +
+       " debug=" + std::to_string(o.target.debug) + " lineinfo=" + std::to_string(o.target.lineinfo) +
+       " device=" + std::to_string(o.device) + " block=" + std::to_string(o.infer.block_dims[0]) + "," +
+       std::to_string(o.infer.block_dims[1]) + "," + std::to_string(o.infer.block_dims[2]) + "\n";
+  std::string args;
+  for (const Type* a : *p.args) args += typeToString(a) + ";";
+  t += "args " + args + "\n";
+  t += "ir\n" + *p.untyped_ir;
+  return {t, sha256Hex(t)};
+}
+
+std::string kernelCacheDir() { return userCacheRoot() + "/kernels"; }
+
+DiskCache kernelDiskCache() { return DiskCache(kernelCacheDir(), ".cjk", kMagic, kFormat); }
+
+std::string serializeKernel(const CachedKernel& k) {
+  const driver::CompiledKernel& c = k.compiled;
+  FieldWriter w;
+  w.add("key", k.key_text);
+  w.add("qualname", k.qualname);
+  w.add("filename", k.filename);
+  w.add("signature", k.signature);
+  w.add("arch", std::to_string(k.arch));
+  w.add("created", std::to_string(k.created));
+  w.add("compile_seconds", std::to_string(k.compile_seconds));
+  w.add("symbol", c.symbol);
+  w.add("return_type", c.return_type ? typeToString(c.return_type) : "");
+  w.add("typed_ir", c.typed_ir);
+  w.add("nvvm_ir", c.nvvm_ir);
+  w.add("ptx", c.ptx);
+  w.add("cubin", std::string(c.cubin.begin(), c.cubin.end()));
+  if (c.block_specialised) {   // block algorithms: the CUB specs it was linked with, one a line
+    std::string specs;
+    for (const auto& spec : c.cub_specs) specs += spec + "\n";
+    w.add("cub_specs", specs);
+  }
+  return w.take();
+}
+
+bool deserializeKernel(const std::string& body, CachedKernel* out) {
+  FieldReader r(body);
+  std::string name, value;
+  bool has_key = false, has_cubin = false, has_symbol = false;
+  driver::CompiledKernel& c = out->compiled;
+  try {
+    while (r.next(&name, &value)) {
+      if (name == "key") { out->key_text = value; has_key = true; }
+      else if (name == "qualname") out->qualname = value;
+      else if (name == "filename") out->filename = value;
+      else if (name == "signature") out->signature = value;
+      else if (name == "arch") out->arch = std::stoi(value);
+      else if (name == "created") out->created = std::stoll(value);
+      else if (name == "compile_seconds") out->compile_seconds = std::stod(value);
+      else if (name == "symbol") { c.symbol = value; has_symbol = !value.empty(); }
+      else if (name == "return_type") c.return_type = value.empty() ? nullptr : parseType(value);
+      else if (name == "typed_ir") c.typed_ir = value;
+      else if (name == "nvvm_ir") c.nvvm_ir = value;
+      else if (name == "ptx") c.ptx = value;
+      else if (name == "cubin") { c.cubin.assign(value.begin(), value.end()); has_cubin = !value.empty(); }
+      else if (name == "cub_specs") {
+        c.block_specialised = true;
+        for (size_t at = 0, nl; (nl = value.find('\n', at)) != std::string::npos; at = nl + 1)
+          c.cub_specs.push_back(value.substr(at, nl - at));
+      }
+      // Unknown fields are skipped: a newer writer may add some.
+    }
+  } catch (const std::exception&) {
+    return false;   // a number field that is not a number
+  }
+  return r.ok() && has_key && has_cubin && has_symbol;
+}
+
+CacheLoad loadKernel(const KernelKey& key, CachedKernel* out) {
+  std::string body;
+  const CacheLoad r = kernelDiskCache().load(key.hash, &body);
+  if (r != CacheLoad::Hit) return r;
+  if (!deserializeKernel(body, out)) return CacheLoad::Corrupt;
+  if (out->key_text != key.text) return CacheLoad::Missing;   // a collision: not ours
+  return CacheLoad::Hit;
+}
+
+bool storeKernel(const KernelKey& key, const CachedKernel& k) {
+  return kernelDiskCache().store(key.hash, serializeKernel(k));
+}
+
+}  // namespace cj::rt

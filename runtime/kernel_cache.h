@@ -1,0 +1,63 @@
+// The on-disk cache of compiled kernels (@jit(cache=True), `python -m
+// cudajit warm`).
+//
+// Key: SHA-256 of a text naming everything that changes the code (keyText):
+//   - the untyped IR of the decoded module: the kernel's bytecode as IR, the
+//     values of the globals and closure cells it froze, and every device
+//     function it calls (decoded into the same module);
+//   - the argument types, the target architecture, the compile options
+//     (fastmath, debug, lineinfo, opt, device);
+//   - cudajit's version and build (toolkit_identity.h: cudajitIdentity);
+//   - the toolkit: libNVVM, nvJitLink and libdevice versions and files.
+// The CUDA driver is not part of it: it does not change the cubin (nvJitLink
+// makes it), and leaving it out lets a machine without a GPU warm the cache.
+// A cubin the driver cannot load is recompiled (Dispatcher).
+//
+// Files: <cache root>/kernels/<key>.cjk (support/disk_cache.h framing: a
+// checksum over the whole entry, atomic temp-file + rename writes). The body
+// repeats the key text, so a stale or colliding entry reads as a miss.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "driver/compile.h"
+#include "support/disk_cache.h"
+
+namespace cj::rt {
+
+struct KernelKey {
+  std::string text;   // the key material
+  std::string hash;   // sha256 hex of text: the file name
+};
+
+struct KernelKeyParts {
+  const std::string* untyped_ir = nullptr;
+  const std::vector<const Type*>* args = nullptr;
+  int arch = 0;
+  const driver::CompileOptions* options = nullptr;
+};
+KernelKey kernelKey(const KernelKeyParts& parts);
+
+// One entry: the compiled kernel and what `cache list` shows about it.
+struct CachedKernel {
+  std::string key_text;
+  std::string qualname, filename, signature;   // "axpy", "/src/k.py", "(float32, float32[::1])"
+  int arch = 0;
+  int64_t created = 0;                         // unix time
+  double compile_seconds = 0;
+  driver::CompiledKernel compiled;             // symbol, return type, IR texts, PTX, cubin
+};
+
+std::string kernelCacheDir();   // <userCacheRoot()>/kernels
+DiskCache kernelDiskCache();
+
+std::string serializeKernel(const CachedKernel& k);
+bool deserializeKernel(const std::string& body, CachedKernel* out);
+
+// Hit only when the entry is whole, its checksum holds and it was written
+// for exactly `key.text`.
+CacheLoad loadKernel(const KernelKey& key, CachedKernel* out);
+bool storeKernel(const KernelKey& key, const CachedKernel& k);
+
+}  // namespace cj::rt
