@@ -422,6 +422,55 @@ def test_explicit_signatures_specialise_on_block():
     assert ov.block is None and ov.cub_specs == []
 
 
+MOCK_BLOCK_KERNEL = """
+@cuda.jit(cache=True)
+def k(x, out):
+    s = cuda.block.sum(x[cuda.threadIdx.x])
+    if cuda.threadIdx.x == 0:
+        out[0] = s
+
+@cuda.jit(cache=True)
+def plain(x):
+    x[cuda.threadIdx.x] = 1.0
+
+install(lambda params: None)
+x = cuda.to_device(np.arange(256, dtype=np.float32))
+out = cuda.device_array(1, np.float32)
+"""
+
+
+def test_launch_specialises_on_block_shape_mock(run_python, mock_driver, tmp_path, monkeypatch):
+    """The launch path on the mock driver: a kernel with a block algorithm
+    gets one overload per launch block shape (cached on disk with its CUB
+    specs); a kernel without one does not."""
+    import textwrap
+
+    from test_runtime import MOCK_PRELUDE
+    monkeypatch.setenv("CUDAJIT_CACHE_DIR", str(tmp_path))
+    code = MOCK_PRELUDE + MOCK_BLOCK_KERNEL + textwrap.dedent("""
+        for threads in (64, 128, 64, 128):
+            k[1, threads](x, out)
+        for threads in (32, 64):
+            plain[1, threads](x)
+        print(len(k.signatures), len(plain.signatures))
+        print(sorted(launch["block"][0] for launch in launches))
+        ov = k.overloads[k.signatures[0]]
+        print(ov.block, ov.cub_specs, ov.stats["cache_result"])
+        print(plain.overloads[plain.signatures[0]].block)
+    """)
+    first = run_python(code, driver=mock_driver).splitlines()
+    assert first[0] == "2 1"
+    assert first[1] == "[32, 64, 64, 64, 128, 128]"
+    # (overloads is keyed by argument types: one of the two shows)
+    spec = r"\['block_reduce float32 op=sum block=(\d+)x1x1 ipt=1 nosync'\]"
+    m = re.fullmatch(r"\((\d+), 1, 1\) " + spec + " miss", first[2])
+    assert m and m.group(1) == m.group(2) and m.group(1) in ("64", "128"), first[2]
+    assert first[3] == "None"
+    # A fresh process reads the specialisations from the disk cache.
+    second = run_python(code, driver=mock_driver).splitlines()
+    assert re.fullmatch(r"\((\d+), 1, 1\) " + spec + " hit", second[2]), second[2]
+
+
 def test_block_shape_required_ahead_of_time():
     with pytest.raises(CompileError) as e:
         cuda.compile_ptx(segment_sums, "void(float32[:, ::1], float32[::1])")
