@@ -619,9 +619,8 @@ def _warm(case):
 
 
 def gpu_arch():
-    dev = cuda.get_current_device()
-    cc = getattr(dev, "compute_capability", (9, 0))
-    return cc[0] * 10 + cc[1]
+    major, minor = cuda.get_current_device()["compute_capability"]
+    return major * 10 + minor
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
 #include <cstring>
 #include <functional>
 #include <exception>
@@ -101,6 +104,46 @@ std::vector<cub::Spec> cubSpecs(const ir::Module& typed) {
   return out;
 }
 
+namespace {
+
+// At most this many instantiations at a time in the whole process (each
+// NVRTC run holds hundreds of MB): kernels compiled from several threads at
+// once (warming) share the cores instead of multiplying the threads.
+// $CUDAJIT_CUB_JOBS overrides the number of cores.
+class JobSlots {
+ public:
+  JobSlots() {
+    unsigned n = std::max(1u, std::thread::hardware_concurrency());
+    if (const char* env = std::getenv("CUDAJIT_CUB_JOBS"); env && std::atoi(env) > 0)
+      n = static_cast<unsigned>(std::atoi(env));
+    free_ = n;
+  }
+  void acquire() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return free_ > 0; });
+    --free_;
+  }
+  void release() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++free_;
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  unsigned free_ = 1;
+};
+
+JobSlots& jobSlots() {
+  static JobSlots slots;
+  return slots;
+}
+
+}  // namespace
+
 std::vector<link::LinkInput> cubLinkInputs(const std::vector<cub::Spec>& specs) {
   std::vector<link::LinkInput> inputs(specs.size());
   std::vector<std::exception_ptr> errors(specs.size());
@@ -108,6 +151,10 @@ std::vector<link::LinkInput> cubLinkInputs(const std::vector<cub::Spec>& specs) 
   auto work = [&] {
     for (size_t i; (i = next++) < specs.size();) {
       try {
+        jobSlots().acquire();
+        struct Release {
+          ~Release() { jobSlots().release(); }
+        } release;
         cub::Instance inst = cub::instantiate(specs[i]);
         inputs[i] = {link::LinkInput::Kind::LtoIr, *inst.ltoir, inst.entry.name + ".ltoir"};
       } catch (...) {
