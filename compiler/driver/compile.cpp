@@ -86,7 +86,7 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
     passes::runPasses(*typed, passes::defaultPipeline(), /*typed=*/true);
     return 0;
   });
-  if (!options.device) dropUnneededCubBarrier(*typed);
+  if (!options.device) dropUnneededCubBarriers(*typed);
   out.typed_ir = ir::printModule(*typed);
   out.symbol = codegen::kernelSymbol(entry);
 

@@ -20,8 +20,28 @@ namespace {
 
 bool isCubCall(const ir::Instr& in) { return in.op == ir::Op::Intrinsic && in.name == "cub"; }
 
-// Can control reach `b` again after leaving it?
-bool inCycle(const ir::Block* b) {
+// The normalized spec of a call of a block algorithm that uses the block's
+// shared storage; false for other instructions.
+bool storageUser(const ir::Instr& in, cub::Spec* spec) {
+  if (!isCubCall(in)) return false;
+  cub::Spec s;
+  std::string error;
+  if (!cub::parseSpec(in.cval.s, &s, &error) || !cub::tryNormalize(s, &s, &error)) return false;
+  if (!cub::usesBlockTempStorage(s)) return false;
+  if (spec) *spec = s;
+  return true;
+}
+
+bool anyStorageUser(const ir::Block& b, size_t from, size_t to) {
+  for (size_t k = from; k < to && k < b.instrs.size(); ++k)
+    if (storageUser(*b.instrs[k], nullptr)) return true;
+  return false;
+}
+
+// May another call that uses the storage (or the same one, in a loop) run
+// after instruction `at` of block `b`?
+bool storageUsedAfter(const ir::Block* b, size_t at) {
+  if (anyStorageUser(*b, at + 1, b->instrs.size())) return true;
   std::set<const ir::Block*> seen;
   std::vector<const ir::Block*> stack;
   auto push = [&](const ir::Block* from) {
@@ -32,8 +52,9 @@ bool inCycle(const ir::Block* b) {
   while (!stack.empty()) {
     const ir::Block* x = stack.back();
     stack.pop_back();
-    if (x == b) return true;
-    if (seen.insert(x).second) push(x);
+    if (!seen.insert(x).second) continue;
+    if (anyStorageUser(*x, 0, x->instrs.size())) return true;   // b itself again: a loop
+    push(x);
   }
   return false;
 }
@@ -63,27 +84,31 @@ bool usesBlockAlgorithms(const ir::Module& untyped) {
   return false;
 }
 
-void dropUnneededCubBarrier(ir::Module& typed) {
-  ir::Instr* only = nullptr;
-  ir::Function* owner = nullptr;
-  cub::Spec spec;
+void dropUnneededCubBarriers(ir::Module& typed) {
+  ir::Function* kernel = nullptr;
   for (auto& fn : typed.functions)
+    if (fn->is_kernel && !kernel) kernel = fn.get();
+  if (!kernel) return;
+  // Device functions may run any number of times from anywhere: only when
+  // every user of the storage is in the kernel itself.
+  for (auto& fn : typed.functions) {
+    if (fn.get() == kernel) continue;
     for (auto& b : fn->blocks)
-      for (auto& in : b->instrs) {
-        if (!isCubCall(*in)) continue;
-        cub::Spec s;
-        std::string error;
-        if (!cub::parseSpec(in->cval.s, &s, &error) || !cub::tryNormalize(s, &s, &error)) return;
-        if (!s.sync || !cub::usesBlockTempStorage(s)) continue;
-        if (only) return;   // a second user of the storage
-        only = in.get();
-        owner = fn.get();
-        spec = s;
-      }
-  if (!only || !owner->is_kernel || spec.algorithm == cub::Algorithm::BlockHistogram) return;
-  if (inCycle(only->parent)) return;
-  spec.sync = false;
-  only->cval = ir::Const::str(cub::toString(spec));
+      if (anyStorageUser(*b, 0, b->instrs.size())) return;
+  }
+  // Decide for every call first (the specs change below).
+  std::vector<std::pair<ir::Instr*, cub::Spec>> last;
+  for (auto& b : kernel->blocks)
+    for (size_t k = 0; k < b->instrs.size(); ++k) {
+      cub::Spec spec;
+      if (!storageUser(*b->instrs[k], &spec) || !spec.sync) continue;
+      if (spec.algorithm == cub::Algorithm::BlockHistogram) continue;
+      if (!storageUsedAfter(b.get(), k)) last.push_back({b->instrs[k].get(), spec});
+    }
+  for (auto& [in, spec] : last) {
+    spec.sync = false;
+    in->cval = ir::Const::str(cub::toString(spec));
+  }
 }
 
 std::vector<cub::Spec> cubSpecs(const ir::Module& typed) {

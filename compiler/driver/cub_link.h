@@ -16,12 +16,13 @@ namespace cj::driver {
 // Cheap (a scan of the constants), so the dispatcher asks before compiling.
 bool usesBlockAlgorithms(const ir::Module& untyped);
 
-// A kernel whose only call of a block algorithm that uses the shared
-// storage runs once per thread (in the kernel itself, outside any loop)
-// needs no barrier after it: nothing reuses the storage. That call's spec
-// becomes `nosync` (CUB's own contract; saves the trailing __syncthreads()).
-// Histograms keep theirs: it publishes the counts to the block.
-void dropUnneededCubBarrier(ir::Module& typed);
+// Block algorithms end with __syncthreads() so that the next one may reuse
+// the shared storage. A call after which no call that uses the storage can
+// run (none later in the kernel on any path, and not in a loop) needs no
+// barrier: its spec becomes `nosync` (CUB's own contract). Only when every
+// such call is in the kernel itself; histograms keep theirs (it publishes
+// the counts to the block).
+void dropUnneededCubBarriers(ir::Module& typed);
 
 // The normalized specs of every `intrinsic cub` in the module, one per entry
 // point, in order of appearance. Empty for kernels without block algorithms.

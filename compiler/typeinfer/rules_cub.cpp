@@ -244,6 +244,11 @@ Analysis analyze(const Site& s) {
   a.fn = &functionOf(s);
   const CubFunction& f = *a.fn;
   a.bound = s.bind(f.params, f.required);
+  // An optional argument given as None counts as not given.
+  for (ir::Instr*& v : a.bound)
+    if (v && v->type->is(TypeKind::None)) v = nullptr;
+  for (size_t i = 0; i < f.required; ++i)
+    if (!a.bound[i]) s.fail(pyName(s) + "(): " + std::string(f.params[i]) + " must not be None");
   auto arg = [&](std::string_view param) -> ir::Instr* {
     for (size_t i = 0; i < f.params.size(); ++i)
       if (f.params[i] == param) return a.bound[i];
@@ -313,7 +318,6 @@ Analysis analyze(const Site& s) {
     case Form::Sort: {
       ir::Instr* keys = arg("keys");
       ir::Instr* values = arg("values");
-      if (values && values->type->is(TypeKind::None)) values = nullptr;
       a.item = itemsOf(s, keys, "keys");
       bool descending = boolOption(s, arg("descending"), "descending");
       if (values) {
@@ -511,7 +515,6 @@ ir::Instr* cubLower(const Site& s, Emitter& e) {
     case Form::Sort: {
       ir::Instr* keys = arg("keys");
       ir::Instr* values = arg("values");
-      if (values && values->type->is(TypeKind::None)) values = nullptr;
       operands = {keys};
       if (values) operands.push_back(values);
       if (keys->type->isScalar()) {
