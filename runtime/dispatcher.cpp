@@ -490,6 +490,31 @@ void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_
   if (!ov.recorded) record(ov);
 }
 
+double Dispatcher::launchLoop(const LaunchConfig& config, PyObject* const* args, size_t nargs,
+                              long iterations) {
+  const DriverApi& api = driver();
+  if (static_cast<int>(nargs) != numArgs())
+    throw ArgumentTypeError("launchLoop: wrong number of arguments");
+  ScratchArgs scratch;
+  LaunchArgs& la = scratch.get();
+  classifyArgs(args, nargs, api.device_count > 1, &la);
+  if (!la.staged.empty()) throw ArgumentTypeError("launchLoop takes device arrays only");
+  const int device = la.device >= 0 ? la.device : currentDevice();
+  const cu::CUcontext context = ensureContext(device);
+  Overload& ov = *select(la.types);
+  Overload::Loaded& loaded = loadedOn(ov, device, context);
+  const cu::CUstream stream = config.stream_given ? config.stream : defaultStreamFor(la, device);
+  PackedParams params;
+  params.pack(ov.slots, la.values.data(), nargs);
+  const auto start = Clock::now();
+  for (long k = 0; k < iterations; ++k)
+    check(api.cuLaunchKernel(loaded.function, config.grid[0], config.grid[1], config.grid[2],
+                             config.block[0], config.block[1], config.block[2],
+                             config.shared_bytes, stream, params.pointers(), nullptr),
+          "cuLaunchKernel");
+  return secondsSince(start);
+}
+
 AotResult compileAot(const py::object& py_function, const std::vector<const Type*>& args,
                      bool device, bool want_cubin, const DispatcherOptions& options) {
   std::shared_ptr<const ir::Module> untyped = driver::decode(py_function.ptr());
