@@ -59,22 +59,27 @@ thread_local ScratchSlot t_scratch;
 
 class ScratchArgs {
  public:
-  ScratchArgs() {
-    if (t_scratch.busy) {
+  // One thread-local lookup per launch (in a shared library each costs a
+  // __tls_get_addr call).
+  ScratchArgs() : slot_(&t_scratch) {
+    if (slot_->busy) {
       own_ = std::make_unique<LaunchArgs>();
+      args_ = own_.get();
     } else {
-      t_scratch.busy = true;
+      slot_->busy = true;
+      args_ = &slot_->args;
     }
   }
   ~ScratchArgs() {
-    LaunchArgs& a = get();
-    a.staged.clear();   // host copies and their device buffers go now, with the GIL held
-    a.producer_streams.clear();
-    if (!own_) t_scratch.busy = false;
+    args_->staged.clear();   // host copies and their device buffers go now, with the GIL held
+    args_->producer_streams.clear();
+    if (!own_) slot_->busy = false;
   }
-  LaunchArgs& get() { return own_ ? *own_ : t_scratch.args; }
+  LaunchArgs& get() { return *args_; }
 
  private:
+  ScratchSlot* slot_;
+  LaunchArgs* args_ = nullptr;
   std::unique_ptr<LaunchArgs> own_;
 };
 
