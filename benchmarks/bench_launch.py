@@ -91,7 +91,14 @@ def per_launch(fn, sync, calls: int, runs: int, warmup: int = 500) -> float:
     return statistics.median(samples)
 
 
+MAX_CALLS = 500   # launches per timed run that stay clear of the driver's pending-launch queue
+
+
 def run(calls: int, runs: int, raw=None, cj=None, nb=None, cp=None, torch=None):
+    if calls > MAX_CALLS:
+        C.note(f"launches per timed run capped at {MAX_CALLS} (asked {calls}): more fill the "
+               "driver's queue and time the GPU instead of the launch")
+        calls = MAX_CALLS
     rng = np.random.default_rng()
     host = rng.standard_normal(N).astype(np.float32)
     results = {}
