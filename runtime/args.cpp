@@ -68,8 +68,12 @@ bool classifyNumber(size_t index, const py::handle& obj, ScalarValue* out) {
     out->f = PyFloat_AS_DOUBLE(o);
     return true;
   }
-  if (PyComplex_Check(o))
-    unsupported(index, obj, "complex arguments are not supported yet");
+  if (PyComplex_Check(o)) {   // numba: complex128
+    out->type = Scalar::Complex128;
+    out->f = PyComplex_RealAsDouble(o);
+    out->f_imag = PyComplex_ImagAsDouble(o);
+    return true;
+  }
   if (PyObject_IsInstance(o, numpyGeneric()) == 1) {
     py::object dtype = obj.attr("dtype");
     const char kind = dtype.attr("kind").cast<std::string>()[0];
@@ -78,11 +82,12 @@ bool classifyNumber(size_t index, const py::handle& obj, ScalarValue* out) {
     if (!scalarFromNumpy(kind, itemsize, &s))
       unsupported(index, obj, "numpy scalars of dtype " + py::str(dtype).cast<std::string>() +
                                   " have no cudajit type");
-    if (scalarKind(s) == ScalarKind::Complex)
-      unsupported(index, obj, "complex arguments are not supported yet");
     out->type = s;
     py::object item = obj.attr("item")();
-    if (scalarKind(s) == ScalarKind::Float) {
+    if (scalarKind(s) == ScalarKind::Complex) {
+      out->f = PyComplex_RealAsDouble(item.ptr());
+      out->f_imag = PyComplex_ImagAsDouble(item.ptr());
+    } else if (scalarKind(s) == ScalarKind::Float) {
       out->f = item.cast<double>();
     } else if (scalarKind(s) == ScalarKind::Int && !scalarSigned(s)) {
       out->i = static_cast<int64_t>(item.cast<unsigned long long>());
@@ -101,11 +106,7 @@ std::vector<int64_t> intTuple(const py::handle& seq, const char* what) {
   return out;
 }
 
-Scalar arrayDtype(size_t index, const py::handle& obj, Scalar s) {
-  if (scalarKind(s) == ScalarKind::Complex)
-    unsupported(index, obj, "complex arrays are not supported yet");
-  return s;
-}
+Scalar arrayDtype(size_t, const py::handle&, Scalar s) { return s; }
 
 // __cuda_array_interface__ (v2/v3): a dict with shape, typestr, data,
 // strides (None: C-contiguous), optional mask (must be None) and stream.
@@ -185,6 +186,10 @@ void classifyOne(size_t index, const py::handle& obj, LaunchArgs* out) {
     arg.array.shape = da->shape;
     arg.array.strides = da->strides;
     arg.type = arrayTy(arrayDtype(index, obj, da->dtype), da->ndim(), da->layout());
+    return;
+  }
+  if (obj.is_none()) {   // numba types None as none: no parameter slot (abi.h)
+    arg.type = noneTy();
     return;
   }
   if (classifyNumber(index, obj, &arg.scalar)) {

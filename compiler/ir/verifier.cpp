@@ -211,6 +211,7 @@ class Verifier {
     switch (in->op) {
       case Op::Call: min_operands = 1; break;          // the callee
       case Op::ArrayLoad: min_operands = 1; break;     // the array
+      case Op::ArrayView: min_operands = 2; break;     // the array and the offset
       case Op::ArrayStore: min_operands = 2; break;    // the array and the value
       default: break;
     }
@@ -465,6 +466,16 @@ class Verifier {
                           std::to_string(in->operands.size() - 1));
         expectIndices(b, in, 1, arr->ndim);
         expectType(b, in, t, scalarTy(arr->scalar), "result");
+        break;
+      }
+      case Op::ArrayView: {
+        const Type* arr = expectArray(b, in, in->operands[0]);
+        if (!t->is(TypeKind::Array) || t->scalar != arr->scalar)
+          fail(b, in, "array_view of " + ty(arr) + " gives " + ty(t));
+        if (in->operands.size() != static_cast<size_t>(2 + 2 * t->ndim))
+          fail(b, in, "array_view to a " + std::to_string(t->ndim) + "d view takes " +
+                          std::to_string(2 + 2 * t->ndim) + " operands");
+        expectIndices(b, in, 1, 1 + 2 * t->ndim);
         break;
       }
       case Op::ArrayStore: {

@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "typeinfer/iterators.h"
 #include "typeinfer/operators.h"
 #include "typeinfer/subscript.h"
 #include "typeinfer/sites.h"
@@ -179,19 +180,10 @@ const Type* Typer::typeOf(ir::Instr* in) {
                                     std::to_string(in->index) + " out of range");
       return t->elems[static_cast<size_t>(in->index)];
     }
-    case ir::Op::GetIter: {
-      const Type* t = in->operands[0]->type;
-      if (t->is(TypeKind::Range)) return rangeIterTy(t->scalar);
-      ctx_.fail(in, "for", "iterating over " + typeToString(t) + " is not supported",
-                "loop over range(...) and index instead");
-    }
+    case ir::Op::GetIter:
     case ir::Op::IterValid:
-    case ir::Op::IterNext: {
-      const Type* t = in->operands[0]->type;
-      if (!t->is(TypeKind::RangeIter))
-        ctx_.fail(in, std::string(ir::opName(in->op)), "not an iterator: " + typeToString(t));
-      return in->op == ir::Op::IterValid ? boolTy() : scalarTy(t->scalar);
-    }
+    case ir::Op::IterNext:
+      return iterationOpType(ctx_, in);   // iterators.h: range, tuple, enumerate, zip
     default:
       if (isOperator(in->op)) return operatorType(ctx_, in);
       // Already-typed operations (hand-written IR) keep their type.
