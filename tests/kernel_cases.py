@@ -1701,7 +1701,7 @@ def _lang_small_ints_ref(a8, b16, c8u, d16u, out16, out8u):
 case("lang_small_int_types", "void(int8[::1], int16[::1], uint8[::1], uint16[::1], int16[::1], uint8[::1])",
      lambda r: [ints(r, n := size(r), -100, 100, np.int8), ints(r, n, -3000, 3000, np.int16),
                 ints(r, n, 1, 250, np.uint8), ints(r, n, 1, 60000, np.uint16),
-                poison(n, np.int16), poison(n, np.uint8)],
+                np.full(n, -12345, np.int16), np.full(n, 77, np.uint8)],
      one_d(128), _lang_small_ints_ref, [4, 5], kernel=lang_small_ints,
      covers=("int8", "int16", "uint8", "uint16", "shifts", "bit ops"))
 

@@ -623,6 +623,8 @@ class FunctionDecoder {
     Frozen f = classifyConstant(obj);
     if (f.kind != Frozen::Kind::Const)
       fail(in.loc, "constant", "constant of type '" + typeNameOf(obj) + "' is not supported in kernels (it is " + f.why + ")");
+    if (!f.numpy_type.empty())   // an int above INT64_MAX: uint64 (frozen.h)
+      return emit(Op::Call, {constant(ir::Const::symbol(f.numpy_type)), constant(std::move(f.value))});
     return constant(std::move(f.value));
   }
 

@@ -343,6 +343,22 @@ class Verifier {
         expectType(b, in, in->type, dtype, "result");
         break;
       }
+      case I::ComplexReal: case I::ComplexImag: case I::ComplexAbs: {
+        const Type* c = in->operands[0]->type;
+        if (!c->isComplex()) fail(b, in, in->name + " of " + ty(c) + ", expected a complex number");
+        expectType(b, in, in->type, c->scalar == Scalar::Complex64 ? f32Ty() : f64Ty(), "result");
+        break;
+      }
+      case I::ComplexMake: {
+        if (!in->type->isComplex()) fail(b, in, "complex.make gives " + ty(in->type));
+        const Type* part = in->type->scalar == Scalar::Complex64 ? f32Ty() : f64Ty();
+        for (const Instr* o : in->operands) expectType(b, in, o->type, part, "operand");
+        break;
+      }
+      case I::Print:
+        expectType(b, in, in->type, voidTy(), "result");
+        for (const Instr* o : in->operands) expectScalar(b, in, o->type, "operand");
+        break;
       default: {
         // math.*: every operand and the result share one float type (f32/f64).
         if (in->type != f32Ty() && in->type != f64Ty())
