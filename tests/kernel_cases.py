@@ -1727,13 +1727,13 @@ def lang_complex(a, b, out, mag):
     i = cuda.grid(1)
     if i < a.size:
         z = a[i] * b[i] + a[i] / b[i] - 1j
-        out[i] = z
+        out[i] = z * b[i].conjugate()
         mag[i] = abs(z) + z.real - z.imag
 
 
 def _lang_complex_ref(a, b, out, mag):
     z = a * b + a / b - 1j
-    out[...] = z.astype(out.dtype)
+    out[...] = (z * np.conj(b)).astype(out.dtype)
     mag[...] = (np.abs(z) + z.real - z.imag).astype(mag.dtype)
 
 
@@ -1745,7 +1745,7 @@ case("lang_complex128", "void(complex128[::1], complex128[::1], complex128[::1],
      lambda r: [_cplx(r, n := size(r), np.complex128), _cplx(r, n, np.complex128),
                 poison(n, np.complex128), poison(n, np.float64)],
      one_d(128), _lang_complex_ref, [2, 3], kernel=lang_complex, rtol=1e-12, atol=1e-12,
-     covers=("complex128", "abs(complex)", ".real", ".imag", "complex literal"))
+     covers=("complex128", "abs(complex)", ".real", ".imag", ".conjugate()", "complex literal"))
 
 case("lang_complex64", "void(complex64[::1], complex64[::1], complex128[::1], float64[::1])",
      lambda r: [_cplx(r, n := size(r), np.complex64), _cplx(r, n, np.complex64),

@@ -408,3 +408,11 @@ def test_gpu_tuple_and_complex_scalar_arguments():
     k[3, 128](shape, z, out)
     idx = np.arange(300)
     np.testing.assert_allclose(out, z * (idx % shape[0]) + shape[1], rtol=1e-12)
+
+
+def test_conjugate_method(numba_cuda):
+    def f(z, x):
+        return z.conjugate() * z + x.conjugate()
+    assert ret_of(f, "(complex64, float32)") == numba_ret(numba_cuda, f, "(complex64, float32)")
+    ir = typed_ir(f, ["complex64", "float32"])
+    assert "complex.make" in ir

@@ -69,6 +69,8 @@ extern const Rule print;           // print(...)
 extern const Rule slice;           // slice(start, stop[, step])   (slicing.cpp)
 extern const Rule scalarReal;      // x.real
 extern const Rule scalarImag;      // x.imag
+extern const Rule conjugateAttr;   // x.conjugate (a bound method)
+extern const Rule conjugateCall;   // x.conjugate()
 
 extern const Rule arrayShape;
 extern const Rule arrayStrides;

@@ -137,8 +137,33 @@ ir::Instr* printLower(const Site& s, Emitter& e) {
   return nullptr;
 }
 
+// z.conjugate(): the attribute is a bound method, a tuple (sym
+// method:conjugate, z) that sites.cpp's bindCall dispatches on.
+constexpr const char* kConjugate = "method:conjugate";
+
+const Type* conjugateAttrType(const Site& s) { return tupleTy({symbolTy(kConjugate), s.receiver->type}); }
+ir::Instr* conjugateAttrLower(const Site& s, Emitter& e) {
+  return e.emit(ir::Op::TupleMake, conjugateAttrType(s),
+                {e.constant(ir::Const::symbol(kConjugate), symbolTy(kConjugate)), s.receiver});
+}
+
+const Type* conjugateCallType(const Site& s) {
+  s.expectArgs(0);
+  return s.receiver->type->elems[1];
+}
+ir::Instr* conjugateCallLower(const Site& s, Emitter& e) {
+  ir::Instr* z = e.element(s.receiver, 1);
+  if (!z->type->isComplex()) return z;
+  const Type* part = scalarTy(partOf(z->type->scalar));
+  ir::Instr* re = e.intrinsic("complex.real", part, {z});
+  ir::Instr* im = e.intrinsic("complex.imag", part, {z});
+  return e.intrinsic("complex.make", z->type, {re, e.emit(ir::Op::Neg, part, {im})});
+}
+
 }  // namespace
 
+const Rule conjugateAttr{conjugateAttrType, conjugateAttrLower};
+const Rule conjugateCall{conjugateCallType, conjugateCallLower};
 const Rule print{printType, printLower};
 const Rule scalarReal{realType, realLower};
 const Rule scalarImag{realType, imagLower};

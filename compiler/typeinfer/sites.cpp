@@ -72,6 +72,14 @@ Bound bindCall(const FunctionContext& ctx, ir::Instr* in) {
     rule = entry->call;
     name = entry->name;
     arg = entry->arg;
+  } else if (t->is(TypeKind::Tuple) && !t->elems.empty() && t->elems[0]->is(TypeKind::Symbol) &&
+             t->elems[0]->name.rfind("method:", 0) == 0) {
+    // A bound method (z.conjugate): the rule reads its receiver from the tuple.
+    const SymbolEntry* entry = findSymbol(t->elems[0]->name);
+    if (!entry || !*entry->call) ctx.fail(in, t->elems[0]->name, "unsupported method " + t->elems[0]->name);
+    rule = entry->call;
+    name = entry->name;
+    arg = entry->arg;
   } else if (t->is(TypeKind::Function)) {
     rule = &rules::deviceCall;
     name = t->name;
@@ -79,6 +87,7 @@ Bound bindCall(const FunctionContext& ctx, ir::Instr* in) {
     ctx.fail(in, "call", "a value of type " + typeToString(t) + " is not callable");
   }
   Site site{ctx, in, name, arg};
+  if (t->is(TypeKind::Tuple)) site.receiver = callee;
   size_t nargs = in->operands.size() - 1;
   size_t nkw = std::min(in->names.size(), nargs);
   for (size_t i = 1; i <= nargs - nkw; ++i) site.args.push_back(in->operands[i]);
