@@ -1912,3 +1912,23 @@ case("lang_device_defaults_kwargs", "void(float32[::1], float32[::1])",
      one_d(128), _lang_device_functions_ref, [1], kernel=lang_device_functions, rtol=1e-5, atol=1e-5,
      covers=("device function default arguments", "tuple return",
              "explicit device signature"))
+
+
+def lang_layout_merge(a, b, out, use_a):
+    i = cuda.grid(1)
+    if i < out.size:
+        x = a
+        if not use_a:
+            x = b               # C joins A: x is array(float32, 1d, A)
+        out[i] = x[i] * 2.0
+
+
+def _lang_layout_merge_ref(a, b, out, use_a):
+    out[...] = (a if use_a else b) * np.float32(2.0)
+
+
+case("lang_layout_merge_c_and_a", "void(float32[::1], float32[:], float32[::1], boolean)",
+     lambda r: [f32(r, n := size(r)), View(f32(r, 2 * n), (("slice", (slice(None, None, 2),)),)),
+                poison(n, np.float32), bool(r.integers(0, 2))],
+     one_d(128, arg=2), _lang_layout_merge_ref, [2], kernel=lang_layout_merge, rtol=1e-6,
+     covers=("array layout merge C/A",))

@@ -416,3 +416,11 @@ def test_conjugate_method(numba_cuda):
     assert ret_of(f, "(complex64, float32)") == numba_ret(numba_cuda, f, "(complex64, float32)")
     ir = typed_ir(f, ["complex64", "float32"])
     assert "complex.make" in ir
+
+
+def test_layout_merge_assembles(tmp_path):
+    def k(a, b, out, flag):
+        i = cuda.grid(1)
+        x = a if flag else b
+        out[i] = x[i]
+    assemble(ptx_of(k, "void(float32[::1], float32[:], float32[::1], boolean)"), tmp_path)

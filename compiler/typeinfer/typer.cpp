@@ -22,17 +22,6 @@ bool ready(const ir::Instr* v) {
   return !v->type->is(TypeKind::Unknown) && !v->type->is(TypeKind::Undef);
 }
 
-// Would converting a value of type `from` to `to` change an array's type
-// (layout or readonly-ness), also inside tuples?
-bool arrayChanges(const Type* from, const Type* to) {
-  if (from->is(TypeKind::Array)) return from != to;
-  if (from->is(TypeKind::Tuple) && to->is(TypeKind::Tuple) && from->elems.size() == to->elems.size()) {
-    for (size_t i = 0; i < from->elems.size(); ++i)
-      if (arrayChanges(from->elems[i], to->elems[i])) return true;
-  }
-  return false;
-}
-
 std::string describe(const ir::Instr* v) {
   return v->var.empty() ? std::string("a temporary value") : "variable '" + v->var + "'";
 }
@@ -111,7 +100,9 @@ bool Typer::typeParams(ir::Block* b) {
       const Type* u = unifyTypes(t, at);
       // numba would merge arrays of different layouts into layout A; typed IR
       // has no conversion between array types yet, so that stays an error.
-      bool layout_merge = u && (arrayChanges(t, u) || arrayChanges(at, u));
+      // Arrays of different layouts merge into layout A (numba); the lowering
+      // converts each incoming view (Emitter::convert: array_view).
+      bool layout_merge = false;
       if (!u || layout_merge) {
         const ir::Instr* where = arg->loc.line > 0 ? arg : inc.terminator;
         std::string name = p->var.empty() ? "a value" : "variable '" + p->var + "'";
