@@ -64,10 +64,10 @@ void boundsCheck(FunctionEmitter& fe, const std::string& ok, const std::string& 
   fe.startBlock(bad);
   const ir::Function& fn = fe.function();
   int line = fe.current() ? fe.current()->loc.line : fn.first_line;
-  std::string where = escapePercent(fn.py_name.empty() ? fn.name : fn.py_name) + "' at " +
+  std::string where = "'" + escapePercent(fn.py_name.empty() ? fn.name : fn.py_name) + "' at " +
                       escapePercent(fn.filename) + ":" + std::to_string(line);
   callVprintf(fe, "IndexError: index %lld is out of bounds for axis " + std::to_string(axis) +
-                      " with size %lld in '" + where + "'\n",
+                      " with size %lld in " + where + "\n",
               {{"i64", index}, {"i64", size}});
   fe.mod().declare("declare void @llvm.trap() noreturn nounwind");
   fe.emitLine("call void @llvm.trap()");
