@@ -1932,3 +1932,140 @@ case("lang_layout_merge_c_and_a", "void(float32[::1], float32[:], float32[::1], 
                 poison(n, np.float32), bool(r.integers(0, 2))],
      one_d(128, arg=2), _lang_layout_merge_ref, [2], kernel=lang_layout_merge, rtol=1e-6,
      covers=("array layout merge C/A",))
+# --- intrinsics (issue 5)
+# numba.cuda's atomics beyond add, warp shuffles/votes, predicate barriers,
+# bit operations and the math module, as ported kernels use them.
+
+def atomic_minmax_2d(x, key, mx, mn):
+    i = cuda.grid(1)
+    if i < x.size:
+        k = key[i]
+        cuda.atomic.max(mx, (k % 4, k // 4), x[i])
+        cuda.atomic.min(mn, (k % 4, k // 4), x[i])
+
+
+def _atomic_minmax_ref(x, key, mx, mn):
+    for k in range(16):
+        sel = x[key == k]
+        if sel.size:
+            mx[k % 4, k // 4] = max(mx[k % 4, k // 4], sel.max())
+            mn[k % 4, k // 4] = min(mn[k % 4, k // 4], sel.min())
+
+
+def _minmax_inputs(r):
+    n = size(r)
+    return [f64(r, n, -100, 100), ints(r, n, 0, 16), f64(r, (4, 4), -1, 1), f64(r, (4, 4), -1, 1)]
+
+
+case("atomic_max_min_2d_tuple_index", "void(float64[::1], int64[::1], float64[:, ::1], float64[:, ::1])",
+     _minmax_inputs, one_d(256, arg=0), _atomic_minmax_ref, [2, 3], kernel=atomic_minmax_2d,
+     covers=("cuda.atomic.max/min on float64 with a tuple index",))
+
+
+def atomic_bits_u32(x, acc):
+    i = cuda.grid(1)
+    if i < x.size:
+        cuda.atomic.or_(acc, 0, x[i])
+        cuda.atomic.and_(acc, 1, x[i])
+        cuda.atomic.xor(acc, 2, x[i])
+        cuda.atomic.inc(acc, 3, np.uint32(1000000))
+        cuda.atomic.sub(acc, 4, np.uint32(1))
+
+
+def _atomic_bits_ref(x, acc):
+    acc[0] |= np.bitwise_or.reduce(x)
+    acc[1] &= np.bitwise_and.reduce(x)
+    acc[2] ^= np.bitwise_xor.reduce(x)
+    acc[3] += np.uint32(x.size)   # below the bound 1000000: no wrap
+    acc[4] -= np.uint32(x.size)
+
+
+def _atomic_bits_inputs(r):
+    x = r.integers(0, 2**32, size(r), dtype=np.uint64).astype(np.uint32)
+    acc = r.integers(0, 2**32, 5, dtype=np.uint64).astype(np.uint32)
+    acc[3] = r.integers(0, 1000)
+    acc[4] = np.uint32(2**31)
+    return [x, acc]
+
+
+case("atomic_bitwise_inc_sub_u32", "void(uint32[::1], uint32[::1])", _atomic_bits_inputs, one_d(256),
+     _atomic_bits_ref, [1], kernel=atomic_bits_u32,
+     covers=("cuda.atomic.or_/and_/xor/inc/sub on uint32",))
+
+
+def warp_sum_shfl(x, out):
+    i = cuda.grid(1)
+    v = x[i] if i < x.size else 0.0
+    off = 16
+    while off > 0:
+        v += cuda.shfl_down_sync(0xffffffff, v, off)
+        off //= 2
+    if cuda.laneid == 0 and i // 32 < out.size:
+        out[i // 32] = v
+
+
+def _warp_sum_ref(x, out):
+    pad = np.zeros(out.size * 32)
+    pad[:x.size] = x
+    out[:] = pad.reshape(-1, 32).sum(1)
+
+
+def _warp_sum_inputs(r):
+    n = size(r)
+    return [f64(r, n), poison((n + 31) // 32, np.float64)]
+
+
+case("warp_sum_shfl_down_f64", "void(float64[::1], float64[::1])", _warp_sum_inputs, one_d(256, arg=0),
+     _warp_sum_ref, [1], kernel=warp_sum_shfl, rtol=1e-12, atol=1e-12,
+     covers=("cuda.shfl_down_sync on float64 (two 32-bit shuffles)", "cuda.laneid"))
+
+
+def ballot_popc(x, out):
+    i = cuda.grid(1)
+    b = cuda.ballot_sync(0xffffffff, x[i] > 0)
+    c = cuda.syncthreads_count(x[i] > 0)
+    if cuda.laneid == 0:
+        out[i // 32, 0] = cuda.popc(b)
+        out[i // 32, 1] = c
+
+
+def _ballot_popc_ref(x, out):
+    w = (x > 0).reshape(-1, 32)
+    out[:, 0] = w.sum(1)
+    out[:, 1] = np.repeat((x > 0).reshape(-1, TPB).sum(1), TPB // 32)
+
+
+def _ballot_inputs(r):
+    nb = int(r.integers(4, 40))
+    return [f32(r, nb * TPB), poison((nb * TPB // 32, 2), np.int32)]
+
+
+case("ballot_popc_syncthreads_count", "void(float32[::1], int32[:, ::1])", _ballot_inputs,
+     lambda args: (args[0].size // TPB, TPB), _ballot_popc_ref, [1], kernel=ballot_popc,
+     covers=("cuda.ballot_sync", "cuda.popc", "cuda.syncthreads_count"))
+
+
+def math_mix(x, y, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        m, e = math.frexp(x[i])
+        f, w = math.modf(y[i])
+        out[i] = (math.atan2(x[i], y[i]) + math.hypot(x[i], y[i]) + math.erf(x[i]) +
+                  math.expm1(x[i] / 4) + math.log1p(abs(y[i])) + math.cosh(x[i] / 4) +
+                  math.ldexp(m, e) + f + w + math.degrees(math.radians(x[i])) +
+                  (1.0 if math.isfinite(x[i]) else 0.0))
+
+
+def _math_mix_ref(x, y, out):
+    f, w = np.modf(y)
+    out[:] = (np.arctan2(x, y) + np.hypot(x, y) + np.vectorize(math.erf)(x) + np.expm1(x / 4) +
+              np.log1p(np.abs(y)) + np.cosh(x / 4) + x + f + w + x + 1.0)
+
+
+case("math_module_mix_f64", "void(float64[::1], float64[::1], float64[::1])",
+     lambda r: [f64(r, 3000), f64(r, 3000), poison(3000, np.float64)], one_d(128),
+     _math_mix_ref, [2], kernel=math_mix, rtol=1e-12, atol=1e-12,
+     covers=("math.atan2/hypot/erf/expm1/log1p/cosh/frexp/ldexp/modf/degrees/radians/isfinite",))
+
+
+CASES_BY_NAME.update({c.name: c for c in CASES})
