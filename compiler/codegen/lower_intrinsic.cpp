@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "codegen/emitter.h"
+#include "codegen/lower_intrin_ext.h"
 #include "ir/intrinsics.h"
 
 namespace cj::codegen {
@@ -43,6 +44,7 @@ constexpr FastRow kFastMath[] = {
     {"__nv_sinf", "__nv_fast_sinf"}, {"__nv_cosf", "__nv_fast_cosf"},
     {"__nv_tanf", "__nv_fast_tanf"}, {"__nv_expf", "__nv_fast_expf"},
     {"__nv_logf", "__nv_fast_logf"}, {"__nv_powf", "__nv_fast_powf"},
+    {"__nv_log2f", "__nv_fast_log2f"}, {"__nv_log10f", "__nv_fast_log10f"},
 };
 
 void lowerSreg(FunctionEmitter& fe, const ir::Instr& in) {
@@ -186,6 +188,7 @@ void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
   if (!info) fe.fail(in, in.name, "unknown intrinsic '" + in.name + "'");
   if (!info->libdevice_f32.empty()) return lowerMath(fe, in, *info);
   if (in.name.rfind("sreg.", 0) == 0) return lowerSreg(fe, in);
+  if (in.name.rfind("complex.", 0) == 0 && lowerComplexIntrinsic(fe, in)) return;
   for (const auto& row : kBarriers) {
     if (row.id == info->id) {
       fe.mod().declare(std::string("declare void @") + row.llvm + "()");
@@ -197,7 +200,10 @@ void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
     case Intrinsic::SharedArray: return lowerSharedArray(fe, in);
     case Intrinsic::LocalArray: return lowerLocalArray(fe, in);
     case Intrinsic::AtomicAdd: return lowerAtomicAdd(fe, in);
-    default: fe.fail(in, in.name, "codegen has no lowering for intrinsic '" + in.name + "'");
+    case Intrinsic::Print: return lowerPrint(fe, in);
+    default:
+      if (lowerIntrinsicExt(fe, in)) return;
+      fe.fail(in, in.name, "codegen has no lowering for intrinsic '" + in.name + "'");
   }
 }
 

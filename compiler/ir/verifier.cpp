@@ -211,6 +211,7 @@ class Verifier {
     switch (in->op) {
       case Op::Call: min_operands = 1; break;          // the callee
       case Op::ArrayLoad: min_operands = 1; break;     // the array
+      case Op::ArrayView: min_operands = 2; break;     // the array and the offset
       case Op::ArrayStore: min_operands = 2; break;    // the array and the value
       default: break;
     }
@@ -326,8 +327,10 @@ class Verifier {
         if (in->ints.size() != static_cast<size_t>(t->ndim))
           fail(b, in, "shape has " + std::to_string(in->ints.size()) + " dimension(s), the array " +
                           std::to_string(t->ndim));
+        // A 1-d shared array of size 0 is the dynamic shared memory.
+        bool dynamic = want == MemSpace::Shared && in->ints.size() == 1 && in->ints[0] == 0;
         for (int64_t d : in->ints)
-          if (d <= 0) fail(b, in, "array dimension " + std::to_string(d) + " is not positive");
+          if (d <= 0 && !dynamic) fail(b, in, "array dimension " + std::to_string(d) + " is not positive");
         break;
       }
       case I::AtomicAdd: {
@@ -339,6 +342,93 @@ class Verifier {
         expectIndices(b, in, 1, arr->ndim);
         const Type* dtype = scalarTy(arr->scalar);
         expectType(b, in, in->operands.back()->type, dtype, "value");
+        expectType(b, in, in->type, dtype, "result");
+        break;
+      }
+      case I::ComplexReal: case I::ComplexImag: case I::ComplexAbs: {
+        const Type* c = in->operands[0]->type;
+        if (!c->isComplex()) fail(b, in, in->name + " of " + ty(c) + ", expected a complex number");
+        expectType(b, in, in->type, c->scalar == Scalar::Complex64 ? f32Ty() : f64Ty(), "result");
+        break;
+      }
+      case I::ComplexMake: {
+        if (!in->type->isComplex()) fail(b, in, "complex.make gives " + ty(in->type));
+        const Type* part = in->type->scalar == Scalar::Complex64 ? f32Ty() : f64Ty();
+        for (const Instr* o : in->operands) expectType(b, in, o->type, part, "operand");
+        break;
+      }
+      case I::Print:
+        expectType(b, in, in->type, voidTy(), "result");
+        for (const Instr* o : in->operands) expectScalar(b, in, o->type, "operand");
+        break;
+      // ---- issue 5 (numba.cuda intrinsics) ----
+      case I::SyncThreadsCount: case I::SyncThreadsAnd: case I::SyncThreadsOr:
+        expectType(b, in, in->operands[0]->type, i32Ty(), "predicate");
+        expectType(b, in, in->type, i32Ty(), "result");
+        break;
+      case I::ThreadFenceSystem:
+        expectType(b, in, in->type, voidTy(), "result");
+        break;
+      case I::SyncWarp: case I::NanoSleep:
+        expectType(b, in, in->operands[0]->type, info->id == I::SyncWarp ? i32Ty() : u32Ty(), "operand");
+        expectType(b, in, in->type, voidTy(), "result");
+        break;
+      case I::ActiveMask: case I::LaneMaskLt:
+        expectType(b, in, in->type, u32Ty(), "result");
+        break;
+      case I::ShflIdx: case I::ShflUp: case I::ShflDown: case I::ShflBfly: {
+        const Type* t = in->type;
+        if (t != i32Ty() && t != i64Ty() && t != f32Ty() && t != f64Ty())
+          fail(b, in, in->name + " shuffles " + ty(t) + ", expected i32, i64, f32 or f64");
+        expectType(b, in, in->operands[0]->type, i32Ty(), "mask");
+        expectType(b, in, in->operands[1]->type, t, "value");
+        expectType(b, in, in->operands[2]->type, i32Ty(), "lane");
+        break;
+      }
+      case I::VoteAll: case I::VoteAny: case I::VoteUni: case I::VoteBallot:
+        expectType(b, in, in->operands[0]->type, i32Ty(), "mask");
+        expectType(b, in, in->operands[1]->type, boolTy(), "predicate");
+        expectType(b, in, in->type, info->id == I::VoteBallot ? i32Ty() : boolTy(), "result");
+        break;
+      case I::MatchAny: case I::MatchAllMask: case I::MatchAllPred: {
+        const Type* v = in->operands[1]->type;
+        if (v != i32Ty() && v != i64Ty() && v != f32Ty() && v != f64Ty())
+          fail(b, in, in->name + " on " + ty(v) + ", expected i32, i64, f32 or f64");
+        expectType(b, in, in->operands[0]->type, i32Ty(), "mask");
+        expectType(b, in, in->type, info->id == I::MatchAllPred ? boolTy() : i32Ty(), "result");
+        break;
+      }
+      case I::Popc: case I::Brev: case I::Clz: case I::Ffs:
+        if (!in->operands[0]->type->isInt()) fail(b, in, in->name + " takes an integer");
+        expectType(b, in, in->type, info->id == I::Ffs ? u32Ty() : in->operands[0]->type, "result");
+        break;
+      case I::IsNan: case I::IsInf: case I::IsFinite:
+        if (in->operands[0]->type != f32Ty() && in->operands[0]->type != f64Ty())
+          fail(b, in, in->name + " takes f32 or f64");
+        expectType(b, in, in->type, boolTy(), "result");
+        break;
+      case I::FrexpExp:
+        if (in->operands[0]->type != f32Ty() && in->operands[0]->type != f64Ty())
+          fail(b, in, in->name + " takes f32 or f64");
+        expectType(b, in, in->type, i32Ty(), "result");
+        break;
+      case I::Ldexp:
+        if (in->type != f32Ty() && in->type != f64Ty()) fail(b, in, "ldexp result must be f32 or f64");
+        expectType(b, in, in->operands[0]->type, in->type, "operand");
+        expectType(b, in, in->operands[1]->type, i32Ty(), "exponent");
+        break;
+      case I::AtomicSub: case I::AtomicMax: case I::AtomicMin: case I::AtomicNanMax: case I::AtomicNanMin:
+      case I::AtomicAnd: case I::AtomicOr: case I::AtomicXor: case I::AtomicExch: case I::AtomicInc:
+      case I::AtomicDec: case I::AtomicCas: {
+        size_t nvals = info->id == I::AtomicCas ? 2 : 1;
+        if (n < 1 + nvals) fail(b, in, in->name + " takes an array, its indices and value(s)");
+        const Type* arr = expectArray(b, in, in->operands[0]);
+        if (n != static_cast<size_t>(arr->ndim) + 1 + nvals)
+          fail(b, in, in->name + " on a " + std::to_string(arr->ndim) + "d array takes " +
+                          std::to_string(arr->ndim) + " index(es)");
+        expectIndices(b, in, 1, arr->ndim);
+        const Type* dtype = scalarTy(arr->scalar);
+        for (size_t k = n - nvals; k < n; ++k) expectType(b, in, in->operands[k]->type, dtype, "value");
         expectType(b, in, in->type, dtype, "result");
         break;
       }
@@ -465,6 +555,16 @@ class Verifier {
                           std::to_string(in->operands.size() - 1));
         expectIndices(b, in, 1, arr->ndim);
         expectType(b, in, t, scalarTy(arr->scalar), "result");
+        break;
+      }
+      case Op::ArrayView: {
+        const Type* arr = expectArray(b, in, in->operands[0]);
+        if (!t->is(TypeKind::Array) || t->scalar != arr->scalar)
+          fail(b, in, "array_view of " + ty(arr) + " gives " + ty(t));
+        if (in->operands.size() != static_cast<size_t>(2 + 2 * t->ndim))
+          fail(b, in, "array_view to a " + std::to_string(t->ndim) + "d view takes " +
+                          std::to_string(2 + 2 * t->ndim) + " operands");
+        expectIndices(b, in, 1, 1 + 2 * t->ndim);
         break;
       }
       case Op::ArrayStore: {

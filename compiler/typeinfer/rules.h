@@ -62,10 +62,45 @@ extern const Rule toFloat;         // float(x)
 extern const Rule toBool;          // bool(x)
 extern const Rule scalarCast;      // numpy.float32(x) & co (arg = scalar name)
 // rules_array.cpp (attributes)
+extern const Rule toComplex;       // complex(re[, im])   (rules_language.cpp)
+extern const Rule enumerate;       // enumerate(it[, start])
+extern const Rule zip;             // zip(a, b, ...)
+extern const Rule print;           // print(...)
+extern const Rule slice;           // slice(start, stop[, step])   (slicing.cpp)
+extern const Rule scalarReal;      // x.real
+extern const Rule scalarImag;      // x.imag
+extern const Rule conjugateAttr;   // x.conjugate (a bound method)
+extern const Rule conjugateCall;   // x.conjugate()
+
 extern const Rule arrayShape;
 extern const Rule arrayStrides;
 extern const Rule arraySize;
 extern const Rule arrayNdim;
+// rules_intrin.cpp (issue 5; arg = intrinsic name unless noted)
+extern const Rule mathUnaryInt;    // Math_unary without f16 (acos, sinh, erf, ...)
+extern const Rule mathBinaryInt;   // atan2, hypot: ints give f64
+extern const Rule mathBinary;      // copysign, fmod, nextafter, remainder: floats only
+extern const Rule mathFma;         // cuda.fma(a, b, c)
+extern const Rule mathCbrt;        // cuda.cbrt(x)
+extern const Rule mathIsNan;       // isnan/isinf/isfinite -> bool
+extern const Rule mathLdexp;       // ldexp(x, i32)
+extern const Rule mathFrexp;       // frexp(x) -> (mantissa, i32 exponent)
+extern const Rule mathModf;        // modf(x) -> (frac, integral)
+extern const Rule mathAngle;       // arg = "degrees" | "radians"
+extern const Rule bitsSame;        // popc, clz: int -> same int
+extern const Rule bitsBrev;        // brev: u32/u64
+extern const Rule bitsFfs;         // ffs: int -> u32
+extern const Rule selp;            // selp(test, a, b)
+extern const Rule syncPredicate;   // syncthreads_count/and/or(pred) -> i32
+extern const Rule syncwarp;        // syncwarp([mask])
+extern const Rule nanosleep;       // nanosleep(ns)
+extern const Rule laneMask;        // activemask(), lanemask_lt() -> u32
+extern const Rule shfl;            // shfl_*_sync(mask, value, lane)
+extern const Rule vote;            // all/any/eq/ballot_sync(mask, pred)
+extern const Rule matchAny;        // match_any_sync(mask, value) -> i32
+extern const Rule matchAll;        // match_all_sync(mask, value) -> (i32, bool)
+extern const Rule atomicOp;        // atomic.sub/max/.../cas(arr, idx, [old,] val)
+extern const Rule compareAndSwap;  // atomic.compare_and_swap(arr, old, val)
 }  // namespace rules
 
 }  // namespace cj::typeinfer

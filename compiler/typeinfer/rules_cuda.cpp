@@ -85,7 +85,9 @@ ArraySpec arraySpec(const Site& s) {
       spec.shape.push_back(d.kind == ir::Const::Kind::Int ? d.i : -1);
   }
   bool valid = !spec.shape.empty();
-  for (int64_t d : spec.shape) valid = valid && d > 0;
+  // shared.array(0, dtype): the launch's dynamic shared memory (numba semantics).
+  bool dynamic = s.arg == "shared_array" && spec.shape.size() == 1 && spec.shape[0] == 0;
+  for (int64_t d : spec.shape) valid = valid && (d > 0 || dynamic);
   if (!valid)
     s.fail(std::string(s.name) + "(): shape must be a constant positive integer or tuple of "
                                  "integers",

@@ -48,6 +48,9 @@ threadfence_block = _STUBS["threadfence_block"]
 shared = _STUBS["shared"]
 local = _STUBS["local"]
 atomic = _STUBS["atomic"]
+# Issue 5: warp, vote, bit and barrier functions (stubs.py's _FUNCTIONS).
+from .stubs import _FUNCTIONS as _INTRINSIC_FUNCTIONS
+globals().update({_name: _STUBS[_name] for _name, _doc in _INTRINSIC_FUNCTIONS})
 
 # Scalar types, as numba.cuda exports them (numpy's types: the decoder
 # freezes them to numpy.float32, ...), usable as dtypes and casts in kernels.
@@ -70,4 +73,5 @@ __all__ = [
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128",
     "__version__",
+    *[_name for _name, _doc in _INTRINSIC_FUNCTIONS],
 ]

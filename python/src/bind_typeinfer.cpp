@@ -1,5 +1,6 @@
 // cudajit._core entry points of stage 2 (type inference), for tests and
 // inspect tools:
+//   golden_ir(fn, types)   -> untyped IR text (no types) or typed IR before passes
 //   infer_ir(fn, ["float32", "float32[:]"], kernel=None) -> typed IR text
 //   infer_ir_text(untyped_ir_text, types, kernel=None)    -> typed IR text
 //   binary_result_type("add", "int32", "uint64")          -> "i64" or None
@@ -50,6 +51,17 @@ std::string inferModule(cj::ir::Module& m, const std::vector<std::string>& types
 }  // namespace
 
 void bindTypeinfer(py::module_& m) {
+  m.def(
+      "golden_ir",
+      [](py::object fn, const std::vector<std::string>& types) {
+        auto untyped = cj::bytecode::decodeFunction(fn.ptr());
+        if (types.empty()) return cj::ir::printModule(*untyped);
+        return inferModule(*untyped, types, std::nullopt);
+      },
+      py::arg("fn"), py::arg("types"),
+      "What the golden tests read: the decoded (untyped) IR when no types are given, "
+      "else the typed IR before any pass.");
+
   m.def(
       "infer_ir",
       [](py::object fn, const std::vector<std::string>& types, std::optional<bool> kernel) {

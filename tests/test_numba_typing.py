@@ -1,0 +1,290 @@
+"""Differential typing without a GPU: for every conformance kernel, the
+types cudajit infers for its variables and stored expressions equal the
+types numba-cuda infers (numba.cuda.compiler.compile_cuda(..., cc=(9, 0))
+types and lowers without a GPU; its type_annotation.typemap holds every
+variable's type).
+
+Each kernel's source is rewritten so that every array store `a[...] = e`
+first names its value (`_r3 = e; a[...] = _r3`): the expression's own type
+is then compared, not only the array's dtype it is stored as. The same
+rewritten source is compiled twice: with `cuda` = cudajit for
+`cudajit._core.infer_ir` (the typed IR annotates values with `[name]`) and
+with `cuda` = numba.cuda (device functions rebound too) for numba.
+numba-cuda is a test dependency only, never the package's.
+"""
+import inspect
+import re
+import textwrap
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack        # numba-cuda 0.30 on numpy >= 2.5
+
+numba_cuda = pytest.importorskip("numba.cuda")
+from numba.core import types as nbtypes  # noqa: E402
+from numba.core.sigutils import normalize_signature  # noqa: E402
+from numba.cuda.compiler import compile_cuda  # noqa: E402
+
+import numba.cuda.dispatcher as _nb_dispatcher  # noqa: E402
+
+
+class _Sm90:
+    compute_capability = (9, 0)
+
+
+# numba compiles a called device function for the current device's compute
+# capability; without a GPU there is none: say sm_90 (this test process only).
+_nb_dispatcher.get_current_device = lambda: _Sm90()
+
+import cudajit  # noqa: E402
+from cudajit import _core  # noqa: E402
+import conformance  # noqa: E402
+from conformance import _registry as reg  # noqa: E402
+
+import json  # noqa: E402
+
+KNOWN = json.loads((Path(conformance.__file__).parent / "known_failures.json").read_text()) \
+    if (Path(conformance.__file__).parent / "known_failures.json").exists() else {}
+
+STORE = re.compile(r"^(\s+)([A-Za-z_]\w*\[[^\n=]*\]) = (?!=)(.+)$")
+
+
+def kernel_source(fn):
+    src = getattr(fn, "__source__", None) or inspect.getsource(fn)
+    return textwrap.dedent(src)
+
+
+def name_stores(src):
+    """`a[i] = e` -> `_rK = e` / `a[i] = _rK` (K counts the stores)."""
+    out, k = [], 0
+    copies = set()       # stores of a bare name or literal: no new value to annotate
+    for line in src.splitlines():
+        m = STORE.match(line)
+        if m and not line.lstrip().startswith("#"):
+            ind, target, expr = m.groups()
+            if re.fullmatch(r"[A-Za-z_]\w*|-?[\d.]+", expr.strip()):
+                copies.add(f"_r{k}")
+            out.append(f"{ind}_r{k} = {expr}")
+            out.append(f"{ind}{target} = _r{k}")
+            k += 1
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n", copies
+
+
+def rebuild(fn, src, glb):
+    ns = {}
+    exec(compile(src, f"<typing:{fn.__name__}>", "exec"), glb, ns)
+    return ns[fn.__name__]
+
+
+_nb_device = {}
+
+
+def _names(code):
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if hasattr(c, "co_names"):
+            names |= _names(c)
+    return names
+
+
+def numba_globals(glb, code=None):
+    """fn's globals with `cuda` = numba.cuda and the cudajit device functions
+    that `code` names replaced by numba device functions of the same code."""
+    g = dict(glb)
+    for key in (_names(code) if code is not None else glb):
+        v = glb.get(key)
+        if v is cudajit:
+            g[key] = numba_cuda
+        elif isinstance(v, cudajit.DeviceFunction):
+            g[key] = numba_device(v)
+    return g
+
+
+def numba_device(dev):
+    if dev not in _nb_device:
+        py = dev.py_func
+        f = type(py)(py.__code__, numba_globals(py.__globals__, py.__code__), py.__name__, py.__defaults__)
+        _nb_device[dev] = numba_cuda.jit(device=True)(f)
+    return _nb_device[dev]
+
+
+def split_args(sig):
+    inner = sig[sig.index("(") + 1:sig.rindex(")")]
+    parts, depth, cur = [], 0, ""
+    for ch in inner:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+SCALARS = (nbtypes.Integer, nbtypes.Float, nbtypes.Boolean, nbtypes.Complex)
+
+
+def numba_var_types(fn, sig):
+    args, _ = normalize_signature(sig)
+    cr = compile_cuda(fn, nbtypes.void, args, cc=(9, 0))
+    found = defaultdict(set)
+    for name, t in cr.type_annotation.typemap.items():
+        if name.startswith("$") or name.startswith("arg.") or "$" in name:
+            continue
+        t = nbtypes.unliteral(t)
+        if isinstance(t, SCALARS) or (isinstance(t, nbtypes.BaseTuple) and all(isinstance(x, SCALARS) for x in t)):
+            found[name.split(".")[0]].add(_core.parse_numba_type(sig_spelling(t)))
+    return found
+
+
+def sig_spelling(t):
+    """numba's type as a signature string (str() spells UniTuple(f8 x 2))."""
+    if isinstance(t, nbtypes.BaseTuple):
+        items = [sig_spelling(nbtypes.unliteral(x)) for x in t]
+        return f"Tuple({', '.join(items)})" if items else "Tuple()"
+    return str(t)
+
+
+ANNOT = re.compile(r"^\s+v\d+:(\S+) = .*\[(\w+)\]\s*$")
+def typed_params(text):
+    """[(type, name)] of `v0:array(f64, 2d, C) a, v1:i64 i` (types may hold spaces)."""
+    out = []
+    for part in split_args(f"({text})"):
+        m = re.fullmatch(r"v\d+:(.+) (\w+)", part.strip())
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out
+
+
+def _vars_of(lines):
+    found = defaultdict(set)
+    for line in lines:
+        m = ANNOT.match(line)
+        if m:
+            found[m.group(2)].add(m.group(1))
+        elif re.match(r"^bb\d+\(", line):              # block parameters: bb3(v19:f64 _r0, ...)
+            for ty, name in typed_params(line[line.index("(") + 1:line.rindex(") (preds") if ") (preds" in line else line.rindex(")")]):
+                found[name].add(ty)
+    return found
+
+
+FUNC_TAIL = re.compile(r"^ -> (.+?)(?: py=(\w+))?\s+@")
+
+
+def parse_func_header(line):
+    """`func name(params) -> ret py=pyname  @file:line` -> (params text, ret, pyname)."""
+    start = line.index("(")
+    depth = 0
+    for k in range(start, len(line)):
+        depth += line[k] == "("
+        depth -= line[k] == ")"
+        if depth == 0:
+            break
+    m = FUNC_TAIL.match(line[k + 1:])
+    return line[start + 1:k], m.group(1), m.group(2)
+
+
+def cudajit_functions(fn, sig):
+    """[(python name, (arg types), return type, {var: types})], the kernel first."""
+    text = _core.infer_ir(fn, split_args(sig))
+    funcs = []
+    for chunk in ("\n" + text).split("\nfunc ")[1:]:
+        lines = ("func " + chunk).splitlines()
+        params, ret, py = parse_func_header(lines[0])
+        args = tuple(ty for ty, _ in typed_params(params))
+        funcs.append((py or fn.__name__, args, ret, _vars_of(lines[1:])))
+    return funcs
+
+
+def numba_device_overloads():
+    """{(python name, (arg types as IR text)): (return type, {var: types})} of
+    the numba device functions compiled so far."""
+    out = {}
+    for dev, d in _nb_device.items():
+        for argtys, cres in d.overloads.items():
+            if any(isinstance(a, nbtypes.Omitted) for a in argtys):
+                out[(dev.py_func.__name__, "omitted")] = None    # defaults: not matched one to one
+                continue
+            key = (dev.py_func.__name__,
+                   tuple(_core.parse_numba_type(sig_spelling(nbtypes.unliteral(a))) for a in argtys))
+            found = defaultdict(set)
+            for name, t in cres.type_annotation.typemap.items():
+                if "$" in name or name.startswith("arg."):
+                    continue
+                t = nbtypes.unliteral(t)
+                if isinstance(t, SCALARS) or (isinstance(t, nbtypes.BaseTuple) and all(isinstance(x, SCALARS) for x in t)):
+                    found[name.split(".")[0]].add(_core.parse_numba_type(sig_spelling(t)))
+            rt = nbtypes.unliteral(cres.signature.return_type)
+            out[key] = (_core.parse_numba_type(sig_spelling(rt)) if rt != nbtypes.none else "none", found)
+    return out
+
+
+def compare(where, want, got):
+    mismatches = []
+    for name in sorted(set(want) & set(got)):
+        if not got[name] <= want[name]:
+            mismatches.append(f"{where}{name}: numba {sorted(want[name])}, cudajit {sorted(got[name])}")
+    return len(set(want) & set(got)), mismatches
+
+
+CASES = [c for c in conformance.CASES if not c.jit_options.get("eager")]
+
+
+def _param(c):
+    marks = [pytest.mark.xfail(reason=f"missing: {KNOWN[c.name]}", strict=False)] if c.name in KNOWN else []
+    return pytest.param(c, id=c.name, marks=marks)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CASES])
+def test_numba_compiles_the_case(case):
+    """The suite is numba.cuda code: numba-cuda types and lowers every kernel
+    (never xfail: a case numba rejects is a defect of the suite)."""
+    src, _ = name_stores(kernel_source(case.kernel))
+    nb_fn = rebuild(case.kernel, src, numba_globals(case.kernel.__globals__, case.kernel.__code__))
+    numba_var_types(nb_fn, case.sig)
+
+
+def test_enough_kernels_compared():
+    assert len(CASES) >= 200
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+def test_types_match_numba(case):
+    """Kernel variables and stored expressions, and every device function it
+    calls (per specialisation: variables and return type), typed as numba does."""
+    src, _copies = name_stores(kernel_source(case.kernel))
+    glb = case.kernel.__globals__
+    nb_fn = rebuild(case.kernel, src, numba_globals(glb, case.kernel.__code__))
+    cj_fn = rebuild(case.kernel, src, glb)
+    want = numba_var_types(nb_fn, case.sig)
+    funcs = cudajit_functions(cj_fn, case.sig)
+    # A store whose value is an existing SSA value (a copy, t[-1] of a built
+    # tuple) has no annotation of its own in cudajit's IR: not compared.
+    compared, mismatches = compare("", want, funcs[0][3])
+    devices = numba_device_overloads()
+    for py_name, args, ret, got in funcs[1:]:
+        if (py_name, args) not in devices:
+            if (py_name, "omitted") in devices:
+                continue
+            mismatches.append(f"{py_name}{args}: numba has no such specialisation (numba's: "
+                              f"{[k[1] for k in devices if k[0] == py_name]})")
+            continue
+        nb_ret, nb_vars = devices[(py_name, args)]
+        if nb_ret != ret:
+            mismatches.append(f"{py_name}{args} returns: numba {nb_ret}, cudajit {ret}")
+        n, m = compare(f"{py_name}.", nb_vars, got)
+        compared += n + 1
+        mismatches += m
+    assert not mismatches, f"{case.name}: " + "; ".join(mismatches)
+    assert compared > 0 or not want, f"{case.name}: no variable compared"
