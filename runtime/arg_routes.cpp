@@ -79,8 +79,7 @@ TypeRoute decide(PyObject* obj) {
     py::object dtype = py::reinterpret_borrow<py::object>(obj).attr("dtype");
     const char kind = dtype.attr("kind").cast<std::string>()[0];
     const int itemsize = dtype.attr("itemsize").cast<int>();
-    r.supported = scalarFromNumpy(kind, itemsize, &r.scalar);
-    if (r.supported && scalarKind(r.scalar) == ScalarKind::Complex) r.route = Route::Complex;
+    r.supported = scalarFromNumpy(kind, itemsize, &r.scalar);   // complex64 stays complex64
     return r;
   }
   if (PyBool_Check(obj)) { r.route = Route::Bool; return r; }

@@ -23,7 +23,7 @@ enum class Route : uint8_t {
   Cupy,          // cupy.ndarray: data.ptr, shape, strides, dtype
   Torch,         // torch.Tensor: data_ptr(), shape, stride(), dtype, get_device()
   Foreign,       // anything else: __cuda_array_interface__, then __dlpack__
-  Complex,       // complex numbers: not supported yet
+  Complex,       // Python complex: complex128
 };
 
 struct TypeRoute {

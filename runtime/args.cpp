@@ -89,8 +89,13 @@ void readNumpyScalar(size_t index, PyObject* o, const TypeRoute& r, ScalarValue*
       if (PyErr_Occurred()) throw py::error_already_set();
       return;
     }
-    case ScalarKind::Complex:
-      argumentError(index, o, "complex arguments are not supported yet");
+    case ScalarKind::Complex: {
+      Py_complex c = PyComplex_AsCComplex(o);
+      if (c.real == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+      out->f = c.real;
+      out->f_imag = c.imag;
+      return;
+    }
   }
 }
 
@@ -108,14 +113,18 @@ bool readNumber(size_t index, PyObject* o, const TypeRoute& r, ScalarValue* out)
       out->i = PyObject_IsTrue(o) == 1;
       return true;
     case Route::NumpyScalar: readNumpyScalar(index, o, r, out); return true;
-    case Route::Complex: argumentError(index, o, "complex arguments are not supported yet");
+    case Route::Complex: {   // a Python complex: numba types it complex128
+      out->type = Scalar::Complex128;
+      out->f = PyComplex_RealAsDouble(o);
+      out->f_imag = PyComplex_ImagAsDouble(o);
+      if (out->f == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+      return true;
+    }
     default: return false;
   }
 }
 
 void readDeviceArray(size_t index, PyObject* obj, const DeviceArray& da, ArgValue* arg) {
-  if (scalarKind(da.dtype) == ScalarKind::Complex)
-    argumentError(index, obj, "complex arrays are not supported yet");
   if (da.ndim() > kMaxArrayDims)
     argumentError(index, obj, "arrays of more than " + std::to_string(kMaxArrayDims) +
                                   " dimensions are not supported");
@@ -140,8 +149,6 @@ void readHostArray(size_t index, PyObject* obj, ArgValue* arg, LaunchArgs* out) 
                                   " have no cudajit type");
   if (!dt.attr("isnative").cast<bool>())
     argumentError(index, obj, "byte-swapped (non-native endian) arrays are not supported");
-  if (scalarKind(dtype) == ScalarKind::Complex)
-    argumentError(index, obj, "complex arrays are not supported yet");
   if (a.ndim() > kMaxArrayDims)
     argumentError(index, obj, "arrays of more than " + std::to_string(kMaxArrayDims) +
                                   " dimensions are not supported");

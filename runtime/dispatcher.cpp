@@ -60,22 +60,27 @@ thread_local ScratchSlot t_scratch;
 
 class ScratchArgs {
  public:
-  ScratchArgs() {
-    if (t_scratch.busy) {
+  // One thread-local lookup per launch (in a shared library each costs a
+  // __tls_get_addr call).
+  ScratchArgs() : slot_(&t_scratch) {
+    if (slot_->busy) {
       own_ = std::make_unique<LaunchArgs>();
+      args_ = own_.get();
     } else {
-      t_scratch.busy = true;
+      slot_->busy = true;
+      args_ = &slot_->args;
     }
   }
   ~ScratchArgs() {
-    LaunchArgs& a = get();
-    a.staged.clear();   // host copies and their device buffers go now, with the GIL held
-    a.producer_streams.clear();
-    if (!own_) t_scratch.busy = false;
+    args_->staged.clear();   // host copies and their device buffers go now, with the GIL held
+    args_->producer_streams.clear();
+    if (!own_) slot_->busy = false;
   }
-  LaunchArgs& get() { return own_ ? *own_ : t_scratch.args; }
+  LaunchArgs& get() { return *args_; }
 
  private:
+  ScratchSlot* slot_;
+  LaunchArgs* args_ = nullptr;
   std::unique_ptr<LaunchArgs> own_;
 };
 
@@ -493,6 +498,13 @@ void Dispatcher::record(Overload& ov) {
   appendToFile(path, line);   // best effort: recording never fails a launch
 }
 
+namespace {
+Block launchBlock(const LaunchConfig& config) {
+  return Block{{static_cast<int>(config.block[0]), static_cast<int>(config.block[1]),
+                static_cast<int>(config.block[2])}};
+}
+}  // namespace
+
 void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_t nargs) {
   const DriverApi& api = driver();   // no driver / no GPU: CudaSupportError before any work
   if (static_cast<int>(nargs) != numArgs()) {
@@ -505,8 +517,7 @@ void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_
   classifyArgs(args, nargs, api.device_count > 1, &la);
   const int device = la.device >= 0 ? la.device : currentDevice();
   const cu::CUcontext context = ensureContext(device);
-  Overload& ov = *select(la.types, Block{{static_cast<int>(config.block[0]), static_cast<int>(config.block[1]),
-                                          static_cast<int>(config.block[2])}});
+  Overload& ov = *select(la.types, launchBlock(config));
   Overload::Loaded& loaded = loadedOn(ov, device, context);
 
   if (config.shared_bytes > kStaticSharedLimit && config.shared_bytes > loaded.dynamic_shared_limit) {
@@ -528,6 +539,31 @@ void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_
         "cuLaunchKernel");
   stageOut(la, stream);
   if (!ov.recorded) record(ov);
+}
+
+double Dispatcher::launchLoop(const LaunchConfig& config, PyObject* const* args, size_t nargs,
+                              long iterations) {
+  const DriverApi& api = driver();
+  if (static_cast<int>(nargs) != numArgs())
+    throw ArgumentTypeError("launchLoop: wrong number of arguments");
+  ScratchArgs scratch;
+  LaunchArgs& la = scratch.get();
+  classifyArgs(args, nargs, api.device_count > 1, &la);
+  if (!la.staged.empty()) throw ArgumentTypeError("launchLoop takes device arrays only");
+  const int device = la.device >= 0 ? la.device : currentDevice();
+  const cu::CUcontext context = ensureContext(device);
+  Overload& ov = *select(la.types, launchBlock(config));
+  Overload::Loaded& loaded = loadedOn(ov, device, context);
+  const cu::CUstream stream = config.stream_given ? config.stream : defaultStreamFor(la, device);
+  PackedParams params;
+  params.pack(ov.slots, la.values.data(), nargs);
+  const auto start = Clock::now();
+  for (long k = 0; k < iterations; ++k)
+    check(api.cuLaunchKernel(loaded.function, config.grid[0], config.grid[1], config.grid[2],
+                             config.block[0], config.block[1], config.block[2],
+                             config.shared_bytes, stream, params.pointers(), nullptr),
+          "cuLaunchKernel");
+  return secondsSince(start);
 }
 
 AotResult compileAot(const py::object& py_function, const std::vector<const Type*>& args,

@@ -126,6 +126,11 @@ class Dispatcher {
   bool usesBlockAlgorithms();
 
   void launch(const LaunchConfig& config, PyObject* const* args, size_t nargs);
+  // Benchmarks' floor: prepares one launch like launch() (classify, select,
+  // load, pack), then calls cuLaunchKernel `iterations` times in a C++ loop
+  // with those parameters and returns the seconds the loop took.
+  double launchLoop(const LaunchConfig& config, PyObject* const* args, size_t nargs,
+                    long iterations);
 
   const std::vector<Overload*>& overloads() const { return order_; }
   const std::vector<std::vector<const Type*>>& declared() const { return declared_; }

@@ -88,11 +88,6 @@ int readInts(size_t index, PyObject* obj, PyObject* seq, int64_t* out, const cha
   return static_cast<int>(n);
 }
 
-void checkDtype(size_t index, PyObject* obj, Scalar s) {
-  if (scalarKind(s) == ScalarKind::Complex)
-    argumentError(index, obj, "complex arrays are not supported yet");
-}
-
 void setArrayType(ArgValue* arg, Scalar dtype) {
   const int itemsize = scalarByteSize(dtype);
   arg->type = arrayArgType(dtype, arg->array.ndim,
@@ -144,7 +139,6 @@ Scalar numpyDtypeScalar(size_t index, PyObject* obj, PyObject* dtype) {
   if (!e->ok)
     argumentError(index, obj, "arrays of dtype " + py::str(dtype).cast<std::string>() +
                                   " have no cudajit type (or are not native-endian)");
-  checkDtype(index, obj, e->scalar);
   return e->scalar;
 }
 
@@ -162,7 +156,6 @@ Scalar torchDtypeScalar(size_t index, PyObject* obj, PyObject* dtype) {
   if (!e->ok)
     argumentError(index, obj, "tensors of dtype " + py::str(dtype).cast<std::string>() +
                                   " have no cudajit type");
-  checkDtype(index, obj, e->scalar);
   return e->scalar;
 }
 
@@ -189,7 +182,6 @@ void readCai(size_t index, PyObject* obj, PyObject* cai, ArgValue* arg,
   if (!scalarFromTypestr(ts, &dtype))
     argumentError(index, obj, std::string("its dtype '") + ts + "' has no cudajit type (or is "
                               "not native-endian)");
-  checkDtype(index, obj, dtype);
   arg->array.ndim = readInts(index, obj, shape, arg->array.shape, "shape");
   const int itemsize = scalarByteSize(dtype);
   PyObject* strides = dictItem(cai, n.strides);
@@ -271,7 +263,6 @@ int readDlpack(size_t index, PyObject* obj, PyObject* capsule, ArgValue* arg) {
   Scalar dtype;
   if (!scalarFromDl(t.dtype, &dtype))
     argumentError(index, obj, "its DLPack dtype has no cudajit type");
-  checkDtype(index, obj, dtype);
   if (t.ndim < 0 || t.ndim > kMaxArrayDims)
     argumentError(index, obj, "arrays of more than " + std::to_string(kMaxArrayDims) +
                                   " dimensions are not supported");

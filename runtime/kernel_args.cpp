@@ -54,7 +54,7 @@ T fromDouble(double d) {
 
 void writeScalar(void* dst, Scalar target, const ScalarValue& v) {
   const ScalarKind from = scalarKind(v.type);
-  const bool from_float = from == ScalarKind::Float;
+  const bool from_float = from == ScalarKind::Float || from == ScalarKind::Complex;
   const double as_double = from_float ? v.f
                            : isUnsigned(v.type) ? static_cast<double>(static_cast<uint64_t>(v.i))
                                                 : static_cast<double>(v.i);
@@ -74,8 +74,8 @@ void writeScalar(void* dst, Scalar target, const ScalarValue& v) {
     case Scalar::Float16: put<uint16_t>(dst, toHalf(as_double)); return;
     case Scalar::Float32: put<float>(dst, static_cast<float>(as_double)); return;
     case Scalar::Float64: put<double>(dst, as_double); return;
-    case Scalar::Complex64: put<float>(dst, static_cast<float>(as_double)); put<float>(static_cast<char*>(dst) + 4, 0.f); return;
-    case Scalar::Complex128: put<double>(dst, as_double); put<double>(static_cast<char*>(dst) + 8, 0.0); return;
+    case Scalar::Complex64: put<float>(dst, static_cast<float>(as_double)); put<float>(static_cast<char*>(dst) + 4, static_cast<float>(v.f_imag)); return;
+    case Scalar::Complex128: put<double>(dst, as_double); put<double>(static_cast<char*>(dst) + 8, v.f_imag); return;
   }
 }
 

@@ -20,7 +20,8 @@ namespace cj::rt {
 struct ScalarValue {
   Scalar type = Scalar::Int64;
   int64_t i = 0;     // Bool, signed ints; unsigned ints bit-cast
-  double f = 0;      // Float
+  double f = 0;      // Float; Complex: the real part
+  double f_imag = 0; // Complex: the imaginary part
 };
 
 // Inline storage: classifying an array allocates nothing.

@@ -33,7 +33,7 @@ tail -3 "$OUT/tests.log"
 cd "$OLDPWD"
 
 if [ -z "${SKIP_BENCH:-}" ] && ls benchmarks/*.py > /dev/null 2>&1; then
-  for b in benchmarks/bench.py; do
+  for b in ${BENCHES:-benchmarks/bench.py benchmarks/bench_kernels.py}; do
     timeout 240 python3 "$b" --out "$OUT/$(basename "$b" .py).json" > "$OUT/$(basename "$b" .py).log" 2>&1
     echo "== $b rc=$?"; tail -25 "$OUT/$(basename "$b" .py).log"
   done

@@ -1674,6 +1674,264 @@ def assert_output_matches(case: Case, index: int, actual: np.ndarray, expected: 
         np.testing.assert_array_equal(actual, expected, err_msg=where)
 
 
+# --- language (issue 5) -------------------------------------------------------
+# Small int / float16 / complex types, numpy scalar constructors, operators,
+# loops over tuples / enumerate / zip, slicing, device-function defaults.
+
+
+def _wrap(v, dtype):
+    """int64 results stored into a narrower int array: wraps like a C cast."""
+    return np.asarray(v).astype(np.int64).astype(dtype)
+
+
+def lang_small_ints(a8, b16, c8u, d16u, out16, out8u):
+    i = cuda.grid(1)
+    if i < a8.size:
+        out16[i] = a8[i] * 3 + b16[i] - (b16[i] >> 2)
+        out8u[i] = (c8u[i] ^ (d16u[i] >> 3)) | (c8u[i] << 1) & 0xF0
+
+
+def _lang_small_ints_ref(a8, b16, c8u, d16u, out16, out8u):
+    a, b = a8.astype(np.int64), b16.astype(np.int64)
+    out16[...] = _wrap(a * 3 + b - (b >> 2), np.int16)
+    c, d = c8u.astype(np.int64), d16u.astype(np.int64)
+    out8u[...] = _wrap((c ^ (d >> 3)) | ((c << 1) & 0xF0), np.uint8)
+
+
+case("lang_small_int_types", "void(int8[::1], int16[::1], uint8[::1], uint16[::1], int16[::1], uint8[::1])",
+     lambda r: [ints(r, n := size(r), -40, 40, np.int8), ints(r, n, -3000, 3000, np.int16),
+                ints(r, n, 1, 250, np.uint8), ints(r, n, 1, 60000, np.uint16),
+                np.full(n, -12345, np.int16), np.full(n, 77, np.uint8)],
+     one_d(128), _lang_small_ints_ref, [4, 5], kernel=lang_small_ints,
+     covers=("int8", "int16", "uint8", "uint16", "shifts", "bit ops"))
+
+
+def lang_f16(a, b, out):
+    i = cuda.grid(1)
+    if i < a.size:
+        out[i] = a[i] * b[i] + a[i]
+
+
+def _lang_f16_ref(a, b, out):
+    out[...] = (a * b + a).astype(np.float16)
+
+
+case("lang_float16_arrays", "void(float16[::1], float16[::1], float16[::1])",
+     lambda r: [f32(r, n := size(r), -2, 2).astype(np.float16), f32(r, n, -2, 2).astype(np.float16),
+                poison(n, np.float16)],
+     one_d(128), _lang_f16_ref, [2], kernel=lang_f16, rtol=1e-2, atol=1e-2,
+     covers=("float16",))
+
+
+def lang_complex(a, b, out, mag):
+    i = cuda.grid(1)
+    if i < a.size:
+        z = a[i] * b[i] + a[i] / b[i] - 1j
+        out[i] = z * b[i].conjugate()
+        mag[i] = abs(z) + z.real - z.imag
+
+
+def _lang_complex_ref(a, b, out, mag):
+    z = a * b + a / b - 1j
+    out[...] = (z * np.conj(b)).astype(out.dtype)
+    mag[...] = (np.abs(z) + z.real - z.imag).astype(mag.dtype)
+
+
+def _cplx(r, n, dtype):
+    return (r.uniform(-2, 2, n) + 1j * r.uniform(0.5, 2, n)).astype(dtype)
+
+
+case("lang_complex128", "void(complex128[::1], complex128[::1], complex128[::1], float64[::1])",
+     lambda r: [_cplx(r, n := size(r), np.complex128), _cplx(r, n, np.complex128),
+                poison(n, np.complex128), poison(n, np.float64)],
+     one_d(128), _lang_complex_ref, [2, 3], kernel=lang_complex, rtol=1e-12, atol=1e-12,
+     covers=("complex128", "abs(complex)", ".real", ".imag", ".conjugate()", "complex literal"))
+
+case("lang_complex64", "void(complex64[::1], complex64[::1], complex128[::1], float64[::1])",
+     lambda r: [_cplx(r, n := size(r), np.complex64), _cplx(r, n, np.complex64),
+                poison(n, np.complex128), poison(n, np.float64)],
+     one_d(128), _lang_complex_ref, [2, 3], kernel=lang_complex, rtol=1e-5, atol=1e-5,
+     covers=("complex64", "complex64 op complex128 literal"))
+
+
+def lang_numpy_ctors(x, k, out, bits):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = np.float32(k[i]) * np.float32(0.5) + np.float64(x[i])
+        bits[i] = (np.uint64(k[i]) * np.uint64(2654435761)) & 0xFFFFFFFFFFFFFFFF
+
+
+def _lang_numpy_ctors_ref(x, k, out, bits):
+    out[...] = (k.astype(np.float32) * np.float32(0.5)).astype(np.float64) + x.astype(np.float64)
+    bits[...] = k.astype(np.uint64) * np.uint64(2654435761)
+
+
+case("lang_numpy_scalar_ctors", "void(float32[::1], int64[::1], float64[::1], uint64[::1])",
+     lambda r: [f32(r, n := size(r)), ints(r, n, 1, 1 << 40), poison(n, np.float64), poison(n, np.uint64)],
+     one_d(128), _lang_numpy_ctors_ref, [2, 3], kernel=lang_numpy_ctors, rtol=1e-6, atol=1e-6,
+     covers=("np.float32(x)", "np.uint64(x)", "int constant > INT64_MAX"))
+
+
+def lang_operators(a, out):
+    i, j = cuda.grid(2)
+    if i < a.shape[0] and j < a.shape[1]:
+        v = a[i, j]
+        out[i, j] = 1.0 if -1.0 < v <= 1.0 else (2.0 if v > 1.0 else -2.0)
+        out[i, j] += v
+        out[i, j] *= 2.0
+
+
+def _lang_operators_ref(a, out):
+    r = np.where((a > -1) & (a <= 1), 1.0, np.where(a > 1, 2.0, -2.0)).astype(np.float32)
+    out[...] = (r + a) * np.float32(2.0)
+
+
+case("lang_chained_compare_ifexp_augassign", "void(float32[:, ::1], float32[:, ::1])",
+     lambda r: [f32(r, (37, 45), -3, 3), poison((37, 45), np.float32)],
+     grid2((37, 45)), _lang_operators_ref, [1], kernel=lang_operators, rtol=1e-6,
+     covers=("chained comparison", "conditional expression", "a[i, j] += v"))
+
+
+def lang_loops(a, out):
+    i = cuda.grid(1)
+    if i >= a.size:
+        return
+    s = 0
+    for k in range(10, 0, -3):          # negative step
+        s += k * a[i]
+    for c in (1, 2, 3):                 # tuple of constants
+        s += c
+    for j, k in enumerate(range(2, 6)):
+        s += j * k
+    for x, y in zip(range(3), range(5, 10)):
+        s += x * y
+    for x in range(6):
+        if x == 1:
+            continue
+        for y in range(6):
+            if y > x:
+                break
+            s += y
+    n = 0
+    while n < 20 and (s > 0 or n < 3):
+        n += 3
+        s -= 1
+    out[i] = s + n
+
+
+def _lang_loops_ref(a, out):
+    for i in range(a.size):
+        s = 0
+        for k in range(10, 0, -3):
+            s += k * int(a[i])
+        for c in (1, 2, 3):
+            s += c
+        for j, k in enumerate(range(2, 6)):
+            s += j * k
+        for x, y in zip(range(3), range(5, 10)):
+            s += x * y
+        for x in range(6):
+            if x == 1:
+                continue
+            for y in range(6):
+                if y > x:
+                    break
+                s += y
+        n = 0
+        while n < 20 and (s > 0 or n < 3):
+            n += 3
+            s -= 1
+        out[i] = s + n
+
+
+case("lang_loops", "void(int64[::1], int64[::1])",
+     lambda r: [ints(r, n := size(r, 300, 900), -50, 50), poison(n, np.int64)],
+     one_d(128), _lang_loops_ref, [1], kernel=lang_loops,
+     covers=("range negative step", "for over tuple", "enumerate", "zip", "break/continue",
+             "while with and/or", "early return"))
+
+
+def lang_row_slices(a, out):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        row = a[i, :]
+        tail = row[1:]
+        mid = row[2:7]
+        every2 = row[::2]
+        back = row[::-1]
+        out[i] = tail[0] + mid.size * 100.0 + every2[1] * 10.0 + back[0] + a[i][3] + len(row[-4:])
+
+
+def _lang_row_slices_ref(a, out):
+    for i in range(a.shape[0]):
+        row = a[i, :]
+        out[i] = np.float32(row[1] + np.float32(5 * 100.0) + row[2] * np.float32(10.0)
+                            + row[-1] + row[3] + np.float32(4))
+
+
+case("lang_array_slicing", "void(float32[:, ::1], float32[::1])",
+     lambda r: [f32(r, (333, 11)), poison(333, np.float32)],
+     one_d(64, arg=1), _lang_row_slices_ref, [1], kernel=lang_row_slices, rtol=1e-5, atol=1e-4,
+     covers=("a[i, :]", "x[1:]", "x[a:b]", "x[::2]", "x[::-1]", "a[i] row view"))
+
+
+@cuda.jit(device=True)
+def _lang_scale(x, factor=2.0, offset=0):
+    return x * factor + offset
+
+
+@cuda.jit(device=True)
+def _lang_divmod(a, b):
+    return a // b, a % b
+
+
+# numba compiles a signed device function eagerly (needs its driver): the
+# numba cross-check binds it lazily.
+@(cuda.jit(device=True) if os.environ.get("CUDAJIT_CASES_WITH_NUMBA")
+  else cuda.jit("float32(float32)", device=True))
+def _lang_square32(x):
+    return x * x
+
+
+def lang_device_functions(a, out):
+    i = cuda.grid(1)
+    if i < a.size:
+        q, r = _lang_divmod(i, 7)
+        out[i] = _lang_scale(a[i]) + _lang_scale(a[i], 2.0, q) + _lang_scale(a[i], 3.0, r) + _lang_square32(a[i])
+
+
+def _lang_device_functions_ref(a, out):
+    idx = np.arange(a.size)
+    q, r = idx // 7, idx % 7
+    x = a.astype(np.float64)
+    out[...] = (x * 2 + x * 2 + q + x * 3 + r + (a * a).astype(np.float64)).astype(np.float32)
+
+
+case("lang_device_defaults_kwargs", "void(float32[::1], float32[::1])",
+     lambda r: [f32(r, n := size(r)), poison(n, np.float32)],
+     one_d(128), _lang_device_functions_ref, [1], kernel=lang_device_functions, rtol=1e-5, atol=1e-5,
+     covers=("device function default arguments", "tuple return",
+             "explicit device signature"))
+
+
+def lang_layout_merge(a, b, out, use_a):
+    i = cuda.grid(1)
+    if i < out.size:
+        x = a
+        if not use_a:
+            x = b               # C joins A: x is array(float32, 1d, A)
+        out[i] = x[i] * 2.0
+
+
+def _lang_layout_merge_ref(a, b, out, use_a):
+    out[...] = (a if use_a else b) * np.float32(2.0)
+
+
+case("lang_layout_merge_c_and_a", "void(float32[::1], float32[:], float32[::1], boolean)",
+     lambda r: [f32(r, n := size(r)), View(f32(r, 2 * n), (("slice", (slice(None, None, 2),)),)),
+                poison(n, np.float32), bool(r.integers(0, 2))],
+     one_d(128, arg=2), _lang_layout_merge_ref, [2], kernel=lang_layout_merge, rtol=1e-6,
+     covers=("array layout merge C/A",))
 # --- intrinsics (issue 5)
 # numba.cuda's atomics beyond add, warp shuffles/votes, predicate barriers,
 # bit operations and the math module, as ported kernels use them.

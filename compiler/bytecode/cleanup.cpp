@@ -117,8 +117,10 @@ void removeUnusedConstants(ir::Function& fn) {
     auto& v = b->instrs;
     v.erase(std::remove_if(v.begin(), v.end(),
                            [&](const std::unique_ptr<Instr>& in) {
+                             // Default argument values (defaults.h) stay for callers.
+                             bool is_default = in->var.rfind("default:", 0) == 0;
                              return (in->op == ir::Op::Const || in->op == ir::Op::Undef) &&
-                                    uses[in.get()] == 0;
+                                    uses[in.get()] == 0 && !is_default;
                            }),
             v.end());
   }

@@ -131,7 +131,11 @@ Frozen classifyConstant(PyObject* obj) {
         PyErr_Clear();
         return unsupported("an integer that does not fit in 64 bits");
       }
-      v = static_cast<long long>(u);
+      // numba types ints above INT64_MAX as uint64: the decoder emits
+      // `call sym(numpy.uint64), const <bit pattern>` for them.
+      Frozen f = constant(ir::Const::integer(static_cast<long long>(u)));
+      f.numpy_type = "numpy.uint64";
+      return f;
     } else if (overflow < 0) {
       return unsupported("an integer that does not fit in 64 bits");
     }

@@ -1,5 +1,7 @@
 #include "bytecode/function_decoder.h"
 
+#include "bytecode/defaults.h"
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -89,6 +91,7 @@ class FunctionDecoder {
     for (int idx : cfg_.order) ssa_[idx].ir = fn_->addBlock();
     b_.setBlock(entry_);
     b_.setLoc(ir::Loc{code_.first_line, 0});
+    for (auto& [name, value] : readDefaults(code_)) constant(value)->var = kDefaultPrefix + name;
     Instr* enter = b_.br(ssa_[0].ir, {});
     ssa_[0].incoming.push_back({enter, 0, initial});
 
@@ -453,6 +456,23 @@ class FunctionDecoder {
         st.stack.push_back(emit(Op::GetItem, {obj, idx}));
         return;
       }
+      case NOp::BuildSlice: {   // slice objects: `call sym(builtins.slice), start, stop[, step]`
+        Instr* step = in.arg == 3 ? popValue(st, in) : nullptr;
+        Instr* stop = popValue(st, in);
+        Instr* start = popValue(st, in);
+        std::vector<Instr*> ops = {constant(ir::Const::symbol("builtins.slice")), start, stop};
+        if (step) ops.push_back(step);
+        st.stack.push_back(emit(Op::Call, ops));
+        return;
+      }
+      case NOp::BinarySlice: {
+        Instr* stop = popValue(st, in);
+        Instr* start = popValue(st, in);
+        Instr* obj = popValue(st, in);
+        Instr* slice = emit(Op::Call, {constant(ir::Const::symbol("builtins.slice")), start, stop});
+        st.stack.push_back(emit(Op::GetItem, {obj, slice}));
+        return;
+      }
       case NOp::StoreSubscr: {
         Instr* idx = popValue(st, in);
         Instr* obj = popValue(st, in);
@@ -603,6 +623,8 @@ class FunctionDecoder {
     Frozen f = classifyConstant(obj);
     if (f.kind != Frozen::Kind::Const)
       fail(in.loc, "constant", "constant of type '" + typeNameOf(obj) + "' is not supported in kernels (it is " + f.why + ")");
+    if (!f.numpy_type.empty())   // an int above INT64_MAX: uint64 (frozen.h)
+      return emit(Op::Call, {constant(ir::Const::symbol(f.numpy_type)), constant(std::move(f.value))});
     return constant(std::move(f.value));
   }
 

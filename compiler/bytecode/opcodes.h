@@ -35,6 +35,8 @@ enum class NOp : uint8_t {
   CallIntrinsic1,    // 3.12
   BinarySubscr,
   StoreSubscr,
+  BuildSlice,        // arg 2 or 3: slice(start, stop[, step])
+  BinarySlice,       // 3.12: obj[start:stop]
   BuildTuple,
   UnpackSequence,
   Copy,

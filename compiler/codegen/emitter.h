@@ -196,6 +196,19 @@ void lowerRangeOp(FunctionEmitter& fe, const ir::Instr& in);   // range, getiter
 void lowerCallFunc(FunctionEmitter& fe, const ir::Instr& in);
 void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in);
 void lowerCubCall(FunctionEmitter& fe, const ir::Instr& in);     // intrinsic cub (lower_cub.cpp)
+// complex.* intrinsics (lower_complex.cpp); false if `in` is not one.
+bool lowerComplexIntrinsic(FunctionEmitter& fe, const ir::Instr& in);
+// print -> vprintf (lower_print.cpp).
+void lowerPrint(FunctionEmitter& fe, const ir::Instr& in);
+// array_view (lower_view.cpp).
+void lowerArrayView(FunctionEmitter& fe, const ir::Instr& in);
+// vprintf(format, {(type, value)...}) (lower_print.cpp).
+void callVprintf(FunctionEmitter& fe, const std::string& format,
+                 const std::vector<std::pair<std::string, std::string>>& fields);
+// Debug bounds check: unless `ok`, prints the kernel, source line, index and
+// size (as an IndexError line) and traps.
+void boundsCheck(FunctionEmitter& fe, const std::string& ok, const std::string& index, int axis,
+                 const std::string& size);
 
 // ---- shared pieces of the lowerings ------------------------------------------
 // Converts a scalar value between scalar types with numba semantics.

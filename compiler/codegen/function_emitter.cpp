@@ -40,6 +40,8 @@ Lowering loweringFor(ir::Op op) {
     case Op::ArrayDim: case Op::ArrayStride: case Op::ArraySize: case Op::ArrayLoad:
     case Op::ArrayStore:
       return lowerArrayOp;
+    case Op::ArrayView:
+      return lowerArrayView;
     case Op::RangeMake: case Op::GetIter: case Op::IterValid: case Op::IterNext:
       return lowerRangeOp;
     case Op::CallFunc:

@@ -181,7 +181,7 @@ std::string elementPointer(FunctionEmitter& fe, const ir::Instr* arr,
       std::string wrapped = fe.emit("add i64 " + v + ", " + shape[d]);
       v = fe.emit("select i1 " + neg + ", i64 " + wrapped + ", i64 " + v);
     }
-    if (fe.options().debug) fe.trapUnless(fe.emit("icmp ult i64 " + v + ", " + shape[d]));
+    if (fe.options().debug) boundsCheck(fe, fe.emit("icmp ult i64 " + v + ", " + shape[d]), v, d, shape[d]);
     ix[d] = v;
   }
   std::string data = viewPart(fe, a, view, "0");

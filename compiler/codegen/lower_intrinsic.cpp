@@ -188,6 +188,7 @@ void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
   if (!info) fe.fail(in, in.name, "unknown intrinsic '" + in.name + "'");
   if (!info->libdevice_f32.empty()) return lowerMath(fe, in, *info);
   if (in.name.rfind("sreg.", 0) == 0) return lowerSreg(fe, in);
+  if (in.name.rfind("complex.", 0) == 0 && lowerComplexIntrinsic(fe, in)) return;
   for (const auto& row : kBarriers) {
     if (row.id == info->id) {
       fe.mod().declare(std::string("declare void @") + row.llvm + "()");
@@ -200,6 +201,7 @@ void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
     case Intrinsic::LocalArray: return lowerLocalArray(fe, in);
     case Intrinsic::AtomicAdd: return lowerAtomicAdd(fe, in);
     case Intrinsic::CubCall: return lowerCubCall(fe, in);
+    case Intrinsic::Print: return lowerPrint(fe, in);
     default:
       if (lowerIntrinsicExt(fe, in)) return;
       fe.fail(in, in.name, "codegen has no lowering for intrinsic '" + in.name + "'");

@@ -211,6 +211,7 @@ class Verifier {
     switch (in->op) {
       case Op::Call: min_operands = 1; break;          // the callee
       case Op::ArrayLoad: min_operands = 1; break;     // the array
+      case Op::ArrayView: min_operands = 2; break;     // the array and the offset
       case Op::ArrayStore: min_operands = 2; break;    // the array and the value
       default: break;
     }
@@ -360,6 +361,22 @@ class Verifier {
           fail(b, in, "result of intrinsic cub is " + ty(t) + ", expected void, a scalar or a tuple");
         break;
       }
+      case I::ComplexReal: case I::ComplexImag: case I::ComplexAbs: {
+        const Type* c = in->operands[0]->type;
+        if (!c->isComplex()) fail(b, in, in->name + " of " + ty(c) + ", expected a complex number");
+        expectType(b, in, in->type, c->scalar == Scalar::Complex64 ? f32Ty() : f64Ty(), "result");
+        break;
+      }
+      case I::ComplexMake: {
+        if (!in->type->isComplex()) fail(b, in, "complex.make gives " + ty(in->type));
+        const Type* part = in->type->scalar == Scalar::Complex64 ? f32Ty() : f64Ty();
+        for (const Instr* o : in->operands) expectType(b, in, o->type, part, "operand");
+        break;
+      }
+      case I::Print:
+        expectType(b, in, in->type, voidTy(), "result");
+        for (const Instr* o : in->operands) expectScalar(b, in, o->type, "operand");
+        break;
       // ---- issue 5 (numba.cuda intrinsics) ----
       case I::SyncThreadsCount: case I::SyncThreadsAnd: case I::SyncThreadsOr:
         expectType(b, in, in->operands[0]->type, i32Ty(), "predicate");
@@ -554,6 +571,16 @@ class Verifier {
                           std::to_string(in->operands.size() - 1));
         expectIndices(b, in, 1, arr->ndim);
         expectType(b, in, t, scalarTy(arr->scalar), "result");
+        break;
+      }
+      case Op::ArrayView: {
+        const Type* arr = expectArray(b, in, in->operands[0]);
+        if (!t->is(TypeKind::Array) || t->scalar != arr->scalar)
+          fail(b, in, "array_view of " + ty(arr) + " gives " + ty(t));
+        if (in->operands.size() != static_cast<size_t>(2 + 2 * t->ndim))
+          fail(b, in, "array_view to a " + std::to_string(t->ndim) + "d view takes " +
+                          std::to_string(2 + 2 * t->ndim) + " operands");
+        expectIndices(b, in, 1, 1 + 2 * t->ndim);
         break;
       }
       case Op::ArrayStore: {

@@ -83,6 +83,20 @@ ir::Instr* Emitter::convert(ir::Instr* v, const Type* to) {
       elems.push_back(convert(element(v, static_cast<int64_t>(i)), to->elems[i]));
     return emit(ir::Op::TupleMake, to, std::move(elems));
   }
+  if (from->is(TypeKind::Array) && to->is(TypeKind::Array) && from->scalar == to->scalar &&
+      from->ndim == to->ndim && from->space == to->space &&
+      (to->layout == Layout::A || to->layout == from->layout)) {
+    // numba's layout merge (C or F joining A at a block parameter): the same
+    // view, re-typed through an array_view with offset 0 and its own shape and strides.
+    std::vector<ir::Instr*> ops = {v, constInt(0)};
+    for (ir::Op o : {ir::Op::ArrayDim, ir::Op::ArrayStride})
+      for (int d = 0; d < from->ndim; ++d) {
+        ir::Instr* x = emit(o, i64Ty(), {v});
+        x->index = d;
+        ops.push_back(x);
+      }
+    return emit(ir::Op::ArrayView, to, ops);
+  }
   throw CompileError("", loc_.line, loc_.col, "cast",
                      "internal error: cannot convert " + typeToString(from) + " to " +
                          typeToString(to));

@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 
+#include "typeinfer/iterators.h"
 #include "typeinfer/operators.h"
 #include "typeinfer/subscript.h"
 #include "typeinfer/sites.h"
@@ -74,6 +75,10 @@ ir::Instr* Lowerer::lower(ir::Instr* in, Emitter& e) {
       return e.truth(in->operands[0]);
     case ir::Op::TupleGet:
       return e.element(in->operands[0], in->index);
+    case ir::Op::GetIter:
+    case ir::Op::IterValid:
+    case ir::Op::IterNext:
+      return lowerIterationOp(ctx_, in, e);
     case ir::Op::CondBr:
       in->operands[0] = e.truth(in->operands[0]);
       return in;

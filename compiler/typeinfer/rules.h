@@ -64,6 +64,16 @@ extern const Rule toFloat;         // float(x)
 extern const Rule toBool;          // bool(x)
 extern const Rule scalarCast;      // numpy.float32(x) & co (arg = scalar name)
 // rules_array.cpp (attributes)
+extern const Rule toComplex;       // complex(re[, im])   (rules_language.cpp)
+extern const Rule enumerate;       // enumerate(it[, start])
+extern const Rule zip;             // zip(a, b, ...)
+extern const Rule print;           // print(...)
+extern const Rule slice;           // slice(start, stop[, step])   (slicing.cpp)
+extern const Rule scalarReal;      // x.real
+extern const Rule scalarImag;      // x.imag
+extern const Rule conjugateAttr;   // x.conjugate (a bound method)
+extern const Rule conjugateCall;   // x.conjugate()
+
 extern const Rule arrayShape;
 extern const Rule arrayStrides;
 extern const Rule arraySize;

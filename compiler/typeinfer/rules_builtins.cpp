@@ -113,7 +113,8 @@ Signature absSignature(const Site& s) {
   s.expectArgs(1);
   const Type* t = scalarArg(s, 0);
   auto sig = resolveOverload(families::absolute(), {t->scalar});
-  if (!sig || t->isComplex()) s.fail("abs() of " + typeToString(t) + " is not supported");
+  if (t->isComplex()) return Signature{t->scalar == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64, {t->scalar}};
+  if (!sig) s.fail("abs() of " + typeToString(t) + " is not supported");
   return *sig;
 }
 
@@ -121,6 +122,8 @@ const Type* absType(const Site& s) { return scalarTy(absSignature(s).ret); }
 
 ir::Instr* absLower(const Site& s, Emitter& e) {
   const Type* t = scalarTy(absSignature(s).ret);
+  // numba: abs(complex) is hypot(re, im) in the part type.
+  if (s.argType(0)->isComplex()) return e.intrinsic("complex.abs", t, {s.args[0]});
   ir::Instr* v = e.convert(s.args[0], t);
   if (t->isFloat()) {
     const Type* compute = t->scalar == Scalar::Float16 ? f32Ty() : t;

@@ -170,8 +170,7 @@ ParsedSignature parseSignature(std::string_view text) {
     p.expect(')');
   }
   if (!p.atEnd()) p.fail("unexpected text after the signature");
-  for (const Type* a : out.args)
-    if (a == noneTy()) p.fail("an argument cannot be void");
+  // An argument may be `none` (numba types a kernel argument passed None so).
   return out;
 }
 

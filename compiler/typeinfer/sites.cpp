@@ -72,6 +72,14 @@ Bound bindCall(const FunctionContext& ctx, ir::Instr* in) {
     rule = entry->call;
     name = entry->name;
     arg = entry->arg;
+  } else if (t->is(TypeKind::Tuple) && !t->elems.empty() && t->elems[0]->is(TypeKind::Symbol) &&
+             t->elems[0]->name.rfind("method:", 0) == 0) {
+    // A bound method (z.conjugate): the rule reads its receiver from the tuple.
+    const SymbolEntry* entry = findSymbol(t->elems[0]->name);
+    if (!entry || !*entry->call) ctx.fail(in, t->elems[0]->name, "unsupported method " + t->elems[0]->name);
+    rule = entry->call;
+    name = entry->name;
+    arg = entry->arg;
   } else if (t->is(TypeKind::Function)) {
     rule = &rules::deviceCall;
     name = t->name;
@@ -79,6 +87,7 @@ Bound bindCall(const FunctionContext& ctx, ir::Instr* in) {
     ctx.fail(in, "call", "a value of type " + typeToString(t) + " is not callable");
   }
   Site site{ctx, in, name, arg};
+  if (t->is(TypeKind::Tuple)) site.receiver = callee;
   size_t nargs = in->operands.size() - 1;
   size_t nkw = std::min(in->names.size(), nargs);
   for (size_t i = 1; i <= nargs - nkw; ++i) site.args.push_back(in->operands[i]);
@@ -99,28 +108,57 @@ ir::Instr* symbolRefLower(const Site& s, Emitter& e) {
 
 // Device functions: arguments bound to the callee's parameter names, then the
 // callee specialised on their types (Specializer memoises per signature).
-std::vector<ir::Instr*> deviceArgs(const Site& s, const ir::Function& callee) {
+// A parameter the call leaves out takes its default: the decoder put it in
+// the callee's entry block as a `const` named "default:<parameter>".
+const ir::Instr* defaultOf(const ir::Function& callee, std::string_view param) {
+  std::string want = "default:" + std::string(param);
+  for (auto& in : callee.entry()->instrs)
+    if (in->op == ir::Op::Const && in->var == want) return in.get();
+  return nullptr;
+}
+
+struct DeviceArgs {
+  std::vector<ir::Instr*> bound;            // nullptr: take the default
+  std::vector<const ir::Instr*> defaults;   // per parameter, or nullptr
+};
+
+DeviceArgs deviceArgs(const Site& s, const ir::Function& callee) {
   std::vector<std::string_view> params(callee.arg_names.begin(), callee.arg_names.end());
   if (params.size() != callee.entry()->params.size()) {
     params.clear();
     for (auto& p : callee.entry()->params) params.push_back(p->var);
   }
-  std::vector<ir::Instr*> bound = s.bind(params, params.size());
-  return bound;
+  DeviceArgs out;
+  out.bound = s.bind(params, 0);
+  for (size_t i = 0; i < params.size(); ++i) {
+    out.defaults.push_back(out.bound[i] ? nullptr : defaultOf(callee, params[i]));
+    if (!out.bound[i] && !out.defaults[i])
+      s.fail(std::string(s.name) + "() missing required argument '" + std::string(params[i]) + "'");
+  }
+  return out;
+}
+
+std::vector<const Type*> deviceArgTypes(const Site& s, const DeviceArgs& a) {
+  std::vector<const Type*> types;
+  for (size_t i = 0; i < a.bound.size(); ++i)
+    types.push_back(a.bound[i] ? a.bound[i]->type
+                               : constantType(s.ctx, s.instr, a.defaults[i]->cval));
+  return types;
 }
 
 const Type* deviceCallType(const Site& s) {
   const ir::Function& callee = s.ctx.specializer().untypedFunction(s.ctx, s.instr, s.name);
-  std::vector<const Type*> types;
-  for (ir::Instr* a : deviceArgs(s, callee)) types.push_back(a->type);
-  return s.ctx.specializer().specialize(s.ctx, s.instr, callee, types).ret;
+  DeviceArgs a = deviceArgs(s, callee);
+  return s.ctx.specializer().specialize(s.ctx, s.instr, callee, deviceArgTypes(s, a)).ret;
 }
 
 ir::Instr* deviceCallLower(const Site& s, Emitter& e) {
   const ir::Function& callee = s.ctx.specializer().untypedFunction(s.ctx, s.instr, s.name);
-  std::vector<ir::Instr*> args = deviceArgs(s, callee);
-  std::vector<const Type*> types;
-  for (ir::Instr* a : args) types.push_back(a->type);
+  DeviceArgs a = deviceArgs(s, callee);
+  std::vector<const Type*> types = deviceArgTypes(s, a);
+  std::vector<ir::Instr*> args = a.bound;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!args[i]) args[i] = lowerConstant(s.ctx, s.instr, a.defaults[i]->cval, e);
   const Specialization& spec = s.ctx.specializer().specialize(s.ctx, s.instr, callee, types);
   ir::Instr* call = e.emit(ir::Op::CallFunc, spec.ret, args);
   call->name = spec.name;

@@ -1,5 +1,7 @@
 #include "typeinfer/specializer.h"
 
+#include "typeinfer/prune.h"
+
 #include <algorithm>
 #include <functional>
 
@@ -87,6 +89,7 @@ std::unique_ptr<ir::Function> Specializer::infer(const ir::Function& fn, const s
       ctx.fail(nullptr, "signature", "argument " + std::to_string(i) + " has no concrete type");
     params[i]->type = t;
   }
+  pruneNoneBranches(*typed);   // prune.h: `if arg is None` decided by the argument types
   removeUnreachableBlocks(*typed);
   *ret = Typer(ctx).run();
   Lowerer(ctx, *ret).run();

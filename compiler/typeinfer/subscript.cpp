@@ -1,6 +1,7 @@
 #include "typeinfer/subscript.h"
 
 #include "typeinfer/conversion.h"
+#include "typeinfer/slicing.h"
 
 namespace cj::typeinfer {
 namespace {
@@ -50,6 +51,7 @@ const Type* getItemType(const FunctionContext& ctx, ir::Instr* in) {
   const Type* obj = in->operands[0]->type;
   const Type* idx = in->operands[1]->type;
   if (obj->is(TypeKind::Array)) {
+    if (isViewIndex(obj, idx)) return sliceViewType(ctx, in, obj, idx);   // slicing.h
     indexTypes(ctx, in, obj, idx);
     return scalarTy(obj->scalar);
   }
@@ -62,6 +64,7 @@ ir::Instr* lowerGetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
   if (obj->type->is(TypeKind::Tuple)) {
     return e.element(obj, tupleIndex(ctx, in, obj->type, in->operands[1]));
   }
+  if (in->type->is(TypeKind::Array)) return lowerSliceView(ctx, in, e);
   std::vector<ir::Instr*> operands = {obj};
   for (ir::Instr* i : arrayIndices(in->operands[1], e)) operands.push_back(i);
   return e.emit(ir::Op::ArrayLoad, in->type, operands);
@@ -73,6 +76,9 @@ void checkSetItem(const FunctionContext& ctx, ir::Instr* in) {
   if (!obj->is(TypeKind::Array))
     ctx.fail(in, "setitem", typeToString(obj) + " does not support item assignment");
   if (obj->readonly) ctx.fail(in, "setitem", "cannot assign to a readonly array " + typeToString(obj));
+  if (isViewIndex(obj, in->operands[1]->type))
+    ctx.fail(in, "setitem", "assigning to a slice of an array is not supported",
+             "assign element by element in a loop");
   indexTypes(ctx, in, obj, in->operands[1]->type);
   if (!val->isScalar() || scalarConversion(val->scalar, obj->scalar) == Conversion::None)
     ctx.fail(in, "setitem",

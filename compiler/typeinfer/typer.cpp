@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "typeinfer/iterators.h"
 #include "typeinfer/operators.h"
 #include "typeinfer/subscript.h"
 #include "typeinfer/sites.h"
@@ -19,17 +20,6 @@ constexpr int kMaxRounds = 100;
 
 bool ready(const ir::Instr* v) {
   return !v->type->is(TypeKind::Unknown) && !v->type->is(TypeKind::Undef);
-}
-
-// Would converting a value of type `from` to `to` change an array's type
-// (layout or readonly-ness), also inside tuples?
-bool arrayChanges(const Type* from, const Type* to) {
-  if (from->is(TypeKind::Array)) return from != to;
-  if (from->is(TypeKind::Tuple) && to->is(TypeKind::Tuple) && from->elems.size() == to->elems.size()) {
-    for (size_t i = 0; i < from->elems.size(); ++i)
-      if (arrayChanges(from->elems[i], to->elems[i])) return true;
-  }
-  return false;
 }
 
 std::string describe(const ir::Instr* v) {
@@ -110,7 +100,9 @@ bool Typer::typeParams(ir::Block* b) {
       const Type* u = unifyTypes(t, at);
       // numba would merge arrays of different layouts into layout A; typed IR
       // has no conversion between array types yet, so that stays an error.
-      bool layout_merge = u && (arrayChanges(t, u) || arrayChanges(at, u));
+      // Arrays of different layouts merge into layout A (numba); the lowering
+      // converts each incoming view (Emitter::convert: array_view).
+      bool layout_merge = false;
       if (!u || layout_merge) {
         const ir::Instr* where = arg->loc.line > 0 ? arg : inc.terminator;
         std::string name = p->var.empty() ? "a value" : "variable '" + p->var + "'";
@@ -179,19 +171,10 @@ const Type* Typer::typeOf(ir::Instr* in) {
                                     std::to_string(in->index) + " out of range");
       return t->elems[static_cast<size_t>(in->index)];
     }
-    case ir::Op::GetIter: {
-      const Type* t = in->operands[0]->type;
-      if (t->is(TypeKind::Range)) return rangeIterTy(t->scalar);
-      ctx_.fail(in, "for", "iterating over " + typeToString(t) + " is not supported",
-                "loop over range(...) and index instead");
-    }
+    case ir::Op::GetIter:
     case ir::Op::IterValid:
-    case ir::Op::IterNext: {
-      const Type* t = in->operands[0]->type;
-      if (!t->is(TypeKind::RangeIter))
-        ctx_.fail(in, std::string(ir::opName(in->op)), "not an iterator: " + typeToString(t));
-      return in->op == ir::Op::IterValid ? boolTy() : scalarTy(t->scalar);
-    }
+    case ir::Op::IterNext:
+      return iterationOpType(ctx_, in);   // iterators.h: range, tuple, enumerate, zip
     default:
       if (isOperator(in->op)) return operatorType(ctx_, in);
       // Already-typed operations (hand-written IR) keep their type.

@@ -1,7 +1,7 @@
 """``jit`` and ``compile_ptx``: numba.cuda's decorator and PTX entry point."""
 
-import inspect
 import os
+import types
 
 from . import _core
 from .dispatcher import DeviceFunction, Dispatcher
@@ -24,7 +24,7 @@ def _opt_level(opt):
 
 
 def _is_python_function(obj):
-    return inspect.isfunction(obj)
+    return isinstance(obj, types.FunctionType)   # inspect.isfunction, without importing inspect
 
 
 def _use_cache(option):

@@ -441,6 +441,13 @@ void bindDispatcher(py::module_& m) {
       .def("inspect_asm", [](Dispatcher& d, const py::object& sig) {
         return inspect(d, sig, [&d](Overload& o) { return d.ptx(o); });
       }, py::arg("signature") = py::none(), "numba's name for inspect_ptx.");
+  cls.def("_launch_loop", [](Dispatcher& d, const py::handle& key, long iterations, py::args args) {
+    const LaunchConfig config = cj::rt::parseLaunchConfig(key.ptr());
+    std::vector<PyObject*> raw;
+    for (py::handle a : args) raw.push_back(a.ptr());
+    return d.launchLoop(config, raw.data(), raw.size(), iterations);
+  }, "Benchmarks only: cuLaunchKernel `iterations` times in a C++ loop with the parameters of "
+     "one launch (the floor launches are measured against); returns seconds.");
   g_dispatcher_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
   installFastSubscript(g_dispatcher_type);
 

@@ -1,0 +1,109 @@
+// print(...) -> vprintf, as numba-cuda formats it: the template (Instr::ints,
+// character codes, 1 where a value goes) becomes a constant format string;
+// ints are passed as i64 (%lld) / u64 (%llu), floats as double (%f), bools as
+// the strings True / False (%s), packed in a local struct vprintf reads.
+#include <cstdio>
+
+#include "codegen/emitter.h"
+
+namespace cj::codegen {
+namespace {
+
+// A constant C string in the constant address space; returns a generic i8*.
+std::string stringConstant(FunctionEmitter& fe, const std::string& text) {
+  std::string bytes;
+  for (unsigned char c : text) {
+    if (c >= 32 && c < 127 && c != '"' && c != '\\') {
+      bytes += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "\\%02X", c);
+      bytes += buf;
+    }
+  }
+  bytes += "\\00";
+  std::string at = "[" + std::to_string(text.size() + 1) + " x i8]";
+  std::string g = fe.mod().addGlobal("__cj_str", "internal addrspace(4) constant " + at + " c\"" + bytes + "\", align 1");
+  std::string p4 = fe.emit("getelementptr inbounds " + at + ", " + at + " addrspace(4)* " + g + ", i64 0, i64 0");
+  return fe.emit("addrspacecast i8 addrspace(4)* " + p4 + " to i8*");
+}
+
+std::string escapePercent(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '%' ? std::string("%%") : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
+void callVprintf(FunctionEmitter& fe, const std::string& format,
+                 const std::vector<std::pair<std::string, std::string>>& fields) {
+  fe.mod().declare("declare i32 @vprintf(i8*, i8*)");
+  std::string fmt = stringConstant(fe, format);
+  std::string args = "null";
+  if (!fields.empty()) {
+    std::string st = "{";
+    for (size_t k = 0; k < fields.size(); ++k) st += (k ? ", " : "") + fields[k].first;
+    st += "}";
+    std::string buf = fe.entryAlloca(st, 8);
+    for (size_t k = 0; k < fields.size(); ++k) {
+      std::string p = fe.emit("getelementptr inbounds " + st + ", " + st + "* " + buf + ", i32 0, i32 " +
+                              std::to_string(k));
+      fe.emitLine("store " + fields[k].first + " " + fields[k].second + ", " + fields[k].first + "* " + p);
+    }
+    args = fe.emit("bitcast " + st + "* " + buf + " to i8*");
+  }
+  fe.emitLine("call i32 @vprintf(i8* " + fmt + ", i8* " + args + ")");
+}
+
+void boundsCheck(FunctionEmitter& fe, const std::string& ok, const std::string& index, int axis,
+                 const std::string& size) {
+  std::string cont = fe.freshLabel("inbounds");
+  std::string bad = fe.freshLabel("outofbounds");
+  fe.emitLine("br i1 " + ok + ", label %" + cont + ", label %" + bad);
+  fe.startBlock(bad);
+  const ir::Function& fn = fe.function();
+  int line = fe.current() ? fe.current()->loc.line : fn.first_line;
+  std::string where = "'" + escapePercent(fn.py_name.empty() ? fn.name : fn.py_name) + "' at " +
+                      escapePercent(fn.filename) + ":" + std::to_string(line);
+  callVprintf(fe, "IndexError: index %lld is out of bounds for axis " + std::to_string(axis) +
+                      " with size %lld in " + where + "\n",
+              {{"i64", index}, {"i64", size}});
+  fe.mod().declare("declare void @llvm.trap() noreturn nounwind");
+  fe.emitLine("call void @llvm.trap()");
+  fe.emitLine("unreachable");
+  fe.startBlock(cont);
+}
+
+void lowerPrint(FunctionEmitter& fe, const ir::Instr& in) {
+  std::string format;
+  std::vector<std::pair<std::string, std::string>> fields;   // (type, value)
+  size_t next = 0;
+  for (int64_t c : in.ints) {
+    if (c != 1) {
+      format += static_cast<char>(c);
+      continue;
+    }
+    const ir::Instr* v = in.operands.at(next++);
+    const Type* t = v->type;
+    if (!t->isScalar() || t->isComplex()) fe.fail(in, "print", "cannot print " + typeToString(t));
+    Scalar s = t->scalar;
+    if (t->isBool()) {
+      std::string yes = stringConstant(fe, "True"), no = stringConstant(fe, "False");
+      format += "%s";
+      fields.push_back({"i8*", fe.emit("select i1 " + fe.val(v) + ", i8* " + yes + ", i8* " + no)});
+    } else if (t->isFloat()) {
+      format += "%f";
+      fields.push_back({"double", convertScalar(fe, fe.val(v), s, Scalar::Float64)});
+    } else if (t->isSigned()) {
+      format += "%lld";
+      fields.push_back({"i64", convertScalar(fe, fe.val(v), s, Scalar::Int64)});
+    } else {
+      format += "%llu";
+      fields.push_back({"i64", convertScalar(fe, fe.val(v), s, Scalar::UInt64)});
+    }
+  }
+  callVprintf(fe, format, fields);
+}
+
+}  // namespace cj::codegen

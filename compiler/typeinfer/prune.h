@@ -1,0 +1,15 @@
+// Dead-branch pruning before typing, as numba does: a condition that only
+// tests whether an argument (or a default) is None is known once the
+// argument types are, so the branch not taken is removed before it is typed.
+// This is what makes `if out is None: ... else: out[i] = v` compile when
+// `out` is passed None.
+#pragma once
+#include "ir/ir.h"
+
+namespace cj::typeinfer {
+
+// Rewrites each decidable `cbr` into a `br`; returns true if any changed
+// (the caller then removes the unreachable blocks).
+bool pruneNoneBranches(ir::Function& fn);
+
+}  // namespace cj::typeinfer

@@ -1,0 +1,174 @@
+// Language rules of issue 5: complex parts (z.real, z.imag, complex(re, im)),
+// enumerate(...) and zip(...) (their iteration lives in iterators.cpp).
+#include "typeinfer/iterators.h"
+#include "typeinfer/rules.h"
+
+namespace cj::typeinfer::rules {
+namespace {
+
+Scalar partOf(Scalar c) { return c == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64; }
+
+// x.real / x.imag: numba types them on every number (a real's imag is 0).
+const Type* realType(const Site& s) {
+  const Type* t = s.receiver->type;
+  return t->isComplex() ? scalarTy(partOf(t->scalar)) : t;
+}
+
+ir::Instr* realLower(const Site& s, Emitter& e) {
+  const Type* t = s.receiver->type;
+  if (!t->isComplex()) return s.receiver;
+  return e.intrinsic("complex.real", realType(s), {s.receiver});
+}
+
+ir::Instr* imagLower(const Site& s, Emitter& e) {
+  const Type* t = s.receiver->type;
+  if (!t->isComplex()) return e.constant(t->isFloat() ? ir::Const::real(0.0) : ir::Const::integer(0), t);
+  return e.intrinsic("complex.imag", realType(s), {s.receiver});
+}
+
+// complex(re[, im]) -> complex128 (numba's typing of the builtin).
+const Type* complexType(const Site& s) {
+  s.expectArgs(1, 2);
+  for (size_t i = 0; i < s.args.size(); ++i)
+    if (!s.argType(i)->isScalar() || (i == 1 && s.argType(i)->isComplex()))
+      s.fail("complex() arguments must be real numbers, got " + typeToString(s.argType(i)));
+  return scalarTy(Scalar::Complex128);
+}
+
+ir::Instr* complexLower(const Site& s, Emitter& e) {
+  const Type* c = scalarTy(Scalar::Complex128);
+  if (s.args.size() == 1) return e.convert(s.args[0], c);
+  return e.intrinsic("complex.make", c, {e.convert(s.args[0], f64Ty()), e.convert(s.args[1], f64Ty())});
+}
+
+// enumerate(iterable[, start]) and zip(a, b, ...): marker tuples that
+// iterators.cpp knows how to iterate.
+const Type* enumerateType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"iterable", "start"}, 1);
+  if (a[1] && !a[1]->type->isInt()) s.fail("enumerate() start must be an integer");
+  iteratorType(s.ctx, s.instr, a[0]->type);   // fails early on what cannot be iterated
+  return tupleTy({symbolTy(kEnumerateObject), i64Ty(), a[0]->type});
+}
+
+ir::Instr* enumerateLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"iterable", "start"}, 1);
+  ir::Instr* start = a[1] ? e.convert(a[1], i64Ty()) : e.constInt(0);
+  ir::Instr* marker = e.constant(ir::Const::symbol(kEnumerateObject), symbolTy(kEnumerateObject));
+  return e.emit(ir::Op::TupleMake, s.instr->type, {marker, start, a[0]});
+}
+
+const Type* zipType(const Site& s) {
+  if (!s.kw_names.empty()) s.fail("zip() takes no keyword arguments");
+  std::vector<const Type*> elems = {symbolTy(kZipObject)};
+  for (ir::Instr* a : s.args) {
+    iteratorType(s.ctx, s.instr, a->type);
+    elems.push_back(a->type);
+  }
+  return tupleTy(elems);
+}
+
+ir::Instr* zipLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> ops = {e.constant(ir::Const::symbol(kZipObject), symbolTy(kZipObject))};
+  for (ir::Instr* a : s.args) ops.push_back(a);
+  return e.emit(ir::Op::TupleMake, s.instr->type, ops);
+}
+
+// print(a, b, ...): numba-cuda's format (items separated by spaces, a
+// newline at the end; ints as %lld / %llu, floats as %f, bools as
+// True/False, constant strings verbatim, tuples as "(a, b)"). Lowered to
+// `intrinsic print`, the template in Instr::ints as character codes with
+// kPrintSlot where each value operand goes (codegen picks its format).
+constexpr int64_t kPrintSlot = 1;
+
+void checkPrintable(const Site& s, const Type* t) {
+  if (t->is(TypeKind::Tuple)) {
+    for (const Type* e : t->elems) checkPrintable(s, e);
+    return;
+  }
+  if ((t->isScalar() && !t->isComplex()) || t->is(TypeKind::String) || t->is(TypeKind::None)) return;
+  s.fail("print() of " + typeToString(t) + " is not supported (numbers, strings, tuples of them)");
+}
+
+const Type* printType(const Site& s) {
+  for (const std::string& k : s.kw_names)
+    if (k != "sep" && k != "end") s.fail("print() keyword '" + k + "' is not supported");
+  if (!s.kw_names.empty()) s.fail("print() with sep= or end= is not supported (numba-cuda rejects it too)");
+  for (ir::Instr* a : s.args) checkPrintable(s, a->type);
+  return noneTy();
+}
+
+void appendText(std::vector<int64_t>& out, const std::string& text) {
+  for (unsigned char c : text) {
+    if (c == '%') out.push_back('%');   // printf escape
+    out.push_back(c);
+  }
+}
+
+void appendItem(Emitter& e, ir::Instr* v, std::vector<int64_t>& tmpl, std::vector<ir::Instr*>& values) {
+  const Type* t = v->type;
+  if (t->is(TypeKind::Tuple)) {
+    std::vector<ir::Instr*> elems = e.elements(v);
+    appendText(tmpl, "(");
+    for (size_t k = 0; k < elems.size(); ++k) {
+      if (k) appendText(tmpl, ", ");
+      appendItem(e, elems[k], tmpl, values);
+    }
+    appendText(tmpl, elems.size() == 1 ? ",)" : ")");
+    return;
+  }
+  if (t->is(TypeKind::None)) return appendText(tmpl, "None");
+  if (t->is(TypeKind::String)) {
+    if (v->op != ir::Op::Const) return appendText(tmpl, "<str>");
+    return appendText(tmpl, v->cval.s);
+  }
+  tmpl.push_back(kPrintSlot);
+  values.push_back(v);
+}
+
+ir::Instr* printLower(const Site& s, Emitter& e) {
+  std::vector<int64_t> tmpl;
+  std::vector<ir::Instr*> values;
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    if (i) appendText(tmpl, " ");
+    appendItem(e, s.args[i], tmpl, values);
+  }
+  appendText(tmpl, "\n");
+  e.intrinsic("print", voidTy(), values, tmpl);
+  return nullptr;
+}
+
+// z.conjugate(): the attribute is a bound method, a tuple (sym
+// method:conjugate, z) that sites.cpp's bindCall dispatches on.
+constexpr const char* kConjugate = "method:conjugate";
+
+const Type* conjugateAttrType(const Site& s) { return tupleTy({symbolTy(kConjugate), s.receiver->type}); }
+ir::Instr* conjugateAttrLower(const Site& s, Emitter& e) {
+  return e.emit(ir::Op::TupleMake, conjugateAttrType(s),
+                {e.constant(ir::Const::symbol(kConjugate), symbolTy(kConjugate)), s.receiver});
+}
+
+const Type* conjugateCallType(const Site& s) {
+  s.expectArgs(0);
+  return s.receiver->type->elems[1];
+}
+ir::Instr* conjugateCallLower(const Site& s, Emitter& e) {
+  ir::Instr* z = e.element(s.receiver, 1);
+  if (!z->type->isComplex()) return z;
+  const Type* part = scalarTy(partOf(z->type->scalar));
+  ir::Instr* re = e.intrinsic("complex.real", part, {z});
+  ir::Instr* im = e.intrinsic("complex.imag", part, {z});
+  return e.intrinsic("complex.make", z->type, {re, e.emit(ir::Op::Neg, part, {im})});
+}
+
+}  // namespace
+
+const Rule conjugateAttr{conjugateAttrType, conjugateAttrLower};
+const Rule conjugateCall{conjugateCallType, conjugateCallLower};
+const Rule print{printType, printLower};
+const Rule scalarReal{realType, realLower};
+const Rule scalarImag{realType, imagLower};
+const Rule toComplex{complexType, complexLower};
+const Rule enumerate{enumerateType, enumerateLower};
+const Rule zip{zipType, zipLower};
+
+}  // namespace cj::typeinfer::rules
