@@ -8,9 +8,10 @@
 //     with __syncthreads(), so all of them share one buffer,
 //     @__cj_cub_temp, as large and as aligned as the largest of the module;
 //     block loads/stores that do not touch their storage point there too;
-//   * warp algorithms (per-warp storage, no block barrier) and `nosync`
-//     specs get a buffer each, @__cj_cub_tmp.N: another warp may still be
-//     using its slot while the block enters the next block algorithm.
+//     a `nosync` block spec (the last user, driver/cub_link.h) too;
+//   * warp algorithms (per-warp storage, no block barrier) get a buffer
+//     each, @__cj_cub_tmp.N: another warp may still be using its slot while
+//     the block enters the next block algorithm.
 // Shared memory the kernel declares itself (cuda.shared.array) and the
 // dynamic shared memory come on top; the static total must stay under
 // 48 KB (ptxas checks it when linking).
@@ -42,9 +43,11 @@ cub::Spec specOf(FunctionEmitter& fe, const ir::Instr& in) {
 }
 
 // Block algorithms whose storage may be shared with every other such call.
+// A `nosync` block spec is one the driver proved to be a last user of the
+// storage (driver/cub_link.h): every earlier user ended with a barrier and
+// none comes after, so it may share the buffer too.
 bool sharesBuffer(const cub::Spec& s) {
-  if (cub::info(s.algorithm).family != cub::Family::Block) return false;
-  return s.sync || !cub::usesBlockTempStorage(s);
+  return cub::info(s.algorithm).family == cub::Family::Block;
 }
 
 // Size and alignment of the shared buffer: the largest over the module.
