@@ -2,6 +2,8 @@
 # One call on the GPU machine (the `device` tool): build, run every test
 # (GPU-marked ones included), run the benchmarks; full logs under $OUT.
 #   bash scripts/gpu_session.sh [pytest args...]
+# SKIP_TESTS=1 / SKIP_BENCH=1 leave a part out; BENCHES="a.py b.py" picks the
+# benchmarks; EXAMPLES="examples/x.py ..." runs examples after the tests.
 set -uo pipefail
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
@@ -24,6 +26,7 @@ if ! python3 -m pip install --no-build-isolation --no-deps -q . > "$OUT/build.lo
 fi
 echo "build: $(( $(date +%s) - start )) s"
 
+if [ -z "${SKIP_TESTS:-}" ]; then
 cd /tmp   # test the installed package, not the source tree
 python3 -m pytest -q -p no:cacheprovider "${OLDPWD}/tests" -rs "$@" \
   --junitxml "$OUT/tests.xml" > "$OUT/tests.log" 2>&1
@@ -31,9 +34,15 @@ echo "tests rc=$?"
 grep -E "^(FAILED|ERROR)" "$OUT/tests.log" | head -40
 tail -3 "$OUT/tests.log"
 cd "$OLDPWD"
+fi
+
+for e in ${EXAMPLES:-}; do
+  timeout 120 python3 "$e" > "$OUT/$(basename "$e" .py).log" 2>&1
+  echo "== $e rc=$?"; tail -15 "$OUT/$(basename "$e" .py).log"
+done
 
 if [ -z "${SKIP_BENCH:-}" ] && ls benchmarks/*.py > /dev/null 2>&1; then
-  for b in ${BENCHES:-benchmarks/bench.py benchmarks/bench_kernels.py}; do
+  for b in ${BENCHES:-benchmarks/bench.py benchmarks/bench_kernels.py benchmarks/bench_cub.py benchmarks/bench_compile.py}; do
     timeout 240 python3 "$b" --out "$OUT/$(basename "$b" .py).json" > "$OUT/$(basename "$b" .py).log" 2>&1
     echo "== $b rc=$?"; tail -25 "$OUT/$(basename "$b" .py).log"
   done
