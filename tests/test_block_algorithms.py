@@ -455,18 +455,24 @@ def test_launch_specialises_on_block_shape_mock(run_python, mock_driver, tmp_pat
             plain[1, threads](x)
         print(len(k.signatures), len(plain.signatures))
         print(sorted(launch["block"][0] for launch in launches))
-        ov = k.overloads[k.signatures[0]]
+        ov = k.overloads[(k.signatures[0], (64, 1, 1))]
         print(ov.block, ov.cub_specs, ov.stats["cache_result"])
         print(plain.overloads[plain.signatures[0]].block)
+        try:
+            k.overloads[k.signatures[0]]   # two block shapes: the types alone are ambiguous
+            print("found")
+        except KeyError:
+            print("ambiguous")
     """)
     first = run_python(code, driver=mock_driver).splitlines()
     assert first[0] == "2 1"
     assert first[1] == "[32, 64, 64, 64, 128, 128]"
-    # (overloads is keyed by argument types: one of the two shows)
+    # overloads is keyed (types, block shape) for such kernels
     spec = r"\['block_reduce float32 op=sum block=(\d+)x1x1 ipt=1 nosync'\]"
     m = re.fullmatch(r"\((\d+), 1, 1\) " + spec + " miss", first[2])
-    assert m and m.group(1) == m.group(2) and m.group(1) in ("64", "128"), first[2]
+    assert m and m.group(1) == m.group(2) == "64", first[2]
     assert first[3] == "None"
+    assert first[4] == "ambiguous"
     # A fresh process reads the specialisations from the disk cache.
     second = run_python(code, driver=mock_driver).splitlines()
     assert re.fullmatch(r"\((\d+), 1, 1\) " + spec + " hit", second[2]), second[2]

@@ -12,15 +12,31 @@ from . import _core
 from .errors import DeviceOnlyError
 
 
+def _has_block(key):
+    return len(key) == 2 and isinstance(key[0], tuple)
+
+
 class SignatureDict(dict):
     """``inspect_ir()`` / ``inspect_nvvm()`` / ``inspect_ptx()`` without a
-    signature: ``{signature: text}`` (numba's convention). Printed, it shows
-    each text under a header line naming its signature."""
+    signature, ``overloads`` and ``stats``: ``{signature: value}`` (numba's
+    convention). A kernel specialised on its launch block shape (block
+    algorithms) is keyed ``(types, (x, y, z))``; its types alone find it while
+    one block shape is compiled. Printed, it shows each text under a header
+    line naming its signature."""
+
+    def __missing__(self, key):
+        hits = [v for k, v in self.items() if _has_block(k) and k[0] == tuple(key)]
+        if len(hits) == 1:
+            return hits[0]
+        raise KeyError(key)
 
     def __str__(self):
         parts = []
         for sig, text in self.items():
-            parts.append(f"--- ({', '.join(sig)}) ---")
+            if _has_block(sig):
+                parts.append(f"--- ({', '.join(sig[0])}) block={sig[1]} ---")
+            else:
+                parts.append(f"--- ({', '.join(sig)}) ---")
             parts.append(str(text).rstrip("\n"))
         return "\n".join(parts) + ("\n" if parts else "")
 

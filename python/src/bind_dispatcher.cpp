@@ -77,6 +77,15 @@ py::tuple keyOf(const std::vector<const cj::Type*>& args) {
   return t;
 }
 
+// The key of an overload in signatures/overloads/stats/inspect_*: numba's
+// tuple of argument types; a kernel specialised on its launch block shape
+// (block algorithms) has one overload per shape, keyed (types, (x, y, z)).
+py::tuple keyOf(const cj::rt::SignatureKey& key) {
+  py::tuple args = keyOf(key.args);
+  if (key.block == cj::rt::Block{{0, 0, 0}}) return args;
+  return py::make_tuple(args, py::make_tuple(key.block[0], key.block[1], key.block[2]));
+}
+
 void checkKernelReturn(const cj::rt::ParsedSignature& s) {
   if (s.return_type && s.return_type != cj::noneTy())
     throw cj::CompileError("", 0, 0, "signature",
@@ -235,6 +244,10 @@ Overload& overloadFor(Dispatcher& d, const py::object& signature) {
   return *ov;
 }
 
+py::object signatureDict(const py::dict& entries) {
+  return py::module_::import("cudajit.dispatcher").attr("SignatureDict")(entries);
+}
+
 // inspect_*(signature=None): a str for one signature; with none given, a
 // dict {signature: str} over all compiled ones (numba's convention), whose
 // str() shows each text under a header line (cudajit.dispatcher.SignatureDict).
@@ -242,8 +255,8 @@ template <typename Get>
 py::object inspect(Dispatcher& d, const py::object& signature, Get get) {
   if (!signature.is_none()) return py::str(get(overloadFor(d, signature)));
   py::dict out;
-  for (Overload* ov : d.overloads()) out[keyOf(ov->key.args)] = py::str(get(*ov));
-  return py::module_::import("cudajit.dispatcher").attr("SignatureDict")(out);
+  for (Overload* ov : d.overloads()) out[keyOf(ov->key)] = py::str(get(*ov));
+  return signatureDict(out);
 }
 
 cj::rt::DispatcherOptions optionsFrom(bool fastmath, bool debug, bool lineinfo, int opt, bool cache) {
@@ -332,7 +345,7 @@ void bindDispatcher(py::module_& m) {
   m.add_object("Launcher", reinterpret_cast<PyObject*>(g_launcher_type));
 
   py::class_<Overload>(m, "Overload", "One compiled signature of a kernel.")
-      .def_property_readonly("signature", [](const Overload& o) { return keyOf(o.key.args); })
+      .def_property_readonly("signature", [](const Overload& o) { return keyOf(o.key); })
       .def_property_readonly("symbol", [](const Overload& o) { return o.compiled.symbol; })
       .def_property_readonly("arch", [](const Overload& o) { return o.arch; })
       .def_property_readonly("typed_ir", [](const Overload& o) { return o.compiled.typed_ir; })
@@ -409,20 +422,20 @@ void bindDispatcher(py::module_& m) {
       .def_property_readonly("py_func", [](const Dispatcher& d) { return d.pyFunction(); })
       .def_property_readonly("signatures", [](const Dispatcher& d) {
         py::list out;
-        for (Overload* ov : d.overloads()) out.append(keyOf(ov->key.args));
+        for (Overload* ov : d.overloads()) out.append(keyOf(ov->key.args));   // numba's: types only
         return out;
       })
       .def_property_readonly("overloads", [](py::object self) {
         Dispatcher& d = self.cast<Dispatcher&>();
         py::dict out;
         for (Overload* ov : d.overloads())
-          out[keyOf(ov->key.args)] = py::cast(ov, py::return_value_policy::reference_internal, self);
-        return out;
+          out[keyOf(ov->key)] = py::cast(ov, py::return_value_policy::reference_internal, self);
+        return signatureDict(out);
       })
       .def_property_readonly("stats", [](Dispatcher& d) {
         py::dict out;
-        for (Overload* ov : d.overloads()) out[keyOf(ov->key.args)] = statsDict(ov->stats);
-        return out;
+        for (Overload* ov : d.overloads()) out[keyOf(ov->key)] = statsDict(ov->stats);
+        return signatureDict(out);
       }, "Compile statistics per signature: seconds per stage, total, cache_result.")
       .def("inspect_untyped_ir", &Dispatcher::untypedIr,
            "The decoded function as untyped IR text.")
