@@ -43,7 +43,7 @@ done
 
 if [ -z "${SKIP_BENCH:-}" ] && ls benchmarks/*.py > /dev/null 2>&1; then
   for b in ${BENCHES:-benchmarks/bench.py benchmarks/bench_kernels.py benchmarks/bench_cub.py benchmarks/bench_compile.py}; do
-    timeout 240 python3 "$b" --out "$OUT/$(basename "$b" .py).json" > "$OUT/$(basename "$b" .py).log" 2>&1
+    timeout ${BENCH_TIMEOUT:-240} python3 "$b" --out "$OUT/$(basename "$b" .py).json" > "$OUT/$(basename "$b" .py).log" 2>&1
     echo "== $b rc=$?"; tail -25 "$OUT/$(basename "$b" .py).log"
   done
 fi
