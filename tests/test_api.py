@@ -327,3 +327,15 @@ def test_compile_error_is_a_compile_error():
 
     with pytest.raises(errors.CompileError):
         cuda.compile_ptx(bad, "void(float32[:])")
+
+
+def test_import_does_not_need_numpy(run_python):
+    """`import cudajit` leaves numpy unloaded (fresh-process import time);
+    the scalar types load it on first use."""
+    out = run_python(
+        "import sys\n"
+        "import cudajit as cuda\n"
+        "print('numpy' in sys.modules)\n"
+        "print(cuda.float32.__name__, cuda.complex128.__name__)\n"
+        "print('numpy' in sys.modules)\n")
+    assert out.split() == ["False", "float32", "complex128", "True"]

@@ -11,8 +11,6 @@
     axpy[blocks, threads](2.0, x, y)   # x, y: cudajit / CuPy / PyTorch / numpy arrays
 """
 
-import numpy as _np
-
 from . import _core
 from .decorators import compile_cubin, compile_ptx, jit
 from .device import (default_stream, detect, external_stream, get_current_device, is_available,
@@ -56,11 +54,18 @@ globals().update({_name: _STUBS[_name] for _name, _doc in _INTRINSIC_FUNCTIONS})
 
 # Scalar types, as numba.cuda exports them (numpy's types: the decoder
 # freezes them to numpy.float32, ...), usable as dtypes and casts in kernels.
-bool_ = _np.bool_
-int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
-uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
-float16, float32, float64 = _np.float16, _np.float32, _np.float64
-complex64, complex128 = _np.complex64, _np.complex128
+# Looked up on first use, so that `import cudajit` does not import numpy.
+_SCALAR_TYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                 "uint64", "float16", "float32", "float64", "complex64", "complex128")
+
+
+def __getattr__(name):
+    if name in _SCALAR_TYPES:
+        import numpy
+        value = getattr(numpy, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'cudajit' has no attribute {name!r}")
 
 __all__ = [
     "jit", "compile_ptx", "compile_cubin", "Dispatcher", "DeviceFunction",
@@ -73,8 +78,7 @@ __all__ = [
     "per_thread_default_stream", "external_stream", "Stream",
     "CompileError", "ToolchainError", "CudaSupportError", "CudaAPIError", "DeviceOnlyError",
     "CacheWarning",
-    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128",
+    *_SCALAR_TYPES,
     "__version__",
     *[_name for _name, _doc in _INTRINSIC_FUNCTIONS],
 ]

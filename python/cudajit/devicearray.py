@@ -5,8 +5,6 @@ dtype, size, ndim, nbytes, ``copy_to_host()``, ``copy_to_device()``,
 ``__cuda_array_interface__`` and basic slicing.
 """
 
-import numpy as np
-
 from . import _core
 
 DeviceNDArray = _core.DeviceNDArray
@@ -30,7 +28,7 @@ def to_device(obj, stream=0, copy=True, to=None):
     return DeviceNDArray.from_host(obj)
 
 
-def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
+def device_array(shape, dtype="float64", strides=None, order="C", stream=0):
     """An uninitialised device array (numba.cuda.device_array)."""
     if strides is not None:
         raise NotImplementedError("device_array: explicit strides are not supported; use order")
