@@ -394,12 +394,15 @@ def test_cache_entries_are_checksummed_files(compiled, cache_dir):
         assert data[:8] == b"CJCUBLTO"
         assert hashlib.sha256(data[:-32]).digest() == data[-32:]
         ltoir, temp_bytes, temp_align, _ = compiled[spec_id(s)]
-        fields = [int.from_bytes(data[o:o + 8], "little") for o in (16, 24, 32, 40)]
+        # support/disk_cache.h framing: magic, u32 version, u32 0, u64 body size
+        body_size = int.from_bytes(data[16:24], "little")
+        assert len(data) == 24 + body_size + 32
+        fields = [int.from_bytes(data[o:o + 8], "little") for o in (24, 32, 40)]
         assert fields[:2] == [temp_bytes, temp_align]
-        src_size, lto_size = fields[2:]
+        src_size = fields[2]
         source = data[48:48 + src_size].decode()
         assert source == core.cub_describe(s)["source"]
-        assert data[48 + src_size:48 + src_size + lto_size] == ltoir
+        assert data[48 + src_size:-32] == ltoir
     assert not [f for f in os.listdir(cache_dir) if f.endswith(".tmp")]
 
 

@@ -13,7 +13,7 @@
 
 #include "cub/disk_cache.h"
 #include "cub/nvrtc.h"
-#include "cub/sha256.h"
+#include "support/sha256.h"
 #include "cub/toolkit.h"
 #include "support/error.h"
 
@@ -129,7 +129,7 @@ std::string cacheDirectory() { return defaultCubCacheDir(); }
 
 std::string cacheKey(const Spec& spec) { return keyOf(generate(spec)); }
 
-std::string cachePath(const Spec& spec) { return DiskCache(cacheDirectory()).pathFor(cacheKey(spec)); }
+std::string cachePath(const Spec& spec) { return CubDiskCache(cacheDirectory()).pathFor(cacheKey(spec)); }
 
 Instance instantiate(const Spec& spec) {
   Generated g = generate(spec);  // validates; cheap
@@ -147,7 +147,7 @@ Instance instantiate(const Spec& spec) {
   }
 
   Instance inst;
-  DiskCache disk(cacheDirectory());
+  CubDiskCache disk(cacheDirectory());
   std::string key = keyOf(g);
   CacheEntry entry;
   CacheLoad loaded = disk.load(key, g.source, &entry);

@@ -1,25 +1,21 @@
-// The on-disk cache of compiled CUB instantiations.
+// The on-disk cache of compiled CUB instantiations, a support/disk_cache.h
+// directory of checksummed entries written atomically.
 //
 // Layout: <dir>/<key>.cjcub, key = 64 hex digits (cub.cpp: sha256 of the
 // format version, generated source, NVRTC identity (its file: real path,
-// size, mtime), the CCCL version headers and
-// options). <dir> is $CUDAJIT_CACHE_DIR/cub, else ~/.cache/cudajit/cub.
+// size, mtime), the CCCL version headers and options). <dir> is the user
+// cache root's `cub` folder (support/disk_cache.h: $CUDAJIT_CACHE_DIR, ...).
 //
-// Entry format (integers little-endian):
-//   "CJCUBLTO"  u32 format version  u32 0
-//   u64 temp_bytes  u64 temp_align  u64 source size  u64 LTO-IR size
-//   source bytes  LTO-IR bytes
-//   32-byte SHA-256 of everything before it
-// Loading checks the size fields, the checksum, and that the stored source
-// is the source being compiled (a key collision or a stale format reads as
-// a miss). Writes go to a hidden temp file in <dir> then rename(2) onto
-// the final name, so readers in other processes see either no entry or a
-// whole one; two processes compiling the same spec both write valid
-// entries and the last rename wins.
+// Entry body (integers little-endian, inside the "CJCUBLTO" framing):
+//   u64 temp_bytes  u64 temp_align  u64 source size  source bytes  LTO-IR bytes
+// Loading checks the framing's size and checksum, and that the stored source
+// is the source being compiled (a key collision reads as Corrupt).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "support/disk_cache.h"
 
 namespace cj::cub {
 
@@ -30,16 +26,11 @@ struct CacheEntry {
   uint64_t temp_align = 0;
 };
 
-enum class CacheLoad { Hit, Missing, Corrupt };
-
-std::string serializeEntry(const CacheEntry& e);
-bool deserializeEntry(const std::string& bytes, CacheEntry* out);
-
-class DiskCache {
+class CubDiskCache {
  public:
-  explicit DiskCache(std::string dir) : dir_(std::move(dir)) {}
-  const std::string& dir() const { return dir_; }
-  std::string pathFor(const std::string& key) const { return dir_ + "/" + key + ".cjcub"; }
+  explicit CubDiskCache(std::string dir);
+  const std::string& dir() const { return files_.dir(); }
+  std::string pathFor(const std::string& key) const { return files_.pathFor(key); }
 
   // Corrupt: the file exists but is truncated, fails its checksum, or holds
   // another source. Never throws.
@@ -49,10 +40,10 @@ class DiskCache {
   bool store(const std::string& key, const CacheEntry& e) const;
 
  private:
-  std::string dir_;
+  DiskCache files_;
 };
 
-// $CUDAJIT_CACHE_DIR/cub, else $HOME/.cache/cudajit/cub (read on each call).
+// The user cache root's `cub` folder (read from the environment on each call).
 std::string defaultCubCacheDir();
 
 }  // namespace cj::cub
