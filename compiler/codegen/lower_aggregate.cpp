@@ -12,6 +12,8 @@
 // i.e. `k > -y; k -= 3`) is miscompiled by ptxas 13.0 for sm_90 (its
 // unrolled loop tests `k > y + 9` instead of `k > -y + 9`), which a
 // counted loop does not trigger.
+#include <optional>
+
 #include "codegen/emitter.h"
 
 namespace cj::codegen {
@@ -35,36 +37,57 @@ std::string loadField(FunctionEmitter& fe, const Type* iter, const std::string& 
 // len(range(start, stop, step)) as an unsigned value of type t, without
 // overflow: the distance toward stop in the step's direction, as unsigned,
 // (dist - 1) / |step| + 1 when the range is not empty. A zero step gives
-// an empty range (Python raises ValueError).
+// an empty range (Python raises ValueError). `constStep` (non-zero), when
+// the step is a constant, keeps only the direction it has.
 std::string rangeCount(FunctionEmitter& fe, const std::string& t, bool isSigned, const std::string& start,
-                       const std::string& stop, const std::string& step) {
-  std::string zstep = fe.emit("icmp eq " + t + " " + step + ", 0");
-  std::string up, dist, mag, nonempty;
-  if (isSigned) {
-    up = fe.emit("icmp sgt " + t + " " + step + ", 0");
+                       const std::string& stop, const std::string& step, std::optional<int64_t> constStep) {
+  auto sel = [&](const std::string& c, const std::string& a, const std::string& b) {
+    return fe.emit("select i1 " + c + ", " + t + " " + a + ", " + t + " " + b);
+  };
+  std::string nonempty, dist, divisor;
+  if (constStep && (!isSigned || *constStep > 0)) {
+    nonempty = fe.emit(std::string(isSigned ? "icmp slt " : "icmp ult ") + t + " " + start + ", " + stop);
+    dist = fe.emit("sub " + t + " " + stop + ", " + start);
+    divisor = step;
+  } else if (constStep) {
+    nonempty = fe.emit("icmp sgt " + t + " " + start + ", " + stop);
+    dist = fe.emit("sub " + t + " " + start + ", " + stop);
+    divisor = fe.emit("sub " + t + " 0, " + step);
+  } else if (isSigned) {
+    std::string up = fe.emit("icmp sgt " + t + " " + step + ", 0");
+    std::string down = fe.emit("icmp slt " + t + " " + step + ", 0");
     std::string below = fe.emit("icmp slt " + t + " " + start + ", " + stop);
     std::string above = fe.emit("icmp sgt " + t + " " + start + ", " + stop);
-    std::string down = fe.emit("icmp slt " + t + " " + step + ", 0");
     std::string fwd = fe.emit("and i1 " + up + ", " + below);
     std::string bwd = fe.emit("and i1 " + down + ", " + above);
     nonempty = fe.emit("or i1 " + fwd + ", " + bwd);
-    std::string dUp = fe.emit("sub " + t + " " + stop + ", " + start);
-    std::string dDown = fe.emit("sub " + t + " " + start + ", " + stop);
-    dist = fe.emit("select i1 " + up + ", " + t + " " + dUp + ", " + t + " " + dDown);
-    std::string negStep = fe.emit("sub " + t + " 0, " + step);
-    mag = fe.emit("select i1 " + up + ", " + t + " " + step + ", " + t + " " + negStep);
+    dist = sel(up, fe.emit("sub " + t + " " + stop + ", " + start), fe.emit("sub " + t + " " + start + ", " + stop));
+    std::string zstep = fe.emit("icmp eq " + t + " " + step + ", 0");
+    std::string mag = sel(up, step, fe.emit("sub " + t + " 0, " + step));
+    divisor = sel(zstep, "1", mag);
   } else {
+    std::string zstep = fe.emit("icmp eq " + t + " " + step + ", 0");
     std::string below = fe.emit("icmp ult " + t + " " + start + ", " + stop);
     std::string nz = fe.emit("xor i1 " + zstep + ", true");
     nonempty = fe.emit("and i1 " + below + ", " + nz);
     dist = fe.emit("sub " + t + " " + stop + ", " + start);
-    mag = step;
+    divisor = sel(zstep, "1", step);
   }
-  std::string divisor = fe.emit("select i1 " + zstep + ", " + t + " 1, " + t + " " + mag);
-  std::string distM1 = fe.emit("sub " + t + " " + dist + ", 1");
-  std::string q = fe.emit("udiv " + t + " " + distM1 + ", " + divisor);
-  std::string n = fe.emit("add " + t + " " + q + ", 1");
-  return fe.emit("select i1 " + nonempty + ", " + t + " " + n + ", " + t + " 0");
+  std::string n = dist;   // a unit step: dist items
+  if (!(constStep && (*constStep == 1 || (isSigned && *constStep == -1)))) {
+    std::string q = fe.emit("udiv " + t + " " + fe.emit("sub " + t + " " + dist + ", 1") + ", " + divisor);
+    n = fe.emit("add " + t + " " + q + ", 1");
+  }
+  return sel(nonempty, n, "0");
+}
+
+// The step of a range built in this function from a non-zero constant.
+std::optional<int64_t> constantStep(const ir::Instr* r) {
+  if (r->op != Op::RangeMake || r->operands.size() != 3) return std::nullopt;
+  const ir::Instr* s = r->operands[2];
+  if (s->op != Op::Const || s->cval.kind != ir::Const::Kind::Int || s->cval.i == 0) return std::nullopt;
+  if (s->type != scalarTy(r->type->scalar)) return std::nullopt;
+  return s->cval.i;
 }
 
 }  // namespace
@@ -120,7 +143,7 @@ void lowerRangeOp(FunctionEmitter& fe, const ir::Instr& in) {
       std::string start = fe.emit("extractvalue " + st + " " + rv + ", 0");
       std::string stop = fe.emit("extractvalue " + st + " " + rv + ", 1");
       std::string step = fe.emit("extractvalue " + st + " " + rv + ", 2");
-      std::string count = rangeCount(fe, t, scalarSigned(r->type->scalar), start, stop, step);
+      std::string count = rangeCount(fe, t, scalarSigned(r->type->scalar), start, stop, step, constantStep(r));
       const std::string fields[3] = {start, count, step};
       for (int k = 0; k < 3; ++k) {
         fe.emitLine("store " + t + " " + fields[k] + ", " + t + "* " + iterField(fe, in.type, it, k));
