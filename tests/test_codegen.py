@@ -608,11 +608,55 @@ def test_range_loops_with_phis_and_negative_steps():
 
 def test_unsigned_range():
     ir = RANGE_SUM.replace("i64", "u32").replace("v14:u32 = const 1000000", "v14:u32 = const 1000")
-    rows = [(0, 10, 1), (3, 17, 4), (7, 3, 1)]
+    rows = [(0, 10, 1), (3, 17, 4), (7, 3, 1), (0xFFFFFFF0, 0xFFFFFFFF, 4), (5, 9, 0)]
     got = run_cpu(ir, "rsum", ["u32"] * 3, "u32", rows)
     for (a, b, s), g in zip(rows, got):
-        r = range(a, b, s)
+        r = range(a, b, s) if s else range(0)
         assert g == (sum(i * i for i in r) * 1000 + len(r)) & 0xFFFFFFFF
+
+
+I64_MAX, I64_MIN = (1 << 63) - 1, -(1 << 63)
+
+
+def test_range_near_the_ends_of_the_type_and_zero_step():
+    """The trip count is computed once (numba's RangeIter.count), so stepping
+    past stop cannot overflow into another lap; a zero step runs no lap
+    (Python raises ValueError)."""
+    rows = [(I64_MAX - 5, I64_MAX, 2), (I64_MIN + 5, I64_MIN, -2), (I64_MAX - 3, I64_MIN, -(1 << 62)),
+            (-3, I64_MAX, 1 << 62), (I64_MIN, I64_MAX, 1 << 61), (7, 3, 0), (3, 7, 0),
+            (I64_MAX, I64_MIN, I64_MIN), (5, 4, I64_MIN)]
+    got = run_cpu(RANGE_SUM, "rsum", ["i64"] * 3, "i64", rows)
+    for (a, b, s), g in zip(rows, got):
+        r = range(a, b, s) if s else range(0)
+        assert g == wrap(sum(i * i for i in r) * 1000000 + len(r), "i64"), (a, b, s)
+
+
+@pytest.mark.parametrize("step", [1, -1, 3, -3, 1 << 62, I64_MIN])
+def test_range_with_a_constant_step(step):
+    """A constant step keeps only its direction's count (no udiv for +-1)."""
+    ir = RANGE_SUM.replace("func rsum(v0:i64 start, v1:i64 stop, v2:i64 step) -> i64\nbb0:\n",
+                           f"func rsum(v0:i64 start, v1:i64 stop) -> i64\nbb0:\n  v2:i64 = const {step}\n")
+    f = function_text(core.emit_nvvm_from_ir(ir), "rsum")
+    assert ("udiv" in f) == (abs(step) != 1)
+    rows = [(0, 10), (10, 0), (-7, 8), (8, -7), (5, 5), (I64_MAX - 7, I64_MAX), (I64_MIN + 7, I64_MIN),
+            (I64_MIN, I64_MAX) if abs(step) > 1000 else (-1000, 1000)]
+    got = run_cpu(ir, "rsum", ["i64"] * 2, "i64", rows)
+    for (a, b), g in zip(rows, got):
+        r = range(a, b, step)
+        assert g == wrap(sum(i * i for i in r) * 1000000 + len(r), "i64"), (a, b, step)
+
+
+def test_negative_step_range_is_a_counted_loop():
+    """range(x, -y, -3) as `k > -y; k -= 3` is miscompiled by ptxas 13.0
+    (sm_90): its unrolled loop compares with y + 9 instead of -y + 9 (43% of
+    range_negative_steps wrong on an H100). The loop runs on a count from
+    getiter instead, as numba's does: the header tests `count != 0`."""
+    nvvm = core.emit_nvvm_from_ir(RANGE_SUM)
+    f = function_text(nvvm, "rsum")
+    assert "udiv i64" in f                                   # the trip count
+    header = re.search(r"^bb1:\n(.*?)^  br i1", f, re.S | re.M).group(1)
+    assert re.search(r"icmp ne i64 %\w+, 0", header), header
+    assert not re.search(r"icmp s[lg]t", header), header    # no cur-vs-stop test
 
 
 def test_tuples_and_call_func():
@@ -1123,7 +1167,8 @@ bb3:
 
 def test_counting_loop_indices_need_no_wraparound():
     nvvm, ptx = build(LOOP_SUM)
-    assert not re.search(r"select i1 %\S+, i64", kernel_text(nvvm))   # no index wraparound
+    body = kernel_text(nvvm).split("\nbb2:", 1)[1]                    # the loop body: the load
+    assert not re.search(r"select i1 %\S+, i64", body)                # no index wraparound
     assert "selp" not in ptx and "shr.s64" not in ptx
 
 

@@ -293,6 +293,18 @@ def k(a, v, old):
     old[i] = cuda.atomic.cas(a, i % 5, v[i], v[i] + 1)
     old[i] += cuda.atomic.compare_and_swap(a, v[i], v[i])
 """, f"void({t}[::1], {t}[::1], {t}[::1])", r"atom\.(global\.)?cas|atom\.cas")
+# numba's wrap rules: atom.inc/dec.u32 have them in hardware (numba calls the
+# same NVVM intrinsics); 64 bits are a CAS loop (no atom.inc.u64).
+ptx_case("atomic_inc_dec_uint32_hardware", """
+def k(a, v, old):
+    i = cuda.grid(1)
+    old[i] = cuda.atomic.inc(a, i % 7, v[i]) + cuda.atomic.dec(a, i % 5, v[i])
+""", "void(uint32[::1], uint32[::1], uint32[::1])", r"atom\.(global\.)?inc\.u32(.|\n)*atom\.(global\.)?dec\.u32")
+ptx_case("atomic_inc_dec_uint64_cas_loop", """
+def k(a, v, old):
+    i = cuda.grid(1)
+    old[i] = cuda.atomic.inc(a, i % 7, v[i]) + cuda.atomic.dec(a, i % 5, v[i])
+""", "void(uint64[::1], uint64[::1], uint64[::1])", r"atom\.(global\.)?cas\.b64")
 ptx_case("atomic_3d", """
 def k(a, v, old):
     i = cuda.grid(1)
@@ -747,7 +759,7 @@ def k(a, out, bits, sizes):
     t = cuda.shared.array(0, np.int32)
     s[i] = a[i]
     cuda.syncthreads()
-    out[i] = s[s.size - 1 - i]
+    out[i] = s[a.size - 1 - i]    # s.size is 16 more: the launch gives n * 4 + 64 bytes
     bits[i] = t[i]
     if i == 0:
         sizes[0] = s.size

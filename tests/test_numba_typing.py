@@ -16,6 +16,7 @@ import inspect
 import re
 import textwrap
 from collections import defaultdict
+from types import SimpleNamespace
 from pathlib import Path
 
 import numpy as np
@@ -288,3 +289,42 @@ def test_types_match_numba(case):
         mismatches += m
     assert not mismatches, f"{case.name}: " + "; ".join(mismatches)
     assert compared > 0 or not want, f"{case.name}: no variable compared"
+
+
+# ---- mixed int/float arithmetic: numba's result types, not numpy's ----------------------------
+# numba keeps int8/int16/uint8 (and bool) with float32 in float32 and takes
+# uint16 and the wider ints to float64; numpy differs (uint16 * float32 is
+# float32 there, float32 * an int literal stays float32 under NEP 50).
+
+MIXED_SRC = '''
+def mixed(a, b, out):
+    x = a[0]
+    y = b[0]
+    r_add = x + y
+    r_sub = y - x
+    r_mul = x * y
+    r_div = x / y
+    r_fdiv = y // x
+    r_mod = x % y
+    r_pow = y ** x
+    r_lit_int = y * 1000
+    r_lit_float = x * 1.5
+    r_fma = x * y + x
+    out[0] = r_add + r_sub + r_mul + r_div + r_fdiv + r_mod + r_pow + r_lit_int + r_lit_float + r_fma
+'''
+MIXED_INTS = ("boolean", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
+
+
+@pytest.mark.parametrize("ft", ("float32", "float64"))
+@pytest.mark.parametrize("it", MIXED_INTS)
+def test_int_float_promotion_matches_numba(it, ft):
+    sig = f"void({it}[::1], {ft}[::1], float64[::1])"
+    named = SimpleNamespace(__name__="mixed")
+    nb_fn = rebuild(named, MIXED_SRC, {"cuda": numba_cuda})
+    cj_fn = rebuild(named, MIXED_SRC, {"cuda": cudajit})
+    want = numba_var_types(nb_fn, sig)
+    got = cudajit_functions(cj_fn, sig)[0][3]
+    names = {n for n in want if n.startswith("r_")}
+    assert len(names) == 10 and names <= set(got), (sorted(want), sorted(got))
+    n, mismatches = compare(f"{it} with {ft}: ", {k: want[k] for k in names}, got)
+    assert n == 10 and not mismatches, mismatches

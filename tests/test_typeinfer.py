@@ -557,9 +557,14 @@ def test_parse_numba_types():
     assert p("array(f32, 2d, C)") == "array(f32, 2d, C)"
     assert p("UniTuple(int64, 2)") == "tuple(i64, i64)"
     assert p("Tuple(int32, float64[:])") == "tuple(i32, array(f64, 1d, A))"
+    # numba's own spelling: Tuple takes a tuple of types
+    assert p("Tuple((int64, float64))") == "tuple(i64, f64)"
+    assert p("Tuple((int64,))") == "tuple(i64)"
+    assert p("Tuple((UniTuple(int32, 2), Tuple((float32, int8))))") == "tuple(tuple(i32, i32), tuple(f32, i8))"
     assert p("boolean") == "b1" and p("bool_") == "b1" and p("intp") == "i64"
     assert p("f4") == "f32" and p("i8") == "i64" and p("u4") == "u32"
-    for bad in ("float31", "float32[:", "float32[::2]", "float32[:, ::1, :]", "UniTuple(int64)"):
+    for bad in ("float31", "float32[:", "float32[::2]", "float32[:, ::1, :]", "UniTuple(int64)",
+                "Tuple((int64, float64)", "Tuple((int64 float64))"):
         with pytest.raises(CompileError, match="cannot parse type signature"):
             p(bad)
 

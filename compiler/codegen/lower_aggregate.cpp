@@ -1,9 +1,19 @@
 // Tuples (literal structs of their elements that have a value), range
 // objects and their iterators, and calls of the module's device functions.
 //
-// A range iterator's state { cur, stop, step } lives in an alloca in the
+// A range iterator's state { cur, count, step } lives in an alloca in the
 // entry block; the iterator value is its address. mem2reg/SROA turn the
 // loads and stores into phis, leaving the usual counted loop.
+//
+// `count` (the number of items left, unsigned) is computed once by getiter,
+// as numba does, and the loop runs while it is non-zero. Comparing `cur`
+// with `stop` instead is what we did first: besides overflowing near the
+// ends of the type, its negative-step form (`for k in range(x, -y, -3)`,
+// i.e. `k > -y; k -= 3`) is miscompiled by ptxas 13.0 for sm_90 (its
+// unrolled loop tests `k > y + 9` instead of `k > -y + 9`), which a
+// counted loop does not trigger.
+#include <optional>
+
 #include "codegen/emitter.h"
 
 namespace cj::codegen {
@@ -22,6 +32,62 @@ std::string iterField(FunctionEmitter& fe, const Type* iter, const std::string& 
 std::string loadField(FunctionEmitter& fe, const Type* iter, const std::string& it, int k) {
   std::string t = llvmScalarType(iter->scalar);
   return fe.emit("load " + t + ", " + t + "* " + iterField(fe, iter, it, k));
+}
+
+// len(range(start, stop, step)) as an unsigned value of type t, without
+// overflow: the distance toward stop in the step's direction, as unsigned,
+// (dist - 1) / |step| + 1 when the range is not empty. A zero step gives
+// an empty range (Python raises ValueError). `constStep` (non-zero), when
+// the step is a constant, keeps only the direction it has.
+std::string rangeCount(FunctionEmitter& fe, const std::string& t, bool isSigned, const std::string& start,
+                       const std::string& stop, const std::string& step, std::optional<int64_t> constStep) {
+  auto sel = [&](const std::string& c, const std::string& a, const std::string& b) {
+    return fe.emit("select i1 " + c + ", " + t + " " + a + ", " + t + " " + b);
+  };
+  std::string nonempty, dist, divisor;
+  if (constStep && (!isSigned || *constStep > 0)) {
+    nonempty = fe.emit(std::string(isSigned ? "icmp slt " : "icmp ult ") + t + " " + start + ", " + stop);
+    dist = fe.emit("sub " + t + " " + stop + ", " + start);
+    divisor = step;
+  } else if (constStep) {
+    nonempty = fe.emit("icmp sgt " + t + " " + start + ", " + stop);
+    dist = fe.emit("sub " + t + " " + start + ", " + stop);
+    divisor = fe.emit("sub " + t + " 0, " + step);
+  } else if (isSigned) {
+    std::string up = fe.emit("icmp sgt " + t + " " + step + ", 0");
+    std::string down = fe.emit("icmp slt " + t + " " + step + ", 0");
+    std::string below = fe.emit("icmp slt " + t + " " + start + ", " + stop);
+    std::string above = fe.emit("icmp sgt " + t + " " + start + ", " + stop);
+    std::string fwd = fe.emit("and i1 " + up + ", " + below);
+    std::string bwd = fe.emit("and i1 " + down + ", " + above);
+    nonempty = fe.emit("or i1 " + fwd + ", " + bwd);
+    dist = sel(up, fe.emit("sub " + t + " " + stop + ", " + start), fe.emit("sub " + t + " " + start + ", " + stop));
+    std::string zstep = fe.emit("icmp eq " + t + " " + step + ", 0");
+    std::string mag = sel(up, step, fe.emit("sub " + t + " 0, " + step));
+    divisor = sel(zstep, "1", mag);
+  } else {
+    std::string zstep = fe.emit("icmp eq " + t + " " + step + ", 0");
+    std::string below = fe.emit("icmp ult " + t + " " + start + ", " + stop);
+    std::string nz = fe.emit("xor i1 " + zstep + ", true");
+    nonempty = fe.emit("and i1 " + below + ", " + nz);
+    dist = fe.emit("sub " + t + " " + stop + ", " + start);
+    divisor = sel(zstep, "1", step);
+  }
+  std::string n = dist;   // a unit step: dist items
+  if (!(constStep && (*constStep == 1 || (isSigned && *constStep == -1)))) {
+    std::string q = fe.emit("udiv " + t + " " + fe.emit("sub " + t + " " + dist + ", 1") + ", " + divisor);
+    n = fe.emit("add " + t + " " + q + ", 1");
+  }
+  return sel(nonempty, n, "0");
+}
+
+// The step of a range built in this function from a non-zero constant.
+std::optional<int64_t> constantStep(const ir::Instr* r) {
+  if (r->op != Op::RangeMake || r->operands.size() != 3) return std::nullopt;
+  const ir::Instr* s = r->operands[2];
+  if (s->op != Op::Const || s->cval.kind != ir::Const::Kind::Int || s->cval.i == 0) return std::nullopt;
+  if (s->type != scalarTy(r->type->scalar)) return std::nullopt;
+  return s->cval.i;
 }
 
 }  // namespace
@@ -74,9 +140,13 @@ void lowerRangeOp(FunctionEmitter& fe, const ir::Instr& in) {
       std::string t = llvmScalarType(r->type->scalar);
       std::string it = fe.entryAlloca(st, scalarByteSize(r->type->scalar));
       std::string rv = fe.val(r);
+      std::string start = fe.emit("extractvalue " + st + " " + rv + ", 0");
+      std::string stop = fe.emit("extractvalue " + st + " " + rv + ", 1");
+      std::string step = fe.emit("extractvalue " + st + " " + rv + ", 2");
+      std::string count = rangeCount(fe, t, scalarSigned(r->type->scalar), start, stop, step, constantStep(r));
+      const std::string fields[3] = {start, count, step};
       for (int k = 0; k < 3; ++k) {
-        std::string v = fe.emit("extractvalue " + st + " " + rv + ", " + std::to_string(k));
-        fe.emitLine("store " + t + " " + v + ", " + t + "* " + iterField(fe, in.type, it, k));
+        fe.emitLine("store " + t + " " + fields[k] + ", " + t + "* " + iterField(fe, in.type, it, k));
       }
       fe.bind(in, it);
       return;
@@ -85,30 +155,26 @@ void lowerRangeOp(FunctionEmitter& fe, const ir::Instr& in) {
       const ir::Instr* itv = in.operands.at(0);
       const Type* iter = itv->type;
       std::string t = llvmScalarType(iter->scalar);
-      std::string it = fe.val(itv);
-      std::string cur = loadField(fe, iter, it, 0);
-      std::string stop = loadField(fe, iter, it, 1);
-      if (!scalarSigned(iter->scalar)) {
-        fe.emitResult(in, "icmp ult " + t + " " + cur + ", " + stop);
-        return;
-      }
-      // Python: a positive step runs while cur < stop, a negative one while cur > stop.
-      std::string step = loadField(fe, iter, it, 2);
-      std::string up = fe.emit("icmp sgt " + t + " " + step + ", 0");
-      std::string below = fe.emit("icmp slt " + t + " " + cur + ", " + stop);
-      std::string above = fe.emit("icmp sgt " + t + " " + cur + ", " + stop);
-      fe.emitResult(in, "select i1 " + up + ", i1 " + below + ", i1 " + above);
+      std::string count = loadField(fe, iter, fe.val(itv), 1);
+      fe.emitResult(in, "icmp ne " + t + " " + count + ", 0");
       return;
     }
     case Op::IterNext: {
+      // Yields cur and steps. iter_next also runs on the loop header's exit
+      // path, where the count wraps below 0: harmless, an exhausted iterator
+      // is never asked again, and a plain decrement keeps the trip count
+      // visible to LLVM's loop passes (unrolling).
       const ir::Instr* itv = in.operands.at(0);
       const Type* iter = itv->type;
       std::string t = llvmScalarType(iter->scalar);
       std::string it = fe.val(itv);
       std::string cur = loadField(fe, iter, it, 0);
+      std::string count = loadField(fe, iter, it, 1);
       std::string step = loadField(fe, iter, it, 2);
       std::string next = fe.emit("add " + t + " " + cur + ", " + step);
       fe.emitLine("store " + t + " " + next + ", " + t + "* " + iterField(fe, iter, it, 0));
+      std::string rest = fe.emit("sub " + t + " " + count + ", 1");
+      fe.emitLine("store " + t + " " + rest + ", " + t + "* " + iterField(fe, iter, it, 1));
       fe.bind(in, cur);
       return;
     }

@@ -242,7 +242,15 @@ void lowerAtomicExt(FunctionEmitter& fe, const ir::Instr& in, Intrinsic id) {
       fe.emitResult(in, std::string("atomicrmw ") + op + " " + t + "* " + ptr + ", " + t + " " + v + " monotonic");
       return;
     }
-    // inc / dec (unsigned): numba's wrap rules.
+    // inc / dec (unsigned): numba's wrap rules. 32 bits: PTX atom.inc/dec
+    // are exactly those rules (numba calls the same NVVM intrinsics); 64
+    // bits have no such instruction: a CAS loop, as numba's.
+    if (scalarBits(s) == 32) {
+      std::string fn = std::string("llvm.nvvm.atomic.load.") + (id == Intrinsic::AtomicInc ? "inc" : "dec") +
+                       ".32.p0i32";
+      fe.bind(in, declareCall(fe, "i32", fn, {{"i32*", ptr}, {"i32", v}}));
+      return;
+    }
     std::string r = casLoop(
         fe, t, ptr, [](const std::string&) { return std::string(); },
         [&](const std::string& old) {

@@ -53,12 +53,18 @@ class Parser {
       expect(')');
       t = tupleTy(std::vector<const Type*>(n, e));
     } else if (w == "Tuple") {
+      // Tuple(a, b), and numba's own spelling Tuple((a, b)) / Tuple((a,)).
       expect('(');
+      const bool numba_spelling = accept('(');
       std::vector<const Type*> elems;
-      if (!accept(')')) {
-        do elems.push_back(type()); while (accept(','));
-        expect(')');
+      while (!accept(')')) {
+        elems.push_back(type());
+        if (!accept(',')) {
+          expect(')');
+          break;
+        }
       }
+      if (numba_spelling) expect(')');
       t = tupleTy(elems);
     } else {
       Scalar sc;

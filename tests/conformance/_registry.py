@@ -12,6 +12,10 @@ numba.cuda when CUDAJIT_CONFORMANCE_WITH_NUMBA=1 is set before the import
   reference    numpy: writes the expected outputs into its arguments in place
   outputs      indices of the arguments compared after the launch
   rtol, atol   tolerance of float outputs (ints and bools compare exactly)
+  slack        inputs -> {output index: per-element absolute tolerance added to
+               atol}: for a*b + c, where libNVVM contracts to fma (numba-cuda
+               and cudajit both do, numpy does not) and the two differ by up
+               to an ulp of the product, see fma_slack
   topic        the module (arith, math, control, ...), covers: language items
 
 Checking helpers (numpy_args, expected_outputs, assert_output_matches,
@@ -61,6 +65,7 @@ class Case:
     covers: tuple = ()
     options: tuple = ()          # jit options as ((key, value), ...), e.g. (("debug", True),)
     numba_check: bool = False    # one of the dozen run under numba-cuda on the GPU too
+    slack: Callable | None = None  # inputs -> {output index: per-element extra atol}
 
     def config(self, args):
         return self.launch(args) if callable(self.launch) else self.launch
@@ -74,13 +79,13 @@ CASES: list[Case] = []
 
 
 def case(name, sig, inputs, launch, reference, outputs, kernel=None, *, rtol=0.0, atol=0.0,
-         topic="", covers=(), options=None, numba_check=False):
+         topic="", covers=(), options=None, numba_check=False, slack=None):
     """Registers a case; a decorator on the kernel, or called with kernel=."""
 
     def register(fn):
         CASES.append(Case(name, fn, sig, inputs, launch, reference, tuple(outputs), rtol, atol,
                           topic, tuple(covers), tuple(sorted((options or {}).items())),
-                          numba_check))
+                          numba_check, slack))
         return fn
 
     return register(kernel) if kernel is not None else register
@@ -184,8 +189,50 @@ def expected_outputs(case: Case, args) -> dict:
     return {i: bases[i] for i in case.outputs}
 
 
-def assert_output_matches(case: Case, index: int, actual, expected, context=""):
-    _kc.assert_output_matches(case, index, np.asarray(actual), expected, context)
+def fma_slack(compute_dtype, products):
+    """A Case.slack for outputs computed as a*b + c in `compute_dtype`.
+
+    libNVVM contracts a*b + c into one fma (numba-cuda and cudajit alike: it
+    is libNVVM's default, -fma=1), which rounds once; numpy rounds the
+    product first. The two differ by at most half an ulp of the product
+    (plus the last-place rounding rtol covers), which is large next to the
+    result when c nearly cancels a*b. `products(*inputs)` -> {output index:
+    |a*b| per element}; the slack is 2 eps(compute_dtype) |a*b|.
+    """
+    eps = float(np.finfo(compute_dtype).eps)
+
+    def slack(*inputs):
+        with np.errstate(all="ignore"):
+            return {i: 2 * eps * np.abs(np.asarray(p, np.float64)) for i, p in products(*inputs).items()}
+    return slack
+
+
+def output_slack(case: Case, args) -> dict:
+    """{output index: per-element extra atol} from the case's inputs (before the launch)."""
+    if case.slack is None:
+        return {}
+    ref_args, _ = numpy_args(args)
+    return case.slack(*ref_args)
+
+
+def assert_output_matches(case: Case, index: int, actual, expected, context="", slack=None):
+    actual = np.asarray(actual)
+    if slack is None or expected.dtype.kind not in "fc":
+        _kc.assert_output_matches(case, index, actual, expected, context)
+        return
+    where = f"{case.name}: argument {index} {context}".rstrip()
+    assert actual.shape == expected.shape, f"{where}: shape {actual.shape} != {expected.shape}"
+    assert actual.dtype == expected.dtype, f"{where}: dtype {actual.dtype} != {expected.dtype}"
+    tol = case.atol + case.rtol * np.abs(expected) + np.broadcast_to(slack, expected.shape)
+    with np.errstate(all="ignore"):
+        ok = (actual == expected) | (np.isnan(actual) & np.isnan(expected)) | (np.abs(actual - expected) <= tol)
+    if not ok.all():
+        bad = np.flatnonzero(~ok.ravel())
+        k = bad[:5]
+        raise AssertionError(
+            f"{where}: {bad.size} of {ok.size} elements differ beyond rtol={case.rtol:g}, atol={case.atol:g} "
+            f"+ fma slack; at flat indices {k.tolist()}: actual {actual.ravel()[k].tolist()}, "
+            f"expected {expected.ravel()[k].tolist()}, allowed {tol.ravel()[k].tolist()}")
 
 
 def sn(dt) -> str:

@@ -91,14 +91,26 @@ def _contended_ref(op):
     return ref
 
 
+def _contended_inputs(op, dt, vhi):
+    def make(r):
+        a = _vals(r, NBINS, dt, 0, vhi)
+        key = rand(r, n := n_of(r, 4000, 12000), np.int64, 0, NBINS)
+        if op in ("inc", "dec"):
+            # inc/dec with different vals on one address do not commute
+            # (inc(5, val=3) then inc(., val=10) gives 1; the other order 0):
+            # one val per address, so the result does not depend on the order
+            # the GPU runs the threads in.
+            return [a, key, _vals(r, NBINS, dt, 1, vhi)[key]]
+        return [a, key, _vals(r, n, dt, 0, vhi)]
+    return make
+
+
 for op, dtypes in CONTENDED.items():
     for dt in dtypes:
         name = f"atomic_{op.rstrip('_')}_contended_{dt}"
         k = build(CONTENDED_SRC.format(name=name, op=op), name, G)
         vhi = 1 << 20 if op in ("and_", "or_", "xor") else (30 if op in ("inc", "dec") else 1000)
-        case(name, f"void({dt}[::1], int64[::1], {dt}[::1])",
-             (lambda dt, vhi: lambda r: [_vals(r, NBINS, dt, 0, vhi), rand(r, n := n_of(r, 4000, 12000), np.int64, 0, NBINS),
-                                         _vals(r, n, dt, 0, vhi)])(dt, vhi),
+        case(name, f"void({dt}[::1], int64[::1], {dt}[::1])", _contended_inputs(op, dt, vhi),
              one_d(TPB, arg=2), _contended_ref(op), [0], kernel=k, topic=TOPIC,
              covers=(f"cuda.atomic.{op} under contention", dt))
 

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ._registry import case, cuda, n_of, one_d, poison, rand  # noqa: F401
+from ._registry import case, cuda, fma_slack, n_of, one_d, poison, rand  # noqa: F401
 
 TOPIC = "control"
 
@@ -400,7 +400,8 @@ case("fortran_order_array", "void(float64[::1, :], float64[:, ::1])",
                 poison(s, np.float64)],
      lambda args: (((args[0].shape[0] + 15) // 16, (args[0].shape[1] + 15) // 16), (16, 16)),
      lambda a, out: out.__setitem__(..., a * a.strides[1] + a.shape[0]), [1], kernel=fortran_order,
-     rtol=1e-15, topic=TOPIC, covers=("F-contiguous array", ".strides"))
+     rtol=1e-15, topic=TOPIC, covers=("F-contiguous array", ".strides"),
+     slack=fma_slack(np.float64, lambda a, out: {1: a * a.strides[1]}))
 
 
 def debug_bounds(a, out):

@@ -32,8 +32,10 @@ CONSTRUCTORS = (
      lambda a: (a.astype(np.uint32) + np.uint32(1))),
     ("ctor_int32_of_float_truncates", "np.int32(a[i])", "float64", (-99, 99), "int32",
      lambda a: np.trunc(a).astype(np.int32)),
+    # float32 * an int literal is float64 in numba (int64 -> float64; numba's PTX: cvt.f64.f32,
+    # mul.f64, cvt.rzi.s64.f64), where numpy keeps float32: the product is exact in float64.
     ("ctor_int64_of_float32", "np.int64(a[i] * 1000)", "float32", (-99, 99), "int64",
-     lambda a: np.trunc(a * np.float32(1000)).astype(np.int64)),
+     lambda a: np.trunc(a.astype(np.float64) * 1000).astype(np.int64)),
     ("ctor_int_builtin", "int(a[i])", "float64", (-99, 99), "int64", lambda a: np.trunc(a).astype(np.int64)),
     ("ctor_float_builtin", "float(a[i]) / 7", "int32", (-99, 99), "float64", lambda a: a / 7.0),
     ("ctor_bool_builtin", "bool(a[i])", "int32", (-2, 3), "bool", lambda a: a != 0),

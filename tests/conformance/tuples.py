@@ -4,7 +4,7 @@ arguments, returned from device functions, tuple indices into 2-D arrays,
 """
 import numpy as np
 
-from ._registry import case, cuda, n_of, one_d, poison, rand  # noqa: F401
+from ._registry import case, cuda, fma_slack, n_of, one_d, poison, rand  # noqa: F401
 
 TOPIC = "tuples"
 
@@ -101,7 +101,8 @@ case("tuple_as_kernel_argument", "void(float64[::1], UniTuple(float64, 2), float
      lambda r: [rand(r, n := n_of(r), np.float64), (float(r.uniform(1, 2)), float(r.uniform(-1, 1))),
                 poison(n, np.float64)],
      one_d(128, arg=0), lambda a, s, out: out.__setitem__(..., a * s[0] + s[1]), [2], kernel=tuple_arg,
-     rtol=1e-15, topic=TOPIC, covers=("UniTuple kernel argument",))
+     rtol=1e-15, topic=TOPIC, covers=("UniTuple kernel argument",),
+     slack=fma_slack(np.float64, lambda a, s, out: {2: a * s[0]}))
 
 
 def hetero_tuple_arg(a, params, out):

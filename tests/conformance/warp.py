@@ -105,7 +105,9 @@ def _vote_ref(x, out):
     out[0] = rep(p.all(axis=1))
     out[1] = rep((w > 95).any(axis=1))
     out[2] = 1
-    out[3] = rep((p * (1 << np.arange(32, dtype=np.int64))).sum(axis=1))
+    # numba types ballot_sync as int32 (numba/cuda/intrinsics.py: signature(types.i4, ...)),
+    # so lane 31's bit is the sign: stored into int64 it sign-extends (cvt.s64.s32).
+    out[3] = rep((p * (1 << np.arange(32, dtype=np.int64))).sum(axis=1).astype(np.uint32).view(np.int32))
 
 
 case("vote_all_any_eq_ballot", "void(int32[::1], int64[:, ::1])",

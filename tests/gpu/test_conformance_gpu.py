@@ -55,6 +55,7 @@ def run_case(cuda, case, reg):
     rng, seed = reg.new_rng()
     args = case.make_inputs(rng)
     expected = reg.expected_outputs(case, args)
+    slack = reg.output_slack(case, args)
     dev = {i: cuda.to_device(a)
            for i, a in enumerate(args) if isinstance(a, np.ndarray)}
     launch_args = [dev.get(i, a) for i, a in enumerate(args)]
@@ -62,7 +63,8 @@ def run_case(cuda, case, reg):
     _dispatcher(cuda, case)[cfg](*launch_args)
     cuda.synchronize()
     for i in case.outputs:
-        reg.assert_output_matches(case, i, dev[i].copy_to_host(), expected[i], f"[seed {seed}, launch {cfg}]")
+        reg.assert_output_matches(case, i, dev[i].copy_to_host(), expected[i], f"[seed {seed}, launch {cfg}]",
+                                  slack.get(i))
 
 
 # ---------------------------------------------------------------------------
