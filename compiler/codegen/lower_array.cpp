@@ -3,8 +3,9 @@
 // Element addresses are specialised by layout: C and F arrays index from the
 // shape (row- / column-major element offsets; their strides are never read),
 // A arrays from the byte strides. Negative indices wrap (numba semantics)
-// unless the index is known to be non-negative; under `debug` every index is
-// checked against its dimension and an out-of-range access traps.
+// unless the range pass proved the index non-negative (Instr::facts); under
+// `debug` every index is checked against its dimension and an out-of-range
+// access traps.
 #include <algorithm>
 
 #include "codegen/emitter.h"
@@ -18,92 +19,17 @@ int elementAlign(Scalar s) {
   return scalarKind(s) == ScalarKind::Complex ? scalarByteSize(complexPart(s)) : scalarByteSize(s);
 }
 
-int nonNegativeBits(const ir::Instr* v, int depth = 0);
-
-// The values a block parameter can take: the arguments of every edge into
-// its block, followed through other parameters (loops pass the iterator
-// around). Null unless they all come down to one non-parameter value.
-const ir::Instr* singleSource(const ir::Instr* param) {
-  std::vector<const ir::Instr*> work = {param};
-  std::vector<const ir::Instr*> seen;
-  const ir::Instr* source = nullptr;
-  while (!work.empty()) {
-    const ir::Instr* p = work.back();
-    work.pop_back();
-    if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
-    seen.push_back(p);
-    if (seen.size() > 32) return nullptr;
-    if (p->op != Op::Param) {
-      if (source && source != p) return nullptr;
-      source = p;
-      continue;
-    }
-    const ir::Block* b = p->parent;
-    const ir::Function* fn = b ? b->parent : nullptr;
-    if (!fn || b == fn->entry()) return nullptr;   // a function argument
-    for (const auto& blk : fn->blocks) {
-      const ir::Instr* term = blk->terminator();
-      if (!term) continue;
-      for (const auto& e : term->succs) {
-        if (e.target == b && static_cast<size_t>(p->index) < e.args.size()) work.push_back(e.args[p->index]);
-      }
-    }
-  }
-  return source;
+// The constant shape of a shared or local array (the intrinsic that made it
+// carries it); empty for other arrays and for dynamic shared memory.
+std::vector<int64_t> constantShape(const ir::Instr* arr) {
+  if (arr->op != Op::Intrinsic || (arr->name != "shared_array" && arr->name != "local_array")) return {};
+  if (static_cast<int>(arr->ints.size()) != arr->type->ndim) return {};
+  for (int64_t n : arr->ints)
+    if (n <= 0) return {};
+  return arr->ints;
 }
 
-// A value taken from a range iterator is within [start, stop) when the step
-// is a positive constant, so it is non-negative when start is.
-int iteratorValueBits(const ir::Instr* iter, int depth) {
-  const ir::Instr* it = iter->op == Op::Param ? singleSource(iter) : iter;
-  if (!it || it->op != Op::GetIter) return -1;
-  const ir::Instr* range = it->operands[0];
-  if (range->op != Op::RangeMake) return -1;
-  const ir::Instr* step = range->operands[2];
-  bool positive_step = step->op == Op::Const && step->cval.kind == ir::Const::Kind::Int && step->cval.i > 0;
-  if (!positive_step || nonNegativeBits(range->operands[0], depth + 1) < 0) return -1;
-  return scalarBits(iter->type->scalar) - (scalarSigned(iter->type->scalar) ? 1 : 0);
-}
-
-// 0 <= v < 2^bits for the returned bits, or -1 when unknown. Enough to see
-// that indices built from special registers (cuda.grid, threadIdx), small
-// constants and counting loops (range with a non-negative start and a
-// positive step) are never negative, so they need no wraparound.
-int nonNegativeBits(const ir::Instr* v, int depth) {
-  if (depth > 8 || !v->type->isScalar()) return -1;
-  switch (v->op) {
-    case Op::IterNext:
-      return iteratorValueBits(v->operands[0], depth);
-    case Op::Const:
-      if (v->cval.kind != ir::Const::Kind::Int && v->cval.kind != ir::Const::Kind::Bool) return -1;
-      if (v->cval.i < 0) return -1;
-      for (int b = 0; b < 63; ++b) {
-        if (v->cval.i < (int64_t{1} << b)) return b;
-      }
-      return 63;
-    case Op::Intrinsic:
-      return v->name.rfind("sreg.", 0) == 0 ? 31 : -1;
-    case Op::Cast: {
-      const Type* from = v->operands[0]->type;
-      if (!from->isScalar() || !v->type->isInt()) return -1;
-      if (from->isBool()) return 1;
-      if (!from->isInt() || from->bits() > v->type->bits()) return -1;
-      if (!from->isSigned()) return from->bits() < v->type->bits() ? from->bits() : -1;
-      return nonNegativeBits(v->operands[0], depth + 1);
-    }
-    case Op::Add:
-    case Op::Mul: {
-      int a = nonNegativeBits(v->operands[0], depth + 1);
-      int b = nonNegativeBits(v->operands[1], depth + 1);
-      if (a < 0 || b < 0) return -1;
-      int r = v->op == Op::Add ? std::max(a, b) + 1 : a + b;
-      int limit = v->type->bits() - (v->type->isSigned() ? 1 : 0);
-      return r <= limit ? r : -1;
-    }
-    default:
-      return -1;
-  }
-}
+bool isPowerOfTwo(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
 std::string viewPart(FunctionEmitter& fe, const Type* array, const std::string& view, const std::string& path) {
   return fe.emit("extractvalue " + llvmViewType(array) + " " + view + ", " + path);
@@ -158,7 +84,7 @@ std::vector<int64_t> contiguousStrides(const Type* array, const std::vector<int6
 }
 
 std::string elementPointer(FunctionEmitter& fe, const ir::Instr* arr,
-                           const std::vector<const ir::Instr*>& idx) {
+                           const std::vector<const ir::Instr*>& idx, uint32_t facts) {
   const ir::Instr& at = fe.current() ? *fe.current() : *arr;   // for messages
   const Type* a = arr->type;
   int nd = a->ndim;
@@ -169,14 +95,21 @@ std::string elementPointer(FunctionEmitter& fe, const ir::Instr* arr,
   std::string view = fe.val(arr);
   std::string mt = llvmMemType(a->scalar);
   std::vector<std::string> shape(nd), ix(nd);
+  std::vector<int64_t> fixed = constantShape(arr);
   for (int d = 0; d < nd; ++d) {
     const ir::Instr* i = idx[d];
     if (!i->type->isInt() && !i->type->isBool()) {
       fe.fail(at, "array index", "index of type " + typeToString(i->type) + " (expected an integer)");
     }
     std::string v = convertScalar(fe, fe.val(i), i->type->scalar, Scalar::Int64);
-    shape[d] = shapeOf(fe, a, view, d);
-    if (nonNegativeBits(i) < 0) {
+    shape[d] = fixed.empty() ? shapeOf(fe, a, view, d) : std::to_string(fixed[d]);
+    if (facts & ir::indexNonNegFact(d)) {
+      // The range pass proved the index >= 0: no wraparound.
+    } else if (!fixed.empty() && isPowerOfTwo(fixed[d]) && !fe.options().debug) {
+      // Every valid index of a 2^k-long dimension, -2^k .. 2^k - 1, wraps to
+      // its low k bits (an invalid one is undefined behaviour either way).
+      v = fe.emit("and i64 " + v + ", " + std::to_string(fixed[d] - 1));
+    } else {
       std::string neg = fe.emit("icmp slt i64 " + v + ", 0");
       std::string wrapped = fe.emit("add i64 " + v + ", " + shape[d]);
       v = fe.emit("select i1 " + neg + ", i64 " + wrapped + ", i64 " + v);
@@ -196,11 +129,16 @@ std::string elementPointer(FunctionEmitter& fe, const ir::Instr* arr,
     std::string p = fe.emit("getelementptr inbounds i8, i8* " + raw + ", i64 " + bytes);
     return fe.emit("bitcast i8* " + p + " to " + mt + "*");
   }
-  // Contiguous: Horner's rule over the dimensions, outermost first.
+  // Contiguous: Horner's rule over the dimensions, outermost first. For an
+  // access inside the array every partial offset lies in [0, size), far from
+  // overflow, and one outside it is undefined (the GEP is inbounds): nuw nsw
+  // lets LLVM reassociate a[i - 1, j] with a[i, j].
   std::string off;
   for (int k = 0; k < nd; ++k) {
     int d = a->layout == Layout::C ? k : nd - 1 - k;
-    off = off.empty() ? ix[d] : fe.emit("add i64 " + fe.emit("mul i64 " + off + ", " + shape[d]) + ", " + ix[d]);
+    off = off.empty() ? ix[d]
+                      : fe.emit("add nuw nsw i64 " + fe.emit("mul nuw nsw i64 " + off + ", " + shape[d]) + ", " +
+                                ix[d]);
   }
   return fe.emit("getelementptr inbounds " + mt + ", " + mt + "* " + data + ", i64 " + off);
 }
@@ -246,7 +184,7 @@ void lowerArrayOp(FunctionEmitter& fe, const ir::Instr& in) {
     }
     case Op::ArrayLoad: {
       std::vector<const ir::Instr*> idx(in.operands.begin() + 1, in.operands.end());
-      fe.bind(in, loadElement(fe, a->scalar, elementPointer(fe, arr, idx)));
+      fe.bind(in, loadElement(fe, a->scalar, elementPointer(fe, arr, idx, in.facts)));
       return;
     }
     case Op::ArrayStore: {
@@ -257,7 +195,7 @@ void lowerArrayOp(FunctionEmitter& fe, const ir::Instr& in) {
         fe.fail(in, "setitem", "storing a " + typeToString(value->type) + " into an array of " +
                                    typeToString(scalarTy(a->scalar)) + " (type inference must insert a cast)");
       }
-      storeElement(fe, a->scalar, elementPointer(fe, arr, idx), fe.val(value));
+      storeElement(fe, a->scalar, elementPointer(fe, arr, idx, in.facts), fe.val(value));
       return;
     }
     default:
