@@ -1,0 +1,275 @@
+"""The range pass (compiler/passes/range.cpp) and the code it lets codegen emit.
+
+Correctness first: where the pass proves a fact, the lowering that exploits
+it (udiv instead of the floor fix-up, no index wraparound, nsw/nuw) must
+give the same values as Python; where it proves nothing, Python's semantics
+stay (a negative index wraps, -7 // 2 == -4). Values are checked on the CPU
+under lli (test_codegen.run_cpu) against Python on random operands.
+Then the PTX of the benchmark kernels (benchmarks/bench_kernels.py): the
+wraparound and the floor fix-up are gone from their loops, and the
+grid-stride loop is unrolled like the CUDA C++ version's. No GPU needed.
+"""
+import random
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+core = pytest.importorskip("cudajit._core")
+import cudajit  # noqa: E402
+from test_codegen import ArrayArg, build, kernel_text, ranged, run_cpu  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import bench_kernels  # noqa: E402
+
+
+# ---- floor division and modulo ------------------------------------------------------
+
+DIVMOD = """func k() -> none kernel
+bb0:
+  ret
+
+func f(v0:i64 a, v1:i64 b) -> i64
+bb0:
+  v2:i64 = const 0
+  v3:b1 = ge v0, v2
+  cbr v3, bb1, bb3
+bb1:
+  v4:b1 = gt v1, v2
+  cbr v4, bb2, bb3
+bb2:
+  v5:i64 = floordiv v0, v1
+  v6:i64 = mod v0, v1
+  v7:i64 = const 1000003
+  v8:i64 = mul v5, v7
+  v9:i64 = add v8, v6
+  ret v9
+bb3:
+  v10:i64 = floordiv v0, v1
+  v11:i64 = mod v0, v1
+  v12:i64 = const 1000003
+  v13:i64 = mul v10, v12
+  v14:i64 = add v13, v11
+  ret v14
+"""
+
+
+def python_divmod_code(a, b):
+    # numba: x // 0 == 0 and x % 0 == 0
+    q, r = (a // b, a % b) if b else (0, 0)
+    v = (q * 1000003 + r) & ((1 << 64) - 1)
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def test_floordiv_mod_proven_non_negative_become_udiv_urem():
+    ir = ranged(DIVMOD)
+    assert "floordiv nonneg v0, v1" in ir and "mod nonneg v0, v1" in ir   # the guarded pair
+    assert "floordiv v0, v1" in ir and "mod v0, v1" in ir                 # the unguarded pair
+    nvvm = core.emit_nvvm_from_ir(ir)
+    assert "udiv i64 %arg0, %arg1" in nvvm and "urem i64 %arg0, %arg1" in nvvm
+    assert "call {i64, i64} @__cj_divmod_i64(i64 %arg0, i64 %arg1)" in nvvm   # unguarded: floor fix-up
+
+
+def test_floordiv_mod_values_with_and_without_facts():
+    rng = random.Random(5)
+    rows = [(-7, 2), (7, 2), (-7, -2), (7, -2), (0, 3), (5, 0), (-5, 0), (-(1 << 63), -1), (-1, 1 << 40)]
+    rows += [(rng.randint(0, 1 << 62), rng.randint(1, 1 << 31)) for _ in range(25)]
+    rows += [(rng.randint(-(1 << 62), 1 << 62), rng.randint(-(1 << 20), 1 << 20)) for _ in range(25)]
+    got = run_cpu(ranged(DIVMOD), "f", ["i64", "i64"], "i64", rows)
+    assert got[0] == python_divmod_code(-7, 2) == -4 * 1000003 + 1   # -7 // 2 == -4, -7 % 2 == 1
+    for (a, b), g in zip(rows, got):
+        want = 0 if (a, b) == (-(1 << 63), -1) else python_divmod_code(a, b)   # numba: MIN // -1 == 0
+        assert g == want, (a, b)
+
+
+HALVING = """func k() -> none kernel
+bb0:
+  ret
+
+func f(v0:i64 n) -> i64
+bb0:
+  v1:i64 = const 0
+  v2:i64 = const 2
+  br bb1(v0, v1)
+bb1(v3:i64 w, v4:i64 acc):
+  v5:b1 = gt v3, v1
+  cbr v5, bb2, bb3
+bb2:
+  v6:i64 = mod v3, v2
+  v7:i64 = add v4, v6
+  v8:i64 = floordiv v3, v2
+  br bb1(v8, v7)
+bb3:
+  v9:i64 = mul v4, v2
+  v10:i64 = add v9, v3
+  ret v10
+"""
+
+
+def test_halving_loop_of_an_argument():
+    # w starts as an unknown argument: inside `while w > 0` it is >= 1, so
+    # `w % 2` and `w // 2` need no fix-up; a negative n skips the loop.
+    ir = ranged(HALVING)
+    assert "mod nonneg v3, v2" in ir and "floordiv nonneg v3, v2" in ir
+    rows = [(n,) for n in (-9, -1, 0, 1, 2, 7, 128, 1000, (1 << 62) + 12345)]
+    got = run_cpu(ir, "f", ["i64"], "i64", rows)
+    for (n,), g in zip(rows, got):
+        w, acc = n, 0
+        while w > 0:
+            acc += w % 2
+            w //= 2
+        assert g == acc * 2 + w
+
+
+# ---- indices ------------------------------------------------------------------------
+
+INDEXING = """func k() -> none kernel
+bb0:
+  ret
+
+func f(v0:array(i64, 1d, C) x, v1:i64 i) -> i64
+bb0:
+  v2:i64 = load v0, v1
+  v3:i64 = const 0
+  v4:b1 = gt v1, v3
+  cbr v4, bb1, bb2
+bb1:
+  v5:i64 = const 1
+  v6:i64 = sub v1, v5
+  v7:i64 = load v0, v6
+  v8:i64 = const 100
+  v9:i64 = mul v7, v8
+  v10:i64 = add v9, v2
+  ret v10
+bb2:
+  v11:i64 = const 1
+  v12:i64 = sub v1, v11
+  v13:i64 = load v0, v12
+  v14:i64 = const 10000
+  v15:i64 = mul v13, v14
+  v16:i64 = add v15, v2
+  ret v16
+"""
+
+
+def test_negative_indices_still_wrap_and_proven_ones_do_not():
+    ir = ranged(INDEXING)
+    assert "load v0, v1" in ir            # i unknown: wraps
+    assert "load nonneg[0] v0, v6" in ir   # i > 0: i - 1 >= 0
+    assert "load v0, v12" in ir            # i <= 0: i - 1 < 0 wraps
+    x = np.random.default_rng(3).integers(1, 99, 9)
+    rows = [(ArrayArg(x), i) for i in range(-x.size + 1, x.size)]
+    got = run_cpu(ir, "f", ["arr", "i64"], "i64", rows)
+    for (_, i), g in zip(rows, got):
+        want = x[i - 1] * 100 + x[i] if i > 0 else x[i - 1] * 10000 + x[i]
+        assert g == want, i
+
+
+CONST_SHAPE = """func k(v0:array(i32, 1d, C) data, v1:array(i32, 1d, C) out) -> none kernel
+bb0:
+  v2:array(i32, 1d, C, shared) = intrinsic shared_array[256]()
+  v3:array(i32, 1d, C, shared) = intrinsic shared_array[100]()
+  v4:i32 = intrinsic sreg.tid.x()
+  v5:i64 = cast v4
+  v6:i32 = load v0, v5
+  v7:i64 = cast v6
+  v8:i32 = const 1
+  v9:i32 = intrinsic atomic_add(v2, v7, v8)
+  v10:i32 = intrinsic atomic_add(v3, v7, v8)
+  v11:i32 = load v2, v5
+  store v1, v5, v11
+  ret
+"""
+
+
+def test_constant_power_of_two_shapes_wrap_with_a_mask():
+    # sh[x[i]] with a loaded (unknown) index: a 256-long shared array wraps
+    # it with `and 255` (every valid index, -256 .. 255, maps right); a
+    # 100-long one keeps the compare-and-select.
+    ir = ranged(CONST_SHAPE)
+    assert "intrinsic atomic_add(v2, v7, v8)" in ir and "load nonneg[0] v2, v5" in ir
+    nvvm, ptx = build(ir)
+    k = kernel_text(nvvm)
+    assert "and i64 %t" in k and ", 255" in k
+    assert k.count("select i1") == 1   # the 100-long array only
+    assert "atom.shared.add.u32" in ptx
+
+
+def test_debug_keeps_the_full_wraparound_for_bounds_checks():
+    nvvm = core.emit_nvvm_from_ir(ranged(CONST_SHAPE), debug=True)
+    assert ", 255" not in kernel_text(nvvm)
+
+
+# ---- the text form -------------------------------------------------------------------
+
+def test_facts_print_parse_and_verify():
+    ir = ranged(INDEXING)
+    assert core.parse_print_ir(ir) == ir
+    bad = ir.replace("load nonneg[0] v0, v6", "load nonneg[1] v0, v6")
+    assert "names an index" in core.verify_ir(bad, True)
+    bad = INDEXING.replace("v6:i64 = sub v1, v5", "v6:i64 = sub nonneg v1, v5")
+    assert "nonneg on an op" in core.verify_ir(bad, True)
+    bad = INDEXING.replace("v7:i64 = load v0, v6", "v7:i64 = load nsw v0, v6")
+    assert "nsw/nuw on an op" in core.verify_ir(bad, True)
+
+
+def test_the_pass_recomputes_its_facts():
+    # A stale fact (here: a made-up one) is dropped, not trusted.
+    stale = INDEXING.replace("v2:i64 = load v0, v1", "v2:i64 = load nonneg[0] v0, v1")
+    assert "load v0, v1" in ranged(stale)
+
+
+# ---- the benchmark kernels -------------------------------------------------------------
+
+F32_1D, F32_2D, I32_1D = "float32[::1]", "float32[:, ::1]", "int32[::1]"
+BENCH = {
+    "axpy": ["float32", F32_1D, F32_1D],
+    "hist_shared": [I32_1D, I32_1D],
+    "matmul_tiled": [F32_2D, F32_2D, F32_2D],
+    "stencil5": [F32_2D, F32_2D],
+    "reduce_tree": [F32_1D, F32_1D],
+}
+
+
+def bench_ptx(name):
+    fn = getattr(bench_kernels, name)
+    f = type(fn)(fn.__code__, dict(fn.__globals__, cuda=cudajit), fn.__name__)
+    return cudajit.compile_ptx(f, "void(" + ", ".join(BENCH[name]) + ")", cc=(9, 0))[0]
+
+
+def bench_ir(name):
+    fn = getattr(bench_kernels, name)
+    f = type(fn)(fn.__code__, dict(fn.__globals__, cuda=cudajit), fn.__name__)
+    return core.run_passes(core.infer_ir(f, BENCH[name], kernel=True), ["default"], True)
+
+
+@pytest.mark.parametrize("name", sorted(BENCH))
+def test_bench_kernel_indices_are_all_proven(name):
+    ir = bench_ir(name)
+    unproven = [ln for ln in ir.splitlines() if re.search(r"= load v|^\s+store v", ln)]
+    assert not unproven, unproven
+    assert "floordiv v" not in ir and "mod v" not in ir
+
+
+def test_reduction_grid_stride_loop_is_unrolled_like_cpp():
+    ptx = bench_ptx("reduce_tree")
+    # nsw on `i += stride` gives LLVM the trip count: the loop is unrolled by 4.
+    assert len(re.findall(r"ld\.global(\.nc)?\.f32", ptx)) >= 5
+    assert "shr.s64" not in ptx and "selp" not in ptx   # no index wraparound, no floor fix-up
+    assert "div.s64" not in ptx and "rem.s64" not in ptx
+
+
+def test_stencil_has_no_wraparound():
+    ptx = bench_ptx("stencil5")
+    assert "shr.s64" not in ptx and "selp" not in ptx
+    assert len(re.findall(r"mul\.lo\.s64", ptx)) <= 3   # a[i-1, j] reuses a[i, j]'s row offset
+
+
+def test_histogram_inner_loop():
+    ptx = bench_ptx("hist_shared")
+    loop = re.search(r"\$L__BB0_2:(.*?)@%p\d+ bra\s+\$L__BB0_2;", ptx, re.S).group(1)
+    body = [ln for ln in loop.splitlines() if ln.strip() and not ln.strip().startswith("//")]
+    assert "selp" not in loop and "shr.s64" not in loop
+    assert len(body) <= 12, body
