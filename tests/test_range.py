@@ -273,3 +273,77 @@ def test_histogram_inner_loop():
     body = [ln for ln in loop.splitlines() if ln.strip() and not ln.strip().startswith("//")]
     assert "selp" not in loop and "shr.s64" not in loop
     assert len(body) <= 12, body
+
+
+# ---- differential: the same functions with and without the facts ------------------------
+
+def d_loops(x, n, s):
+    acc = 0
+    w = n
+    while w > 0:
+        acc += x[w % x.size] + (w // 3) - (w % 7)
+        w //= 2
+    for j in range(s, x.size):          # s may be negative: x[j] wraps
+        acc = acc * 3 + x[j]
+    for j in range(x.size - 1, -1, -2):
+        acc += x[j] * j
+    i = n
+    if 0 < i < x.size - 1:
+        acc += x[i - 1] - x[i + 1] + i // 2
+    elif i < 0 and i >= -x.size:
+        acc += x[i] * 5 + i // 2 + i % 3
+    return acc
+
+
+def d_grid(x, y, n):
+    acc = 0
+    i = n
+    while i < x.shape[0]:                # n may be negative: x[i] wraps
+        j = 0
+        while j < x.shape[1]:
+            acc += x[i, j] * (j + 1)
+            j += 1
+        i += 2
+    for k in range(y.size):
+        t = (k * 7 + n) // 4
+        if t >= 0:
+            acc += y[t % y.size]
+        else:
+            acc -= y[t]                  # t in [-y.size, -1] here for small n
+    return acc
+
+
+def python_reference(fn, *args):
+    # int64 values far from overflow: numpy's integer semantics are Python's.
+    return int(fn(*args))
+
+
+DIFF = [
+    (d_loops, ["int64[::1]", "int64", "int64"], ["arr", "i64", "i64"]),
+    (d_grid, ["int64[:, ::1]", "int64[::1]", "int64"], ["arr", "arr", "i64"]),
+]
+
+
+@pytest.mark.parametrize("fn,types,argkinds", DIFF, ids=[d[0].__name__ for d in DIFF])
+def test_facts_change_no_value(fn, types, argkinds):
+    kernel = "func k() -> none kernel\nbb0:\n  ret\n\n"
+    typed = core.infer_ir(fn, types, kernel=False)
+    plain = core.run_passes(kernel + typed, ["simplify-params", "fold", "dce"], True)
+    proven = core.run_passes(kernel + typed, ["default"], True)
+    assert "nonneg" in proven and "nonneg" not in plain
+    rng = np.random.default_rng(11)
+    rows = []
+    for _ in range(24):
+        if fn is d_loops:
+            x = rng.integers(-50, 50, int(rng.integers(3, 12)))
+            rows.append((ArrayArg(x), int(rng.integers(-15, 40)), int(rng.integers(-x.size, x.size))))
+        else:
+            x = rng.integers(-9, 9, (int(rng.integers(1, 5)), int(rng.integers(1, 6))))
+            y = rng.integers(-9, 9, int(rng.integers(4, 9)))
+            rows.append((ArrayArg(x), ArrayArg(y), int(rng.integers(-x.shape[0], 3))))
+    want = run_cpu(plain, fn.__name__, argkinds, "i64", rows)
+    got = run_cpu(proven, fn.__name__, argkinds, "i64", rows)
+    assert got == want
+    for row, g in zip(rows, got):
+        args = [a.arr if isinstance(a, ArrayArg) else a for a in row]
+        assert g == python_reference(fn, *args), row

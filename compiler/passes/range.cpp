@@ -164,6 +164,16 @@ std::optional<int64_t> intConstant(const Instr* v) {
   return std::nullopt;
 }
 
+// The constant, non-zero step of a range, as a signed number. An unsigned
+// range only counts up (codegen tests cur < stop), so a step whose bits read
+// as negative is not one the iterator values can be bounded by.
+std::optional<int64_t> knownStep(const Instr* range) {
+  auto step = intConstant(range->operands[2]);
+  if (!step || *step == 0) return std::nullopt;
+  if (*step < 0 && !scalarSigned(range->type->scalar)) return std::nullopt;
+  return step;
+}
+
 class Analysis {
  public:
   explicit Analysis(ir::Function& fn) : fn_(fn) {
@@ -374,8 +384,8 @@ class Analysis {
     }
     const Instr* range = iteratorRange(it);
     if (!next || !range || !isIntLike(next->type)) return;
-    auto step = intConstant(range->operands[2]);
-    if (!step || *step == 0) return;
+    auto step = knownStep(range);
+    if (!step) return;
     Interval start = at(range->operands[0], range->parent), stop = at(range->operands[1], range->parent);
     if (start.empty() || stop.empty()) return;
     Interval inside = *step > 0 ? span(start.lo, stop.hi - 1) : span(stop.lo + 1, start.hi);
@@ -516,8 +526,8 @@ class Analysis {
   Interval iteratorValues(const Instr& in, const Type* t) {
     const Instr* range = iteratorRange(in.operands[0]);
     if (!range) return full(t);
-    auto step = intConstant(range->operands[2]);
-    if (!step || *step == 0) return full(t);
+    auto step = knownStep(range);
+    if (!step) return full(t);
     Interval start = at(range->operands[0], range->parent), stop = at(range->operands[1], range->parent);
     if (start.empty() || stop.empty()) return {};
     Interval r = *step > 0 ? span(start.lo, std::max(start.hi, stop.hi - 1 + *step))
