@@ -7,6 +7,7 @@
 // `debug` every index is checked against its dimension and an out-of-range
 // access traps.
 #include <algorithm>
+#include <cstdint>
 
 #include "codegen/emitter.h"
 
@@ -83,6 +84,32 @@ std::vector<int64_t> contiguousStrides(const Type* array, const std::vector<int6
   return strides;
 }
 
+namespace {
+
+// An index proven >= 0 of the form `v + c` or `v - c` (i64, c a constant):
+// its term of the offset is v * stride + c * stride (the same number modulo
+// 2^64), so neighbouring accesses share the v * stride product:
+// a[i - 1, j] and a[i + 1, j] become a[i, j]'s offset -/+ the row length,
+// as a C programmer writes them, instead of two more 64-bit multiplies.
+struct SplitIndex {
+  const ir::Instr* base = nullptr;
+  int64_t delta = 0;
+};
+
+SplitIndex splitConstantOffset(const ir::Instr* i) {
+  if (i->type != i64Ty() || (i->op != Op::Add && i->op != Op::Sub)) return {};
+  auto constant = [](const ir::Instr* v) {
+    return v->op == Op::Const && v->cval.kind == ir::Const::Kind::Int;
+  };
+  const ir::Instr* x = i->operands[0];
+  const ir::Instr* y = i->operands[1];
+  if (constant(y) && y->cval.i != INT64_MIN) return {x, i->op == Op::Add ? y->cval.i : -y->cval.i};
+  if (i->op == Op::Add && constant(x)) return {y, x->cval.i};
+  return {};
+}
+
+}  // namespace
+
 std::string elementPointer(FunctionEmitter& fe, const ir::Instr* arr,
                            const std::vector<const ir::Instr*>& idx, uint32_t facts) {
   const ir::Instr& at = fe.current() ? *fe.current() : *arr;   // for messages
@@ -95,15 +122,26 @@ std::string elementPointer(FunctionEmitter& fe, const ir::Instr* arr,
   std::string view = fe.val(arr);
   std::string mt = llvmMemType(a->scalar);
   std::vector<std::string> shape(nd), ix(nd);
+  std::vector<int64_t> delta(nd, 0);   // ix[d] + delta[d] is the index (split constant offsets)
   std::vector<int64_t> fixed = constantShape(arr);
+  // The dimension whose stride is one element (C: the last, F: the first):
+  // its constant offsets already fold into the address.
+  int unit = a->layout == Layout::C ? nd - 1 : a->layout == Layout::F ? 0 : -1;
   for (int d = 0; d < nd; ++d) {
     const ir::Instr* i = idx[d];
     if (!i->type->isInt() && !i->type->isBool()) {
       fe.fail(at, "array index", "index of type " + typeToString(i->type) + " (expected an integer)");
     }
-    std::string v = convertScalar(fe, fe.val(i), i->type->scalar, Scalar::Int64);
     shape[d] = fixed.empty() ? shapeOf(fe, a, view, d) : std::to_string(fixed[d]);
-    if (facts & ir::indexNonNegFact(d)) {
+    bool nonneg = facts & ir::indexNonNegFact(d);
+    SplitIndex split = nonneg && d != unit && !fe.options().debug ? splitConstantOffset(i) : SplitIndex{};
+    if (split.base) {
+      ix[d] = fe.val(split.base);
+      delta[d] = split.delta;
+      continue;
+    }
+    std::string v = convertScalar(fe, fe.val(i), i->type->scalar, Scalar::Int64);
+    if (nonneg) {
       // The range pass proved the index >= 0: no wraparound.
     } else if (!fixed.empty() && isPowerOfTwo(fixed[d]) && !fe.options().debug) {
       // Every valid index of a 2^k-long dimension, -2^k .. 2^k - 1, wraps to
@@ -117,12 +155,16 @@ std::string elementPointer(FunctionEmitter& fe, const ir::Instr* arr,
     if (fe.options().debug) boundsCheck(fe, fe.emit("icmp ult i64 " + v + ", " + shape[d]), v, d, shape[d]);
     ix[d] = v;
   }
+  bool split = std::any_of(delta.begin(), delta.end(), [](int64_t x) { return x != 0; });
   std::string data = viewPart(fe, a, view, "0");
   if (nd == 0) return data;
   if (a->layout == Layout::A) {
     std::string bytes;
     for (int d = 0; d < nd; ++d) {
-      std::string term = fe.emit("mul i64 " + ix[d] + ", " + strideOf(fe, a, view, d));
+      std::string stride = strideOf(fe, a, view, d);
+      std::string term = fe.emit("mul i64 " + ix[d] + ", " + stride);
+      if (delta[d]) term = fe.emit("add i64 " + term + ", " + fe.emit("mul i64 " + stride + ", " +
+                                                                      std::to_string(delta[d])));
       bytes = bytes.empty() ? term : fe.emit("add i64 " + bytes + ", " + term);
     }
     std::string raw = fe.emit("bitcast " + mt + "* " + data + " to i8*");
@@ -131,15 +173,27 @@ std::string elementPointer(FunctionEmitter& fe, const ir::Instr* arr,
   }
   // Contiguous: Horner's rule over the dimensions, outermost first. For an
   // access inside the array every partial offset lies in [0, size), far from
-  // overflow, and one outside it is undefined (the GEP is inbounds): nuw nsw
-  // lets LLVM reassociate a[i - 1, j] with a[i, j].
-  std::string off;
+  // overflow, and one outside it is undefined (the GEP is inbounds): nuw nsw.
+  // With split indices the partial offsets leave that range: no flags.
+  std::string flags = split ? "" : "nuw nsw ";
+  std::string off, inner = "1";   // inner: the elements one step of dimension d moves
+  std::string adjust;             // sum of delta[d] * (elements per step of d)
+  for (int k = nd - 1; k >= 0; --k) {
+    int d = a->layout == Layout::C ? k : nd - 1 - k;
+    if (delta[d]) {
+      std::string term = inner == "1" ? std::to_string(delta[d])
+                                      : fe.emit("mul i64 " + inner + ", " + std::to_string(delta[d]));
+      adjust = adjust.empty() ? term : fe.emit("add i64 " + adjust + ", " + term);
+    }
+    if (k > 0) inner = inner == "1" ? shape[d] : fe.emit("mul i64 " + inner + ", " + shape[d]);
+  }
   for (int k = 0; k < nd; ++k) {
     int d = a->layout == Layout::C ? k : nd - 1 - k;
     off = off.empty() ? ix[d]
-                      : fe.emit("add nuw nsw i64 " + fe.emit("mul nuw nsw i64 " + off + ", " + shape[d]) + ", " +
-                                ix[d]);
+                      : fe.emit("add " + flags + "i64 " + fe.emit("mul " + flags + "i64 " + off + ", " + shape[d]) +
+                                ", " + ix[d]);
   }
+  if (!adjust.empty()) off = fe.emit("add i64 " + off + ", " + adjust);
   return fe.emit("getelementptr inbounds " + mt + ", " + mt + "* " + data + ", i64 " + off);
 }
 
