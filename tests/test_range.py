@@ -325,6 +325,18 @@ def d_stencil(x, i, j):
     return acc
 
 
+def d_ranges(x, n, s):
+    acc = 0
+    st = n % 3 + 1                       # a runtime step known > 0
+    for j in range(s, x.size, st):       # s may be negative
+        acc = acc * 2 + x[j]
+    for j in range(x.size - 1, s, -st):  # a runtime step known < 0
+        acc = acc * 3 + x[j] * (j + 1)
+    for j in range(n, x.size, 1):
+        acc += x[j] + j // 2
+    return acc
+
+
 def python_reference(fn, *args):
     # int64 values far from overflow: numpy's integer semantics are Python's.
     return int(fn(*args))
@@ -333,6 +345,7 @@ def python_reference(fn, *args):
 DIFF = [
     (d_loops, ["int64[::1]", "int64", "int64"], ["arr", "i64", "i64"]),
     (d_grid, ["int64[:, ::1]", "int64[::1]", "int64"], ["arr", "arr", "i64"]),
+    (d_ranges, ["int64[::1]", "int64", "int64"], ["arr", "i64", "i64"]),
     (d_stencil, ["int64[:, ::1]", "int64", "int64"], ["arr", "i64", "i64"]),
     (d_stencil, ["int64[::1, :]", "int64", "int64"], ["arr", "i64", "i64"]),
     (d_stencil, ["int64[:, :]", "int64", "int64"], ["arr", "i64", "i64"]),
@@ -349,9 +362,10 @@ def test_facts_change_no_value(fn, types, argkinds):
     rng = np.random.default_rng(11)
     rows = []
     for _ in range(24):
-        if fn is d_loops:
+        if fn is d_loops or fn is d_ranges:
             x = rng.integers(-50, 50, int(rng.integers(3, 12)))
-            rows.append((ArrayArg(x), int(rng.integers(-15, 40)), int(rng.integers(-x.size, x.size))))
+            low = -15 if fn is d_loops else -x.size   # d_ranges indexes x[n] (in bounds only)
+            rows.append((ArrayArg(x), int(rng.integers(low, 40)), int(rng.integers(-x.size, x.size))))
         elif fn is d_grid:
             x = rng.integers(-9, 9, (int(rng.integers(1, 5)), int(rng.integers(1, 6))))
             y = rng.integers(-9, 9, int(rng.integers(4, 9)))
@@ -369,3 +383,21 @@ def test_facts_change_no_value(fn, types, argkinds):
     for row, g in zip(rows, got):
         args = [a.arr if isinstance(a, ArrayArg) else a for a in row]
         assert g == python_reference(fn, *args), row
+
+
+def gs_sum(x, out):
+    acc = np.float32(0)
+    for i in range(cudajit.grid(1), x.size, cudajit.gridsize(1)):
+        acc += x[i]
+    out[cudajit.grid(1)] = acc
+
+
+def test_grid_stride_range_loop_is_unrolled():
+    # numba's idiom range(cuda.grid(1), n, cuda.gridsize(1)): the step is a
+    # runtime value known > 0, so iter_valid is cur < stop and cur + step
+    # cannot wrap: LLVM unrolls it, and x[i] needs no wraparound.
+    ir = core.run_passes(core.infer_ir(gs_sum, ["float32[::1]", "float32[::1]"], kernel=True), ["default"], True)
+    assert re.search(r"iter_valid nonneg v", ir) and re.search(r"iter_next nsw nuw v", ir)
+    ptx = cudajit.compile_ptx(gs_sum, "void(float32[::1], float32[::1])", cc=(9, 0))[0]
+    assert len(re.findall(r"ld\.global\.f32", ptx)) >= 5
+    assert "shr.s64" not in ptx and "selp" not in ptx

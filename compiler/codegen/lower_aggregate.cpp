@@ -92,6 +92,10 @@ void lowerRangeOp(FunctionEmitter& fe, const ir::Instr& in) {
         fe.emitResult(in, "icmp ult " + t + " " + cur + ", " + stop);
         return;
       }
+      if (in.facts & ir::kFactNonNeg) {   // the range pass proved the step > 0
+        fe.emitResult(in, "icmp slt " + t + " " + cur + ", " + stop);
+        return;
+      }
       // Python: a positive step runs while cur < stop, a negative one while cur > stop.
       std::string step = loadField(fe, iter, it, 2);
       std::string up = fe.emit("icmp sgt " + t + " " + step + ", 0");
@@ -107,7 +111,8 @@ void lowerRangeOp(FunctionEmitter& fe, const ir::Instr& in) {
       std::string it = fe.val(itv);
       std::string cur = loadField(fe, iter, it, 0);
       std::string step = loadField(fe, iter, it, 2);
-      std::string next = fe.emit("add " + t + " " + cur + ", " + step);
+      std::string flags = std::string(in.facts & ir::kFactNuw ? "nuw " : "") + (in.facts & ir::kFactNsw ? "nsw " : "");
+      std::string next = fe.emit("add " + flags + t + " " + cur + ", " + step);
       fe.emitLine("store " + t + " " + next + ", " + t + "* " + iterField(fe, iter, it, 0));
       fe.bind(in, cur);
       return;

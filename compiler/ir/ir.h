@@ -25,10 +25,12 @@ enum IrFlag : uint32_t { PURE = 1, SIDE = 2, TERM = 4, PY = 8 };
 // exploit; 0 means nothing is known. The "range" pass (passes/range.h) sets
 // them; text form: words after the op name.
 enum Fact : uint32_t {
-  kFactNsw = 1u << 0,      // add/sub/mul/lshift: no signed overflow ("nsw")
-  kFactNuw = 1u << 1,      // add/sub/mul/lshift: no unsigned overflow ("nuw")
+  kFactNsw = 1u << 0,      // add/sub/mul/lshift: no signed overflow ("nsw");
+                           // iter_next: nor has the iterator's cur + step
+  kFactNuw = 1u << 1,      // the same for unsigned overflow ("nuw")
   kFactNonNeg = 1u << 2,   // floordiv/mod: dividend >= 0 and divisor > 0;
-                           // cast int -> int: the operand is >= 0 ("nonneg")
+                           // cast int -> int: the operand is >= 0;
+                           // iter_valid: the range's step is > 0 ("nonneg")
 };
 // load/store/atomic_*: index k is >= 0, so it needs no wraparound ("nonneg[0, 1]").
 constexpr int kFactIndexShift = 8;

@@ -246,17 +246,19 @@ class Verifier {
   void checkFacts(const Block* b, const Instr* in) {
     uint32_t f = in->facts;
     if (!f) return;
-    bool wraps = in->op == Op::Add || in->op == Op::Sub || in->op == Op::Mul || in->op == Op::LShift;
-    bool nonneg = in->op == Op::FloorDiv || in->op == Op::Mod || in->op == Op::Cast;
-    if ((f & (kFactNsw | kFactNuw)) && !wraps) fail(b, in, "nsw/nuw on an op that is not add/sub/mul/lshift");
-    if ((f & kFactNonNeg) && !nonneg) fail(b, in, "nonneg on an op that is not floordiv/mod/cast");
+    bool wraps = in->op == Op::Add || in->op == Op::Sub || in->op == Op::Mul || in->op == Op::LShift ||
+                 in->op == Op::IterNext;
+    bool nonneg = in->op == Op::FloorDiv || in->op == Op::Mod || in->op == Op::Cast || in->op == Op::IterValid;
+    if ((f & (kFactNsw | kFactNuw)) && !wraps)
+      fail(b, in, "nsw/nuw on an op that is not add/sub/mul/lshift/iter_next");
+    if ((f & kFactNonNeg) && !nonneg) fail(b, in, "nonneg on an op that is not floordiv/mod/cast/iter_valid");
     uint32_t index_bits = f & ~(kFactNsw | kFactNuw | kFactNonNeg);
     if (index_bits) {
       uint32_t allowed = 0;
       for (int k = 0, n = elementIndexCount(*in); k < n; ++k) allowed |= indexNonNegFact(k);
       if (index_bits & ~allowed) fail(b, in, "nonneg[...] names an index the op does not have");
     }
-    if (typed_ && (f & (kFactNsw | kFactNuw | kFactNonNeg)) && !in->type->isInt())
+    if (typed_ && (f & (kFactNsw | kFactNuw | kFactNonNeg)) && in->op != Op::IterValid && !in->type->isInt())
       fail(b, in, "nsw/nuw/nonneg on a non-integer result");
   }
 

@@ -164,16 +164,6 @@ std::optional<int64_t> intConstant(const Instr* v) {
   return std::nullopt;
 }
 
-// The constant, non-zero step of a range, as a signed number. An unsigned
-// range only counts up (codegen tests cur < stop), so a step whose bits read
-// as negative is not one the iterator values can be bounded by.
-std::optional<int64_t> knownStep(const Instr* range) {
-  auto step = intConstant(range->operands[2]);
-  if (!step || *step == 0) return std::nullopt;
-  if (*step < 0 && !scalarSigned(range->type->scalar)) return std::nullopt;
-  return step;
-}
-
 class Analysis {
  public:
   explicit Analysis(ir::Function& fn) : fn_(fn) {
@@ -384,11 +374,9 @@ class Analysis {
     }
     const Instr* range = iteratorRange(it);
     if (!next || !range || !isIntLike(next->type)) return;
-    auto step = knownStep(range);
-    if (!step) return;
-    Interval start = at(range->operands[0], range->parent), stop = at(range->operands[1], range->parent);
-    if (start.empty() || stop.empty()) return;
-    Interval inside = *step > 0 ? span(start.lo, stop.hi - 1) : span(stop.lo + 1, start.hi);
+    auto r = rangeParts(range);
+    if (!r) return;
+    Interval inside = r->up ? span(r->start.lo, r->stop.hi - 1) : span(r->stop.lo + 1, r->start.hi);
     narrow(facts, next, inside, b);
   }
 
@@ -523,16 +511,33 @@ class Analysis {
   // Every value `iter_next` of a range iterator returns, the one past the end
   // included: start .. stop - 1 + step for a positive step. Unknown if the
   // iterator's own `cur + step` could wrap.
-  Interval iteratorValues(const Instr& in, const Type* t) {
+  Interval iteratorValues(const Instr& in, const Type* t) const {
     const Instr* range = iteratorRange(in.operands[0]);
-    if (!range) return full(t);
-    auto step = knownStep(range);
-    if (!step) return full(t);
-    Interval start = at(range->operands[0], range->parent), stop = at(range->operands[1], range->parent);
-    if (start.empty() || stop.empty()) return {};
-    Interval r = *step > 0 ? span(start.lo, std::max(start.hi, stop.hi - 1 + *step))
-                           : span(std::min(start.lo, stop.lo + 1 + *step), start.hi);
-    return fits(r, t) ? r : full(t);
+    auto r = range ? rangeParts(range) : std::nullopt;
+    if (!r) return full(t);
+    if (r->start.empty() || r->stop.empty() || r->step.empty()) return {};
+    Interval v = r->up ? span(r->start.lo, std::max(r->start.hi, r->stop.hi - 1 + r->step.hi))
+                       : span(std::min(r->start.lo, r->stop.lo + 1 + r->step.lo), r->start.hi);
+    return fits(v, t) ? v : full(t);
+  }
+
+  // A range whose step has a known sign: start, stop and step where the
+  // range is made. Empty intervals (unreached) pass through.
+  struct RangeParts {
+    Interval start, stop, step;
+    bool up;   // step > 0 (else step < 0)
+  };
+  std::optional<RangeParts> rangeParts(const Instr* range) const {
+    const Block* b = range->parent;
+    RangeParts r{at(range->operands[0], b), at(range->operands[1], b), at(range->operands[2], b), true};
+    if (r.step.empty()) return r;
+    if (r.step.lo > 0) return r;
+    // Unsigned ranges only count up (codegen tests cur < stop).
+    if (r.step.hi < 0 && scalarSigned(range->type->scalar)) {
+      r.up = false;
+      return r;
+    }
+    return std::nullopt;
   }
 
   // ---- widening --------------------------------------------------------------
@@ -577,6 +582,23 @@ class Analysis {
 
   // ---- facts -------------------------------------------------------------------
 
+  // nsw / nuw for a op c on type t: the exact result of the operands read as
+  // signed (unsigned) numbers fits the signed (unsigned) range.
+  static uint32_t noWrapFacts(Op op, const Interval& a, const Interval& c, const Type* t) {
+    uint32_t f = 0;
+    auto sa = signedView(a, t), sc = signedView(c, t);
+    if (sa && sc) {
+      auto r = exactArith(op, *sa, *sc);
+      if (r && r->lo >= -pow2(t->bits() - 1) && r->hi < pow2(t->bits() - 1)) f |= ir::kFactNsw;
+    }
+    auto ua = unsignedView(a, t), uc = unsignedView(c, t);
+    if (ua && uc) {
+      auto r = exactArith(op, *ua, *uc);
+      if (r && r->lo >= 0 && r->hi < pow2(t->bits())) f |= ir::kFactNuw;
+    }
+    return f;
+  }
+
   uint32_t factsOf(const Instr& in, const Block* b) const {
     auto operand = [&](size_t k) { return at(in.operands.at(k), b); };
     switch (in.op) {
@@ -594,18 +616,20 @@ class Analysis {
           c = span(pow2(static_cast<int>(c.lo)), pow2(static_cast<int>(c.lo)));
           op = Op::Mul;
         }
-        uint32_t f = 0;
-        auto sa = signedView(a, t), sc = signedView(c, t);
-        if (sa && sc) {
-          auto r = exactArith(op, *sa, *sc);
-          if (r && r->lo >= -pow2(t->bits() - 1) && r->hi < pow2(t->bits() - 1)) f |= ir::kFactNsw;
-        }
-        auto ua = unsignedView(a, t), uc = unsignedView(c, t);
-        if (ua && uc) {
-          auto r = exactArith(op, *ua, *uc);
-          if (r && r->lo >= 0 && r->hi < pow2(t->bits())) f |= ir::kFactNuw;
-        }
-        return f;
+        return noWrapFacts(op, a, c, t);
+      }
+      case Op::IterNext: {   // the iterator's own cur + step
+        const Instr* range = iteratorRange(in.operands[0]);
+        auto r = range ? rangeParts(range) : std::nullopt;
+        if (!r || !in.type->isInt()) return 0;
+        Interval cur = valueOf(&in);
+        if (cur.empty() || r->step.empty()) return 0;
+        return noWrapFacts(Op::Add, cur, r->step, in.type);
+      }
+      case Op::IterValid: {   // the step is known positive: the test is cur < stop
+        const Instr* range = iteratorRange(in.operands[0]);
+        auto r = range ? rangeParts(range) : std::nullopt;
+        return r && r->up && !r->step.empty() ? uint32_t{ir::kFactNonNeg} : 0u;
       }
       case Op::FloorDiv:
       case Op::Mod: {

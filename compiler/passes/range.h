@@ -5,6 +5,8 @@
 //   floordiv/mod  nonneg  dividend >= 0 and divisor > 0: a plain udiv/urem
 //                         (no floor fix-up, no zero-divisor check)
 //   cast  nonneg  the operand is >= 0 (a widening zext instead of sext)
+//   iter_valid  nonneg  the range's step is > 0: the test is cur < stop
+//   iter_next  nsw, nuw  the iterator's cur + step cannot wrap (a trip count)
 //
 // Every integer value gets an interval [lo, hi] from its definition:
 // constants, special registers (tid.x in [0, 1024), nctaid.x in [1, 2^31),
