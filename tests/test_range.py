@@ -401,3 +401,27 @@ def test_grid_stride_range_loop_is_unrolled():
     ptx = cudajit.compile_ptx(gs_sum, "void(float32[::1], float32[::1])", cc=(9, 0))[0]
     assert len(re.findall(r"ld\.global\.f32", ptx)) >= 5
     assert "shr.s64" not in ptx and "selp" not in ptx
+
+
+def block_sum(x, out):
+    buf = cudajit.shared.array(1024, np.float32)
+    t = cudajit.threadIdx.x
+    i = cudajit.grid(1)
+    buf[t] = x[i] if i < x.size else 0.0
+    cudajit.syncthreads()
+    w = cudajit.blockDim.x // 2
+    while w > 0:
+        if t < w:
+            buf[t] += buf[t + w]
+        cudajit.syncthreads()
+        w //= 2
+    if t == 0:
+        cudajit.atomic.add(out, 0, buf[0])
+
+
+def test_tree_reduction_over_block_dim_has_no_floor_fix_up():
+    # w starts at blockDim.x // 2 (unknown at compile time) and halves while
+    # > 0: every `//` is a shift, no index wraps.
+    ptx = cudajit.compile_ptx(block_sum, "void(float32[::1], float32[::1])", cc=(9, 0))[0]
+    assert re.search(r"shr\.u(32|64)", ptx)
+    assert not re.search(r"\b(div|rem)\.s", ptx) and "selp" not in ptx and "shr.s64" not in ptx
