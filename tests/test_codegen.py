@@ -69,6 +69,12 @@ def function_text(nvvm, name):
     return m.group(0)
 
 
+def ranged(ir):
+    """The IR with the facts the range pass proves (what codegen sees after
+    the default pipeline): non-negative indices, no-wrap arithmetic."""
+    return core.run_passes(ir, ["range"], True)
+
+
 def kernel_text(nvvm):
     m = re.search(r"^define void @cj_.*?^}$", nvvm, re.S | re.M)
     assert m
@@ -768,11 +774,12 @@ bb2:
 
 
 def test_axpy():
-    nvvm, ptx = build(AXPY)
+    nvvm, ptx = build(ranged(AXPY))
     k = kernel_text(nvvm)
     # The kernel ABI: a, then x (data, shape, stride), then y.
     assert re.search(r"\(float %\S+, float\* %\S+, i64 %\S+, i64 %\S+, float\* %\S+, i64 %\S+, i64 %\S+\)", k)
     assert "select" not in k          # the grid index is provably non-negative: no wraparound
+    assert "select i1" in kernel_text(core.emit_nvvm_from_ir(AXPY))   # unproven (no range pass): it wraps
     assert "fmul float" in k and "fadd float" in k
     assert "!nvvm.annotations" in nvvm
     assert "ld.global.f32" in ptx and "st.global.f32" in ptx
@@ -1166,7 +1173,7 @@ bb3:
 
 
 def test_counting_loop_indices_need_no_wraparound():
-    nvvm, ptx = build(LOOP_SUM)
+    nvvm, ptx = build(ranged(LOOP_SUM))
     body = kernel_text(nvvm).split("\nbb2:", 1)[1]                    # the loop body: the load
     assert not re.search(r"select i1 %\S+, i64", body)                # no index wraparound
     assert "selp" not in ptx and "shr.s64" not in ptx
@@ -1198,7 +1205,8 @@ bb3:
 """
     x = np.random.default_rng(4).integers(0, 10, 6)
     rows = [(ArrayArg(x), s, st) for s, st in [(-6, 1), (-3, 2), (0, 1), (2, 1)]]
-    got = run_cpu(ir, "total", ["arr", "i64", "i64"], "i64", rows)
+    assert "load v0, v10" in ranged(ir)   # an argument start: nothing proven, the index wraps
+    got = run_cpu(ranged(ir), "total", ["arr", "i64", "i64"], "i64", rows)
     for (_, s, st), g in zip(rows, got):
         acc = 0
         for i in range(s, x.size, st):
@@ -1357,7 +1365,7 @@ E2E = [
 def test_python_kernels_end_to_end(fn, types):
     if not hasattr(core, "infer_ir"):
         pytest.skip("needs the decoder and type inference (_core.infer_ir)")
-    typed = core.infer_ir(fn, types, kernel=True)
+    typed = core.run_passes(core.infer_ir(fn, types, kernel=True), ["default"], True)
     nvvm, ptx = build(typed)
     if fn is e2e_rowsum and types[0] == "float64[:, ::1]":
         assert "selp" not in ptx   # grid and counting-loop indices need no wraparound

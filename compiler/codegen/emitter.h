@@ -213,10 +213,11 @@ void boundsCheck(FunctionEmitter& fe, const std::string& ok, const std::string& 
 // ---- shared pieces of the lowerings ------------------------------------------
 // Converts a scalar value between scalar types with numba semantics.
 std::string convertScalar(FunctionEmitter& fe, const std::string& v, Scalar from, Scalar to);
-// Pointer to the element arr[idx...] (indices i64; wraps negatives, bounds
+// Pointer to the element arr[idx...] (indices i64; wraps negatives unless
+// `facts` (the instruction's Instr::facts) proves them non-negative, bounds
 // checks under debug).
 std::string elementPointer(FunctionEmitter& fe, const ir::Instr* arr,
-                           const std::vector<const ir::Instr*>& idx);
+                           const std::vector<const ir::Instr*>& idx, uint32_t facts);
 // Loads/stores an element through a pointer (bool stored as i8).
 std::string loadElement(FunctionEmitter& fe, Scalar dtype, const std::string& ptr);
 void storeElement(FunctionEmitter& fe, Scalar dtype, const std::string& ptr, const std::string& v);

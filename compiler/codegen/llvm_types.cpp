@@ -52,9 +52,9 @@ std::string llvmType(const Type* t) {
       std::string s = llvmScalarType(t->scalar);
       return "{" + s + ", " + s + ", " + s + "}";
     }
-    case TypeKind::RangeIter: {
+    case TypeKind::RangeIter: {   // {cur, count, step, stop} (lower_aggregate.cpp)
       std::string s = llvmScalarType(t->scalar);
-      return "{" + s + ", " + s + ", " + s + "}*";
+      return "{" + s + ", " + s + ", " + s + ", " + s + "}*";
     }
     default:
       return "";

@@ -24,8 +24,19 @@ using ir::Op;
 std::string opText(const ir::Instr& in) { return std::string(ir::opName(in.op)); }
 
 // Pointer to field k of the iterator state.
+// The state of a range iterator: the current value, the laps left, the
+// step, and the stop. iter_valid tests `cur < stop` where the range pass
+// proved the step positive, else `count != 0`; iter_next keeps both up to
+// date and LLVM deletes the one no test reads.
+enum IterField { kIterCur = 0, kIterCount = 1, kIterStep = 2, kIterStop = 3 };
+
+std::string iterStateType(const Type* iter) {
+  std::string p = llvmType(iter);   // a pointer to the state
+  return p.substr(0, p.size() - 1);
+}
+
 std::string iterField(FunctionEmitter& fe, const Type* iter, const std::string& it, int k) {
-  std::string st = llvmType(rangeTy(iter->scalar));   // the state has the range's layout
+  std::string st = iterStateType(iter);
   return fe.emit("getelementptr inbounds " + st + ", " + st + "* " + it + ", i32 0, i32 " + std::to_string(k));
 }
 
@@ -138,14 +149,14 @@ void lowerRangeOp(FunctionEmitter& fe, const ir::Instr& in) {
       }
       std::string st = llvmType(r->type);
       std::string t = llvmScalarType(r->type->scalar);
-      std::string it = fe.entryAlloca(st, scalarByteSize(r->type->scalar));
+      std::string it = fe.entryAlloca(iterStateType(in.type), scalarByteSize(r->type->scalar));
       std::string rv = fe.val(r);
       std::string start = fe.emit("extractvalue " + st + " " + rv + ", 0");
       std::string stop = fe.emit("extractvalue " + st + " " + rv + ", 1");
       std::string step = fe.emit("extractvalue " + st + " " + rv + ", 2");
       std::string count = rangeCount(fe, t, scalarSigned(r->type->scalar), start, stop, step, constantStep(r));
-      const std::string fields[3] = {start, count, step};
-      for (int k = 0; k < 3; ++k) {
+      const std::string fields[4] = {start, count, step, stop};   // IterField order
+      for (int k = 0; k < 4; ++k) {
         fe.emitLine("store " + t + " " + fields[k] + ", " + t + "* " + iterField(fe, in.type, it, k));
       }
       fe.bind(in, it);
@@ -155,7 +166,17 @@ void lowerRangeOp(FunctionEmitter& fe, const ir::Instr& in) {
       const ir::Instr* itv = in.operands.at(0);
       const Type* iter = itv->type;
       std::string t = llvmScalarType(iter->scalar);
-      std::string count = loadField(fe, iter, fe.val(itv), 1);
+      std::string it = fe.val(itv);
+      if (in.facts & ir::kFactNonNeg) {   // the range pass proved the step > 0
+        std::string cur = loadField(fe, iter, it, kIterCur);
+        std::string stop = loadField(fe, iter, it, kIterStop);
+        fe.emitResult(in, std::string("icmp ") + (scalarSigned(iter->scalar) ? "slt " : "ult ") + t + " " +
+                              cur + ", " + stop);
+        return;
+      }
+      // Otherwise the trip count getiter computed (numba's shape; ptxas 13.0
+      // miscompiles some unrolled 'k > -y; k -= c' loops: docs/internals.md).
+      std::string count = loadField(fe, iter, it, kIterCount);
       fe.emitResult(in, "icmp ne " + t + " " + count + ", 0");
       return;
     }
@@ -168,13 +189,14 @@ void lowerRangeOp(FunctionEmitter& fe, const ir::Instr& in) {
       const Type* iter = itv->type;
       std::string t = llvmScalarType(iter->scalar);
       std::string it = fe.val(itv);
-      std::string cur = loadField(fe, iter, it, 0);
-      std::string count = loadField(fe, iter, it, 1);
-      std::string step = loadField(fe, iter, it, 2);
-      std::string next = fe.emit("add " + t + " " + cur + ", " + step);
-      fe.emitLine("store " + t + " " + next + ", " + t + "* " + iterField(fe, iter, it, 0));
+      std::string cur = loadField(fe, iter, it, kIterCur);
+      std::string count = loadField(fe, iter, it, kIterCount);
+      std::string step = loadField(fe, iter, it, kIterStep);
+      std::string flags = std::string(in.facts & ir::kFactNuw ? "nuw " : "") + (in.facts & ir::kFactNsw ? "nsw " : "");
+      std::string next = fe.emit("add " + flags + t + " " + cur + ", " + step);
+      fe.emitLine("store " + t + " " + next + ", " + t + "* " + iterField(fe, iter, it, kIterCur));
       std::string rest = fe.emit("sub " + t + " " + count + ", 1");
-      fe.emitLine("store " + t + " " + rest + ", " + t + "* " + iterField(fe, iter, it, 1));
+      fe.emitLine("store " + t + " " + rest + ", " + t + "* " + iterField(fe, iter, it, kIterCount));
       fe.bind(in, cur);
       return;
     }

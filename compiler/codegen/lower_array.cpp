@@ -3,9 +3,11 @@
 // Element addresses are specialised by layout: C and F arrays index from the
 // shape (row- / column-major element offsets; their strides are never read),
 // A arrays from the byte strides. Negative indices wrap (numba semantics)
-// unless the index is known to be non-negative; under `debug` every index is
-// checked against its dimension and an out-of-range access traps.
+// unless the range pass proved the index non-negative (Instr::facts); under
+// `debug` every index is checked against its dimension and an out-of-range
+// access traps.
 #include <algorithm>
+#include <cstdint>
 
 #include "codegen/emitter.h"
 
@@ -18,92 +20,17 @@ int elementAlign(Scalar s) {
   return scalarKind(s) == ScalarKind::Complex ? scalarByteSize(complexPart(s)) : scalarByteSize(s);
 }
 
-int nonNegativeBits(const ir::Instr* v, int depth = 0);
-
-// The values a block parameter can take: the arguments of every edge into
-// its block, followed through other parameters (loops pass the iterator
-// around). Null unless they all come down to one non-parameter value.
-const ir::Instr* singleSource(const ir::Instr* param) {
-  std::vector<const ir::Instr*> work = {param};
-  std::vector<const ir::Instr*> seen;
-  const ir::Instr* source = nullptr;
-  while (!work.empty()) {
-    const ir::Instr* p = work.back();
-    work.pop_back();
-    if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
-    seen.push_back(p);
-    if (seen.size() > 32) return nullptr;
-    if (p->op != Op::Param) {
-      if (source && source != p) return nullptr;
-      source = p;
-      continue;
-    }
-    const ir::Block* b = p->parent;
-    const ir::Function* fn = b ? b->parent : nullptr;
-    if (!fn || b == fn->entry()) return nullptr;   // a function argument
-    for (const auto& blk : fn->blocks) {
-      const ir::Instr* term = blk->terminator();
-      if (!term) continue;
-      for (const auto& e : term->succs) {
-        if (e.target == b && static_cast<size_t>(p->index) < e.args.size()) work.push_back(e.args[p->index]);
-      }
-    }
-  }
-  return source;
+// The constant shape of a shared or local array (the intrinsic that made it
+// carries it); empty for other arrays and for dynamic shared memory.
+std::vector<int64_t> constantShape(const ir::Instr* arr) {
+  if (arr->op != Op::Intrinsic || (arr->name != "shared_array" && arr->name != "local_array")) return {};
+  if (static_cast<int>(arr->ints.size()) != arr->type->ndim) return {};
+  for (int64_t n : arr->ints)
+    if (n <= 0) return {};
+  return arr->ints;
 }
 
-// A value taken from a range iterator is within [start, stop) when the step
-// is a positive constant, so it is non-negative when start is.
-int iteratorValueBits(const ir::Instr* iter, int depth) {
-  const ir::Instr* it = iter->op == Op::Param ? singleSource(iter) : iter;
-  if (!it || it->op != Op::GetIter) return -1;
-  const ir::Instr* range = it->operands[0];
-  if (range->op != Op::RangeMake) return -1;
-  const ir::Instr* step = range->operands[2];
-  bool positive_step = step->op == Op::Const && step->cval.kind == ir::Const::Kind::Int && step->cval.i > 0;
-  if (!positive_step || nonNegativeBits(range->operands[0], depth + 1) < 0) return -1;
-  return scalarBits(iter->type->scalar) - (scalarSigned(iter->type->scalar) ? 1 : 0);
-}
-
-// 0 <= v < 2^bits for the returned bits, or -1 when unknown. Enough to see
-// that indices built from special registers (cuda.grid, threadIdx), small
-// constants and counting loops (range with a non-negative start and a
-// positive step) are never negative, so they need no wraparound.
-int nonNegativeBits(const ir::Instr* v, int depth) {
-  if (depth > 8 || !v->type->isScalar()) return -1;
-  switch (v->op) {
-    case Op::IterNext:
-      return iteratorValueBits(v->operands[0], depth);
-    case Op::Const:
-      if (v->cval.kind != ir::Const::Kind::Int && v->cval.kind != ir::Const::Kind::Bool) return -1;
-      if (v->cval.i < 0) return -1;
-      for (int b = 0; b < 63; ++b) {
-        if (v->cval.i < (int64_t{1} << b)) return b;
-      }
-      return 63;
-    case Op::Intrinsic:
-      return v->name.rfind("sreg.", 0) == 0 ? 31 : -1;
-    case Op::Cast: {
-      const Type* from = v->operands[0]->type;
-      if (!from->isScalar() || !v->type->isInt()) return -1;
-      if (from->isBool()) return 1;
-      if (!from->isInt() || from->bits() > v->type->bits()) return -1;
-      if (!from->isSigned()) return from->bits() < v->type->bits() ? from->bits() : -1;
-      return nonNegativeBits(v->operands[0], depth + 1);
-    }
-    case Op::Add:
-    case Op::Mul: {
-      int a = nonNegativeBits(v->operands[0], depth + 1);
-      int b = nonNegativeBits(v->operands[1], depth + 1);
-      if (a < 0 || b < 0) return -1;
-      int r = v->op == Op::Add ? std::max(a, b) + 1 : a + b;
-      int limit = v->type->bits() - (v->type->isSigned() ? 1 : 0);
-      return r <= limit ? r : -1;
-    }
-    default:
-      return -1;
-  }
-}
+bool isPowerOfTwo(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
 std::string viewPart(FunctionEmitter& fe, const Type* array, const std::string& view, const std::string& path) {
   return fe.emit("extractvalue " + llvmViewType(array) + " " + view + ", " + path);
@@ -157,8 +84,34 @@ std::vector<int64_t> contiguousStrides(const Type* array, const std::vector<int6
   return strides;
 }
 
+namespace {
+
+// An index proven >= 0 of the form `v + c` or `v - c` (i64, c a constant):
+// its term of the offset is v * stride + c * stride (the same number modulo
+// 2^64), so neighbouring accesses share the v * stride product:
+// a[i - 1, j] and a[i + 1, j] become a[i, j]'s offset -/+ the row length,
+// as a C programmer writes them, instead of two more 64-bit multiplies.
+struct SplitIndex {
+  const ir::Instr* base = nullptr;
+  int64_t delta = 0;
+};
+
+SplitIndex splitConstantOffset(const ir::Instr* i) {
+  if (i->type != i64Ty() || (i->op != Op::Add && i->op != Op::Sub)) return {};
+  auto constant = [](const ir::Instr* v) {
+    return v->op == Op::Const && v->cval.kind == ir::Const::Kind::Int;
+  };
+  const ir::Instr* x = i->operands[0];
+  const ir::Instr* y = i->operands[1];
+  if (constant(y) && y->cval.i != INT64_MIN) return {x, i->op == Op::Add ? y->cval.i : -y->cval.i};
+  if (i->op == Op::Add && constant(x)) return {y, x->cval.i};
+  return {};
+}
+
+}  // namespace
+
 std::string elementPointer(FunctionEmitter& fe, const ir::Instr* arr,
-                           const std::vector<const ir::Instr*>& idx) {
+                           const std::vector<const ir::Instr*>& idx, uint32_t facts) {
   const ir::Instr& at = fe.current() ? *fe.current() : *arr;   // for messages
   const Type* a = arr->type;
   int nd = a->ndim;
@@ -169,14 +122,32 @@ std::string elementPointer(FunctionEmitter& fe, const ir::Instr* arr,
   std::string view = fe.val(arr);
   std::string mt = llvmMemType(a->scalar);
   std::vector<std::string> shape(nd), ix(nd);
+  std::vector<int64_t> delta(nd, 0);   // ix[d] + delta[d] is the index (split constant offsets)
+  std::vector<int64_t> fixed = constantShape(arr);
+  // The dimension whose stride is one element (C: the last, F: the first):
+  // its constant offsets already fold into the address.
+  int unit = a->layout == Layout::C ? nd - 1 : a->layout == Layout::F ? 0 : -1;
   for (int d = 0; d < nd; ++d) {
     const ir::Instr* i = idx[d];
     if (!i->type->isInt() && !i->type->isBool()) {
       fe.fail(at, "array index", "index of type " + typeToString(i->type) + " (expected an integer)");
     }
+    shape[d] = fixed.empty() ? shapeOf(fe, a, view, d) : std::to_string(fixed[d]);
+    bool nonneg = facts & ir::indexNonNegFact(d);
+    SplitIndex split = nonneg && d != unit && !fe.options().debug ? splitConstantOffset(i) : SplitIndex{};
+    if (split.base) {
+      ix[d] = fe.val(split.base);
+      delta[d] = split.delta;
+      continue;
+    }
     std::string v = convertScalar(fe, fe.val(i), i->type->scalar, Scalar::Int64);
-    shape[d] = shapeOf(fe, a, view, d);
-    if (nonNegativeBits(i) < 0) {
+    if (nonneg) {
+      // The range pass proved the index >= 0: no wraparound.
+    } else if (!fixed.empty() && isPowerOfTwo(fixed[d]) && !fe.options().debug) {
+      // Every valid index of a 2^k-long dimension, -2^k .. 2^k - 1, wraps to
+      // its low k bits (an invalid one is undefined behaviour either way).
+      v = fe.emit("and i64 " + v + ", " + std::to_string(fixed[d] - 1));
+    } else {
       std::string neg = fe.emit("icmp slt i64 " + v + ", 0");
       std::string wrapped = fe.emit("add i64 " + v + ", " + shape[d]);
       v = fe.emit("select i1 " + neg + ", i64 " + wrapped + ", i64 " + v);
@@ -184,24 +155,45 @@ std::string elementPointer(FunctionEmitter& fe, const ir::Instr* arr,
     if (fe.options().debug) boundsCheck(fe, fe.emit("icmp ult i64 " + v + ", " + shape[d]), v, d, shape[d]);
     ix[d] = v;
   }
+  bool split = std::any_of(delta.begin(), delta.end(), [](int64_t x) { return x != 0; });
   std::string data = viewPart(fe, a, view, "0");
   if (nd == 0) return data;
   if (a->layout == Layout::A) {
     std::string bytes;
     for (int d = 0; d < nd; ++d) {
-      std::string term = fe.emit("mul i64 " + ix[d] + ", " + strideOf(fe, a, view, d));
+      std::string stride = strideOf(fe, a, view, d);
+      std::string term = fe.emit("mul i64 " + ix[d] + ", " + stride);
+      if (delta[d]) term = fe.emit("add i64 " + term + ", " + fe.emit("mul i64 " + stride + ", " +
+                                                                      std::to_string(delta[d])));
       bytes = bytes.empty() ? term : fe.emit("add i64 " + bytes + ", " + term);
     }
     std::string raw = fe.emit("bitcast " + mt + "* " + data + " to i8*");
     std::string p = fe.emit("getelementptr inbounds i8, i8* " + raw + ", i64 " + bytes);
     return fe.emit("bitcast i8* " + p + " to " + mt + "*");
   }
-  // Contiguous: Horner's rule over the dimensions, outermost first.
-  std::string off;
+  // Contiguous: Horner's rule over the dimensions, outermost first. For an
+  // access inside the array every partial offset lies in [0, size), far from
+  // overflow, and one outside it is undefined (the GEP is inbounds): nuw nsw.
+  // With split indices the partial offsets leave that range: no flags.
+  std::string flags = split ? "" : "nuw nsw ";
+  std::string off, inner = "1";   // inner: the elements one step of dimension d moves
+  std::string adjust;             // sum of delta[d] * (elements per step of d)
+  for (int k = nd - 1; k >= 0; --k) {
+    int d = a->layout == Layout::C ? k : nd - 1 - k;
+    if (delta[d]) {
+      std::string term = inner == "1" ? std::to_string(delta[d])
+                                      : fe.emit("mul i64 " + inner + ", " + std::to_string(delta[d]));
+      adjust = adjust.empty() ? term : fe.emit("add i64 " + adjust + ", " + term);
+    }
+    if (k > 0) inner = inner == "1" ? shape[d] : fe.emit("mul i64 " + inner + ", " + shape[d]);
+  }
   for (int k = 0; k < nd; ++k) {
     int d = a->layout == Layout::C ? k : nd - 1 - k;
-    off = off.empty() ? ix[d] : fe.emit("add i64 " + fe.emit("mul i64 " + off + ", " + shape[d]) + ", " + ix[d]);
+    off = off.empty() ? ix[d]
+                      : fe.emit("add " + flags + "i64 " + fe.emit("mul " + flags + "i64 " + off + ", " + shape[d]) +
+                                ", " + ix[d]);
   }
+  if (!adjust.empty()) off = fe.emit("add i64 " + off + ", " + adjust);
   return fe.emit("getelementptr inbounds " + mt + ", " + mt + "* " + data + ", i64 " + off);
 }
 
@@ -246,7 +238,7 @@ void lowerArrayOp(FunctionEmitter& fe, const ir::Instr& in) {
     }
     case Op::ArrayLoad: {
       std::vector<const ir::Instr*> idx(in.operands.begin() + 1, in.operands.end());
-      fe.bind(in, loadElement(fe, a->scalar, elementPointer(fe, arr, idx)));
+      fe.bind(in, loadElement(fe, a->scalar, elementPointer(fe, arr, idx, in.facts)));
       return;
     }
     case Op::ArrayStore: {
@@ -257,7 +249,7 @@ void lowerArrayOp(FunctionEmitter& fe, const ir::Instr& in) {
         fe.fail(in, "setitem", "storing a " + typeToString(value->type) + " into an array of " +
                                    typeToString(scalarTy(a->scalar)) + " (type inference must insert a cast)");
       }
-      storeElement(fe, a->scalar, elementPointer(fe, arr, idx), fe.val(value));
+      storeElement(fe, a->scalar, elementPointer(fe, arr, idx, in.facts), fe.val(value));
       return;
     }
     default:

@@ -226,7 +226,7 @@ void lowerAtomicExt(FunctionEmitter& fe, const ir::Instr& in, Intrinsic id) {
   if (in.operands.size() != static_cast<size_t>(arr->type->ndim) + 1 + nvals)
     fe.fail(in, in.name, "expected (array, indices..., value)");
   std::vector<const ir::Instr*> idx(in.operands.begin() + 1, in.operands.end() - nvals);
-  std::string ptr = elementPointer(fe, arr, idx);
+  std::string ptr = elementPointer(fe, arr, idx, in.facts);
   std::string t = llvmScalarType(s);
   std::string v = fe.val(in.operands.back());
   bool isFloat = scalarKind(s) == ScalarKind::Float;

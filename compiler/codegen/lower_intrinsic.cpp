@@ -137,7 +137,7 @@ void lowerAtomicAdd(FunctionEmitter& fe, const ir::Instr& in) {
                                   typeToString(scalarTy(s)) + " (type inference must insert a cast)");
   }
   std::vector<const ir::Instr*> idx(in.operands.begin() + 1, in.operands.end() - 1);
-  std::string ptr = elementPointer(fe, arr, idx);
+  std::string ptr = elementPointer(fe, arr, idx, in.facts);
   std::string t = llvmScalarType(s);
   std::string v = fe.val(value);
   if (scalarKind(s) == ScalarKind::Int && scalarBits(s) >= 32) {

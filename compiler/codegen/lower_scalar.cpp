@@ -107,6 +107,14 @@ void lowerComplexBinary(FunctionEmitter& fe, const ir::Instr& in, Scalar c) {
   fe.bind(in, complexMake(fe, c, re, im));
 }
 
+// LLVM's no-wrap flags for what the range pass proved (Instr::facts).
+std::string intFlags(const ir::Instr& in) {
+  std::string f;
+  if (in.facts & ir::kFactNuw) f += "nuw ";
+  if (in.facts & ir::kFactNsw) f += "nsw ";
+  return f;
+}
+
 // ---- Python division and power --------------------------------------------------
 
 // Runs `body` in f32 for an f16 value type: widen operands, narrow the result.
@@ -129,6 +137,13 @@ std::string divmodPart(FunctionEmitter& fe, Helper h, Scalar s, const std::vecto
 void lowerFloorDivMod(FunctionEmitter& fe, const ir::Instr& in, Scalar s) {
   int part = in.op == Op::FloorDiv ? 0 : 1;
   std::vector<std::string> args = {fe.val(in.operands[0]), fe.val(in.operands[1])};
+  if ((in.facts & ir::kFactNonNeg) && scalarKind(s) == ScalarKind::Int) {
+    // The range pass proved dividend >= 0 and divisor > 0: floor and
+    // truncation agree and there is no zero divisor to guard.
+    std::string t = llvmScalarType(s);
+    fe.emitResult(in, std::string(part == 0 ? "udiv " : "urem ") + t + " " + args[0] + ", " + args[1]);
+    return;
+  }
   if (scalarKind(s) == ScalarKind::Float) {
     fe.bind(in, inFloat32IfHalf(fe, s, args, [&](Scalar w, const std::vector<std::string>& a) {
               return divmodPart(fe, Helper::FloatDivMod, w, a, part);
@@ -261,7 +276,7 @@ void lowerBinary(FunctionEmitter& fe, const ir::Instr& in) {
     fe.bind(in, callLibdevice(fe, "__nv_fast_fdividef", s, {a, b}));   // as numba does
     return;
   }
-  std::string flags = is_float ? fmf(fe) : "";
+  std::string flags = is_float ? fmf(fe) : intFlags(in);
   fe.emitResult(in, std::string(opcode) + " " + flags + t + " " + a + ", " + b);
 }
 
@@ -346,6 +361,13 @@ void lowerCast(FunctionEmitter& fe, const ir::Instr& in) {
   requireScalar(fe, in, x->type);
   const Type* to = in.op == Op::Truth ? boolTy() : in.type;
   requireScalar(fe, in, to);
+  if ((in.facts & ir::kFactNonNeg) && x->type->isInt() && to->isInt() && to->bits() > x->type->bits()) {
+    // A non-negative value widens the same either way; zext keeps it visibly
+    // non-negative for LLVM.
+    fe.emitResult(in, "zext " + llvmScalarType(x->type->scalar) + " " + fe.val(x) + " to " +
+                          llvmScalarType(to->scalar));
+    return;
+  }
   fe.bind(in, convertScalar(fe, fe.val(x), x->type->scalar, to->scalar));
 }
 

@@ -6,9 +6,12 @@ namespace cj::codegen {
 namespace {
 
 // libNVVM's data layout for 64-bit NVPTX and the IR version it reads
-// (NVVM IR 2.0, debug metadata 3.2).
+// (NVVM IR 2.0, debug metadata 3.2). Shared-memory pointers (addrspace 3)
+// are 32 bits, as NVRTC's are: the shared window is far below 4 GiB, and
+// shared addressing (tree reductions, shared histograms, tiles) then costs
+// one 32-bit add instead of 64-bit arithmetic.
 constexpr const char* kDataLayout =
-    "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-"
+    "e-p:64:64:64-p3:32:32:32-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-"
     "f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64";
 constexpr const char* kTriple = "nvptx64-nvidia-cuda";
 

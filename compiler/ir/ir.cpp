@@ -233,6 +233,17 @@ Instr* Builder::ret(Instr* value) {
   return emit(Op::Ret, voidTy(), std::move(ops));
 }
 
+int elementIndexCount(const Instr& in) {
+  bool access = in.op == Op::ArrayLoad || in.op == Op::ArrayStore ||
+                (in.op == Op::Intrinsic && in.name.rfind("atomic_", 0) == 0);
+  if (!access || in.operands.empty() || !in.operands[0] || !in.operands[0]->type ||
+      !in.operands[0]->type->is(TypeKind::Array))
+    return 0;
+  size_t values = in.op == Op::ArrayLoad ? 0 : 1;   // store / atomics: at least one value after the indices
+  size_t n = static_cast<size_t>(in.operands[0]->type->ndim);
+  return in.operands.size() >= 1 + n + values ? static_cast<int>(n) : 0;
+}
+
 Instr* insertBefore(Block* block, size_t pos, std::unique_ptr<Instr> in) {
   in->parent = block;
   Instr* raw = in.get();

@@ -21,6 +21,24 @@ namespace cj::ir {
 
 enum IrFlag : uint32_t { PURE = 1, SIDE = 2, TERM = 4, PY = 8 };
 
+// Facts a pass proved about one instruction (Instr::facts), for codegen to
+// exploit; 0 means nothing is known. The "range" pass (passes/range.h) sets
+// them; text form: words after the op name.
+enum Fact : uint32_t {
+  kFactNsw = 1u << 0,      // add/sub/mul/lshift: no signed overflow ("nsw");
+                           // iter_next: nor has the iterator's cur + step
+  kFactNuw = 1u << 1,      // the same for unsigned overflow ("nuw")
+  kFactNonNeg = 1u << 2,   // floordiv/mod: dividend >= 0 and divisor > 0;
+                           // cast int -> int: the operand is >= 0;
+                           // iter_valid: the range's step is > 0 ("nonneg")
+};
+// load/store/atomic_*: index k is >= 0, so it needs no wraparound ("nonneg[0, 1]").
+constexpr int kFactIndexShift = 8;
+constexpr int kFactMaxIndices = 24;
+inline uint32_t indexNonNegFact(int k) {
+  return k >= 0 && k < kFactMaxIndices ? 1u << (kFactIndexShift + k) : 0u;
+}
+
 enum class Op : uint16_t {
 #define X(E, text, arity, flags) E,
 #include "ir/ops.def"
@@ -96,6 +114,7 @@ struct Instr {
   std::vector<std::string> names;   // Call keyword names
   std::vector<int64_t> ints;    // Intrinsic integer attributes (shapes of shared/local arrays, ...)
   std::string var;              // the Python variable this value was stored to, if any (for messages and the text form)
+  uint32_t facts = 0;           // proven facts (enum Fact); only the passes that prove them set them
 
   bool hasResult() const { return type != voidTy(); }
   bool is(Op o) const { return op == o; }
@@ -159,6 +178,10 @@ class Builder {
   Block* block_;
   Loc loc_;
 };
+
+// The array-index operands of an element access (load, store and the
+// atomic_* intrinsics): operands 1 .. n; 0 for every other instruction.
+int elementIndexCount(const Instr& in);
 
 // Inserts `in` into `block` before position `pos` (index into instrs).
 Instr* insertBefore(Block* block, size_t pos, std::unique_ptr<Instr> in);

@@ -511,6 +511,7 @@ class Parser {
         return;
       }
       case Op::Intrinsic: {
+        parseFacts(ln, in);   // intrinsic nonneg[0] atomic_add(...)
         auto name = ln.identifier();
         if (!name) ln.fail("an intrinsic name");
         in->name = *name;
@@ -546,11 +547,37 @@ class Parser {
         edgeItem(ln, in);
         return;
       default:
+        parseFacts(ln, in);
         if (ln.peek() != 'v') return;   // no operands ("ret", "undef")
         for (;;) {
           operand(ln, in);
           if (!ln.accept(',')) return;
         }
+    }
+  }
+
+  // Proven facts after the op name: nsw, nuw, nonneg, nonneg[0, 1].
+  void parseFacts(Line& ln, Instr* in) {
+    for (;;) {
+      size_t save = ln.pos();
+      auto word = ln.identifier();
+      if (!word) return;
+      if (*word == "nsw") {
+        in->facts |= kFactNsw;
+      } else if (*word == "nuw") {
+        in->facts |= kFactNuw;
+      } else if (*word == "nonneg" && ln.peekRaw() == '[') {
+        ln.accept('[');
+        for (int64_t k : parseIntList(ln, ']')) {
+          if (k < 0 || k >= kFactMaxIndices) ln.error("index fact nonneg[" + std::to_string(k) + "] out of range");
+          in->facts |= indexNonNegFact(static_cast<int>(k));
+        }
+      } else if (*word == "nonneg") {
+        in->facts |= kFactNonNeg;
+      } else {
+        ln.setPos(save);
+        return;
+      }
     }
   }
 

@@ -14,6 +14,8 @@
 //   intrinsic math.sqrt(v4) | intrinsic shared_array[128, 4]() | call_func helper(v4, v5)
 //   intrinsic cub "block_reduce float32 op=sum block=256x1x1 ipt=1"(v4)
 //   call v1(v2, v3, dtype=v4) | raise "message"
+// Proven facts follow the op name: add nsw nuw v1, v2 | floordiv nonneg v1, v2
+// | cast nonneg v1 | load nonneg[0, 1] v0, v1, v2.
 // A value stored to a Python variable ends with [name].
 #include <algorithm>
 #include <string>
@@ -51,8 +53,23 @@ std::string basename(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// Proven facts after the op name: "add nsw nuw", "floordiv nonneg",
+// "load nonneg[0, 1]" (the indices known to be >= 0).
+std::string factWords(const Instr& in) {
+  std::string s;
+  if (in.facts & kFactNsw) s += " nsw";
+  if (in.facts & kFactNuw) s += " nuw";
+  if (in.facts & kFactNonNeg) s += " nonneg";
+  std::string idx;
+  for (int k = 0; k < kFactMaxIndices; ++k) {
+    if (in.facts & indexNonNegFact(k)) idx += (idx.empty() ? "" : ", ") + std::to_string(k);
+  }
+  if (!idx.empty()) s += " nonneg[" + idx + "]";
+  return s;
+}
+
 std::string body(const Instr& in) {
-  std::string op(opName(in.op));
+  std::string op = std::string(opName(in.op)) + factWords(in);
   switch (in.op) {
     case Op::Const: return op + " " + constToString(in.cval);
     case Op::GetAttr: return op + " " + operandList(in.operands) + " ." + in.name;

@@ -236,9 +236,30 @@ class Verifier {
     }
     if (in->op == Op::Call && in->names.size() > n - 1)
       fail(b, in, "more keyword names than arguments");
+    checkFacts(b, in);
     if (typed_ && in->type == unknownTy()) fail(b, in, "type is '?' in typed IR");
     if (typed_ && (opFlags(in->op) & PY))
       fail(b, in, "Python-level op '" + std::string(opName(in->op)) + "' in typed IR");
+  }
+
+  // Proven facts (ir.h, enum Fact) only on the ops whose lowering reads them.
+  void checkFacts(const Block* b, const Instr* in) {
+    uint32_t f = in->facts;
+    if (!f) return;
+    bool wraps = in->op == Op::Add || in->op == Op::Sub || in->op == Op::Mul || in->op == Op::LShift ||
+                 in->op == Op::IterNext;
+    bool nonneg = in->op == Op::FloorDiv || in->op == Op::Mod || in->op == Op::Cast || in->op == Op::IterValid;
+    if ((f & (kFactNsw | kFactNuw)) && !wraps)
+      fail(b, in, "nsw/nuw on an op that is not add/sub/mul/lshift/iter_next");
+    if ((f & kFactNonNeg) && !nonneg) fail(b, in, "nonneg on an op that is not floordiv/mod/cast/iter_valid");
+    uint32_t index_bits = f & ~(kFactNsw | kFactNuw | kFactNonNeg);
+    if (index_bits) {
+      uint32_t allowed = 0;
+      for (int k = 0, n = elementIndexCount(*in); k < n; ++k) allowed |= indexNonNegFact(k);
+      if (index_bits & ~allowed) fail(b, in, "nonneg[...] names an index the op does not have");
+    }
+    if (typed_ && (f & (kFactNsw | kFactNuw | kFactNonNeg)) && in->op != Op::IterValid && !in->type->isInt())
+      fail(b, in, "nsw/nuw/nonneg on a non-integer result");
   }
 
   // Every operand must be defined in this function at a point that dominates

@@ -18,4 +18,12 @@ void removeParam(ir::Function& fn, ir::Block* block, size_t index);
 // Deletes blocks that the entry cannot reach; recomputes preds. True if any.
 bool removeUnreachableBlocks(ir::Function& fn);
 
+// The blocks the entry reaches, in reverse post-order (every block after its
+// immediate dominator; loop headers before their bodies).
+std::vector<ir::Block*> reversePostOrder(ir::Function& fn);
+
+// Immediate dominator of every block in `rpo` (reversePostOrder); the entry
+// maps to itself (Cooper, Harvey, Kennedy: "A Simple, Fast Dominance Algorithm").
+std::map<ir::Block*, ir::Block*> immediateDominators(const std::vector<ir::Block*>& rpo);
+
 }  // namespace cj::passes

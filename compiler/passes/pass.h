@@ -18,7 +18,8 @@ class Pass {
 };
 
 // Passes by name: "simplify-params" (drop block parameters that receive one
-// value on every edge), "fold" (constant folding), "dce" (dead code).
+// value on every edge), "fold" (constant folding), "dce" (dead code),
+// "range" (integer ranges: proves the facts codegen uses, see range.h).
 std::unique_ptr<Pass> createPass(std::string_view name);
 // The default optimisation pipeline for typed IR.
 std::vector<std::string_view> defaultPipeline();

@@ -5,6 +5,7 @@
 #include "passes/dce.h"
 #include "passes/fold.h"
 #include "passes/pass.h"
+#include "passes/range.h"
 #include "passes/remove_unreachable.h"
 #include "passes/simplify_params.h"
 #include "support/error.h"
@@ -26,6 +27,7 @@ constexpr PassRow kPasses[] = {
     {Fold::kName, makePass<Fold>},
     {DeadCodeElimination::kName, makePass<DeadCodeElimination>},
     {RemoveUnreachable::kName, makePass<RemoveUnreachable>},
+    {ValueRange::kName, makePass<ValueRange>},
 };
 
 std::string knownPasses() {
@@ -43,7 +45,9 @@ std::unique_ptr<Pass> createPass(std::string_view name) {
 }
 
 std::vector<std::string_view> defaultPipeline() {
-  return {SimplifyParams::kName, Fold::kName, DeadCodeElimination::kName};
+  // range last: it proves facts about the final instructions (a later pass
+  // that rewrote operands would leave them stale).
+  return {SimplifyParams::kName, Fold::kName, DeadCodeElimination::kName, ValueRange::kName};
 }
 
 void runPasses(ir::Module& m, const std::vector<std::string_view>& names, bool typed) {
