@@ -448,6 +448,26 @@ class Verifier {
         expectType(b, in, in->type, dtype, "result");
         break;
       }
+      case I::CmathExp: case I::CmathLog: case I::CmathSqrt: case I::CmathSinh: case I::CmathCosh:
+      case I::CmathTanh:
+        if (!in->type->isComplex()) fail(b, in, "result of " + in->name + " is " + ty(in->type) + ", expected complex");
+        expectType(b, in, in->operands[0]->type, in->type, "operand");
+        break;
+      case I::CmathRect: {
+        if (!in->type->isComplex()) fail(b, in, "result of " + in->name + " is " + ty(in->type) + ", expected complex");
+        const Type* part = in->type->scalar == Scalar::Complex64 ? f32Ty() : f64Ty();
+        for (const Instr* o : in->operands) expectType(b, in, o->type, part, "operand");
+        break;
+      }
+      case I::RoundHalfEven:
+        expectType(b, in, in->operands[0]->type, f64Ty(), "operand");
+        expectType(b, in, in->type, i64Ty(), "result");
+        break;
+      case I::RoundNdigits:
+        expectType(b, in, in->operands[0]->type, f64Ty(), "operand");
+        expectType(b, in, in->operands[1]->type, i64Ty(), "ndigits");
+        expectType(b, in, in->type, f64Ty(), "result");
+        break;
       default: {
         // math.*: every operand and the result share one float type (f32/f64).
         if (in->type != f32Ty() && in->type != f64Ty())
