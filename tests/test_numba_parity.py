@@ -449,3 +449,115 @@ def test_cmath_kernel_ptxas(ctype, ftype, tmp_path):
     assemble(ptx, tmp_path)
     fast = cuda.compile_ptx(cmath_kernel, sig, cc=(9, 0), fastmath=True)[0]
     assemble(fast, tmp_path)
+
+
+# ---------------------------------------------------------------------------
+# launch path (mock driver): None arguments, complex CuPy / PyTorch arrays
+# ---------------------------------------------------------------------------
+
+NONE_KERNEL = """
+@cuda.jit
+def scale(a, out):
+    i = cuda.grid(1)
+    if i >= a.size:
+        return
+    if out is None:
+        a[i] = a[i] * 2
+    else:
+        out[i] = a[i] * 2
+
+def play_inplace(params):          # scale(a, None): a's view only (None has no parameter)
+    a, k = array_param(params, 0, 1, np.float32)
+    a *= 2
+def play_out(params):
+    a, k = array_param(params, 0, 1, np.float32)
+    out, k = array_param(params, k, 1, np.float32)
+    out[...] = a * 2
+"""
+
+
+def test_none_argument_launch(run_python, mock_driver):
+    from test_launch import mock_run
+    out = mock_run(run_python, mock_driver, NONE_KERNEL, """
+        rng = np.random.default_rng()
+        h = rng.uniform(-3, 3, 64).astype(np.float32)
+        d, o = cuda.to_device(h), cuda.device_array(64, np.float32)
+        install(play_out)
+        scale[1, 64](d, o)
+        assert np.allclose(o.copy_to_host(), h * 2)
+        install(play_inplace)
+        scale[1, 64](d, None)
+        assert np.allclose(d.copy_to_host(), h * 2)
+        sigs = sorted(scale.signatures)
+        assert sigs == [("float32[::1]", "float32[::1]"), ("float32[::1]", "none")], sigs
+        scale[1, 64](d, None)                       # cached: no third overload
+        assert len(scale.signatures) == 2
+        print("OK")
+    """)
+    assert out.strip() == "OK"
+
+
+def test_none_in_explicit_signature_launch(run_python, mock_driver):
+    from test_launch import mock_run
+    out = mock_run(run_python, mock_driver, """
+        @cuda.jit("void(float64[::1], none)")
+        def k(a, s):
+            i = cuda.grid(1)
+            if i < a.size:
+                a[i] = a[i] + 1.0 if s is None else a[i] * s
+        def play(params):
+            a, _ = array_param(params, 0, 1, np.float64)
+            a += 1.0
+        install(play)
+        h = np.random.default_rng().random(32)
+        d = cuda.to_device(h)
+        k[1, 32](d, None)
+        assert np.allclose(d.copy_to_host(), h + 1.0)
+        try:
+            k[1, 32](d, 2.0)
+        except TypeError as e:
+            print("refused", "none" in str(e))
+        print("OK")
+    """)
+    assert out.split() == ["refused", "True", "OK"], out
+
+
+COMPLEX_KERNEL = """
+@cuda.jit
+def cscale(x, y, s):
+    i = cuda.grid(1)
+    if i < x.size:
+        y[i] = x[i] * s
+
+seen = []
+def make_play(dtype):
+    def play(params):
+        x, k = array_param(params, 0, 1, dtype)
+        y, k = array_param(params, k, 1, dtype)
+        s = complex(*struct.unpack("dd", ctypes.string_at(params[k], 16)))
+        seen.append((x.shape, x.strides))
+        y[...] = x * s
+    return play
+"""
+
+
+def test_complex_cupy_and_torch_arrays(run_python, mock_driver):
+    from test_launch import FAKES, mock_run
+    out = mock_run(run_python, mock_driver, FAKES, COMPLEX_KERNEL, """
+        rng = np.random.default_rng()
+        for dt in (np.complex64, np.complex128):
+            h = (rng.random(16) + 1j * rng.random(16)).astype(dt)
+            dx, dy = cuda.to_device(h), cuda.device_array(16, dt)
+            install(make_play(dt))
+            s = complex(rng.random(), rng.random())
+            cscale[1, 32](ndarray(dx), ndarray(dy), s)              # CuPy-like
+            assert np.allclose(dy.copy_to_host(), h * s, rtol=1e-6)
+            tname = "complex64" if dt == np.complex64 else "complex128"
+            cscale[1, 32](Tensor(dx, dt=dtype(tname)), Tensor(dy, dt=dtype(tname)), s)   # PyTorch-like
+            assert np.allclose(dy.copy_to_host(), h * s, rtol=1e-6)
+            cscale[1, 32](dx[::2], dy[:8], s)                       # strided cudajit array
+            assert seen[-1] == ((8,), (2 * np.dtype(dt).itemsize,))
+        print(sorted(cscale.signatures))
+        print("OK")
+    """)
+    assert "complex64[::1]" in out and "complex128[::1]" in out and out.strip().endswith("OK")
