@@ -427,6 +427,99 @@ def test_tuple_compare_type_matches_numba(numba_cuda):
 
 
 # ---------------------------------------------------------------------------
+# Optional locals (None on one path, a number on another)
+# ---------------------------------------------------------------------------
+
+def opt_flag(x):
+    v = None
+    if x > 0:
+        v = x
+    return 1 if v is not None else 0
+
+
+def opt_loop(x, n):
+    v = None
+    for i in range(n):
+        if x > i:
+            v = x * i
+    if v is None:
+        return -1.0
+    return v + 1
+
+
+def opt_truth(x):
+    v = None
+    if x > 0:
+        v = x
+    if v:
+        return 1
+    return 0
+
+
+def opt_return(x):
+    if x > 0:
+        return x
+    return None
+
+
+def test_optional_local_types_and_ir():
+    ir = _core.infer_ir(opt_flag, ["float64"])
+    assert "optional(f64)" in ir
+    assert ret_of(opt_return, "(float32,)") == "OptionalType(float32)"
+
+
+def test_optional_types_match_numba(numba_cuda):
+    for fn, sig in ((opt_return, "(float32,)"), (opt_return, "(int32,)"), (opt_flag, "(float64,)")):
+        assert ret_of(fn, sig) == str(numba_cuda.compile_ptx(fn, sig, cc=(9, 0), device=True)[1])
+
+
+def test_optional_values():
+    r = rng()
+    h = host_function(opt_flag, ["float64"])
+    for x in list(r.uniform(-3, 3, 50)) + [0.0]:
+        assert h(float(x)) == opt_flag(float(x))
+    h = host_function(opt_loop, ["float64", "int64"])
+    for x, n in zip(r.uniform(-2, 6, 50), r.integers(0, 6, 50)):
+        assert h(float(x), int(n)) == opt_loop(float(x), int(n))
+    h = host_function(opt_truth, ["int64"])
+    for x in (-2, 0, 3):
+        assert h(x) == opt_truth(x)
+
+
+def test_optional_misuse_is_a_compile_error():
+    def index(x):
+        v = None
+        if x > 0:
+            v = x
+        return v[0]
+
+    def array_or_none(a, x):
+        v = None
+        if x > 0:
+            v = a
+        return v
+
+    with pytest.raises(CompileError, match="not subscriptable") as e:
+        ret_of(index, "(float64,)")
+    assert e.value.line == index.__code__.co_firstlineno + 4
+    with pytest.raises(CompileError, match="none on one path"):
+        ret_of(array_or_none, "(float64[::1], float64)")
+
+
+def optional_kernel(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        v = None
+        if x[i] > 0:
+            v = x[i]
+        out[i] = 1 if v is not None else 0
+
+
+def test_optional_kernel_ptxas(tmp_path):
+    assemble(cuda.compile_ptx(optional_kernel, "void(float64[::1], int64[::1])", cc=(9, 0))[0], tmp_path)
+
+
+# ---------------------------------------------------------------------------
 # PTX acceptance of everything above in kernels
 # ---------------------------------------------------------------------------
 

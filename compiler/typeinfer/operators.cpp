@@ -36,8 +36,10 @@ Signature resolveOperator(const FunctionContext& ctx, ir::Instr* in) {
   std::vector<Scalar> scalars;
   bool all_scalar = true;
   for (ir::Instr* o : in->operands) {
-    all_scalar = all_scalar && o->type->isScalar();
-    if (o->type->isScalar()) scalars.push_back(o->type->scalar);
+    // An Optional operand is used as its value (numba's Optional -> T cast).
+    const Type* t = isOptional(o->type) ? optionalValue(o->type) : o->type;
+    all_scalar = all_scalar && t->isScalar();
+    if (t->isScalar()) scalars.push_back(t->scalar);
   }
   const TemplateList* templates = operatorTemplates(in->op);
   std::optional<Signature> sig;
@@ -55,7 +57,7 @@ const Type* tupleConcatType(const ir::Instr* in) {
   if (in->op != ir::Op::Add) return nullptr;
   const Type* a = in->operands[0]->type;
   const Type* b = in->operands[1]->type;
-  if (!a->is(TypeKind::Tuple) || !b->is(TypeKind::Tuple)) return nullptr;
+  if (!a->is(TypeKind::Tuple) || !b->is(TypeKind::Tuple) || isOptional(a) || isOptional(b)) return nullptr;
   std::vector<const Type*> elems = a->elems;
   elems.insert(elems.end(), b->elems.begin(), b->elems.end());
   return tupleTy(elems);
@@ -64,8 +66,10 @@ const Type* tupleConcatType(const ir::Instr* in) {
 // ---- tuple comparisons (numba's TupleCompare / cpython/tupleobj.py) ------------
 
 bool bothTuples(const ir::Instr* in) {
-  return isComparison(in->op) && in->operands.size() == 2 && in->operands[0]->type->is(TypeKind::Tuple) &&
-         in->operands[1]->type->is(TypeKind::Tuple);
+  const Type* a = in->operands.size() == 2 ? in->operands[0]->type : nullptr;
+  const Type* b = a ? in->operands[1]->type : nullptr;
+  return isComparison(in->op) && a && a->is(TypeKind::Tuple) && b->is(TypeKind::Tuple) && !isOptional(a) &&
+         !isOptional(b);
 }
 
 // The scalar case comparing a and b with `op`, or nullopt; tuples compare
@@ -165,6 +169,14 @@ ir::Instr* lowerOperator(const FunctionContext& ctx, ir::Instr* in, Emitter& e) 
   switch (in->op) {
     case ir::Op::Is:
     case ir::Op::IsNot: {
+      // An Optional against None: its presence flag decides.
+      for (int k = 0; k < 2; ++k) {
+        ir::Instr* opt = in->operands[k];
+        if (isOptional(opt->type) && in->operands[1 - k]->type->is(TypeKind::None)) {
+          ir::Instr* present = e.element(opt, 1);
+          return in->op == ir::Op::IsNot ? present : e.emit(ir::Op::Not, boolTy(), {present});
+        }
+      }
       // Both None: `is` holds; one None and one value: it does not.
       bool same = in->operands[0]->type == in->operands[1]->type;
       return e.constant(ir::Const::boolean(in->op == ir::Op::Is ? same : !same), boolTy());
