@@ -520,6 +520,97 @@ def test_optional_kernel_ptxas(tmp_path):
 
 
 # ---------------------------------------------------------------------------
+# global numpy arrays and cuda.const.array_like (constant memory)
+# ---------------------------------------------------------------------------
+
+COEFFS = np.array([0.5, -1.25, 2.0, 0.125], dtype=np.float64)
+TABLE = (np.arange(12, dtype=np.int32) * 7 % 12).reshape(3, 4)
+FLAGS = np.array([True, False, True])
+ZC = np.array([1 + 2j, -0.5j], dtype=np.complex64)
+
+
+def const_kernel(x, out):
+    c = cuda.const.array_like(COEFFS)
+    t = cuda.const.array_like(TABLE)
+    i = cuda.grid(1)
+    if i < x.size:
+        s = 0.0
+        for k in range(c.size):
+            s = s * x[i] + c[k]
+        out[i] = s + t[i % 3, i % 4] + FLAGS[i % 3] + ZC[i % 2].imag + TABLE.shape[1]
+
+
+def test_global_arrays_are_constant_arrays():
+    ir = _core.infer_ir(const_kernel, ["float64[::1]", "float64[::1]"])
+    assert "array(f64, 1d, C, const, readonly) = const array(f64, (4,)" in ir
+    assert "array(i32, 2d, C, const, readonly)" in ir and "array(b1, (3,), \"010001\")" in ir
+    # the frozen bytes are the array's, C order (so the disk cache key covers them)
+    assert COEFFS.tobytes().hex() in ir and TABLE.tobytes().hex() in ir
+
+
+def test_const_array_ptx_reads_constant_memory(tmp_path):
+    ptx = cuda.compile_ptx(const_kernel, "void(float64[::1], float64[::1])", cc=(9, 0))[0]
+    # COEFFS and TABLE stay in constant memory (NVVM may fold loads of the small ones)
+    assert ptx.count(".const .align 16 .b8 __cj_const_") >= 2
+    assert "ld.const" in ptx
+    assemble(ptx, tmp_path)
+
+
+def test_const_array_values_are_frozen_at_compile_time():
+    global COEFFS
+    saved = COEFFS
+    try:
+        k = cuda.jit("void(float64[::1], float64[::1])")(const_kernel)
+        before = k.inspect_ir()
+        COEFFS = np.array([9.0, 9.0], dtype=np.float64)
+        k2 = cuda.jit("void(float64[::1], float64[::1])")(const_kernel)
+        after = k2.inspect_ir()
+    finally:
+        COEFFS = saved
+    assert before != after and np.array([9.0, 9.0]).tobytes().hex() in str(after)
+
+
+def test_array_constant_round_trips():
+    text = ("func c() -> array(f64, 2d, C, const, readonly)\nbb0:\n"
+            "  v0:array(f64, 2d, C, const, readonly) = const array(f64, (1, 2), \"000000000000f03f0000000000000040\")\n"
+            "  ret v0\n")
+    assert _core.parse_print_ir(text) == text
+    assert _core.verify_ir(text, True) == ""
+
+
+def test_const_array_errors():
+    def store(x):
+        COEFFS[0] = x
+
+    def not_global(a, out):
+        c = cuda.const.array_like(a)
+        out[0] = c[0]
+
+    obj = np.array([object()])
+
+    def object_array(out):
+        out[0] = obj[0]
+
+    with pytest.raises(CompileError, match="readonly") as e:
+        cuda.compile_ptx(store, "void(float64)", cc=(9, 0))
+    assert e.value.line == store.__code__.co_firstlineno + 1
+    with pytest.raises(CompileError, match="needs a global numpy array"):
+        cuda.compile_ptx(not_global, "void(float64[::1], float64[::1])", cc=(9, 0))
+    with pytest.raises(CompileError, match="dtype object"):
+        cuda.compile_ptx(object_array, "void(float64[::1])", cc=(9, 0))
+
+
+BIG = np.zeros(70000, dtype=np.uint8)
+
+
+def test_const_array_over_64k_is_a_compile_error():
+    def k(out):
+        out[0] = BIG[3]
+    with pytest.raises(CompileError, match="constant memory"):
+        cuda.compile_ptx(k, "void(uint8[::1])", cc=(9, 0))
+
+
+# ---------------------------------------------------------------------------
 # PTX acceptance of everything above in kernels
 # ---------------------------------------------------------------------------
 

@@ -232,6 +232,10 @@ void storeElement(FunctionEmitter& fe, Scalar dtype, const std::string& ptr, con
 // A view value for an array type from its parts.
 std::string makeView(FunctionEmitter& fe, const Type* array, const std::string& data,
                      const std::vector<std::string>& shape, const std::vector<std::string>& strides);
+// A frozen global numpy array (lower_const_array.cpp): its data as an
+// addrspace(4) module global (constant memory, one per distinct array) and
+// the view of it as a constant struct literal.
+std::string constArrayView(FunctionEmitter& fe, const ir::Const& c, const Type* t, const ir::Instr& at);
 // Strides (bytes) of a contiguous array with constant shape.
 std::vector<int64_t> contiguousStrides(const Type* array, const std::vector<int64_t>& shape);
 // Calls a libdevice function on float arguments of type `s`; declares it.

@@ -297,6 +297,7 @@ class Verifier {
       case Const::Kind::Str: ok = t == stringTy(); break;
       case Const::Kind::Symbol: ok = t->is(TypeKind::Symbol) || t->is(TypeKind::Function); break;
       case Const::Kind::Tuple: ok = t->is(TypeKind::Tuple) && t->elems.size() == in->cval.elems.size(); break;
+      case Const::Kind::Array: ok = t == constType(in->cval); break;
     }
     if (!ok) fail(b, in, "constant " + constToString(in->cval) + " cannot have type " + ty(t));
   }

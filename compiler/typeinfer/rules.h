@@ -107,6 +107,8 @@ extern const Rule compareAndSwap;  // atomic.compare_and_swap(arr, old, val)
 extern const Rule cmathCall;       // cmath.exp/log/sqrt/sin/... (arg = the function's name)
 extern const Rule round;           // round(x[, ndigits])
 extern const Rule builtinPow;      // pow(a, b): the ** operator
+// rules_const.cpp
+extern const Rule constArrayLike;  // cudajit.const.array_like(global numpy array)
 }  // namespace rules
 
 }  // namespace cj::typeinfer

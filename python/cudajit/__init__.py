@@ -47,6 +47,7 @@ threadfence = _STUBS["threadfence"]
 threadfence_block = _STUBS["threadfence_block"]
 shared = _STUBS["shared"]
 local = _STUBS["local"]
+const = _STUBS["const"]
 atomic = _STUBS["atomic"]
 block = _STUBS["block"]   # cooperative block algorithms (CUB): docs/block_algorithms.md
 warp = _STUBS["warp"]     # cooperative warp algorithms (CUB)
@@ -65,7 +66,7 @@ complex64, complex128 = _np.complex64, _np.complex128
 __all__ = [
     "jit", "compile_ptx", "compile_cubin", "Dispatcher", "DeviceFunction",
     "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize",
-    "syncthreads", "threadfence", "threadfence_block", "shared", "local", "atomic",
+    "syncthreads", "threadfence", "threadfence_block", "shared", "local", "const", "atomic",
     "block", "warp",
     "to_device", "device_array", "device_array_like", "DeviceNDArray", "is_cuda_array",
     "synchronize", "is_available", "detect", "select_device", "get_current_device",
