@@ -745,3 +745,15 @@ def test_complex_cupy_and_torch_arrays(run_python, mock_driver):
         print("OK")
     """)
     assert "complex64[::1]" in out and "complex128[::1]" in out and out.strip().endswith("OK")
+
+
+def test_numba_tuple_spelling_in_signatures():
+    for sig, want in (("(Tuple((int64, float64)), float32)", ("Tuple(int64, float64)", "float32")),
+                      ("(Tuple((int64,)))", ("UniTuple(int64, 1)",)),
+                      ("(Tuple(int64, float32))", ("Tuple(int64, float32)",))):
+        assert _core.signature_types(sig)[1] == want
+
+    def k(t, out):
+        out[0] = t[0] + t[1]
+    ptx = cuda.compile_ptx(k, "void(Tuple((int64, float64)), float64[::1])", cc=(9, 0))[0]
+    assert ".entry" in ptx

@@ -53,12 +53,18 @@ class Parser {
       expect(')');
       t = tupleTy(std::vector<const Type*>(n, e));
     } else if (w == "Tuple") {
+      // Tuple(a, b), or numba's own spelling Tuple((a, b)) (and Tuple((a,)))
       expect('(');
+      bool inner = accept('(');
       std::vector<const Type*> elems;
       if (!accept(')')) {
-        do elems.push_back(type()); while (accept(','));
+        do {
+          if (inner && atClose()) break;   // the trailing comma of (a,)
+          elems.push_back(type());
+        } while (accept(','));
         expect(')');
       }
+      if (inner) expect(')');
       t = tupleTy(elems);
     } else {
       Scalar sc;
@@ -78,6 +84,7 @@ class Parser {
     return false;
   }
   bool atEnd() { skip(); return pos_ >= s_.size(); }
+  bool atClose() { skip(); return pos_ < s_.size() && s_[pos_] == ')'; }
   size_t pos() const { return pos_; }
 
   [[noreturn]] void fail(const std::string& why) const {
