@@ -68,6 +68,7 @@ TypeRoute decide(PyObject* obj) {
   if (type == &PyFloat_Type) { r.route = Route::Float; return r; }
   if (type == &PyLong_Type) { r.route = Route::Int; return r; }
   if (type == &PyBool_Type) { r.route = Route::Bool; return r; }
+  if (obj == Py_None) { r.route = Route::None; return r; }
   if (g_device_array_type && PyType_IsSubtype(type, g_device_array_type)) {
     r.route = Route::DeviceArray;
     return r;

@@ -24,6 +24,7 @@ enum class Route : uint8_t {
   Torch,         // torch.Tensor: data_ptr(), shape, stride(), dtype, get_device()
   Foreign,       // anything else: __cuda_array_interface__, then __dlpack__
   Complex,       // Python complex: complex128
+  None,          // None: type none, no kernel parameter (numba's `is None` arguments)
 };
 
 struct TypeRoute {

@@ -21,7 +21,7 @@ std::string argLabel(size_t index) { return "argument " + std::to_string(index +
 const char* kSupportedHint =
     "pass a cudajit.DeviceNDArray, a CuPy array, a PyTorch CUDA tensor, a CUDA array with "
     "__cuda_array_interface__ or __dlpack__, a numpy array (copied to the device and back), a "
-    "bool/int/float, a numpy scalar, or a tuple of numbers";
+    "bool/int/float/complex, a numpy scalar, None, or a tuple of numbers";
 
 // Looks an attribute up without raising when it is missing.
 PyObject* optionalAttr(PyObject* obj, const char* name) {
@@ -228,6 +228,9 @@ void classifyOne(size_t index, PyObject* obj, bool find_devices, LaunchArgs* out
       noteDevice(index, da->owner ? da->owner->device() : -1, out);
       return;
     }
+    case Route::None:   // typed none: no value and no kernel parameter (abi.h)
+      arg.type = noneTy();
+      return;
     case Route::HostArray: readHostArray(index, obj, &arg, out); return;
     case Route::Tuple: readTuple(index, obj, &arg); return;
     case Route::Cupy:

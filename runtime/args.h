@@ -13,6 +13,7 @@
 //   bool / int / float                     -> b1 / i64 (u64 past INT64_MAX) / f64
 //   numpy scalar                           -> its dtype
 //   tuple of numbers                       -> tuple type
+//   None                                   -> none (no kernel parameter)
 // Anything else (a list, a str, an object array, complex for now) is an
 // ArgumentTypeError naming the argument position and its Python type.
 //

@@ -144,7 +144,9 @@ def numba_var_types(fn, sig):
         if name.startswith("$") or name.startswith("arg.") or "$" in name:
             continue
         t = nbtypes.unliteral(t)
-        if isinstance(t, SCALARS) or (isinstance(t, nbtypes.BaseTuple) and all(isinstance(x, SCALARS) for x in t)):
+        if isinstance(t, nbtypes.Optional) and isinstance(t.type, SCALARS):   # cudajit: optional(T)
+            found[name.split(".")[0]].add(f"optional({_core.parse_numba_type(sig_spelling(t.type))})")
+        elif isinstance(t, SCALARS) or (isinstance(t, nbtypes.BaseTuple) and all(isinstance(x, SCALARS) for x in t)):
             found[name.split(".")[0]].add(_core.parse_numba_type(sig_spelling(t)))
     return found
 

@@ -111,6 +111,51 @@ bool numpyScalar(PyObject* obj, Frozen* out) {
   return false;
 }
 
+// A numpy array (a global the kernel reads): numba freezes it as a constant
+// array. Its bytes are copied now, in C order; later changes to the global
+// do not reach compiled kernels (as numba).
+bool numpyArray(PyObject* obj, Frozen* out) {
+  PyRef name = PyRef::steal(PyUnicode_FromString("numpy"));
+  PyRef numpy = PyRef::steal(name ? PyImport_GetModule(name.get()) : nullptr);
+  if (!numpy) { PyErr_Clear(); return false; }
+  PyRef ndarray = getAttr(numpy.get(), "ndarray");
+  if (!ndarray || PyObject_IsInstance(obj, ndarray.get()) != 1) { PyErr_Clear(); return false; }
+  auto fail = [&](std::string why) {
+    *out = unsupported("a numpy array " + why,
+                       "constant arrays hold bool, int, uint, float and complex numbers, 1 or more dimensions");
+    return true;
+  };
+  PyRef dtype = getAttr(obj, "dtype");
+  std::string kind = dtype ? attrString(dtype.get(), "kind") : "";
+  PyRef itemsize = dtype ? getAttr(dtype.get(), "itemsize") : PyRef();
+  PyRef native = dtype ? getAttr(dtype.get(), "isnative") : PyRef();
+  long bytes_per = itemsize ? PyLong_AsLong(itemsize.get()) : -1;
+  if (PyErr_Occurred()) PyErr_Clear();
+  std::string scalar_name = kind == "b" ? "bool"
+                            : kind == "i" ? "int" + std::to_string(bytes_per * 8)
+                            : kind == "u" ? "uint" + std::to_string(bytes_per * 8)
+                            : kind == "f" ? "float" + std::to_string(bytes_per * 8)
+                            : kind == "c" ? "complex" + std::to_string(bytes_per * 8)
+                                          : "";
+  Scalar dt;
+  if (scalar_name.empty() || !parseScalar(scalar_name, &dt) || scalarByteSize(dt) != bytes_per)
+    return fail("of dtype " + (dtype ? strOf(dtype.get()) : std::string("?")));
+  if (!native || PyObject_IsTrue(native.get()) != 1) { PyErr_Clear(); return fail("that is not native-endian"); }
+  PyRef shape = getAttr(obj, "shape");
+  std::vector<int64_t> dims;
+  for (Py_ssize_t k = 0; shape && PyTuple_Check(shape.get()) && k < PyTuple_GET_SIZE(shape.get()); ++k)
+    dims.push_back(PyLong_AsLongLong(PyTuple_GET_ITEM(shape.get(), k)));
+  if (PyErr_Occurred()) { PyErr_Clear(); return fail("with an unreadable shape"); }
+  if (dims.empty()) return fail("of 0 dimensions");
+  PyRef contiguous = PyRef::steal(PyObject_CallMethod(numpy.get(), "ascontiguousarray", "O", obj));
+  PyRef raw = contiguous ? PyRef::steal(PyObject_CallMethod(contiguous.get(), "tobytes", nullptr)) : PyRef();
+  if (!raw || !PyBytes_Check(raw.get())) { PyErr_Clear(); return fail("whose bytes cannot be read"); }
+  std::string bytes(PyBytes_AS_STRING(raw.get()), static_cast<size_t>(PyBytes_GET_SIZE(raw.get())));
+  out->kind = Frozen::Kind::Const;
+  out->value = ir::Const::array(dt, dims, std::move(bytes));
+  return true;
+}
+
 }  // namespace
 
 bool isCudajitSymbol(const ir::Const& c) {
@@ -195,6 +240,7 @@ Frozen classifyObject(PyObject* obj) {
   {
     Frozen f;
     if (numpyScalar(obj, &f)) return f;
+    if (numpyArray(obj, &f)) return f;
   }
 
   // numba type objects (from numba import float32): str() is the scalar name.

@@ -50,6 +50,11 @@ enum class Helper {
   FloatDivMod,   // {q, r} = Python divmod of two floats (numpy model for / 0)
   IntPow,        // a ** b for integers by repeated squaring (numba semantics)
   FloatIntPow,   // float ** integer exponent (i64) by repeated squaring, as numba
+  // lower_cmath.cpp (numba-cuda's algorithms; Scalar = the complex part type)
+  ComplexExp, ComplexLog, ComplexSqrt, ComplexSinh, ComplexCosh, ComplexTanh,
+  ComplexRect,   // (r, phi) -> complex
+  ComplexPow,    // complex ** complex
+  RoundNdigits,  // round(x: f64, ndigits: i64) -> f64
 };
 
 class ModuleEmitter {
@@ -198,6 +203,10 @@ void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in);
 void lowerCubCall(FunctionEmitter& fe, const ir::Instr& in);     // intrinsic cub (lower_cub.cpp)
 // complex.* intrinsics (lower_complex.cpp); false if `in` is not one.
 bool lowerComplexIntrinsic(FunctionEmitter& fe, const ir::Instr& in);
+// cmath.* and round intrinsics (lower_cmath.cpp); false if `in` is not one.
+bool lowerCmathIntrinsic(FunctionEmitter& fe, const ir::Instr& in);
+// complex ** complex (lower_cmath.cpp).
+void lowerComplexPow(FunctionEmitter& fe, const ir::Instr& in);
 // print -> vprintf (lower_print.cpp).
 void lowerPrint(FunctionEmitter& fe, const ir::Instr& in);
 // array_view (lower_view.cpp).
@@ -224,6 +233,10 @@ void storeElement(FunctionEmitter& fe, Scalar dtype, const std::string& ptr, con
 // A view value for an array type from its parts.
 std::string makeView(FunctionEmitter& fe, const Type* array, const std::string& data,
                      const std::vector<std::string>& shape, const std::vector<std::string>& strides);
+// A frozen global numpy array (lower_const_array.cpp): its data as an
+// addrspace(4) module global (constant memory, one per distinct array) and
+// the view of it as a constant struct literal.
+std::string constArrayView(FunctionEmitter& fe, const ir::Const& c, const Type* t, const ir::Instr& at);
 // Strides (bytes) of a contiguous array with constant shape.
 std::vector<int64_t> contiguousStrides(const Type* array, const std::vector<int64_t>& shape);
 // Calls a libdevice function on float arguments of type `s`; declares it.
@@ -237,5 +250,10 @@ std::string fmf(FunctionEmitter& fe);
 std::string helperDefinition(Helper h, Scalar s, const std::string& name,
                              std::vector<std::string>* declarations);
 std::string helperBaseName(Helper h);
+// The helpers of lower_cmath.cpp.
+bool isCmathHelper(Helper h);
+std::string cmathHelperDefinition(Helper h, Scalar s, const std::string& name,
+                                  std::vector<std::string>* declarations);
+std::string cmathHelperBaseName(Helper h);
 
 }  // namespace cj::codegen

@@ -146,6 +146,9 @@ std::string FunctionEmitter::constant(const ir::Const& c, const Type* t, const i
       }
       return out.empty() ? "zeroinitializer" : out + " }";
     }
+    case TypeKind::Array:
+      if (c.kind != K::Array || t != ir::constType(c)) return bad();
+      return constArrayView(*this, c, t, *at);
     case TypeKind::None:
     case TypeKind::Symbol:
     case TypeKind::String:

@@ -199,17 +199,20 @@ std::string substitute(std::string text, const std::string& key, const std::stri
 }  // namespace
 
 std::string helperBaseName(Helper h) {
+  if (isCmathHelper(h)) return cmathHelperBaseName(h);
   switch (h) {
     case Helper::DivMod: return "__cj_divmod";
     case Helper::FloatDivMod: return "__cj_fdivmod";
     case Helper::IntPow: return "__cj_ipow";
     case Helper::FloatIntPow: return "__cj_fipow";
+    default: break;
   }
   return "__cj_helper";
 }
 
 std::string helperDefinition(Helper h, Scalar s, const std::string& name,
                              std::vector<std::string>* declarations) {
+  if (isCmathHelper(h)) return cmathHelperDefinition(h, s, name, declarations);
   std::string t = llvmScalarType(s);
   const char* text = nullptr;
   switch (h) {
@@ -230,6 +233,8 @@ std::string helperDefinition(Helper h, Scalar s, const std::string& name,
       out = substitute(out, "$T", t);
       return substitute(out, "$F", name);
     }
+    default:
+      break;
   }
   std::string out = substitute(text, "$T", t);
   out = substitute(out, "$F", name);

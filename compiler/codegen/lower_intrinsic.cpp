@@ -189,6 +189,7 @@ void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
   if (!info->libdevice_f32.empty()) return lowerMath(fe, in, *info);
   if (in.name.rfind("sreg.", 0) == 0) return lowerSreg(fe, in);
   if (in.name.rfind("complex.", 0) == 0 && lowerComplexIntrinsic(fe, in)) return;
+  if (lowerCmathIntrinsic(fe, in)) return;
   for (const auto& row : kBarriers) {
     if (row.id == info->id) {
       fe.mod().declare(std::string("declare void @") + row.llvm + "()");

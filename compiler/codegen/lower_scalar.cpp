@@ -260,6 +260,7 @@ void lowerBinary(FunctionEmitter& fe, const ir::Instr& in) {
   }
   Scalar s = in.type->scalar;
   ScalarKind kind = scalarKind(s);
+  if (kind == ScalarKind::Complex && in.op == Op::Pow) return lowerComplexPow(fe, in);
   if (kind == ScalarKind::Complex) return lowerComplexBinary(fe, in, s);
   if (in.op == Op::FloorDiv || in.op == Op::Mod) return lowerFloorDivMod(fe, in, s);
   if (in.op == Op::Pow) return lowerPow(fe, in, s);

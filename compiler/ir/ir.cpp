@@ -51,6 +51,7 @@ bool Const::operator==(const Const& o) const {
     case Kind::Str:
     case Kind::Symbol: return s == o.s;
     case Kind::Tuple: return elems == o.elems;
+    case Kind::Array: return i == o.i && elems == o.elems && s == o.s;
   }
   return false;
 }
@@ -109,6 +110,19 @@ std::string constToString(const Const& c) {
       if (c.elems.size() == 1) s += ",";
       return s + ")";
     }
+    case Const::Kind::Array: {
+      static const char* kHex = "0123456789abcdef";
+      std::string hex;
+      hex.reserve(c.s.size() * 2);
+      for (unsigned char b : c.s) {
+        hex += kHex[b >> 4];
+        hex += kHex[b & 15];
+      }
+      std::string shape = "(";
+      for (size_t k = 0; k < c.elems.size(); ++k) shape += (k ? ", " : "") + std::to_string(c.elems[k].i);
+      shape += c.elems.size() == 1 ? ",)" : ")";
+      return "array(" + std::string(scalarShortName(c.arrayDtype())) + ", " + shape + ", \"" + hex + "\")";
+    }
   }
   return "?";
 }
@@ -129,6 +143,9 @@ const Type* constType(const Const& c) {
       for (const auto& e : c.elems) elems.push_back(constType(e));
       return tupleTy(elems);
     }
+    case Const::Kind::Array:
+      return arrayTy(c.arrayDtype(), static_cast<int>(c.elems.size()), Layout::C, MemSpace::Const,
+                     /*readonly=*/true);
   }
   return unknownTy();
 }

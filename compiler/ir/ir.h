@@ -64,12 +64,12 @@ struct Loc {
 
 // A compile-time constant value.
 struct Const {
-  enum class Kind : uint8_t { None, Bool, Int, Float, Complex, Str, Symbol, Tuple };
+  enum class Kind : uint8_t { None, Bool, Int, Float, Complex, Str, Symbol, Tuple, Array };
   Kind kind = Kind::None;
-  int64_t i = 0;               // Bool (0/1), Int (two's complement; unsigned values bit-cast)
+  int64_t i = 0;               // Bool (0/1), Int (two's complement; unsigned values bit-cast); Array: its Scalar
   double f = 0, f_imag = 0;    // Float, Complex
-  std::string s;               // Str contents, Symbol qualified name
-  std::vector<Const> elems;    // Tuple
+  std::string s;               // Str contents, Symbol qualified name; Array: the elements' bytes, C order
+  std::vector<Const> elems;    // Tuple; Array: the shape (Int constants)
 
   static Const none() { return {}; }
   static Const boolean(bool b) { Const c; c.kind = Kind::Bool; c.i = b; return c; }
@@ -79,14 +79,27 @@ struct Const {
   static Const str(std::string v) { Const c; c.kind = Kind::Str; c.s = std::move(v); return c; }
   static Const symbol(std::string v) { Const c; c.kind = Kind::Symbol; c.s = std::move(v); return c; }
   static Const tuple(std::vector<Const> v) { Const c; c.kind = Kind::Tuple; c.elems = std::move(v); return c; }
+  // A frozen global numpy array (numba makes them constant arrays): dtype,
+  // shape and the C-order bytes of its elements (bool: one byte, 0/1).
+  static Const array(Scalar dtype, const std::vector<int64_t>& shape, std::string bytes) {
+    Const c;
+    c.kind = Kind::Array;
+    c.i = static_cast<int64_t>(dtype);
+    for (int64_t d : shape) c.elems.push_back(integer(d));
+    c.s = std::move(bytes);
+    return c;
+  }
+  Scalar arrayDtype() const { return static_cast<Scalar>(i); }
   bool operator==(const Const& o) const;
   bool operator!=(const Const& o) const { return !(*this == o); }
 };
 // Text form: none, true, false, 42, 1.5 (round-trip exact: %.17g, inf, nan),
-// (1.0+2.0j), "str" (C-escaped), sym(math.sqrt), (1, 2.0, sym(x)).
+// (1.0+2.0j), "str" (C-escaped), sym(math.sqrt), (1, 2.0, sym(x)),
+// array(f64, (2, 3), "<hex of the bytes>").
 std::string constToString(const Const& c);
 // The type a constant has before any context: Int -> i64, Float -> f64,
-// Complex -> c128, Bool -> b1, Tuple -> tuple of element types, Symbol -> sym.
+// Complex -> c128, Bool -> b1, Tuple -> tuple of element types, Symbol -> sym,
+// Array -> array(dtype, nd, C, const, readonly).
 const Type* constType(const Const& c);
 
 struct Block;

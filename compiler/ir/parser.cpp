@@ -258,6 +258,35 @@ Const parseConst(Line& ln) {
   if (ln.accept("None")) return Const::none();
   if (ln.accept("true")) return Const::boolean(true);
   if (ln.accept("false")) return Const::boolean(false);
+  if (ln.accept("array")) {   // array(f64, (2, 3), "<hex bytes>")
+    ln.expect('(', "'(' after array");
+    std::string dtype;
+    while (std::isalnum(static_cast<unsigned char>(ln.peekRaw()))) {
+      dtype += ln.peekRaw();
+      ln.setPos(ln.pos() + 1);
+    }
+    Scalar sc;
+    if (!parseScalar(dtype, &sc)) ln.fail("an array constant's dtype");
+    ln.expect(',', "',' after the dtype");
+    ln.expect('(', "the shape tuple");
+    Const shape = parseParenConst(ln);
+    std::vector<int64_t> dims;
+    for (const Const& d : shape.elems) {
+      if (d.kind != Const::Kind::Int) ln.fail("integer dimensions");
+      dims.push_back(d.i);
+    }
+    ln.expect(',', "',' after the shape");
+    std::string hex = parseStringLiteral(ln);
+    if (hex.size() % 2) ln.fail("an even number of hex digits");
+    std::string bytes;
+    for (size_t k = 0; k < hex.size(); k += 2) {
+      if (!std::isxdigit(static_cast<unsigned char>(hex[k])) || !std::isxdigit(static_cast<unsigned char>(hex[k + 1])))
+        ln.fail("hex digits");
+      bytes += static_cast<char>(std::stoi(hex.substr(k, 2), nullptr, 16));
+    }
+    ln.expect(')', "')' after an array constant");
+    return Const::array(sc, dims, std::move(bytes));
+  }
   if (ln.accept("sym")) {
     ln.expect('(', "'(' after sym");
     // The qualified name runs to the matching ')' ("fn:helper", "cudajit.threadIdx.x").

@@ -318,6 +318,7 @@ class Verifier {
       case Const::Kind::Str: ok = t == stringTy(); break;
       case Const::Kind::Symbol: ok = t->is(TypeKind::Symbol) || t->is(TypeKind::Function); break;
       case Const::Kind::Tuple: ok = t->is(TypeKind::Tuple) && t->elems.size() == in->cval.elems.size(); break;
+      case Const::Kind::Array: ok = t == constType(in->cval); break;
     }
     if (!ok) fail(b, in, "constant " + constToString(in->cval) + " cannot have type " + ty(t));
   }
@@ -469,6 +470,26 @@ class Verifier {
         expectType(b, in, in->type, dtype, "result");
         break;
       }
+      case I::CmathExp: case I::CmathLog: case I::CmathSqrt: case I::CmathSinh: case I::CmathCosh:
+      case I::CmathTanh:
+        if (!in->type->isComplex()) fail(b, in, "result of " + in->name + " is " + ty(in->type) + ", expected complex");
+        expectType(b, in, in->operands[0]->type, in->type, "operand");
+        break;
+      case I::CmathRect: {
+        if (!in->type->isComplex()) fail(b, in, "result of " + in->name + " is " + ty(in->type) + ", expected complex");
+        const Type* part = in->type->scalar == Scalar::Complex64 ? f32Ty() : f64Ty();
+        for (const Instr* o : in->operands) expectType(b, in, o->type, part, "operand");
+        break;
+      }
+      case I::RoundHalfEven:
+        expectType(b, in, in->operands[0]->type, f64Ty(), "operand");
+        expectType(b, in, in->type, i64Ty(), "result");
+        break;
+      case I::RoundNdigits:
+        expectType(b, in, in->operands[0]->type, f64Ty(), "operand");
+        expectType(b, in, in->operands[1]->type, i64Ty(), "ndigits");
+        expectType(b, in, in->type, f64Ty(), "result");
+        break;
       default: {
         // math.*: every operand and the result share one float type (f32/f64).
         if (in->type != f32Ty() && in->type != f64Ty())

@@ -227,6 +227,7 @@ bool constFits(const Const& c, const Type* t) {
     case Const::Kind::Str: return t == stringTy();
     case Const::Kind::Symbol: return t->is(TypeKind::Symbol) || t->is(TypeKind::Function);
     case Const::Kind::Tuple: return t->is(TypeKind::Tuple) && t->elems.size() == c.elems.size();
+    case Const::Kind::Array: return false;   // frozen arrays are not folded through tuples
   }
   return false;
 }

@@ -77,6 +77,17 @@ ir::Instr* Emitter::convert(ir::Instr* v, const Type* to) {
   if (v->op == ir::Op::Undef || v->type->is(TypeKind::Undef)) return emit(ir::Op::Undef, to, {});
   const Type* from = v->type;
   if (from->isScalar() && to->isScalar()) return emit(ir::Op::Cast, to, {v});
+  // Optional: None -> (absent, undefined value); a number -> (present, it);
+  // an optional used as a number gives its value (numba checks for None at
+  // run time; cudajit does not).
+  if (isOptional(to) && !isOptional(from)) {
+    ir::Instr* marker = constant(ir::Const::symbol(to->elems[0]->name), to->elems[0]);
+    bool none = from->is(TypeKind::None);
+    ir::Instr* present = constant(ir::Const::boolean(!none), boolTy());
+    ir::Instr* value = none ? emit(ir::Op::Undef, optionalValue(to), {}) : convert(v, optionalValue(to));
+    return emit(ir::Op::TupleMake, to, {marker, present, value});
+  }
+  if (isOptional(from) && to->isScalar()) return convert(element(v, 2), to);
   if (from->is(TypeKind::Tuple) && to->is(TypeKind::Tuple) && from->elems.size() == to->elems.size()) {
     std::vector<ir::Instr*> elems;
     for (size_t i = 0; i < to->elems.size(); ++i)
@@ -121,6 +132,8 @@ ir::Instr* Emitter::truth(ir::Instr* v) {
   if (t == boolTy()) return v;
   if (t->isScalar()) return emit(ir::Op::Truth, boolTy(), {v});
   if (t->is(TypeKind::None)) return constant(ir::Const::boolean(false), boolTy());
+  if (isOptional(t))   // None is false, else the value's truth
+    return emit(ir::Op::BitAnd, boolTy(), {element(v, 1), truth(element(v, 2))});
   if (t->is(TypeKind::Tuple)) return constant(ir::Const::boolean(!t->elems.empty()), boolTy());
   throw CompileError("", loc_.line, loc_.col, "truth",
                      "internal error: no truth value for " + typeToString(t));

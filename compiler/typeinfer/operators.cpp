@@ -1,5 +1,8 @@
 #include "typeinfer/operators.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "typeinfer/templates.h"
 
 namespace cj::typeinfer {
@@ -33,8 +36,10 @@ Signature resolveOperator(const FunctionContext& ctx, ir::Instr* in) {
   std::vector<Scalar> scalars;
   bool all_scalar = true;
   for (ir::Instr* o : in->operands) {
-    all_scalar = all_scalar && o->type->isScalar();
-    if (o->type->isScalar()) scalars.push_back(o->type->scalar);
+    // An Optional operand is used as its value (numba's Optional -> T cast).
+    const Type* t = isOptional(o->type) ? optionalValue(o->type) : o->type;
+    all_scalar = all_scalar && t->isScalar();
+    if (t->isScalar()) scalars.push_back(t->scalar);
   }
   const TemplateList* templates = operatorTemplates(in->op);
   std::optional<Signature> sig;
@@ -52,10 +57,76 @@ const Type* tupleConcatType(const ir::Instr* in) {
   if (in->op != ir::Op::Add) return nullptr;
   const Type* a = in->operands[0]->type;
   const Type* b = in->operands[1]->type;
-  if (!a->is(TypeKind::Tuple) || !b->is(TypeKind::Tuple)) return nullptr;
+  if (!a->is(TypeKind::Tuple) || !b->is(TypeKind::Tuple) || isOptional(a) || isOptional(b)) return nullptr;
   std::vector<const Type*> elems = a->elems;
   elems.insert(elems.end(), b->elems.begin(), b->elems.end());
   return tupleTy(elems);
+}
+
+// ---- tuple comparisons (numba's TupleCompare / cpython/tupleobj.py) ------------
+
+bool bothTuples(const ir::Instr* in) {
+  const Type* a = in->operands.size() == 2 ? in->operands[0]->type : nullptr;
+  const Type* b = a ? in->operands[1]->type : nullptr;
+  return isComparison(in->op) && a && a->is(TypeKind::Tuple) && b->is(TypeKind::Tuple) && !isOptional(a) &&
+         !isOptional(b);
+}
+
+// The scalar case comparing a and b with `op`, or nullopt; tuples compare
+// element-wise (checked by comparable()).
+std::optional<Signature> scalarCompare(ir::Op op, const Type* a, const Type* b) {
+  if (!a->isScalar() || !b->isScalar()) return std::nullopt;
+  return resolveOverload(*operatorTemplates(op), {a->scalar, b->scalar});
+}
+
+// numba types a tuple comparison when every pair of elements the two
+// tuples share compares with the same operator (lengths may differ).
+bool comparable(ir::Op op, const Type* a, const Type* b) {
+  if (a->is(TypeKind::Tuple) && b->is(TypeKind::Tuple)) {
+    for (size_t i = 0; i < std::min(a->elems.size(), b->elems.size()); ++i)
+      if (!comparable(op, a->elems[i], b->elems[i])) return false;
+    return true;
+  }
+  // The ordered lowering also needs != on every pair.
+  if (op != ir::Op::Eq && op != ir::Op::Ne && !scalarCompare(ir::Op::Ne, a, b)) return false;
+  return scalarCompare(op, a, b).has_value();
+}
+
+ir::Instr* emitCompare(Emitter& e, ir::Op op, ir::Instr* a, ir::Instr* b);
+
+// ==: equal lengths and every pair equal; !=: its negation.
+ir::Instr* tupleEqual(Emitter& e, ir::Instr* a, ir::Instr* b) {
+  std::vector<ir::Instr*> x = e.elements(a), y = e.elements(b);
+  if (x.size() != y.size()) return e.constant(ir::Const::boolean(false), boolTy());
+  ir::Instr* res = e.constant(ir::Const::boolean(true), boolTy());
+  for (size_t i = 0; i < x.size(); ++i)
+    res = e.emit(ir::Op::BitAnd, boolTy(), {res, emitCompare(e, ir::Op::Eq, x[i], y[i])});
+  return res;
+}
+
+// <, <=, >, >=: the first pair that differs decides; all equal: the lengths.
+ir::Instr* tupleOrdered(Emitter& e, ir::Op op, ir::Instr* a, ir::Instr* b) {
+  std::vector<ir::Instr*> x = e.elements(a), y = e.elements(b);
+  int64_t la = static_cast<int64_t>(x.size()), lb = static_cast<int64_t>(y.size());
+  bool by_length = op == ir::Op::Lt ? la < lb : op == ir::Op::Le ? la <= lb : op == ir::Op::Gt ? la > lb : la >= lb;
+  std::vector<std::pair<ir::Instr*, ir::Instr*>> decide;   // (pair differs, op on the pair)
+  for (size_t i = 0; i < std::min(x.size(), y.size()); ++i)
+    decide.push_back({emitCompare(e, ir::Op::Ne, x[i], y[i]), emitCompare(e, op, x[i], y[i])});
+  ir::Instr* res = e.constant(ir::Const::boolean(by_length), boolTy());
+  for (size_t i = decide.size(); i-- > 0;)
+    res = e.emit(ir::Op::Select, boolTy(), {decide[i].first, decide[i].second, res});
+  return res;
+}
+
+ir::Instr* emitCompare(Emitter& e, ir::Op op, ir::Instr* a, ir::Instr* b) {
+  if (a->type->is(TypeKind::Tuple)) {
+    if (op == ir::Op::Eq) return tupleEqual(e, a, b);
+    if (op == ir::Op::Ne) return e.emit(ir::Op::Not, boolTy(), {tupleEqual(e, a, b)});
+    return tupleOrdered(e, op, a, b);
+  }
+  Signature sig = *scalarCompare(op, a->type, b->type);
+  const Type* operand = scalarTy(sig.params[0]);
+  return e.emit(op, boolTy(), {e.convert(a, operand), e.convert(b, operand)});
 }
 
 }  // namespace
@@ -81,6 +152,13 @@ const Type* operatorType(const FunctionContext& ctx, ir::Instr* in) {
       return boolTy();
     default: {
       if (const Type* t = tupleConcatType(in)) return t;
+      if (bothTuples(in)) {
+        if (!comparable(in->op, in->operands[0]->type, in->operands[1]->type))
+          ctx.fail(in, std::string(ir::opName(in->op)),
+                   "unsupported operand types for " + std::string(operatorSpelling(in->op)) + ": " +
+                       operandList(in) + " (the elements do not compare)");
+        return boolTy();
+      }
       Signature sig = resolveOperator(ctx, in);
       return scalarTy(sig.ret);
     }
@@ -91,6 +169,14 @@ ir::Instr* lowerOperator(const FunctionContext& ctx, ir::Instr* in, Emitter& e) 
   switch (in->op) {
     case ir::Op::Is:
     case ir::Op::IsNot: {
+      // An Optional against None: its presence flag decides.
+      for (int k = 0; k < 2; ++k) {
+        ir::Instr* opt = in->operands[k];
+        if (isOptional(opt->type) && in->operands[1 - k]->type->is(TypeKind::None)) {
+          ir::Instr* present = e.element(opt, 1);
+          return in->op == ir::Op::IsNot ? present : e.emit(ir::Op::Not, boolTy(), {present});
+        }
+      }
       // Both None: `is` holds; one None and one value: it does not.
       bool same = in->operands[0]->type == in->operands[1]->type;
       return e.constant(ir::Const::boolean(in->op == ir::Op::Is ? same : !same), boolTy());
@@ -100,6 +186,7 @@ ir::Instr* lowerOperator(const FunctionContext& ctx, ir::Instr* in, Emitter& e) 
     default:
       break;
   }
+  if (bothTuples(in)) return emitCompare(e, in->op, in->operands[0], in->operands[1]);
   if (const Type* t = tupleConcatType(in)) {
     std::vector<ir::Instr*> elems = e.elements(in->operands[0]);
     for (ir::Instr* x : e.elements(in->operands[1])) elems.push_back(x);

@@ -103,6 +103,12 @@ extern const Rule matchAny;        // match_any_sync(mask, value) -> i32
 extern const Rule matchAll;        // match_all_sync(mask, value) -> (i32, bool)
 extern const Rule atomicOp;        // atomic.sub/max/.../cas(arr, idx, [old,] val)
 extern const Rule compareAndSwap;  // atomic.compare_and_swap(arr, old, val)
+// rules_cmath.cpp
+extern const Rule cmathCall;       // cmath.exp/log/sqrt/sin/... (arg = the function's name)
+extern const Rule round;           // round(x[, ndigits])
+extern const Rule builtinPow;      // pow(a, b): the ** operator
+// rules_const.cpp
+extern const Rule constArrayLike;  // cudajit.const.array_like(global numpy array)
 }  // namespace rules
 
 }  // namespace cj::typeinfer

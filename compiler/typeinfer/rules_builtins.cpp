@@ -53,7 +53,7 @@ ir::Instr* rangeLower(const Site& s, Emitter& e) {
 const Type* lenType(const Site& s) {
   s.expectArgs(1);
   const Type* t = s.argType(0);
-  if (t->is(TypeKind::Array) || t->is(TypeKind::Tuple)) return i64Ty();
+  if (t->is(TypeKind::Array) || (t->is(TypeKind::Tuple) && !isOptional(t))) return i64Ty();
   s.fail("len() of " + typeToString(t) + " is not supported");
 }
 

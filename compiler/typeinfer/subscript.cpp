@@ -55,6 +55,8 @@ const Type* getItemType(const FunctionContext& ctx, ir::Instr* in) {
     indexTypes(ctx, in, obj, idx);
     return scalarTy(obj->scalar);
   }
+  if (isOptional(obj))
+    ctx.fail(in, "getitem", typeToString(obj) + " (a number or None) is not subscriptable");
   if (obj->is(TypeKind::Tuple)) return obj->elems[tupleIndex(ctx, in, obj, in->operands[1])];
   ctx.fail(in, "getitem", typeToString(obj) + " is not subscriptable");
 }

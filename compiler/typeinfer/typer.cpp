@@ -65,24 +65,27 @@ const Type* Typer::run() {
     for (size_t s = 0; t && s < t->succs.size(); ++s) incoming_[t->succs[s].target].push_back({t, s});
   }
 
-  for (int round = 0;; ++round) {
-    if (round == kMaxRounds)
-      ctx_.fail(nullptr, "type inference",
-                "types did not settle after " + std::to_string(kMaxRounds) +
-                    " rounds (a value grows on every loop iteration?)");
-    bool changed = false;
-    for (ir::Block* b : order_) {
-      if (b != fn.entry()) changed |= typeParams(b);
-      for (auto& in : b->instrs) {
-        if (ir::isTerminator(in->op)) continue;
-        const Type* t = typeOf(in.get());
-        if (t && t != in->type) {
-          in->type = t;
-          changed = true;
+  for (int pass = 0; pass < 2; ++pass) {
+    final_ = pass == 1;   // the second pass types the uses that waited on a None
+    for (int round = 0;; ++round) {
+      if (round == kMaxRounds)
+        ctx_.fail(nullptr, "type inference",
+                  "types did not settle after " + std::to_string(kMaxRounds) +
+                      " rounds (a value grows on every loop iteration?)");
+      bool changed = false;
+      for (ir::Block* b : order_) {
+        if (b != fn.entry()) changed |= typeParams(b);
+        for (auto& in : b->instrs) {
+          if (ir::isTerminator(in->op)) continue;
+          const Type* t = typeOf(in.get());
+          if (t && t != in->type) {
+            in->type = t;
+            changed = true;
+          }
         }
       }
+      if (!changed) break;
     }
-    if (!changed) break;
   }
   checkAllTyped();
   return returnType();
@@ -123,9 +126,17 @@ bool Typer::typeParams(ir::Block* b) {
   return changed;
 }
 
+bool Typer::waitsOnNone(const ir::Instr* in) const {
+  if (final_) return false;
+  for (const ir::Instr* o : in->operands)
+    if (o->op == ir::Op::Param && o->type->is(TypeKind::None) && o->parent != ctx_.fn().entry()) return true;
+  return false;
+}
+
 const Type* Typer::typeOf(ir::Instr* in) {
   for (ir::Instr* o : in->operands)
     if (!ready(o)) return nullptr;
+  if (waitsOnNone(in)) return nullptr;
   switch (in->op) {
     case ir::Op::Const:
       // Every cudajit name is in the symbol table: another one is a typo or
@@ -164,7 +175,7 @@ const Type* Typer::typeOf(ir::Instr* in) {
     }
     case ir::Op::TupleGet: {
       const Type* t = in->operands[0]->type;
-      if (!t->is(TypeKind::Tuple))
+      if (!t->is(TypeKind::Tuple) || isOptional(t))
         ctx_.fail(in, "unpack", "cannot unpack " + typeToString(t) + " (only tuples unpack)");
       if (in->index < 0 || in->index >= static_cast<int64_t>(t->elems.size()))
         ctx_.fail(in, "unpack", "cannot unpack " + typeToString(t) + ": index " +

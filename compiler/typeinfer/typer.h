@@ -28,7 +28,13 @@ class Typer {
   [[noreturn]] void explainUntyped(ir::Instr* in);
   const Type* returnType();
 
+  // A value that is None so far at a join may still become Optional in a
+  // later round (a loop assigns it a number): its uses wait until the
+  // fixpoint settles (final_), then are typed with what it ended up as.
+  bool waitsOnNone(const ir::Instr* in) const;
+
   const FunctionContext& ctx_;
+  bool final_ = false;
   std::vector<ir::Block*> order_;
   std::unordered_map<ir::Block*, std::vector<Incoming>> incoming_;   // edges into each block
 };

@@ -8,6 +8,17 @@ const Type* unifyTypes(const Type* a, const Type* b) {
   if (a == b) return a;
   if (a->is(TypeKind::Unknown) || a->is(TypeKind::Undef)) return b;
   if (b->is(TypeKind::Unknown) || b->is(TypeKind::Undef)) return a;
+  // None on one path and a number on another: numba's Optional.
+  if (a->is(TypeKind::None) && b->isScalar()) return optionalTy(b);
+  if (b->is(TypeKind::None) && a->isScalar()) return optionalTy(a);
+  if (isOptional(a) != isOptional(b)) {
+    const Type* opt = isOptional(a) ? a : b;
+    const Type* other = isOptional(a) ? b : a;
+    if (other->is(TypeKind::None)) return opt;
+    if (!other->isScalar()) return nullptr;
+    const Type* v = unifyTypes(optionalValue(opt), other);
+    return v && v->isScalar() ? optionalTy(v) : nullptr;
+  }
   if (a->kind != b->kind) return nullptr;
   switch (a->kind) {
     case TypeKind::Scalar:
@@ -34,6 +45,8 @@ const Type* unifyTypes(const Type* a, const Type* b) {
 
 bool canCoerce(const Type* from, const Type* to) {
   if (from == to) return true;
+  if (isOptional(to) && !isOptional(from))
+    return from->is(TypeKind::None) || canCoerce(from, optionalValue(to));
   if (from->kind != to->kind) return false;
   switch (from->kind) {
     case TypeKind::Scalar:

@@ -145,6 +145,17 @@ bool parseScalar(std::string_view name, Scalar* out) {
 }
 
 namespace {
+constexpr std::string_view kOptionalMarker = "optional";
+}  // namespace
+
+const Type* optionalTy(const Type* value) { return tupleTy({symbolTy(kOptionalMarker), boolTy(), value}); }
+
+bool isOptional(const Type* t) {
+  return t->kind == TypeKind::Tuple && t->elems.size() == 3 && t->elems[0]->kind == TypeKind::Symbol &&
+         t->elems[0]->name == kOptionalMarker && t->elems[1] == boolTy();
+}
+
+namespace {
 const char* layoutName(Layout l) { return l == Layout::C ? "C" : l == Layout::F ? "F" : "A"; }
 const char* spaceName(MemSpace s) {
   switch (s) {
@@ -174,6 +185,7 @@ std::string typeToString(const Type* t) {
       return s + ")";
     }
     case TypeKind::Tuple: {
+      if (isOptional(t)) return "optional(" + typeToString(optionalValue(t)) + ")";
       std::string s = "tuple(";
       for (size_t i = 0; i < t->elems.size(); ++i) {
         if (i) s += ", ";
@@ -244,6 +256,12 @@ struct TypeParser {
       }
       return tupleTy(elems);
     }
+    if (w == "optional") {
+      if (!eat('(')) return nullptr;
+      const Type* v = parse();
+      if (!v || !eat(')')) return nullptr;
+      return optionalTy(v);
+    }
     if (w == "range" || w == "rangeiter") {
       Scalar sc;
       if (!eat('(') || !parseScalar(word(), &sc) || !eat(')')) return nullptr;
@@ -307,6 +325,7 @@ std::string typeToNumbaString(const Type* t) {
       return s + "]";
     }
     case TypeKind::Tuple: {
+      if (isOptional(t)) return "OptionalType(" + typeToNumbaString(optionalValue(t)) + ")";
       bool uniform = !t->elems.empty();
       for (auto* e : t->elems) uniform = uniform && e == t->elems[0];
       if (uniform)

@@ -80,6 +80,14 @@ const Type* functionTy(std::string_view ir_name);
 const Type* rangeTy(Scalar index);
 const Type* rangeIterTy(Scalar index);
 
+// numba's Optional(T): a number or None (a local assigned None on one path
+// and a number on another). It is the tuple (sym(optional), b1 present, T),
+// so every stage that handles tuples handles it: the marker has no machine
+// value, so it lives in registers as {i1, T}. Printed optional(T).
+const Type* optionalTy(const Type* value);
+bool isOptional(const Type* t);
+inline const Type* optionalValue(const Type* optional) { return optional->elems[2]; }
+
 // Scalar table lookups.
 std::string_view scalarShortName(Scalar s);   // "f32"
 std::string_view scalarNumbaName(Scalar s);   // "float32"
@@ -96,7 +104,7 @@ bool parseScalar(std::string_view name, Scalar* out);
 // Text form, stable (golden tests read it):
 //   f32, i64, b1, array(f32, 2d, C), array(f32, 1d, A, shared), tuple(i64, f32),
 //   sym(cudajit.grid), fn(axpy__helper), range(i64), rangeiter(i64), none, str,
-//   void, undef, ?
+//   void, undef, ?, optional(f64)
 std::string typeToString(const Type* t);
 // Parses what typeToString prints; nullptr on error.
 const Type* parseType(std::string_view text);

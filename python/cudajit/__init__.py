@@ -45,6 +45,7 @@ threadfence = _STUBS["threadfence"]
 threadfence_block = _STUBS["threadfence_block"]
 shared = _STUBS["shared"]
 local = _STUBS["local"]
+const = _STUBS["const"]
 atomic = _STUBS["atomic"]
 block = _STUBS["block"]   # cooperative block algorithms (CUB): docs/block_algorithms.md
 warp = _STUBS["warp"]     # cooperative warp algorithms (CUB)
@@ -70,7 +71,7 @@ def __getattr__(name):
 __all__ = [
     "jit", "compile_ptx", "compile_cubin", "Dispatcher", "DeviceFunction",
     "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize",
-    "syncthreads", "threadfence", "threadfence_block", "shared", "local", "atomic",
+    "syncthreads", "threadfence", "threadfence_block", "shared", "local", "const", "atomic",
     "block", "warp",
     "to_device", "device_array", "device_array_like", "DeviceNDArray", "is_cuda_array",
     "synchronize", "is_available", "detect", "select_device", "get_current_device",

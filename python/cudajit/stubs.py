@@ -59,6 +59,9 @@ _TABLE = (
     ("threadfence_block", "threadfence_block(): a memory fence at block scope.", ()),
     ("shared", "Shared memory: shared.array(shape, dtype).",
      (("array", "shared.array(shape, dtype): a block-wide array in shared memory."),)),
+    ("const", "Constant memory: const.array_like(array).",
+     (("array_like", "const.array_like(ary): a global numpy array as a read-only array in constant "
+                     "memory, copied when the kernel is compiled."),)),
     ("local", "Thread-local memory: local.array(shape, dtype).",
      (("array", "local.array(shape, dtype): a per-thread array."),)),
     ("atomic", "Atomic operations: atomic.add(array, index, value) & co; each returns the old value.",
