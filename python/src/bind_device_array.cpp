@@ -17,6 +17,7 @@
 #include "runtime/args.h"
 #include "runtime/context.h"
 #include "runtime/device_array.h"
+#include "runtime/driver.h"
 #include "runtime/errors.h"
 #include "runtime/foreign_arrays.h"
 #include "runtime/memory.h"
@@ -79,6 +80,7 @@ void requireSameShape(const std::vector<int64_t>& a, const std::vector<int64_t>&
 // ---- arrays over memory other libraries own ----------------------------------
 
 DeviceArray fromCudaArrayInterface(const py::dict& desc, const py::object& owner, bool sync) {
+  cj::rt::driver();   // no driver: CudaSupportError, as for every device array
   const int version = desc.contains("version") ? desc["version"].cast<int>() : 0;
   if (version >= 1 && desc.contains("mask") && !desc["mask"].is_none())
     throw py::type_error("masked arrays (__cuda_array_interface__ with a mask) are not supported");

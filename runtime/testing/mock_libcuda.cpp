@@ -77,6 +77,13 @@ int g_stream_syncs = 0, g_ctx_syncs = 0, g_stream_waits = 0, g_profiler_runs = 0
 uintptr_t g_last_copy_stream = ~uintptr_t{0};   // stream of the last async copy
 int g_async_copies = 0;
 
+// The block of `blocks` holding [p, p + 1), or end().
+std::map<uintptr_t, HostBlock>::iterator blockOf(std::map<uintptr_t, HostBlock>& blocks, uintptr_t p) {
+  auto it = blocks.upper_bound(p);
+  if (it == blocks.begin()) return blocks.end();
+  --it;
+  return p < it->first + it->second.bytes ? it : blocks.end();
+}
 double nowMs() {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -336,13 +343,6 @@ CUresult cuMemFreeHost(void* ptr) {
   std::free(ptr);
   g_host_allocs.erase(it);
   return kOk;
-}
-// The block of `blocks` holding [p, p + 1), or end().
-std::map<uintptr_t, HostBlock>::iterator blockOf(std::map<uintptr_t, HostBlock>& blocks, uintptr_t p) {
-  auto it = blocks.upper_bound(p);
-  if (it == blocks.begin()) return blocks.end();
-  --it;
-  return p < it->first + it->second.bytes ? it : blocks.end();
 }
 CUresult cuMemHostRegister_v2(void* ptr, size_t bytes, unsigned flags) {
   if (!t_current || !ptr || bytes == 0) return kInvalidValue;
