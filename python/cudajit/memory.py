@@ -77,7 +77,6 @@ def pinned_array_like(ary):
 
 def _device_view_interface(ary, device_base, host_base):
     """__cuda_array_interface__ of a numpy view of device-visible host memory."""
-    np = _numpy()
     c_contiguous = ary.flags["C_CONTIGUOUS"]
     return {
         "shape": ary.shape,
