@@ -94,6 +94,18 @@ TypeRoute decide(PyObject* obj) {
     return r;
   }
   if (PyTuple_Check(obj)) { r.route = Route::Tuple; return r; }
+  // cudajit.In / Out / InOut say so on the class: _cudajit_copy_ = "in" / "out" / "inout".
+  if (PyObject* copy = PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), "_cudajit_copy_")) {
+    const char* how = PyUnicode_Check(copy) ? PyUnicode_AsUTF8(copy) : nullptr;
+    if (how) {
+      r.route = Route::CopyWrapper;
+      r.copy_in = std::strcmp(how, "out") != 0;
+      r.copy_out = std::strcmp(how, "in") != 0;
+    }
+    Py_DECREF(copy);
+    if (how) return r;
+  }
+  PyErr_Clear();
   if (mroHas(type, "cupy", {"ndarray", "_ndarray_base"})) { r.route = Route::Cupy; return r; }
   if (mroHas(type, "torch", {"Tensor", "TensorBase", "_TensorBase"})) {
     r.route = Route::Torch;

@@ -24,12 +24,15 @@ enum class Route : uint8_t {
   Torch,         // torch.Tensor: data_ptr(), shape, stride(), dtype, get_device()
   Foreign,       // anything else: __cuda_array_interface__, then __dlpack__
   Complex,       // Python complex: complex128
+  CopyWrapper,   // cudajit.In / Out / InOut (numba's): `.value`, copied one way or both
 };
 
 struct TypeRoute {
   Route route = Route::Foreign;
   Scalar scalar = Scalar::Int64;   // NumpyScalar only
   bool supported = true;           // NumpyScalar: false for dtypes cudajit has no type for
+  bool copy_in = true;             // CopyWrapper: a host value is copied to the device ...
+  bool copy_out = true;            // ... and back after the launch
 };
 
 // The route of `obj`'s type (`obj` is an instance, used the first time the

@@ -653,3 +653,43 @@ def test_mock_driver_missing_optional_functions(run_python, mock_driver, tmp_pat
         print("OK")
     """, driver=str(lib))
     assert out.strip().endswith("OK")
+
+
+def test_mock_in_out_inout(run_python, mock_driver):
+    out = host_run(run_python, mock_driver, """
+        @cuda.jit
+        def add_one(x, y):
+            i = cuda.grid(1)
+            if i < x.size:
+                y[i] = x[i] + 1.0
+                x[i] = -1.0
+
+        device_views = {}
+        def play(params):
+            x, k = array_param(params, 0, 1, np.float64)
+            y, _ = array_param(params, k, 1, np.float64)
+            device_views["y_before"] = y.copy()
+            y[:] = x + 1.0
+            x[:] = -1.0
+        install(play)
+        rng = np.random.default_rng(9)
+        x, y = rng.random(32), rng.random(32)
+        x0 = x.copy()
+        before = counters()["async_copies"]
+        add_one[1, 32](cuda.In(x), cuda.Out(y))
+        # In: copied there only (the host x keeps its values); Out: back only
+        assert counters()["async_copies"] == before + 2
+        assert np.array_equal(x, x0) and np.array_equal(y, x0 + 1.0)
+        assert not np.array_equal(device_views["y_before"], y)   # Out's buffer starts uninitialised
+        y2 = rng.random(32)
+        add_one[1, 32](cuda.InOut(x), cuda.InOut(y2))
+        assert np.all(x == -1.0) and np.array_equal(y2, x0 + 1.0)
+        # device arrays pass through a wrapper unchanged
+        dx = cuda.to_device(x0)
+        dy = cuda.device_array(32)
+        add_one[1, 32](cuda.In(dx), cuda.Out(dy))
+        assert np.array_equal(dy.copy_to_host(), x0 + 1.0) and np.all(dx.copy_to_host() == -1.0)
+        assert repr(cuda.In(3)) == "In(3)"
+        print("OK")
+    """)
+    assert out.strip().endswith("OK")

@@ -12,6 +12,7 @@
 """
 
 from . import _core
+from .args import In, InOut, Out
 from .decorators import compile_cubin, compile_ptx, jit
 from .device import (Context, Device, Event, MemoryInfo, close, current_context, default_stream,
                      defer_cleanup, detect, event, event_elapsed_time, external_stream,
@@ -87,6 +88,7 @@ __all__ = [
     "per_thread_default_stream", "external_stream", "Stream", "event", "event_elapsed_time",
     "Event", "profile_start", "profile_stop", "profiling", "defer_cleanup",
     "is_float16_supported", "is_bfloat16_supported", "is_fp8_supported", "ForAll",
+    "In", "Out", "InOut",
     "CompileError", "ToolchainError", "CudaSupportError", "CudaAPIError", "DeviceOnlyError",
     "CacheWarning",
     *_SCALAR_TYPES,

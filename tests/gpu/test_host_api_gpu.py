@@ -274,3 +274,29 @@ def test_foreign_arrays_imported_without_copy(rng):
     np.testing.assert_allclose(cupy.asnumpy(a), np.asarray(d))
     t = cuda.as_cuda_array(a[:, ::2])
     np.testing.assert_array_equal(t.copy_to_host(), cupy.asnumpy(a[:, ::2]))
+
+
+def test_in_out_inout(rng):
+    x = rng.random(10_000)
+    y = np.full(10_000, np.nan)
+    x0 = x.copy()
+    launch1d(axpy, x.size, 2.0, cuda.In(x), cuda.InOut(y))
+    assert np.all(np.isnan(y))                      # nan * ... stays nan: y went in and back
+    y = rng.random(10_000)
+    expect = 2.0 * x + y
+    launch1d(axpy, x.size, 2.0, cuda.In(x), cuda.InOut(y))
+    np.testing.assert_allclose(y, expect, err_msg=f"seed {SEED}")
+    np.testing.assert_array_equal(x, x0)
+
+
+@cuda.jit
+def write_index(out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = i
+
+
+def test_out_is_copied_back_only():
+    out = np.zeros(5000, dtype=np.int64)
+    launch1d(write_index, out.size, cuda.Out(out))
+    np.testing.assert_array_equal(out, np.arange(5000))
