@@ -14,9 +14,9 @@ DeviceBuffer::DeviceBuffer(size_t bytes) : size_(bytes) {
 DeviceBuffer::DeviceBuffer(size_t bytes, Managed how) : size_(bytes), managed_(true) {
   ensureContext();
   device_ = currentDevice();
-  if (bytes > 0)
-    CJ_CU_OPT(cuMemAllocManaged, &ptr_, bytes,
-              how.attach_global ? cu::CU_MEM_ATTACH_GLOBAL : cu::CU_MEM_ATTACH_HOST);
+  // The driver refuses 0 bytes; one byte keeps an empty array's buffer valid.
+  CJ_CU_OPT(cuMemAllocManaged, &ptr_, bytes ? bytes : 1,
+            how.attach_global ? cu::CU_MEM_ATTACH_GLOBAL : cu::CU_MEM_ATTACH_HOST);
 }
 
 DeviceBuffer::DeviceBuffer(size_t bytes, Borrowed from)

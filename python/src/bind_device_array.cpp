@@ -657,6 +657,11 @@ void bindDeviceArray(py::module_& m) {
           throw ArgumentValueError("`copy=False` is not supported: a device array always copies "
                                    "to the host");
         py::array host = copyToHost(a, py::none(), py::int_(0));
+        {
+          // numpy reads the values now: wait for a bound stream's copy too.
+          py::gil_scoped_release no_gil;
+          cj::rt::synchronizeStream(chooseStream(a, py::int_(0)).handle);
+        }
         if (dtype.is_none()) return py::object(host);
         return py::object(host.attr("astype")(dtype));
       }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
