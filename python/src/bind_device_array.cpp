@@ -659,8 +659,9 @@ void bindDeviceArray(py::module_& m) {
         py::array host = copyToHost(a, py::none(), py::int_(0));
         {
           // numpy reads the values now: wait for a bound stream's copy too.
+          const StreamChoice s = chooseStream(a, py::int_(0));
           py::gil_scoped_release no_gil;
-          cj::rt::synchronizeStream(chooseStream(a, py::int_(0)).handle);
+          cj::rt::synchronizeStream(s.handle);
         }
         if (dtype.is_none()) return py::object(host);
         return py::object(host.attr("astype")(dtype));
