@@ -153,8 +153,9 @@ py::array copyToHost(const DeviceArray& a, py::object out, const py::object& str
         throw ArgumentValueError("copy_to_host: the destination must be a writeable array with "
                                  "the device array's layout (C or F contiguous)");
     }
+    void* dst = host.mutable_data();   // numpy is asked with the GIL held
     py::gil_scoped_release no_gil;
-    cj::rt::copyDeviceToHostAsync(host.mutable_data(), a.data, a.nbytes(), s.handle);
+    cj::rt::copyDeviceToHostAsync(dst, a.data, a.nbytes(), s.handle);
     finish(s);
     return host;
   }
@@ -164,8 +165,9 @@ py::array copyToHost(const DeviceArray& a, py::object out, const py::object& str
   a.span(&lo, &hi);
   py::array bytes = numpy().attr("empty")(hi - lo, numpy().attr("uint8"));
   {
+    void* dst = bytes.mutable_data();
     py::gil_scoped_release no_gil;
-    cj::rt::copyDeviceToHostAsync(bytes.mutable_data(), a.data + lo, hi - lo, s.handle);
+    cj::rt::copyDeviceToHostAsync(dst, a.data + lo, hi - lo, s.handle);
     cj::rt::synchronizeStream(s.handle);
   }
   py::object view = numpy().attr("ndarray")(toTuple(a.shape), dtypeOf(a.dtype),
@@ -209,8 +211,9 @@ void copyToDevice(DeviceArray& a, const py::handle& src, const py::object& strea
   py::array host = hostLike(a, src);
   if (host.size() == 0 && a.size() == 0) return;
   requireSameShape(a.shape, hostShape(host));
+  const void* src = host.data();
   py::gil_scoped_release no_gil;
-  cj::rt::copyHostToDeviceAsync(a.data, host.data(), a.nbytes(), s.handle);
+  cj::rt::copyHostToDeviceAsync(a.data, src, a.nbytes(), s.handle);
   finish(s);
 }
 
@@ -226,8 +229,9 @@ DeviceArray fromHost(const py::handle& obj, const py::object& stream, bool copy)
   }
   if (copy) {
     const StreamChoice s = chooseStream(a, py::int_(0));
+    const void* src = host.data();
     py::gil_scoped_release no_gil;
-    cj::rt::copyHostToDeviceAsync(a.data, host.data(), a.nbytes(), s.handle);
+    cj::rt::copyHostToDeviceAsync(a.data, src, a.nbytes(), s.handle);
     finish(s);
   }
   return a;
@@ -298,8 +302,9 @@ py::object readElement(const DeviceArray& v, const py::object& stream) {
   const StreamChoice s = chooseStream(v, stream);
   py::array host = numpy().attr("empty")(1, dtypeOf(v.dtype));
   {
+    void* dst = host.mutable_data();
     py::gil_scoped_release no_gil;
-    cj::rt::copyDeviceToHostAsync(host.mutable_data(), v.data, v.itemsize(), s.handle);
+    cj::rt::copyDeviceToHostAsync(dst, v.data, v.itemsize(), s.handle);
     cj::rt::synchronizeStream(s.handle);   // the value is needed now
   }
   return host[py::int_(0)];
@@ -511,8 +516,9 @@ void setItem(DeviceArray& a, const py::handle& key, const py::handle& value, con
       broadcastTo(probe, lhs);
     }
     full[py::ellipsis()] = host;
+    const void* src = full.data();
     py::gil_scoped_release no_gil;
-    cj::rt::copyHostToDeviceAsync(lhs.data, full.data(), lhs.nbytes(), s.handle);
+    cj::rt::copyHostToDeviceAsync(lhs.data, src, lhs.nbytes(), s.handle);
     finish(s);
     return;
   }
