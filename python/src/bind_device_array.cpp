@@ -211,9 +211,9 @@ void copyToDevice(DeviceArray& a, const py::handle& src, const py::object& strea
   py::array host = hostLike(a, src);
   if (host.size() == 0 && a.size() == 0) return;
   requireSameShape(a.shape, hostShape(host));
-  const void* src = host.data();
+  const void* bytes = host.data();
   py::gil_scoped_release no_gil;
-  cj::rt::copyHostToDeviceAsync(a.data, src, a.nbytes(), s.handle);
+  cj::rt::copyHostToDeviceAsync(a.data, bytes, a.nbytes(), s.handle);
   finish(s);
 }
 
