@@ -161,6 +161,7 @@ def test_mock_devices_and_contexts(run_python, mock_driver):
         assert _lib.cjmock_ctx_syncs() == before + 3
         assert cuda.get_current_device().id == 0
         assert isinstance(ctx.create_stream(), cuda.Stream) and ctx.create_event().timing
+        assert cuda.runtime.get_version() == (13, 0) and cuda.is_supported_version()
 
         import io
         buf = io.StringIO()

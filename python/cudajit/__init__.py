@@ -19,7 +19,8 @@ from .device import (Context, Device, Event, MemoryInfo, close, current_context,
                      get_current_device, gpus, is_available, is_bfloat16_supported,
                      is_float16_supported, is_fp8_supported, legacy_default_stream,
                      list_devices, per_thread_default_stream, profile_start, profile_stop,
-                     profiling, select_device, stream, synchronize)
+                     profiling, runtime, select_device, stream, synchronize,
+                     is_supported_version)
 from .devicearray import (DeviceNDArray, as_cuda_array, device_array, device_array_like,
                           from_cuda_array_interface, is_cuda_array, to_device)
 from .dispatcher import DeviceFunction, Dispatcher, ForAll
@@ -88,7 +89,7 @@ __all__ = [
     "per_thread_default_stream", "external_stream", "Stream", "event", "event_elapsed_time",
     "Event", "profile_start", "profile_stop", "profiling", "defer_cleanup",
     "is_float16_supported", "is_bfloat16_supported", "is_fp8_supported", "ForAll",
-    "In", "Out", "InOut",
+    "In", "Out", "InOut", "runtime", "is_supported_version",
     "CompileError", "ToolchainError", "CudaSupportError", "CudaAPIError", "DeviceOnlyError",
     "CacheWarning",
     *_SCALAR_TYPES,

@@ -345,6 +345,25 @@ def is_fp8_supported():
     return get_current_device().supports_fp8
 
 
+class _Runtime:
+    """``cuda.runtime``: cudajit uses no CUDA runtime library; the version is
+    the driver's CUDA version (13.0 for a CUDA 13.0 driver)."""
+
+    def get_version(self):
+        v = _core.driver_version()
+        return (v // 1000, (v % 1000) // 10)
+
+    def is_supported_version(self):
+        return True
+
+
+runtime = _Runtime()
+
+
+def is_supported_version():
+    return True
+
+
 def detect(file=None):
     """Prints the GPUs found (as numba.cuda.detect does); True if any is usable."""
     out = file or sys.stdout
