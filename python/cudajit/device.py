@@ -10,6 +10,7 @@ give its answers numba's shapes. Without a usable driver each call raises
 import collections
 import contextlib
 import sys
+import threading
 
 from . import _core
 
@@ -107,7 +108,7 @@ class _DeviceContextManager:
     def __init__(self, ordinal):
         self._ordinal = ordinal
         self._device = None
-        self._previous = []
+        self._tls = threading.local()   # each thread's stack of devices to go back to
 
     @property
     def _dev(self):
@@ -131,12 +132,13 @@ class _DeviceContextManager:
         return hash(self._ordinal)
 
     def __enter__(self):
-        self._previous.append(_core.current_device())
+        stack = self._tls.__dict__.setdefault("previous", [])
+        stack.append(_core.current_device())
         _core.select_device(self._ordinal)
         return self._dev
 
     def __exit__(self, *exc):
-        _core.select_device(self._previous.pop())
+        _core.select_device(self._tls.previous.pop())
         return False
 
     def __repr__(self):
