@@ -87,8 +87,26 @@ TypeRoute decide(PyObject* obj) {
   if (PyLong_Check(obj)) { r.route = Route::Int; return r; }
   if (PyFloat_Check(obj)) { r.route = Route::Float; return r; }
   if (PyComplex_Check(obj)) { r.route = Route::Complex; return r; }
-  if (py::isinstance<py::array>(obj)) { r.route = Route::HostArray; return r; }
+  if (py::isinstance<py::array>(obj)) {
+    // numpy arrays over device-visible memory (cudajit.mapped_array,
+    // managed_array) say where the device sees them: passed, not staged.
+    const int cai = PyObject_HasAttrString(reinterpret_cast<PyObject*>(type), "__cuda_array_interface__");
+    r.route = cai ? Route::Foreign : Route::HostArray;
+    return r;
+  }
   if (PyTuple_Check(obj)) { r.route = Route::Tuple; return r; }
+  // cudajit.In / Out / InOut say so on the class: _cudajit_copy_ = "in" / "out" / "inout".
+  if (PyObject* copy = PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), "_cudajit_copy_")) {
+    const char* how = PyUnicode_Check(copy) ? PyUnicode_AsUTF8(copy) : nullptr;
+    if (how) {
+      r.route = Route::CopyWrapper;
+      r.copy_in = std::strcmp(how, "out") != 0;
+      r.copy_out = std::strcmp(how, "in") != 0;
+    }
+    Py_DECREF(copy);
+    if (how) return r;
+  }
+  PyErr_Clear();
   if (mroHas(type, "cupy", {"ndarray", "_ndarray_base"})) { r.route = Route::Cupy; return r; }
   if (mroHas(type, "torch", {"Tensor", "TensorBase", "_TensorBase"})) {
     r.route = Route::Torch;

@@ -25,12 +25,15 @@ enum class Route : uint8_t {
   Foreign,       // anything else: __cuda_array_interface__, then __dlpack__
   Complex,       // Python complex: complex128
   None,          // None: type none, no kernel parameter (numba's `is None` arguments)
+  CopyWrapper,   // cudajit.In / Out / InOut (numba's): `.value`, copied one way or both
 };
 
 struct TypeRoute {
   Route route = Route::Foreign;
   Scalar scalar = Scalar::Int64;   // NumpyScalar only
   bool supported = true;           // NumpyScalar: false for dtypes cudajit has no type for
+  bool copy_in = true;             // CopyWrapper: a host value is copied to the device ...
+  bool copy_out = true;            // ... and back after the launch
 };
 
 // The route of `obj`'s type (`obj` is an instance, used the first time the

@@ -241,6 +241,23 @@ void classifyOne(size_t index, PyObject* obj, bool find_devices, LaunchArgs* out
       noteDevice(index, readTorchTensor(index, obj, &arg), out);
       out->stream_owner = StreamOwner::Torch;
       return;
+    case Route::CopyWrapper: {
+      // cudajit.In(x) / Out(x) / InOut(x): x as any argument; a host array
+      // is copied in and back only as the wrapper says. The wrapper keeps
+      // x alive for the launch.
+      const bool copy_in = r.copy_in, copy_out = r.copy_out;   // `r` may be reused by routeOf
+      py::object value = py::reinterpret_borrow<py::object>(obj).attr("value");
+      const TypeRoute& inner = routeOf(value.ptr());
+      if (inner.route == Route::CopyWrapper) argumentError(index, obj, "In/Out/InOut cannot be nested");
+      const size_t staged_before = out->staged.size();
+      classifyOne(index, value.ptr(), find_devices, out);
+      if (out->staged.size() > staged_before) {
+        StagedHostArray& s = out->staged.back();
+        s.copy_in = copy_in;
+        s.copy_back = s.copy_back && copy_out;
+      }
+      return;
+    }
     case Route::Foreign: {
       int device = -1;
       if (!readForeignArray(index, obj, find_devices, &arg, &out->producer_streams, &device))
@@ -316,7 +333,7 @@ void stageIn(LaunchArgs& args, cu::CUstream stream) {
   for (StagedHostArray& s : args.staged) {
     const size_t bytes = static_cast<size_t>(s.contiguous.nbytes());
     s.buffer = DeviceBuffer::allocate(bytes);
-    copyHostToDeviceAsync(s.buffer->ptr(), s.contiguous.data(), bytes, stream);
+    if (s.copy_in) copyHostToDeviceAsync(s.buffer->ptr(), s.contiguous.data(), bytes, stream);
     args.values[s.arg].array.data = s.buffer->ptr();
   }
 }

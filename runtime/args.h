@@ -43,6 +43,7 @@ struct StagedHostArray {
   py::object original;        // the user's array (written back when writeable)
   py::array contiguous;       // the dense array whose bytes travel
   std::shared_ptr<DeviceBuffer> buffer;
+  bool copy_in = true;        // false for cudajit.Out: the device buffer starts uninitialised
   bool copy_back = false;
 };
 

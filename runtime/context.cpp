@@ -63,6 +63,14 @@ int deviceCount() { return driver().device_count; }
 
 const DeviceInfo& deviceInfo(int ordinal) { return state(ordinal).info; }
 
+cu::CUdevice deviceHandle(int ordinal) { return state(ordinal).handle; }
+
+bool contextRetained(int ordinal) {
+  if (ordinal < 0 || ordinal >= kMaxDevices) return false;
+  DeviceState* s = g_devices[ordinal].load(std::memory_order_acquire);
+  return s && s->primary.load(std::memory_order_acquire) != nullptr;
+}
+
 int currentDevice() { return t_device; }
 
 void selectDevice(int ordinal) {

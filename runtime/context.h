@@ -27,6 +27,11 @@ struct DeviceInfo {
 int deviceCount();                            // throws CudaSupportError
 const DeviceInfo& deviceInfo(int ordinal);    // cached; throws ValueError-like on a bad ordinal
 
+// The driver's handle of a device (cuDeviceGet), validated.
+cu::CUdevice deviceHandle(int ordinal);
+// True once the device's primary context was retained by cudajit.
+bool contextRetained(int ordinal);
+
 // The device the calling thread works on (cudajit.select_device), default 0.
 int currentDevice();
 void selectDevice(int ordinal);

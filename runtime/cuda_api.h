@@ -20,18 +20,30 @@ struct CUctx_st;
 struct CUmod_st;
 struct CUfunc_st;
 struct CUstream_st;
+struct CUevent_st;
 using CUcontext = CUctx_st*;
 using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 using CUstream = CUstream_st*;
+using CUevent = CUevent_st*;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_DEINITIALIZED = 4;
 constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+constexpr CUresult CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712;
+constexpr CUresult CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713;
 
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
+// cuMemHostAlloc / cuMemHostRegister flags (same bits for both).
+constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 1;
+constexpr unsigned CU_MEMHOSTALLOC_DEVICEMAP = 2;
+constexpr unsigned CU_MEMHOSTALLOC_WRITECOMBINED = 4;
+// cuMemAllocManaged flags.
+constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
+constexpr unsigned CU_MEM_ATTACH_HOST = 2;
 
 // CUdevice_attribute values used here.
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
@@ -92,9 +104,37 @@ inline CUstream perThreadStream() { return reinterpret_cast<CUstream>(uintptr_t{
   X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream stream))                            \
   X(cuPointerGetAttribute, "cuPointerGetAttribute", (void* data, int attribute, CUdeviceptr ptr))
 
+// Functions of the host API (events, page-locked and managed memory,
+// occupancy, profiling): resolved when present; a driver or a test double
+// without one of them still loads, and only the feature that needs it fails
+// (CJ_CU_OPT: CudaSupportError naming the missing function).
+#define CJ_CUDA_OPTIONAL_FUNCTIONS(X)                                                          \
+  X(cuEventCreate, "cuEventCreate", (CUevent * event, unsigned int flags))                     \
+  X(cuEventDestroy, "cuEventDestroy_v2", (CUevent event))                                      \
+  X(cuEventRecord, "cuEventRecord", (CUevent event, CUstream stream))                          \
+  X(cuEventQuery, "cuEventQuery", (CUevent event))                                             \
+  X(cuEventSynchronize, "cuEventSynchronize", (CUevent event))                                 \
+  X(cuEventElapsedTime, "cuEventElapsedTime", (float* ms, CUevent start, CUevent end))         \
+  X(cuStreamWaitEvent, "cuStreamWaitEvent", (CUstream stream, CUevent event, unsigned flags))  \
+  X(cuMemHostAlloc, "cuMemHostAlloc", (void** ptr, size_t bytes, unsigned int flags))          \
+  X(cuMemFreeHost, "cuMemFreeHost", (void* ptr))                                               \
+  X(cuMemHostRegister, "cuMemHostRegister_v2", (void* ptr, size_t bytes, unsigned int flags))  \
+  X(cuMemHostUnregister, "cuMemHostUnregister", (void* ptr))                                   \
+  X(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2",                                 \
+    (CUdeviceptr * dptr, void* ptr, unsigned int flags))                                       \
+  X(cuMemAllocManaged, "cuMemAllocManaged", (CUdeviceptr * ptr, size_t bytes, unsigned flags)) \
+  X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2",                                                 \
+    (CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream))                         \
+  X(cuOccupancyMaxPotentialBlockSize, "cuOccupancyMaxPotentialBlockSize",                      \
+    (int* min_grid, int* block, CUfunction fn, void* smem_of_block, size_t smem, int limit))   \
+  X(cuDeviceGetUuid, "cuDeviceGetUuid_v2", (char* uuid16, CUdevice device))                    \
+  X(cuProfilerStart, "cuProfilerStart", ())                                                    \
+  X(cuProfilerStop, "cuProfilerStop", ())
+
 // One function-pointer type per entry: cu::PFN_cuInit, ...
 #define CJ_CUDA_PFN(name, symbol, params) using PFN_##name = CUresult (*) params;
 CJ_CUDA_FUNCTIONS(CJ_CUDA_PFN)
+CJ_CUDA_OPTIONAL_FUNCTIONS(CJ_CUDA_PFN)
 #undef CJ_CUDA_PFN
 
 }  // namespace cj::rt::cu

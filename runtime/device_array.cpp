@@ -131,3 +131,131 @@ bool scalarFromTypestr(std::string_view t, Scalar* out) {
 }
 
 }  // namespace cj::rt
+
+namespace cj::rt {
+
+DeviceArray DeviceArray::allocateStrided(std::vector<int64_t> shape, std::vector<int64_t> strides,
+                                         Scalar dtype) {
+  if (strides.size() != shape.size())
+    throw ArgumentValueError("strides must have one entry per dimension (" +
+                             std::to_string(shape.size()) + "), not " +
+                             std::to_string(strides.size()));
+  for (int64_t s : strides)
+    if (s < 0) throw ArgumentValueError("device_array: negative strides are not supported");
+  DeviceArray a;
+  a.dtype = dtype;
+  const int64_t count = elementCount(shape);
+  a.shape = std::move(shape);
+  a.strides = std::move(strides);
+  int64_t lo = 0, hi = 0;
+  a.span(&lo, &hi);
+  a.owner = DeviceBuffer::allocate(count ? static_cast<size_t>(hi) : 0);
+  a.data = a.owner->ptr();
+  return a;
+}
+
+void DeviceArray::span(int64_t* lo, int64_t* hi) const {
+  *lo = 0;
+  *hi = itemsize();
+  if (size() == 0) {
+    *hi = 0;
+    return;
+  }
+  for (int k = 0; k < ndim(); ++k) {
+    const int64_t reach = (shape[k] - 1) * strides[k];
+    if (reach < 0) *lo += reach; else *hi += reach;
+  }
+}
+
+namespace {
+
+// Reshapes without a copy by matching groups of old and new axes whose
+// extents multiply to the same number: inside a group the old axes must be
+// laid out as one contiguous run (in C order: each stride is the next
+// axis's stride times its extent), and then the new axes of the group get
+// strides continuing that run. Works on axes in C order; F order is the
+// same walk on reversed axes.
+bool regroup(const std::vector<int64_t>& old_shape, const std::vector<int64_t>& old_strides,
+             const std::vector<int64_t>& new_shape, std::vector<int64_t>* new_strides) {
+  // Extent-1 axes carry no layout: drop them from the old side.
+  std::vector<int64_t> os, ost;
+  for (size_t k = 0; k < old_shape.size(); ++k)
+    if (old_shape[k] != 1) {
+      os.push_back(old_shape[k]);
+      ost.push_back(old_strides[k]);
+    }
+  new_strides->assign(new_shape.size(), 0);
+  size_t oi = 0, ni = 0;
+  const size_t on = os.size(), nn = new_shape.size();
+  while (oi < on && ni < nn) {
+    size_t oj = oi + 1, nj = ni + 1;
+    int64_t op = os[oi], np_ = new_shape[ni];
+    while (op != np_) {
+      if (op < np_) {
+        if (oj >= on) return false;
+        op *= os[oj++];
+      } else {
+        if (nj >= nn) return false;
+        np_ *= new_shape[nj++];
+      }
+    }
+    for (size_t k = oi; k + 1 < oj; ++k)   // the old group is one contiguous run
+      if (ost[k] != ost[k + 1] * os[k + 1]) return false;
+    int64_t step = ost[oj - 1];   // the innermost old axis's stride
+    for (size_t k = nj; k-- > ni;) {
+      (*new_strides)[k] = step;
+      step *= new_shape[k];
+    }
+    oi = oj;
+    ni = nj;
+  }
+  // Trailing new axes of extent 1 (or everything, for a size-1 array).
+  for (; ni < nn; ++ni) (*new_strides)[ni] = ni > 0 ? (*new_strides)[ni - 1] : 0;
+  return oi == on;
+}
+
+}  // namespace
+
+bool reshapedStrides(const DeviceArray& a, std::vector<int64_t>* shape, char order,
+                     std::vector<int64_t>* strides) {
+  if (order != 'C' && order != 'F' && order != 'A')
+    throw ArgumentValueError("order must be 'C', 'F' or 'A'");
+  const int64_t size = a.size();
+  int unknown = -1;
+  int64_t known = 1;
+  for (size_t k = 0; k < shape->size(); ++k) {
+    const int64_t d = (*shape)[k];
+    if (d < 0) {
+      if (d != -1 || unknown >= 0)
+        throw ArgumentValueError("can only specify one unknown dimension (as -1)");
+      unknown = static_cast<int>(k);
+    } else {
+      known *= d;
+    }
+  }
+  if (unknown >= 0) {
+    if (known == 0 || size % known != 0)
+      throw ArgumentValueError("cannot reshape an array of size " + std::to_string(size) +
+                               " into that shape");
+    (*shape)[unknown] = size / known;
+  } else if (known != size) {
+    throw ArgumentValueError("cannot reshape an array of size " + std::to_string(size) +
+                             " into a shape of size " + std::to_string(known));
+  }
+  if (order == 'A')
+    order = isContiguous(a.shape, a.strides, a.itemsize(), false) &&
+                    !isContiguous(a.shape, a.strides, a.itemsize(), true)
+                ? 'F' : 'C';
+  if (size == 0) {   // any strides do for an empty array
+    *strides = order == 'F' ? fStrides(*shape, a.itemsize()) : cStrides(*shape, a.itemsize());
+    return true;
+  }
+  if (order == 'C') return regroup(a.shape, a.strides, *shape, strides);
+  std::vector<int64_t> os(a.shape.rbegin(), a.shape.rend()), ost(a.strides.rbegin(), a.strides.rend());
+  std::vector<int64_t> ns(shape->rbegin(), shape->rend()), nst;
+  if (!regroup(os, ost, ns, &nst)) return false;
+  strides->assign(nst.rbegin(), nst.rend());
+  return true;
+}
+
+}  // namespace cj::rt

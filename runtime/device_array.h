@@ -34,9 +34,18 @@ struct DeviceArray {
   Scalar dtype = Scalar::Float64;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;    // bytes
+  // The stream bound with bind(stream) / created with stream= (numba's
+  // DeviceNDArray.stream): the default of this array's copies. `bound` keeps
+  // the stream's Python object alive; null means no stream (numba's 0).
+  cu::CUstream stream = nullptr;
+  std::shared_ptr<void> bound;
 
   // A fresh allocation (C order unless `fortran`).
   static DeviceArray allocate(std::vector<int64_t> shape, Scalar dtype, bool fortran = false);
+  // A fresh allocation with explicit (non-negative) byte strides: as many
+  // bytes as the strides reach.
+  static DeviceArray allocateStrided(std::vector<int64_t> shape, std::vector<int64_t> strides,
+                                     Scalar dtype);
 
   int ndim() const { return static_cast<int>(shape.size()); }
   int itemsize() const { return scalarByteSize(dtype); }
@@ -46,7 +55,16 @@ struct DeviceArray {
   bool contiguous() const { return layout() != Layout::A; }
   // The array's type as a kernel argument: array(dtype, ndim, layout).
   const Type* type() const;
+  // Byte range [lo, hi) the view touches, relative to `data` (lo <= 0).
+  void span(int64_t* lo, int64_t* hi) const;
 };
+
+// numpy's reshape without a copy: the strides of `a` viewed with `shape`
+// (one entry may be -1) read in `order` ('C', 'F', or 'A': F when `a` is
+// F-contiguous only). False when only a copy could give that shape; throws
+// ArgumentValueError when the sizes differ.
+bool reshapedStrides(const DeviceArray& a, std::vector<int64_t>* shape, char order,
+                     std::vector<int64_t>* strides);
 
 }  // namespace cj::rt
 

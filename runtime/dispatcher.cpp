@@ -7,6 +7,7 @@
 
 #include "driver/cub_link.h"
 #include "runtime/context.h"
+#include "runtime/device_attributes.h"
 #include "runtime/driver.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/signature.h"
@@ -564,6 +565,25 @@ double Dispatcher::launchLoop(const LaunchConfig& config, PyObject* const* args,
                              config.shared_bytes, stream, params.pointers(), nullptr),
           "cuLaunchKernel");
   return secondsSince(start);
+}
+
+int Dispatcher::suggestBlockSize(PyObject* const* args, size_t nargs, unsigned shared_bytes) {
+  const DriverApi& api = driver();
+  if (static_cast<int>(nargs) != numArgs())
+    throw ArgumentTypeError(qualname() + "() takes " + std::to_string(numArgs()) +
+                            " argument(s) but " + std::to_string(nargs) + " were given");
+  if (usesBlockAlgorithms())
+    throw ArgumentValueError("forall: " + qualname() + " uses block algorithms, which are "
+                             "compiled for one block size: pass tpb=");
+  ScratchArgs scratch;
+  LaunchArgs& la = scratch.get();
+  classifyArgs(args, nargs, api.device_count > 1, &la);
+  const int device = la.device >= 0 ? la.device : currentDevice();
+  const cu::CUcontext context = ensureContext(device);
+  Overload& ov = *select(la.types, Block{{0, 0, 0}});
+  Overload::Loaded& loaded = loadedOn(ov, device, context);
+  const int limit = deviceInfo(device).max_threads_per_block;
+  return maxPotentialBlockSize(loaded.function, shared_bytes, limit > 0 ? limit : 1024);
 }
 
 AotResult compileAot(const py::object& py_function, const std::vector<const Type*>& args,

@@ -132,6 +132,11 @@ class Dispatcher {
   double launchLoop(const LaunchConfig& config, PyObject* const* args, size_t nargs,
                     long iterations);
 
+  // kernel.forall(n) without tpb: the block size the occupancy calculator
+  // suggests for the overload these arguments select (compiled and loaded
+  // on the arguments' device if need be; nothing is copied or launched).
+  int suggestBlockSize(PyObject* const* args, size_t nargs, unsigned shared_bytes);
+
   const std::vector<Overload*>& overloads() const { return order_; }
   const std::vector<std::vector<const Type*>>& declared() const { return declared_; }
   const std::vector<Block>& declaredBlocks() const { return declared_blocks_; }

@@ -51,6 +51,10 @@ LoadResult load() {
   if (!api->name) missing += (missing.empty() ? "" : ", ") + std::string(symbol);
   CJ_CUDA_FUNCTIONS(CJ_CUDA_RESOLVE)
 #undef CJ_CUDA_RESOLVE
+#define CJ_CUDA_RESOLVE_OPTIONAL(name, symbol, params) \
+  api->name = reinterpret_cast<cu::PFN_##name>(dlsym(handle, symbol));
+  CJ_CUDA_OPTIONAL_FUNCTIONS(CJ_CUDA_RESOLVE_OPTIONAL)
+#undef CJ_CUDA_RESOLVE_OPTIONAL
   if (!missing.empty()) {
     r.error = "the CUDA driver " + path + " is too old or not a CUDA driver: missing " + missing;
     return r;
@@ -103,6 +107,11 @@ std::string describeResult(cu::CUresult result) {
 void throwApiError(cu::CUresult result, const char* function) {
   throw CudaApiError(std::string(function) + " failed: " + describeResult(result), result,
                      function);
+}
+
+void throwMissingFunction(const char* function) {
+  throw CudaSupportError("the CUDA driver " + driver().library_path + " does not export " +
+                         function + " (a newer driver is needed for this feature)");
 }
 
 }  // namespace cj::rt

@@ -16,6 +16,7 @@ namespace cj::rt {
 struct DriverApi {
 #define CJ_CUDA_MEMBER(name, symbol, params) cu::PFN_##name name = nullptr;
   CJ_CUDA_FUNCTIONS(CJ_CUDA_MEMBER)
+  CJ_CUDA_OPTIONAL_FUNCTIONS(CJ_CUDA_MEMBER)   // null when the driver lacks them
 #undef CJ_CUDA_MEMBER
   std::string library_path;   // what dlopen opened
   int version = 0;            // cuDriverGetVersion: 13000 for 13.0
@@ -39,7 +40,19 @@ inline void check(cu::CUresult result, const char* function) {
   if (result != cu::CUDA_SUCCESS) throwApiError(result, function);
 }
 
+// An optional function (CJ_CUDA_OPTIONAL_FUNCTIONS), or CudaSupportError
+// when the loaded driver does not export it.
+[[noreturn]] void throwMissingFunction(const char* function);
+template <typename Fn>
+Fn require(Fn fn, const char* function) {
+  if (!fn) throwMissingFunction(function);
+  return fn;
+}
+
 }  // namespace cj::rt
 
 // CJ_CU(cuMemAlloc, &ptr, n): calls through the table and checks the result.
 #define CJ_CU(fn, ...) ::cj::rt::check(::cj::rt::driver().fn(__VA_ARGS__), #fn)
+// The same for an optional function (CJ_CUDA_OPTIONAL_FUNCTIONS).
+#define CJ_CU_OPT(fn, ...) \
+  ::cj::rt::check(::cj::rt::require(::cj::rt::driver().fn, #fn)(__VA_ARGS__), #fn)

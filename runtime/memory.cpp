@@ -11,8 +11,21 @@ DeviceBuffer::DeviceBuffer(size_t bytes) : size_(bytes) {
   if (bytes > 0) CJ_CU(cuMemAlloc, &ptr_, bytes);
 }
 
+DeviceBuffer::DeviceBuffer(size_t bytes, Managed how) : size_(bytes), managed_(true) {
+  ensureContext();
+  device_ = currentDevice();
+  // The driver refuses 0 bytes; one byte keeps an empty array's buffer valid.
+  CJ_CU_OPT(cuMemAllocManaged, &ptr_, bytes ? bytes : 1,
+            how.attach_global ? cu::CU_MEM_ATTACH_GLOBAL : cu::CU_MEM_ATTACH_HOST);
+}
+
+DeviceBuffer::DeviceBuffer(size_t bytes, Borrowed from)
+    : ptr_(from.ptr), size_(bytes), device_(from.device), keep_alive_(std::move(from.keep_alive)) {
+  if (!keep_alive_) keep_alive_ = std::make_shared<int>(0);   // borrowed() is true either way
+}
+
 DeviceBuffer::~DeviceBuffer() {
-  if (!ptr_ || !driverAvailable()) return;
+  if (!ptr_ || borrowed() || !driverAvailable()) return;
   // Errors are ignored on purpose: at process exit the context may be torn
   // down already (CUDA_ERROR_DEINITIALIZED), and a destructor must not throw.
   try {
@@ -39,6 +52,13 @@ void copyDeviceToDevice(cu::CUdeviceptr dst, cu::CUdeviceptr src, size_t bytes) 
   if (!bytes) return;
   ensureContext();
   CJ_CU(cuMemcpyDtoD, dst, src, bytes);
+}
+
+void copyDeviceToDeviceAsync(cu::CUdeviceptr dst, cu::CUdeviceptr src, size_t bytes,
+                             cu::CUstream s) {
+  if (!bytes) return;
+  ensureContext();
+  CJ_CU_OPT(cuMemcpyDtoDAsync, dst, src, bytes, s);
 }
 
 void copyHostToDeviceAsync(cu::CUdeviceptr dst, const void* src, size_t bytes, cu::CUstream s) {

@@ -12,13 +12,20 @@
 """
 
 from . import _core
+from .args import In, InOut, Out
 from .decorators import compile_cubin, compile_ptx, jit
-from .device import (default_stream, detect, external_stream, get_current_device, is_available,
-                     legacy_default_stream, list_devices, per_thread_default_stream,
-                     select_device, stream, synchronize)
-from .devicearray import (DeviceNDArray, device_array, device_array_like, is_cuda_array,
-                          to_device)
-from .dispatcher import DeviceFunction, Dispatcher
+from .device import (Context, Device, Event, MemoryInfo, close, current_context, default_stream,
+                     defer_cleanup, detect, event, event_elapsed_time, external_stream,
+                     get_current_device, gpus, is_available, is_bfloat16_supported,
+                     is_float16_supported, is_fp8_supported, legacy_default_stream,
+                     list_devices, per_thread_default_stream, profile_start, profile_stop,
+                     profiling, runtime, select_device, stream, synchronize,
+                     is_supported_version)
+from .devicearray import (DeviceNDArray, as_cuda_array, device_array, device_array_like,
+                          from_cuda_array_interface, is_cuda_array, to_device)
+from .dispatcher import DeviceFunction, Dispatcher, ForAll
+from .memory import (managed_array, mapped, mapped_array, mapped_array_like, pinned,
+                     pinned_array, pinned_array_like)
 from .errors import (CacheWarning, CompileError, CudaAPIError, CudaSupportError,
                      DeviceOnlyError, ToolchainError)
 from .stubs import STUBS as _STUBS
@@ -74,9 +81,16 @@ __all__ = [
     "syncthreads", "threadfence", "threadfence_block", "shared", "local", "const", "atomic",
     "block", "warp",
     "to_device", "device_array", "device_array_like", "DeviceNDArray", "is_cuda_array",
+    "as_cuda_array", "from_cuda_array_interface",
+    "pinned_array", "pinned_array_like", "mapped_array", "mapped_array_like", "managed_array",
+    "pinned", "mapped",
     "synchronize", "is_available", "detect", "select_device", "get_current_device",
-    "list_devices", "stream", "default_stream", "legacy_default_stream",
-    "per_thread_default_stream", "external_stream", "Stream",
+    "list_devices", "gpus", "Device", "Context", "MemoryInfo", "current_context", "close",
+    "stream", "default_stream", "legacy_default_stream",
+    "per_thread_default_stream", "external_stream", "Stream", "event", "event_elapsed_time",
+    "Event", "profile_start", "profile_stop", "profiling", "defer_cleanup",
+    "is_float16_supported", "is_bfloat16_supported", "is_fp8_supported", "ForAll",
+    "In", "Out", "InOut", "runtime", "is_supported_version",
     "CompileError", "ToolchainError", "CudaSupportError", "CudaAPIError", "DeviceOnlyError",
     "CacheWarning",
     *_SCALAR_TYPES,

@@ -60,6 +60,37 @@ class Dispatcher(_core.Dispatcher):
     def __repr__(self):
         return f"<cudajit kernel {self.py_func.__qualname__}>"
 
+    def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
+        """A 1-d launch over ``ntasks`` threads (numba's forall): for kernels
+        whose thread ``cuda.grid(1)`` does task i and skips i >= ntasks.
+        Without ``tpb`` the block size is the driver's occupancy
+        calculator's choice for the compiled kernel."""
+        return ForAll(self, ntasks, tpb, stream, sharedmem)
+
+
+class ForAll:
+    """``kernel.forall(ntasks, tpb, stream, sharedmem)``: call it with the
+    kernel's arguments."""
+
+    def __init__(self, dispatcher, ntasks, tpb=0, stream=0, sharedmem=0):
+        if ntasks < 0:
+            raise ValueError(f"Can't create ForAll with negative task count: {ntasks}")
+        self.dispatcher = dispatcher
+        self.ntasks = ntasks
+        self.thread_per_block = tpb
+        self.stream = stream
+        self.sharedmem = sharedmem
+
+    def __call__(self, *args):
+        if self.ntasks == 0:
+            return
+        tpb = self.thread_per_block or self.dispatcher._suggest_block_size(self.sharedmem, *args)
+        blocks = (self.ntasks + tpb - 1) // tpb
+        if self.sharedmem or (self.stream is not None and not (isinstance(self.stream, int)
+                                                                and self.stream == 0)):
+            return self.dispatcher[blocks, tpb, self.stream, self.sharedmem](*args)
+        return self.dispatcher[blocks, tpb](*args)
+
 
 # A Python subclass gets a generic __getitem__ slot (a method lookup and a
 # call through pybind11); give it the C one of the base class.

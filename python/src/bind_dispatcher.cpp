@@ -461,6 +461,11 @@ void bindDispatcher(py::module_& m) {
     return d.launchLoop(config, raw.data(), raw.size(), iterations);
   }, "Benchmarks only: cuLaunchKernel `iterations` times in a C++ loop with the parameters of "
      "one launch (the floor launches are measured against); returns seconds.");
+  cls.def("_suggest_block_size", [](Dispatcher& d, unsigned shared_bytes, py::args args) {
+    std::vector<PyObject*> raw;
+    for (py::handle a : args) raw.push_back(a.ptr());
+    return d.suggestBlockSize(raw.data(), raw.size(), shared_bytes);
+  }, "kernel.forall(n) without tpb: the occupancy calculator's block size for these arguments.");
   g_dispatcher_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
   installFastSubscript(g_dispatcher_type);
 

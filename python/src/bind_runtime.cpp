@@ -1,5 +1,7 @@
-// cudajit._core: the runtime's entry points (driver status, devices, memory,
-// DeviceNDArray) and the translation of runtime errors into Python ones.
+// cudajit._core: the runtime's entry points (driver status, devices, streams,
+// the kernel cache) and the translation of runtime errors into Python ones.
+// DeviceNDArray is bound in bind_device_array.cpp; events, page-locked and
+// managed memory and device attributes in bind_host_api.cpp.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -18,17 +20,11 @@
 #include "runtime/stream.h"
 
 namespace py = pybind11;
-using cj::Scalar;
-using cj::rt::DeviceArray;
+
+void bindDeviceArray(py::module_& m);   // bind_device_array.cpp
+void bindHostApi(py::module_& m);       // bind_host_api.cpp
 
 namespace {
-
-// operator.index(v): ints and numpy integers, not floats.
-long long indexValue(const py::handle& v) {
-  py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
-  if (!i) throw py::error_already_set();
-  return i.cast<long long>();
-}
 
 void registerRuntimeErrors() {
   py::register_exception_translator([](std::exception_ptr p) {
@@ -46,213 +42,6 @@ void registerRuntimeErrors() {
       PyErr_SetString(PyExc_ValueError, e.what());
     }
   });
-}
-
-PyObject* numpyModule() {
-  static PyObject* np = py::module_::import("numpy").release().ptr();
-  return np;
-}
-py::module_ numpy() { return py::reinterpret_borrow<py::module_>(numpyModule()); }
-
-Scalar scalarFromDtype(const py::handle& dtype_like) {
-  py::object dt = numpy().attr("dtype")(dtype_like);
-  const char kind = dt.attr("kind").cast<std::string>()[0];
-  const int itemsize = dt.attr("itemsize").cast<int>();
-  Scalar s;
-  if (!cj::rt::scalarFromNumpy(kind, itemsize, &s) || !dt.attr("isnative").cast<bool>())
-    throw cj::rt::ArgumentTypeError("cudajit has no device type for dtype " +
-                                    py::str(dt).cast<std::string>());
-  return s;
-}
-
-py::object dtypeOf(Scalar s) { return numpy().attr("dtype")(cj::rt::numpyTypestr(s)); }
-
-std::vector<int64_t> shapeFrom(const py::handle& shape) {
-  if (PyIndex_Check(shape.ptr())) return {indexValue(shape)};
-  std::vector<int64_t> out;
-  for (py::handle d : py::reinterpret_borrow<py::iterable>(shape)) out.push_back(indexValue(d));
-  return out;
-}
-
-py::tuple toTuple(const std::vector<int64_t>& v) {
-  py::tuple t(v.size());
-  for (size_t k = 0; k < v.size(); ++k) t[k] = py::int_(v[k]);
-  return t;
-}
-
-bool isDense(const DeviceArray& a) { return a.layout() != cj::Layout::A; }
-
-// A host array with the device array's shape, dtype and (C or F) layout.
-py::array emptyHostLike(const DeviceArray& a) {
-  const char* order = a.layout() == cj::Layout::F && a.ndim() > 1 ? "F" : "C";
-  return numpy().attr("empty")(toTuple(a.shape), dtypeOf(a.dtype), py::arg("order") = order);
-}
-
-cj::rt::cu::CUstream streamArg(const py::handle& stream) {
-  if (PyLong_Check(stream.ptr()) && py::cast<long long>(stream) == 0) return nullptr;
-  return cj::rt::streamFromPython(stream.ptr());
-}
-
-// Byte range [lo, hi) a strided view touches, relative to its data pointer.
-void spanOf(const DeviceArray& a, int64_t* lo, int64_t* hi) {
-  *lo = 0;
-  *hi = a.itemsize();
-  if (a.size() == 0) {
-    *hi = 0;
-    return;
-  }
-  for (int k = 0; k < a.ndim(); ++k) {
-    const int64_t reach = (a.shape[k] - 1) * a.strides[k];
-    if (reach < 0) *lo += reach; else *hi += reach;
-  }
-}
-
-py::array copyToHost(const DeviceArray& a, py::object out, const py::object& stream) {
-  const cj::rt::cu::CUstream s = streamArg(stream);
-  if (isDense(a)) {
-    py::array host = out.is_none() ? emptyHostLike(a) : py::array(out);
-    if (host.nbytes() != a.nbytes())
-      throw cj::rt::ArgumentValueError("copy_to_host: the destination has " +
-                                       std::to_string(host.nbytes()) + " bytes, the device array " +
-                                       std::to_string(a.nbytes()));
-    if (!(host.flags() & (py::array::c_style | py::array::f_style)) || !host.writeable())
-      throw cj::rt::ArgumentValueError("copy_to_host: the destination must be a writeable, "
-                                       "contiguous array");
-    {
-      py::gil_scoped_release no_gil;
-      cj::rt::copyDeviceToHostAsync(host.mutable_data(), a.data, a.nbytes(), s);
-      cj::rt::synchronizeStream(s);
-    }
-    return host;
-  }
-  // A strided view: bring the bytes it spans, then let numpy gather them.
-  int64_t lo, hi;
-  spanOf(a, &lo, &hi);
-  py::array bytes = numpy().attr("empty")(hi - lo, numpy().attr("uint8"));
-  {
-    py::gil_scoped_release no_gil;
-    cj::rt::copyDeviceToHostAsync(bytes.mutable_data(), a.data + lo, hi - lo, s);
-    cj::rt::synchronizeStream(s);
-  }
-  py::object view = numpy().attr("ndarray")(toTuple(a.shape), dtypeOf(a.dtype),
-                                            py::arg("buffer") = bytes, py::arg("offset") = -lo,
-                                            py::arg("strides") = toTuple(a.strides));
-  py::array dense = view.attr("copy")();
-  if (out.is_none()) return dense;
-  numpy().attr("copyto")(out, dense);
-  return py::array(out);
-}
-
-DeviceArray fromHost(const py::handle& obj) {
-  py::array host = numpy().attr("asarray")(obj);
-  const bool f_only = (host.flags() & py::array::f_style) && !(host.flags() & py::array::c_style);
-  if (!f_only && !(host.flags() & py::array::c_style))
-    host = numpy().attr("ascontiguousarray")(host);
-  DeviceArray a = DeviceArray::allocate(std::vector<int64_t>(host.shape(), host.shape() + host.ndim()),
-                                        scalarFromDtype(host.dtype()), f_only);
-  cj::rt::copyHostToDevice(a.data, host.data(), a.nbytes());
-  return a;
-}
-
-void copyToDevice(DeviceArray& a, const py::handle& src, const py::object& stream) {
-  if (!isDense(a)) throw cj::rt::ArgumentValueError("copy_to_device: the destination must be contiguous");
-  const cj::rt::cu::CUstream s = streamArg(stream);
-  if (const DeviceArray* other = cj::rt::asDeviceArray(src.ptr())) {
-    if (other->nbytes() != a.nbytes() || !isDense(*other) || other->layout() != a.layout())
-      throw cj::rt::ArgumentValueError("copy_to_device: shapes, dtypes or layouts differ");
-    cj::rt::copyDeviceToDevice(a.data, other->data, a.nbytes());
-    return;
-  }
-  py::array host = numpy().attr("asarray")(src, dtypeOf(a.dtype));
-  host = numpy().attr(a.layout() == cj::Layout::F && a.ndim() > 1 ? "asfortranarray"
-                                                                    : "ascontiguousarray")(host);
-  if (host.nbytes() != a.nbytes() || static_cast<int>(host.ndim()) != a.ndim())
-    throw cj::rt::ArgumentValueError("copy_to_device: the host array's shape differs from the "
-                                     "device array's");
-  py::gil_scoped_release no_gil;
-  cj::rt::copyHostToDeviceAsync(a.data, host.data(), a.nbytes(), s);
-  cj::rt::synchronizeStream(s);
-}
-
-// Basic indexing: ints and slices (with steps), as numpy's views.
-DeviceArray viewOf(const DeviceArray& a, const py::handle& key) {
-  py::tuple index = PyTuple_Check(key.ptr()) ? py::reinterpret_borrow<py::tuple>(key)
-                                             : py::make_tuple(key);
-  if (static_cast<int>(index.size()) > a.ndim())
-    throw py::index_error("too many indices for a " + std::to_string(a.ndim()) + "-d device array");
-  DeviceArray v;
-  v.owner = a.owner;
-  v.dtype = a.dtype;
-  v.data = a.data;
-  int64_t offset = 0;
-  for (int k = 0; k < a.ndim(); ++k) {
-    if (k >= static_cast<int>(index.size())) {
-      v.shape.push_back(a.shape[k]);
-      v.strides.push_back(a.strides[k]);
-      continue;
-    }
-    py::handle item = index[k];
-    if (PySlice_Check(item.ptr())) {
-      Py_ssize_t start, stop, step;
-      if (PySlice_Unpack(item.ptr(), &start, &stop, &step) < 0) throw py::error_already_set();
-      const Py_ssize_t len = PySlice_AdjustIndices(a.shape[k], &start, &stop, step);
-      offset += start * a.strides[k];
-      v.shape.push_back(len);
-      v.strides.push_back(a.strides[k] * step);
-    } else if (PyIndex_Check(item.ptr())) {
-      int64_t i = indexValue(item);
-      if (i < 0) i += a.shape[k];
-      if (i < 0 || i >= a.shape[k])
-        throw py::index_error("index " + py::str(item).cast<std::string>() +
-                              " is out of bounds for axis " + std::to_string(k) + " with size " +
-                              std::to_string(a.shape[k]));
-      offset += i * a.strides[k];
-    } else {
-      throw py::type_error("device arrays take ints and slices as indices, not '" +
-                           std::string(Py_TYPE(item.ptr())->tp_name) + "'");
-    }
-  }
-  v.data = a.data + offset;
-  return v;
-}
-
-// A view with the axes permuted (reversed when `axes` is None), as numpy's.
-DeviceArray transposed(const DeviceArray& a, const py::object& axes) {
-  const int n = a.ndim();
-  std::vector<int> order(n);
-  for (int k = 0; k < n; ++k) order[k] = n - 1 - k;
-  if (!axes.is_none()) {
-    std::vector<int64_t> given;
-    for (py::handle v : py::reinterpret_borrow<py::iterable>(axes)) given.push_back(indexValue(v));
-    std::vector<bool> seen(n, false);
-    if (static_cast<int>(given.size()) != n)
-      throw cj::rt::ArgumentValueError("transpose: axes don't match the array's dimensions");
-    for (int k = 0; k < n; ++k) {
-      int64_t ax = given[k] < 0 ? given[k] + n : given[k];
-      if (ax < 0 || ax >= n || seen[ax])
-        throw cj::rt::ArgumentValueError("transpose: axes must be a permutation of 0.." +
-                                         std::to_string(n - 1));
-      seen[ax] = true;
-      order[k] = static_cast<int>(ax);
-    }
-  }
-  DeviceArray v = a;
-  for (int k = 0; k < n; ++k) {
-    v.shape[k] = a.shape[order[k]];
-    v.strides[k] = a.strides[order[k]];
-  }
-  return v;
-}
-
-py::dict cudaArrayInterface(const DeviceArray& a) {
-  py::dict d;
-  d["shape"] = toTuple(a.shape);
-  d["strides"] = a.layout() == cj::Layout::C ? py::object(py::none()) : py::object(toTuple(a.strides));
-  d["typestr"] = cj::rt::numpyTypestr(a.dtype);
-  d["data"] = py::make_tuple(py::int_(static_cast<unsigned long long>(a.data)), false);
-  d["version"] = 3;
-  d["stream"] = py::none();   // cudajit's copies are synchronous; nothing to wait for
-  return d;
 }
 
 py::dict deviceInfoDict(int ordinal) {
@@ -276,6 +65,11 @@ struct StreamRef {
   std::shared_ptr<cj::rt::Stream> owned;
   cj::rt::cu::CUstream handle = nullptr;
   unsigned long long value() const { return reinterpret_cast<uintptr_t>(handle); }
+};
+
+// stream.auto_synchronize(): `with` yields the stream and synchronises it on exit.
+struct StreamSyncGuard {
+  py::object stream;
 };
 
 StreamRef handleStream(unsigned long long h) {
@@ -345,55 +139,17 @@ void bindRuntime(py::module_& m) {
     return py::make_tuple(info.free, info.total);
   });
 
-  py::class_<DeviceArray> cls(m, "DeviceNDArray",
-      "An n-dimensional array in GPU memory (numba's DeviceNDArray). Create one with "
-      "cudajit.to_device, device_array or device_array_like.");
-  cls.def(py::init([](const py::object& shape, const py::object& dtype, const std::string& order) {
-            if (order != "C" && order != "F")
-              throw cj::rt::ArgumentValueError("order must be 'C' or 'F'");
-            return DeviceArray::allocate(shapeFrom(shape), scalarFromDtype(dtype), order == "F");
-          }),
-          py::arg("shape"), py::arg("dtype") = "float64", py::arg("order") = "C")
-      .def_static("from_host", &fromHost, py::arg("array"),
-                  "A device copy of a host array (anything numpy.asarray accepts).")
-      .def_property_readonly("shape", [](const DeviceArray& a) { return toTuple(a.shape); })
-      .def_property_readonly("strides", [](const DeviceArray& a) { return toTuple(a.strides); })
-      .def_property_readonly("dtype", [](const DeviceArray& a) { return dtypeOf(a.dtype); })
-      .def_property_readonly("ndim", &DeviceArray::ndim)
-      .def_property_readonly("size", &DeviceArray::size)
-      .def_property_readonly("nbytes", &DeviceArray::nbytes)
-      .def_property_readonly("itemsize", &DeviceArray::itemsize)
-      .def_property_readonly("device_pointer", [](const DeviceArray& a) {
-        return static_cast<unsigned long long>(a.data);
-      })
-      .def_property_readonly("__cuda_array_interface__", &cudaArrayInterface)
-      .def("is_c_contiguous", [](const DeviceArray& a) {
-        return cj::rt::isContiguous(a.shape, a.strides, a.itemsize(), /*c_order=*/true);
-      })
-      .def("is_f_contiguous", [](const DeviceArray& a) {
-        return cj::rt::isContiguous(a.shape, a.strides, a.itemsize(), /*c_order=*/false);
-      })
-      .def("copy_to_host", &copyToHost, py::arg("ary") = py::none(), py::arg("stream") = 0,
-           "Copies to a new (or the given) numpy array and returns it.")
-      .def("copy_to_device", &copyToDevice, py::arg("ary"), py::arg("stream") = 0,
-           "Copies a host array (or a device array of the same shape) into this one.")
-      .def("__getitem__", &viewOf)
-      .def("transpose", [](const DeviceArray& a, py::args axes) {
-        if (axes.size() == 1 && !PyIndex_Check(axes[0].ptr()))
-          return transposed(a, py::reinterpret_borrow<py::object>(axes[0]));
-        return transposed(a, axes.size() ? py::object(axes) : py::object(py::none()));
-      }, "A view with permuted axes (reversed by default), as numpy's transpose.")
-      .def_property_readonly("T", [](const DeviceArray& a) { return transposed(a, py::none()); })
-      .def("__len__", [](const DeviceArray& a) {
-        if (a.ndim() == 0) throw py::type_error("len() of a 0-d device array");
-        return a.shape[0];
-      })
-      .def("__repr__", [](const DeviceArray& a) {
-        return "<cudajit.DeviceNDArray shape=" + py::repr(toTuple(a.shape)).cast<std::string>() +
-               " dtype=" + std::string(cj::scalarNumbaName(a.dtype)) + ">";
-      });
-  cj::rt::registerDeviceArrayType(reinterpret_cast<PyTypeObject*>(cls.ptr()));
+  bindDeviceArray(m);   // bind_device_array.cpp
+  bindHostApi(m);       // bind_host_api.cpp
 
+  py::class_<StreamSyncGuard>(m, "_StreamSyncGuard")
+      .def("__enter__", [](const StreamSyncGuard& g) { return g.stream; })
+      .def("__exit__", [](const StreamSyncGuard& g, py::args) {
+        const cj::rt::cu::CUstream h = g.stream.cast<const StreamRef&>().handle;
+        py::gil_scoped_release no_gil;
+        cj::rt::synchronizeStream(h);
+        return false;
+      });
   py::class_<StreamRef> stream_cls(m, "Stream", "A CUDA stream: pass it as kernel[grid, block, stream].");
   cj::rt::registerStreamType(reinterpret_cast<PyTypeObject*>(stream_cls.ptr()), &streamHandleOf);
   stream_cls
@@ -404,10 +160,22 @@ void bindRuntime(py::module_& m) {
       })
       .def("query", [](const StreamRef& s) {
         if (s.owned) return s.owned->done();
-        py::gil_scoped_release no_gil;
-        cj::rt::synchronizeStream(s.handle);   // default/external streams: wait instead of asking
+        cj::rt::ensureContext();
+        const cj::rt::cu::CUresult r = cj::rt::driver().cuStreamQuery(s.handle);
+        if (r == cj::rt::cu::CUDA_ERROR_NOT_READY) return false;
+        cj::rt::check(r, "cuStreamQuery");
         return true;
-      }, "True when all work queued on the stream has finished.")
+      }, "True when all work queued on the stream has finished (never waits).")
+      .def("auto_synchronize", [](py::object self) { return StreamSyncGuard{std::move(self)}; },
+           "A context manager that synchronises the stream on exit: `with s.auto_synchronize():`.")
+      .def_property_readonly("external", [](const StreamRef& s) { return !s.owned && s.value() > 2; },
+                             "True for a stream another library created (external_stream).")
+      .def("__eq__", [](const StreamRef& a, const py::object& b) {
+        if (!py::isinstance<StreamRef>(b)) return false;
+        return a.handle == b.cast<const StreamRef&>().handle;
+      })
+      .def("__hash__", [](const StreamRef& s) { return py::hash(py::int_(s.value())); })
+      .def("__bool__", [](const StreamRef&) { return true; })   // numba: a stream object is truthy, even the default one
       .def("__cuda_stream__", [](const StreamRef& s) { return py::make_tuple(0, s.value()); })
       .def("__int__", &StreamRef::value)
       .def("__repr__", [](const StreamRef& s) {
@@ -443,8 +211,4 @@ void bindRuntime(py::module_& m) {
         "The toolkit part of the cache keys (versions, paths, sizes, times).");
   m.def("cudajit_identity", [] { return cj::rt::cudajitIdentity(); });
 
-  m.def("fill_bytes", [](DeviceArray& a, int value) {
-    if (!isDense(a)) throw cj::rt::ArgumentValueError("fill_bytes needs a contiguous array");
-    cj::rt::memsetBytes(a.data, static_cast<unsigned char>(value), a.nbytes());
-  }, py::arg("array"), py::arg("value"), "memset over a contiguous device array's bytes.");
 }

@@ -9,17 +9,20 @@
 // Use:   CUDAJIT_CUDA_DRIVER=/path/libcuda_mock.so python ...
 //        CJMOCK_DEVICES=2 makes it report two GPUs (one primary context each;
 //        allocations remember their device, cuPointerGetAttribute tells it).
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 
 namespace {
 
 using CUresult = int;
 constexpr CUresult kOk = 0, kInvalidValue = 1, kOutOfMemory = 2, kInvalidHandle = 400,
-                   kNotFound = 500;
+                   kNotFound = 500, kNotReady = 600, kAlreadyRegistered = 712,
+                   kNotRegistered = 713;
 
 struct Module {
   std::string image_head;   // first bytes of the image (tests may check it is an ELF cubin)
@@ -33,6 +36,7 @@ struct Function {
 struct Allocation {
   size_t bytes;
   int device;
+  bool managed = false;
 };
 std::map<uintptr_t, Allocation> g_allocations;
 thread_local void* t_current = nullptr;
@@ -54,6 +58,37 @@ int currentDevice() {
 int g_live_modules = 0;
 int g_launches = 0;
 
+// Host API state: events, page-locked memory, counters the tests read.
+struct Event {
+  bool timing;
+  bool recorded = false;
+  double ms = 0;   // when recorded (steady clock)
+  uintptr_t stream = 0;
+};
+std::set<Event*> g_events;
+struct HostBlock {
+  size_t bytes;
+  unsigned flags;
+};
+std::map<uintptr_t, HostBlock> g_host_allocs;      // cuMemHostAlloc
+std::map<uintptr_t, HostBlock> g_registrations;    // cuMemHostRegister
+bool g_pending = false;          // queries answer CUDA_ERROR_NOT_READY while set
+int g_stream_syncs = 0, g_ctx_syncs = 0, g_stream_waits = 0, g_profiler_runs = 0;
+uintptr_t g_last_copy_stream = ~uintptr_t{0};   // stream of the last async copy
+int g_async_copies = 0;
+
+// The block of `blocks` holding [p, p + 1), or end().
+std::map<uintptr_t, HostBlock>::iterator blockOf(std::map<uintptr_t, HostBlock>& blocks, uintptr_t p) {
+  auto it = blocks.upper_bound(p);
+  if (it == blocks.begin()) return blocks.end();
+  --it;
+  return p < it->first + it->second.bytes ? it : blocks.end();
+}
+double nowMs() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 using LaunchHook = void (*)(const char* name, const unsigned* grid, const unsigned* block,
                             unsigned shared_bytes, uintptr_t stream, void** params);
 LaunchHook g_hook = nullptr;
@@ -70,6 +105,16 @@ int cjmock_live_allocations() { return static_cast<int>(g_allocations.size()); }
 // device the kernel was launched on).
 int cjmock_current_device() { return currentDevice(); }
 int cjmock_live_modules() { return g_live_modules; }
+int cjmock_live_events() { return static_cast<int>(g_events.size()); }
+int cjmock_live_host_allocations() { return static_cast<int>(g_host_allocs.size()); }
+int cjmock_live_registrations() { return static_cast<int>(g_registrations.size()); }
+void cjmock_set_pending(int pending) { g_pending = pending != 0; }
+int cjmock_stream_syncs() { return g_stream_syncs; }
+int cjmock_ctx_syncs() { return g_ctx_syncs; }
+int cjmock_stream_waits() { return g_stream_waits; }
+int cjmock_profiler_runs() { return g_profiler_runs; }
+int cjmock_async_copies() { return g_async_copies; }
+uintptr_t cjmock_last_copy_stream() { return g_last_copy_stream; }
 
 // ---- the driver API subset cudajit resolves ----------------------------------
 CUresult cuInit(unsigned) { return kOk; }
@@ -120,7 +165,10 @@ CUresult cuDevicePrimaryCtxRetain(void** ctx, int device) {
 }
 CUresult cuCtxGetCurrent(void** ctx) { *ctx = t_current; return kOk; }
 CUresult cuCtxSetCurrent(void* ctx) { t_current = ctx; return kOk; }
-CUresult cuCtxSynchronize() { return t_current ? kOk : kInvalidValue; }
+CUresult cuCtxSynchronize() {
+  ++g_ctx_syncs;
+  return t_current ? kOk : kInvalidValue;
+}
 
 CUresult cuModuleLoadData(void** module, const void* image) {
   if (!t_current) return kInvalidValue;
@@ -188,17 +236,29 @@ CUresult cuMemcpyDtoD_v2(unsigned long long dst, unsigned long long src, size_t 
   std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n);
   return kOk;
 }
-CUresult cuMemcpyHtoDAsync_v2(unsigned long long dst, const void* src, size_t n, void*) {
+CUresult cuMemcpyHtoDAsync_v2(unsigned long long dst, const void* src, size_t n, void* stream) {
+  ++g_async_copies;
+  g_last_copy_stream = reinterpret_cast<uintptr_t>(stream);
   return cuMemcpyHtoD_v2(dst, src, n);
 }
-CUresult cuMemcpyDtoHAsync_v2(void* dst, unsigned long long src, size_t n, void*) {
+CUresult cuMemcpyDtoHAsync_v2(void* dst, unsigned long long src, size_t n, void* stream) {
+  ++g_async_copies;
+  g_last_copy_stream = reinterpret_cast<uintptr_t>(stream);
   return cuMemcpyDtoH_v2(dst, src, n);
+}
+CUresult cuMemcpyDtoDAsync_v2(unsigned long long dst, unsigned long long src, size_t n, void* stream) {
+  ++g_async_copies;
+  g_last_copy_stream = reinterpret_cast<uintptr_t>(stream);
+  return cuMemcpyDtoD_v2(dst, src, n);
 }
 CUresult cuMemsetD8_v2(unsigned long long dst, unsigned char v, size_t n) {
   std::memset(reinterpret_cast<void*>(dst), v, n);
   return kOk;
 }
-CUresult cuStreamSynchronize(void*) { return t_current ? kOk : kInvalidValue; }
+CUresult cuStreamSynchronize(void*) {
+  ++g_stream_syncs;
+  return t_current ? kOk : kInvalidValue;
+}
 CUresult cuPointerGetAttribute(void* data, int attribute, unsigned long long ptr) {
   if (attribute != 9) return kInvalidValue;   // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL only
   auto it = g_allocations.upper_bound(ptr);
@@ -219,5 +279,122 @@ CUresult cuStreamCreate(void** stream, unsigned) {
   return kOk;
 }
 CUresult cuStreamDestroy_v2(void*) { return kOk; }
-CUresult cuStreamQuery(void*) { return kOk; }
+CUresult cuStreamQuery(void*) { return g_pending ? kNotReady : kOk; }
+
+// Events: recording takes the time; all work is already done in the mock.
+CUresult cuEventCreate(void** event, unsigned flags) {
+  if (!t_current) return kInvalidValue;
+  auto* e = new Event{(flags & 2u) == 0};
+  g_events.insert(e);
+  *event = e;
+  return kOk;
+}
+CUresult cuEventDestroy_v2(void* event) {
+  auto* e = static_cast<Event*>(event);
+  if (!g_events.erase(e)) return kInvalidHandle;
+  delete e;
+  return kOk;
+}
+CUresult cuEventRecord(void* event, void* stream) {
+  auto* e = static_cast<Event*>(event);
+  if (!g_events.count(e)) return kInvalidHandle;
+  e->recorded = true;
+  e->ms = nowMs();
+  e->stream = reinterpret_cast<uintptr_t>(stream);
+  return kOk;
+}
+CUresult cuEventQuery(void* event) {
+  if (!g_events.count(static_cast<Event*>(event))) return kInvalidHandle;
+  return g_pending ? kNotReady : kOk;
+}
+CUresult cuEventSynchronize(void* event) {
+  return g_events.count(static_cast<Event*>(event)) ? kOk : kInvalidHandle;
+}
+CUresult cuEventElapsedTime(float* ms, void* start, void* end) {
+  auto* a = static_cast<Event*>(start);
+  auto* b = static_cast<Event*>(end);
+  if (!g_events.count(a) || !g_events.count(b)) return kInvalidHandle;
+  if (!a->timing || !b->timing || !a->recorded || !b->recorded) return kInvalidHandle;
+  if (g_pending) return kNotReady;
+  *ms = static_cast<float>(b->ms - a->ms);
+  return kOk;
+}
+CUresult cuStreamWaitEvent(void*, void* event, unsigned) {
+  if (!g_events.count(static_cast<Event*>(event))) return kInvalidHandle;
+  ++g_stream_waits;
+  return kOk;
+}
+
+// Page-locked host memory: plain host memory here; mapped memory has the
+// same address on the device (unified addressing, as on every 64-bit GPU).
+CUresult cuMemHostAlloc(void** ptr, size_t bytes, unsigned flags) {
+  if (!t_current) return kInvalidValue;
+  if (bytes == 0) return kInvalidValue;
+  void* p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+  if (!p) return kOutOfMemory;
+  std::memset(p, 0xCD, bytes);
+  *ptr = p;
+  g_host_allocs[reinterpret_cast<uintptr_t>(p)] = HostBlock{bytes, flags};
+  return kOk;
+}
+CUresult cuMemFreeHost(void* ptr) {
+  auto it = g_host_allocs.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == g_host_allocs.end()) return kInvalidValue;
+  std::free(ptr);
+  g_host_allocs.erase(it);
+  return kOk;
+}
+CUresult cuMemHostRegister_v2(void* ptr, size_t bytes, unsigned flags) {
+  if (!t_current || !ptr || bytes == 0) return kInvalidValue;
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  if (blockOf(g_registrations, p) != g_registrations.end() ||
+      blockOf(g_registrations, p + bytes - 1) != g_registrations.end())
+    return kAlreadyRegistered;
+  g_registrations[p] = HostBlock{bytes, flags};
+  return kOk;
+}
+CUresult cuMemHostUnregister(void* ptr) {
+  auto it = g_registrations.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == g_registrations.end()) return kNotRegistered;
+  g_registrations.erase(it);
+  return kOk;
+}
+CUresult cuMemHostGetDevicePointer_v2(unsigned long long* dptr, void* ptr, unsigned) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  for (auto* blocks : {&g_host_allocs, &g_registrations}) {
+    auto it = blockOf(*blocks, p);
+    if (it != blocks->end()) {
+      if (!(it->second.flags & 2u)) return kInvalidValue;   // not DEVICEMAP
+      *dptr = p;
+      return kOk;
+    }
+  }
+  return kInvalidValue;
+}
+CUresult cuMemAllocManaged(unsigned long long* ptr, size_t bytes, unsigned flags) {
+  if (flags != 1 && flags != 2) return kInvalidValue;
+  const CUresult r = cuMemAlloc_v2(ptr, bytes);
+  if (r == kOk) g_allocations[*ptr].managed = true;
+  return r;
+}
+
+CUresult cuOccupancyMaxPotentialBlockSize(int* min_grid, int* block, void* fn, void*, size_t smem,
+                                          int limit) {
+  if (!fn || !t_current) return kInvalidValue;
+  // A recognisable answer: 768 threads (fewer with a lot of shared memory).
+  int b = smem > 64 * 1024 ? 256 : 768;
+  if (limit > 0 && b > limit) b = limit;
+  *block = b;
+  *min_grid = 132 * (2048 / b);
+  return kOk;
+}
+CUresult cuDeviceGetUuid_v2(char* uuid, int device) {
+  for (int k = 0; k < 16; ++k) uuid[k] = static_cast<char>(0x10 * (k % 16) + device);
+  return kOk;
+}
+CUresult cuProfilerStart() {
+  ++g_profiler_runs;
+  return kOk;
+}
+CUresult cuProfilerStop() { return kOk; }
 }
