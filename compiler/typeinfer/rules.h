@@ -103,6 +103,8 @@ extern const Rule matchAny;        // match_any_sync(mask, value) -> i32
 extern const Rule matchAll;        // match_all_sync(mask, value) -> (i32, bool)
 extern const Rule atomicOp;        // atomic.sub/max/.../cas(arr, idx, [old,] val)
 extern const Rule compareAndSwap;  // atomic.compare_and_swap(arr, old, val)
+// rules_ufunc.cpp: numpy ufuncs on scalars (arg = numpy's ufunc name)
+extern const Rule ufunc;
 }  // namespace rules
 
 }  // namespace cj::typeinfer
