@@ -253,6 +253,7 @@ ir::Instr* binaryOp(const Call& c) {
   Op op = c.op;
   if (c.isBool() && op == Op::Add) op = Op::BitOr;
   if (c.isBool() && op == Op::Mul) op = Op::BitAnd;
+  if (c.isComplex() && op == Op::Pow) c.unsupported();   // no complex exp/log in codegen yet
   return c.op2(op, c.x[0], c.x[1]);
 }
 
@@ -425,7 +426,9 @@ ir::Instr* angle(const Call& c) {
   return c.op2(Op::Mul, c.x[0], c.num(to_rad ? M_PI / 180.0 : 180.0 / M_PI));
 }
 
-ir::Instr* floatPower(const Call& c) { return c.op2(Op::Pow, c.x[0], c.x[1]); }
+ir::Instr* floatPower(const Call& c) {
+  if (c.isComplex()) c.unsupported();
+  return c.op2(Op::Pow, c.x[0], c.x[1]); }
 
 ir::Instr* notSupported(const Call& c) {
   c.s.fail(spell(c.s) + "() is not supported by cudajit");
