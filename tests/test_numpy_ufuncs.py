@@ -323,3 +323,65 @@ def test_matches_numpy_on_gpu(name, nin, nout, ins, outs):
             np.testing.assert_allclose(got, exp, rtol=tol, atol=tol, equal_nan=True)
         else:
             np.testing.assert_array_equal(got, exp)
+
+
+# ---------------------------------------------------------------------------
+# numpy functions numba implements in Python on scalars: np.real, np.imag,
+# np.angle, np.sinc (result types from numba's compile, which lowers them)
+# ---------------------------------------------------------------------------
+
+OTHER = {"real": "np.real(x)", "imag": "np.imag(x)", "angle": "np.angle(x)", "angle_deg": "np.angle(x, True)",
+         "angle_kw": "np.angle(x, deg=True)", "sinc": "np.sinc(x)"}
+
+
+@pytest.mark.parametrize("key", sorted(OTHER))
+def test_other_numpy_functions_match_numba(key):
+    pytest.importorskip("numba.cuda")
+    import numba.cuda.dispatcher as nb_dispatcher
+    from numba import cuda as ncuda
+    from numba.core import types as nbtypes
+
+    class _Sm90:
+        compute_capability = (9, 0)
+
+    nb_dispatcher.get_current_device = lambda: _Sm90()
+    ns = {"np": np}
+    exec(f"def f(x):\n    return {OTHER[key]}\n", ns)
+    for t in ("int32", "int64", "float32", "float64", "complex64", "complex128"):
+        _, want = ncuda.compile_ptx(ns["f"], (getattr(nbtypes, t),), device=True, cc=(9, 0))
+        got = _cudajit_result(ns["f"], (t,))
+        if isinstance(got, tuple):
+            assert key == "sinc" and t.startswith("complex") and "not supported by cudajit" in got[1]
+            continue
+        assert got == _core.parse_numba_type(str(want)), f"{OTHER[key]} on {t}"
+        ptx, _ = cudajit.compile_ptx(ns["f"], f"{want}({t})", device=True)
+        assert ".func" in ptx
+
+
+def _other_kernel(a, out, parts):
+    i = cudajit.grid(1)
+    if i < a.size:
+        z = a[i]
+        parts[0, i] = np.real(z)
+        parts[1, i] = np.imag(z)
+        out[0, i] = np.angle(z)
+        out[1, i] = np.angle(z, deg=True)
+        out[2, i] = np.sinc(np.real(z))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dt", ["float32", "complex64", "complex128"])
+def test_other_numpy_functions_on_gpu(dt):
+    rng = np.random.default_rng()
+    n = int(rng.integers(500, 2000))
+    a = (rng.uniform(-3, 3, n) + (1j * rng.uniform(-3, 3, n) if dt.startswith("complex") else 0)).astype(dt)
+    a[:5] = 0
+    part = np.float32 if dt in ("float32", "complex64") else np.float64
+    out, parts = np.zeros((3, n)), np.zeros((2, n), part)
+    cudajit.jit(_other_kernel)[(n + 127) // 128, 128](a, out, parts)
+    np.testing.assert_array_equal(parts[0], np.real(a))
+    np.testing.assert_array_equal(parts[1], np.imag(a))
+    tol = 1e-6 if part is np.float32 else 1e-13
+    np.testing.assert_allclose(out[0], np.angle(a), rtol=tol, atol=tol)
+    np.testing.assert_allclose(out[1], np.angle(a, deg=True), rtol=tol, atol=tol * 100)
+    np.testing.assert_allclose(out[2], np.sinc(np.real(a).astype(np.float64)), rtol=1e-13, atol=1e-13)

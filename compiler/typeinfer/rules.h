@@ -105,6 +105,9 @@ extern const Rule atomicOp;        // atomic.sub/max/.../cas(arr, idx, [old,] va
 extern const Rule compareAndSwap;  // atomic.compare_and_swap(arr, old, val)
 // rules_ufunc.cpp: numpy ufuncs on scalars (arg = numpy's ufunc name)
 extern const Rule ufunc;
+extern const Rule numpyRealImag;   // np.real / np.imag (arg = "real" | "imag")
+extern const Rule numpyAngle;      // np.angle(z, deg=False)
+extern const Rule numpySinc;       // np.sinc(x)
 }  // namespace rules
 
 }  // namespace cj::typeinfer

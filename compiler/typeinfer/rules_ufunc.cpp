@@ -543,9 +543,83 @@ ir::Instr* ufuncLower(const Site& s, Emitter& e) {
   return r->type == want ? r : e.convert(r, want);
 }
 
+// ---- numpy functions numba implements on scalars in Python (np/arraymath.py) ------
+
+const Type* numberArg(const Site& s, size_t max_args = 1) {
+  s.expectArgs(1, max_args);
+  const Type* t = s.argType(0);
+  if (!t->isScalar() || t->isBool())
+    s.fail(spell(s) + "() argument must be a number, got " + typeToString(t));
+  return t;
+}
+
+const Type* partTypeOf(const Type* t) { return t->isComplex() ? Call::partType(t) : t; }
+
+// np.real(x) / np.imag(x): x.real / x.imag (the part type; a real number and 0 of its type).
+const Type* realImagType(const Site& s) { return partTypeOf(numberArg(s)); }
+ir::Instr* realImagLower(const Site& s, Emitter& e) {
+  const Type* t = s.argType(0);
+  bool real = s.arg == "real";
+  if (t->isComplex()) return e.intrinsic(real ? "complex.real" : "complex.imag", partTypeOf(t), {s.args[0]});
+  if (real) return s.args[0];
+  return e.constant(t->isFloat() ? ir::Const::real(0.0) : ir::Const::integer(0), t);
+}
+
+// np.angle(z, deg=False): arctan2(z.imag, z.real) in the part's float type
+// (float64 for integers), times 180/pi when deg: numba's two branches unify
+// to float64.
+const Type* angleFnType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"z", "deg"}, 1);
+  const Type* t = a[0]->type;
+  if (!t->isScalar() || t->isBool()) s.fail("np.angle() argument must be a number, got " + typeToString(t));
+  if (a[1] && !a[1]->type->isScalar()) s.fail("np.angle() deg must be a bool");
+  return f64Ty();
+}
+ir::Instr* angleFnLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"z", "deg"}, 1);
+  ir::Instr* z = a[0];
+  const Type* part = partTypeOf(z->type);
+  const Type* ft = part->isFloat() && part->scalar != Scalar::Float16 ? part : f64Ty();
+  ir::Instr *re, *im;
+  if (z->type->isComplex()) {
+    re = e.intrinsic("complex.real", part, {z});
+    im = e.intrinsic("complex.imag", part, {z});
+  } else {
+    re = e.convert(z, ft);
+    im = e.constant(ir::Const::real(0.0), ft);
+  }
+  ir::Instr* r = e.convert(e.intrinsic("math.atan2", ft, {e.convert(im, ft), e.convert(re, ft)}), f64Ty());
+  if (!a[1]) return r;
+  if (auto c = constantInt(a[1])) {
+    if (!*c) return r;
+    return e.emit(Op::Mul, f64Ty(), {r, e.constant(ir::Const::real(180.0 / M_PI), f64Ty())});
+  }
+  ir::Instr* degrees = e.emit(Op::Mul, f64Ty(), {r, e.constant(ir::Const::real(180.0 / M_PI), f64Ty())});
+  return e.emit(Op::Select, f64Ty(), {e.truth(a[1]), degrees, r});
+}
+
+// np.sinc(x) = sin(pi x) / (pi x), x = 1e-20 for 0 (numba's: in float64 for
+// real numbers; complex numbers would need a complex sin).
+const Type* sincType(const Site& s) {
+  const Type* t = numberArg(s);
+  if (t->isComplex()) s.fail("np.sinc() of " + typeToString(t) + " is not supported by cudajit");
+  return f64Ty();
+}
+ir::Instr* sincLower(const Site& s, Emitter& e) {
+  sincType(s);
+  ir::Instr* x = e.convert(s.args[0], f64Ty());
+  ir::Instr* zero = e.emit(Op::Eq, boolTy(), {x, e.constant(ir::Const::real(0.0), f64Ty())});
+  x = e.emit(Op::Select, f64Ty(), {zero, e.constant(ir::Const::real(1e-20), f64Ty()), x});
+  x = e.emit(Op::Mul, f64Ty(), {x, e.constant(ir::Const::real(M_PI), f64Ty())});
+  return e.emit(Op::TrueDiv, f64Ty(), {e.intrinsic("math.sin", f64Ty(), {x}), x});
+}
+
 }  // namespace
 
 const Rule ufunc{ufuncType, ufuncLower};
+const Rule numpyRealImag{realImagType, realImagLower};
+const Rule numpyAngle{angleFnType, angleFnLower};
+const Rule numpySinc{sincType, sincLower};
 
 }  // namespace rules
 }  // namespace cj::typeinfer
