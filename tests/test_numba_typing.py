@@ -266,12 +266,16 @@ def test_enough_kernels_compared():
 def test_types_match_numba(case):
     """Kernel variables and stored expressions, and every device function it
     calls (per specialisation: variables and return type), typed as numba does."""
-    src, _copies = name_stores(kernel_source(case.kernel))
-    glb = case.kernel.__globals__
-    nb_fn = rebuild(case.kernel, src, numba_globals(glb, case.kernel.__code__))
-    cj_fn = rebuild(case.kernel, src, glb)
-    want = numba_var_types(nb_fn, case.sig)
-    funcs = cudajit_functions(cj_fn, case.sig)
+    compare_kernel(case.name, case.kernel, case.sig)
+
+
+def compare_kernel(name, kernel, sig):
+    src, _copies = name_stores(kernel_source(kernel))
+    glb = kernel.__globals__
+    nb_fn = rebuild(kernel, src, numba_globals(glb, kernel.__code__))
+    cj_fn = rebuild(kernel, src, glb)
+    want = numba_var_types(nb_fn, sig)
+    funcs = cudajit_functions(cj_fn, sig)
     # A store whose value is an existing SSA value (a copy, t[-1] of a built
     # tuple) has no annotation of its own in cudajit's IR: not compared.
     compared, mismatches = compare("", want, funcs[0][3])
@@ -289,8 +293,9 @@ def test_types_match_numba(case):
         n, m = compare(f"{py_name}.", nb_vars, got)
         compared += n + 1
         mismatches += m
-    assert not mismatches, f"{case.name}: " + "; ".join(mismatches)
-    assert compared > 0 or not want, f"{case.name}: no variable compared"
+    assert not mismatches, f"{name}: " + "; ".join(mismatches)
+    assert compared > 0 or not want, f"{name}: no variable compared"
+    return compared
 
 
 # ---- mixed int/float arithmetic: numba's result types, not numpy's ----------------------------
@@ -330,3 +335,61 @@ def test_int_float_promotion_matches_numba(it, ft):
     assert len(names) == 10 and names <= set(got), (sorted(want), sorted(got))
     n, mismatches = compare(f"{it} with {ft}: ", {k: want[k] for k in names}, got)
     assert n == 10 and not mismatches, mismatches
+
+
+# ---- kernels outside the conformance suite -------------------------------------------
+# cudajit.random's device functions, compiled by numba from the same source
+# (rotl, the uint64 shifts, the float conversions and the Box-Muller formulas
+# typed as numba types them: numba's bit-exact numbers depend on it).
+from cudajit.random import (xoroshiro128p_next, xoroshiro128p_normal_float32,  # noqa: E402
+                            xoroshiro128p_normal_float64, xoroshiro128p_uniform_float32,
+                            xoroshiro128p_uniform_float64, xoroshiro128p_jump, init_xoroshiro128p_state)
+
+
+def random_draws(states, seed, u32, u64, n32, n64, raw):
+    i = cudajit.grid(1)
+    if i < states.shape[0]:
+        u32[i] = xoroshiro128p_uniform_float32(states, i)
+        u64[i] = xoroshiro128p_uniform_float64(states, i)
+        n32[i] = xoroshiro128p_normal_float32(states, i)
+        n64[i] = xoroshiro128p_normal_float64(states, i)
+        raw[i] = xoroshiro128p_next(states, i)
+        if seed != 0:
+            init_xoroshiro128p_state(states, i, seed)
+            xoroshiro128p_jump(states, i)
+
+
+# numpy ufuncs numba-cuda lowers on scalars, on mixed argument types (the
+# result types of the others are checked against numba's typing context in
+# tests/test_numpy_ufuncs.py: numba cannot lower them).
+def np_mixed_types(a, b, c, out, flags, ints):
+    i = cudajit.grid(1)
+    if i < a.size:
+        x = a[i]
+        y = b[i]
+        k = c[i]
+        out[0, i] = np.sin(k)
+        out[1, i] = np.arctan2(x, k)
+        out[2, i] = np.hypot(x, y)
+        out[3, i] = np.maximum(x, k)
+        out[4, i] = np.log(np.float32(y) + 2)
+        out[5, i] = np.divide(k, x)
+        flags[0, i] = np.less(x, k)
+        flags[1, i] = np.logical_and(k, x)
+        flags[2, i] = np.isnan(k)
+        ints[0, i] = np.minimum(k, np.int16(3))
+        ints[1, i] = np.bitwise_and(k, np.uint8(7))
+        ints[2, i] = np.left_shift(k, 2)
+
+
+EXTRA = [
+    ("random_draws", random_draws,
+     "void(uint64[:, ::1], uint64, float32[::1], float64[::1], float32[::1], float64[::1], uint64[::1])"),
+    ("np_mixed_types", np_mixed_types,
+     "void(float32[::1], float64[::1], int32[::1], float64[:, ::1], boolean[:, ::1], int64[:, ::1])"),
+]
+
+
+@pytest.mark.parametrize("name,kernel,sig", EXTRA, ids=[e[0] for e in EXTRA])
+def test_extra_kernels_types_match_numba(name, kernel, sig):
+    assert compare_kernel(name, kernel, sig) >= 5

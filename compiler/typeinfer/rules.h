@@ -109,6 +109,11 @@ extern const Rule round;           // round(x[, ndigits])
 extern const Rule builtinPow;      // pow(a, b): the ** operator
 // rules_const.cpp
 extern const Rule constArrayLike;  // cudajit.const.array_like(global numpy array)
+// rules_ufunc.cpp: numpy ufuncs on scalars (arg = numpy's ufunc name)
+extern const Rule ufunc;
+extern const Rule numpyRealImag;   // np.real / np.imag (arg = "real" | "imag")
+extern const Rule numpyAngle;      // np.angle(z, deg=False)
+extern const Rule numpySinc;       // np.sinc(x)
 }  // namespace rules
 
 }  // namespace cj::typeinfer

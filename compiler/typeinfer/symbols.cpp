@@ -20,6 +20,11 @@ const SymbolEntry kSymbols[] = {
   {"numpy." #numba_name, &none, &scalarCast, #numba_name},
 #include "types/scalars.def"
 #undef X
+// np.sqrt(x) & co: numpy ufuncs on scalars (rules_ufunc.cpp), named as the
+// decoder names a ufunc: numpy.<its __name__> (np.abs -> numpy.absolute).
+#define UFUNC(name, nin, nout, loops) {"numpy." #name, &none, &ufunc, #name},
+#include "typeinfer/ufunc_loops.def"
+#undef UFUNC
 };
 
 const AttributeEntry kAttributes[] = {

@@ -68,6 +68,9 @@ _SCALAR_TYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", 
 
 
 def __getattr__(name):
+    if name == "random":   # numba.cuda.random's generators (imports numpy: loaded on first use)
+        import importlib
+        return importlib.import_module(".random", __name__)
     if name in _SCALAR_TYPES:
         import numpy
         value = getattr(numpy, name)

@@ -302,3 +302,146 @@ for cdt, tol in (("complex128", 1e-14), ("complex64", 2e-6)):
          (lambda cdt: lambda r: [rand(r, n := n_of(r), cdt), rand(r, n, cdt, 0.5, 3), poison((6, n), cdt)])(cdt),
          one_d(256, arg=0), _complex_ref, [2], kernel=complex_arith, rtol=tol, atol=tol, topic=TOPIC,
          covers=("complex + - * / **", "complex()", "1j literal", cdt))
+
+
+# ---- numpy functions on scalars (the ufuncs numba-cuda lowers in kernels) --------------------
+# np.f(x) on a float32 stays float32, on a float64 float64 (numpy's loops, as
+# numba types them); numpy's integer loops keep the integer width
+# (np.maximum(int32, int32) -> int32, unlike the builtin max).
+
+NP_UNARY = {
+    "sin": (-6, 6, 4), "cos": (-6, 6, 4), "tan": (-1.4, 1.4, 8), "arcsin": (-0.99, 0.99, 4),
+    "arccos": (-0.99, 0.99, 4), "arctan": (-20, 20, 4), "sinh": (-5, 5, 4), "cosh": (-5, 5, 4),
+    "tanh": (-5, 5, 4), "arcsinh": (-20, 20, 4), "arccosh": (1.01, 20, 4), "arctanh": (-0.95, 0.95, 4),
+    "deg2rad": (-360, 360, 2), "rad2deg": (-6, 6, 2), "degrees": (-6, 6, 2), "radians": (-360, 360, 2),
+    "log": (0.01, 100, 4), "log2": (0.01, 100, 4), "log10": (0.01, 100, 4),
+}
+NP_BINARY = {
+    "arctan2": ((-9, 9), (-9, 9), 4), "hypot": ((-9, 9), (-9, 9), 4), "divide": ((-9, 9), (0.5, 9), 2),
+}
+
+for dt in ("float32", "float64"):
+    rtol, atol = TOL[dt]
+    for fname, (lo, hi, scale) in NP_UNARY.items():
+        name = f"np_{fname}_{dt}"
+        expr = f"np.{fname}(a[i])"
+        k = build(UNARY_SRC.format(name=name, expr=expr), name, G)
+        case(name, f"void({dt}[::1], {dt}[::1])",
+             (lambda dt, lo, hi: lambda r: [rand(r, n := n_of(r), dt, lo, hi), poison(n, dt)])(dt, lo, hi),
+             one_d(256, arg=1),
+             (lambda fn: lambda a, out: out.__setitem__(..., fn(a)))(getattr(np, fname)),
+             [1], kernel=k, rtol=rtol * scale, atol=atol * scale, topic=TOPIC, covers=(f"np.{fname}", dt))
+    for fname, ((lo, hi), (lo2, hi2), scale) in NP_BINARY.items():
+        name = f"np_{fname}_{dt}"
+        expr = f"np.{fname}(a[i], b[i])"
+        k = build(BINARY_SRC.format(name=name, expr=expr), name, G)
+        case(name, f"void({dt}[::1], {dt}[::1], {dt}[::1])",
+             (lambda dt, lo, hi, lo2, hi2: lambda r: [rand(r, n := n_of(r), dt, lo, hi),
+                                                      rand(r, n, dt, lo2, hi2), poison(n, dt)])(
+                 dt, lo, hi, lo2, hi2),
+             one_d(256, arg=2),
+             (lambda fn: lambda a, b, out: out.__setitem__(..., fn(a, b)))(getattr(np, fname)),
+             [2], kernel=k, rtol=rtol * scale, atol=atol * scale, topic=TOPIC, covers=(f"np.{fname}", dt))
+
+
+def np_min_max_nan(a, b, out, flags):
+    i = cuda.grid(1)
+    if i < a.size:
+        x = a[i]
+        y = b[i]
+        out[0, i] = np.maximum(x, y)
+        out[1, i] = np.minimum(x, y)
+        out[2, i] = np.fmax(x, y)
+        out[3, i] = np.fmin(x, y)
+        flags[0, i] = np.isnan(x)
+        flags[1, i] = np.greater(x, y)
+        flags[2, i] = np.less_equal(x, y)
+        flags[3, i] = np.logical_and(x > 0, np.not_equal(y, 0))
+        flags[4, i] = np.logical_or(np.isnan(y), np.equal(x, y))
+        flags[5, i] = np.logical_xor(x > 0, y > 0)
+        flags[6, i] = np.logical_not(x > 1)
+
+
+def _np_min_max_ref(a, b, out, flags):
+    out[0] = np.maximum(a, b)
+    out[1] = np.minimum(a, b)
+    out[2] = np.fmax(a, b)
+    out[3] = np.fmin(a, b)
+    flags[0] = np.isnan(a)
+    flags[1] = np.greater(a, b)
+    flags[2] = np.less_equal(a, b)
+    flags[3] = np.logical_and(a > 0, b != 0)
+    flags[4] = np.logical_or(np.isnan(b), a == b)
+    flags[5] = np.logical_xor(a > 0, b > 0)
+    flags[6] = np.logical_not(a > 1)
+
+
+for dt in ("float32", "float64"):
+    case(f"np_min_max_predicates_{dt}", f"void({dt}[::1], {dt}[::1], {dt}[:, ::1], boolean[:, ::1])",
+         (lambda dt: lambda r: [_with_specials(r, n := n_of(r), dt), _with_specials(r, n, dt),
+                                poison((4, n), dt), r.random((7, n)) < 0.5])(dt),
+         one_d(256, arg=0), _np_min_max_ref, [2, 3], kernel=np_min_max_nan, topic=TOPIC,
+         covers=("np.maximum/minimum propagate NaN", "np.fmax/fmin ignore NaN", "np.isnan",
+                 "np comparison and logical ufuncs", dt))
+
+
+def np_int_ufuncs(a, b, out, m):
+    i = cuda.grid(1)
+    if i < a.size:
+        x = a[i]
+        y = b[i]
+        m[0, i] = np.maximum(x, y)          # int32 loop: an int32 result
+        m[1, i] = np.minimum(x, y)
+        m[2, i] = np.bitwise_and(x, y)
+        m[3, i] = np.bitwise_or(x, y)
+        m[4, i] = np.bitwise_xor(x, y)
+        m[5, i] = np.invert(x)
+        m[6, i] = np.left_shift(x, y & 7)
+        m[7, i] = np.right_shift(x, y & 7)
+        m[8, i] = np.conjugate(x)
+        out[i] = np.divide(x, y)            # int / int: the float64 loop
+
+
+def _np_int_ref(a, b, out, m):
+    m[0] = np.maximum(a, b)
+    m[1] = np.minimum(a, b)
+    m[2] = a & b
+    m[3] = a | b
+    m[4] = a ^ b
+    m[5] = ~a
+    m[6] = np.left_shift(a, b & 7)
+    m[7] = np.right_shift(a, b & 7)
+    m[8] = a
+    out[...] = a / b
+
+
+case("np_int_ufuncs_int32", "void(int32[::1], int32[::1], float64[::1], int32[:, ::1])",
+     lambda r: [rand(r, n := n_of(r), np.int32, -1000, 1000), rand(r, n, np.int32, 1, 50),
+                poison(n, np.float64), poison((9, n), np.int32)],
+     one_d(256, arg=0), _np_int_ref, [2, 3], kernel=np_int_ufuncs, rtol=1e-15, topic=TOPIC,
+     covers=("np.maximum/minimum on int32 -> int32", "np.bitwise_*, np.invert, np shifts", "np.divide(int, int)"))
+
+
+def np_constants(a, out):
+    i = cuda.grid(1)
+    if i < a.size:
+        x = a[i]
+        out[0, i] = x * np.pi + np.e
+        out[1, i] = np.deg2rad(x) * 180 / math.pi
+        out[2, i] = np.inf if x > 0 else -np.inf
+        out[3, i] = np.nan if x > 1 else x
+        out[4, i] = np.sin(np.float32(x))
+
+
+def _np_constants_ref(a, out):
+    out[0] = a * np.pi + np.e
+    out[1] = np.deg2rad(a) * 180 / np.pi
+    out[2] = np.where(a > 0, np.inf, -np.inf)
+    out[3] = np.where(a > 1, np.nan, a)
+    out[4] = np.sin(a.astype(np.float32))
+
+
+case("np_constants_float64", "void(float64[::1], float64[:, ::1])",
+     lambda r: [rand(r, n := n_of(r), np.float64, -3, 3), poison((5, n), np.float64)],
+     one_d(256, arg=0), _np_constants_ref, [1], kernel=np_constants, rtol=2e-6, atol=2e-6, topic=TOPIC,
+     covers=("np.pi", "np.e", "np.inf", "np.nan", "np.sin(np.float32(x)) -> float32"))

@@ -1,0 +1,625 @@
+// numpy ufuncs on scalars in kernels: np.sqrt(x), np.maximum(a, b), ...
+//
+// Typing is numba-cuda's (typing/npydecl.py Numpy_rules_ufunc): the loop of
+// ufunc_loops.def that numba's ufunc_find_matching_loop picks for the
+// argument types gives the result type (np.sqrt(int32) -> float64,
+// np.sqrt(float32) -> float32, np.add(int32, int32) -> int32). Lowering
+// converts the arguments to the loop's input types and computes the loop in
+// that type with numpy's semantics, on the existing IR operations and math
+// intrinsics. numba-cuda 0.30 types every ufunc here but lowers only part of
+// them on scalars (np.sqrt raises a KeyError there); cudajit lowers them all
+// except the complex transcendental loops and gcd/lcm, which are errors.
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "typeinfer/rules.h"
+#include "typeinfer/ufuncs.h"
+
+namespace cj::typeinfer {
+namespace {
+
+struct Row {
+  std::string_view name;
+  int nin, nout;
+  std::string_view loops;
+};
+
+const Row kRows[] = {
+#define UFUNC(name, nin, nout, loops) {#name, nin, nout, loops},
+#include "typeinfer/ufunc_loops.def"
+#undef UFUNC
+};
+
+Scalar fromNumpyChar(char c) {
+  switch (c) {
+    case '?': return Scalar::Bool;
+    case 'b': return Scalar::Int8;
+    case 'B': return Scalar::UInt8;
+    case 'h': return Scalar::Int16;
+    case 'H': return Scalar::UInt16;
+    case 'i': return Scalar::Int32;
+    case 'I': return Scalar::UInt32;
+    case 'l': case 'q': return Scalar::Int64;
+    case 'L': case 'Q': return Scalar::UInt64;
+    case 'f': return Scalar::Float32;
+    case 'd': return Scalar::Float64;
+    case 'F': return Scalar::Complex64;
+    case 'D': return Scalar::Complex128;
+  }
+  throw std::logic_error(std::string("ufunc_loops.def: unknown type character ") + c);
+}
+
+Ufunc parseRow(const Row& r) {
+  Ufunc u{r.name, r.nin, r.nout, {}};
+  size_t pos = 0;
+  while (pos < r.loops.size()) {
+    size_t end = r.loops.find(' ', pos);
+    if (end == std::string_view::npos) end = r.loops.size();
+    std::string_view text = r.loops.substr(pos, end - pos);
+    pos = end + 1;
+    UfuncLoop loop;
+    if (!text.empty() && text[0] == '!') {
+      loop.supported = false;
+      text.remove_prefix(1);
+    }
+    loop.text = std::string(text);
+    size_t arrow = text.find(':');
+    for (size_t i = 0; i < arrow; ++i) loop.ins.push_back(fromNumpyChar(text[i]));
+    for (size_t i = arrow + 1; i < text.size(); ++i) loop.outs.push_back(fromNumpyChar(text[i]));
+    u.loops.push_back(std::move(loop));
+  }
+  return u;
+}
+
+bool isIntKind(Scalar s) { return scalarKind(s) == ScalarKind::Int; }
+bool isInexactKind(Scalar s) { return scalarKind(s) == ScalarKind::Float || scalarKind(s) == ScalarKind::Complex; }
+
+}  // namespace
+
+const Ufunc* findUfunc(std::string_view name) {
+  static const auto table = [] {
+    std::unordered_map<std::string_view, Ufunc> m;
+    for (const Row& r : kRows) m.emplace(r.name, parseRow(r));
+    return m;
+  }();
+  auto it = table.find(name);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+bool safeCast(Scalar from, Scalar to) {
+  if (from == to) return true;
+  ScalarKind fk = scalarKind(from), tk = scalarKind(to);
+  int fb = scalarBits(from), tb = scalarBits(to);
+  switch (fk) {
+    case ScalarKind::Bool: return true;
+    case ScalarKind::Int:
+      if (tk == ScalarKind::Int)
+        return scalarSigned(from) ? scalarSigned(to) && tb >= fb : (scalarSigned(to) ? tb > fb : tb >= fb);
+      if (tk == ScalarKind::Float) return tb == 16 ? fb <= 8 : tb == 32 ? fb <= 16 : true;
+      if (tk == ScalarKind::Complex) return tb == 64 ? fb <= 16 : true;
+      return false;
+    case ScalarKind::Float:
+      if (tk == ScalarKind::Float) return tb >= fb;
+      if (tk == ScalarKind::Complex) return tb / 2 >= fb;
+      return false;
+    case ScalarKind::Complex: return tk == ScalarKind::Complex && tb >= fb;
+  }
+  return false;
+}
+
+const UfuncLoop* chooseLoop(const Ufunc& u, const std::vector<Scalar>& args) {
+  bool any_int = false, any_inexact = false;
+  for (Scalar a : args) {
+    any_int = any_int || isIntKind(a);
+    any_inexact = any_inexact || isInexactKind(a);
+  }
+  bool mixed = any_int && any_inexact;
+  for (const UfuncLoop& loop : u.loops) {
+    bool ok = loop.ins.size() == args.size();
+    for (size_t i = 0; ok && i < args.size(); ++i)
+      ok = (mixed && isIntKind(args[i]) && isInexactKind(loop.ins[i])) || safeCast(args[i], loop.ins[i]);
+    if (ok) return &loop;
+  }
+  return nullptr;
+}
+
+namespace rules {
+namespace {
+
+using ir::Op;
+
+// ---- typing ---------------------------------------------------------------------
+
+std::string spell(const Site& s) {
+  std::string_view n = s.name;
+  if (n.substr(0, 6) == "numpy.") n.remove_prefix(6);
+  return "np." + std::string(n);
+}
+
+struct Chosen {
+  const Ufunc* ufunc;
+  const UfuncLoop* loop;
+};
+
+Chosen choose(const Site& s) {
+  const Ufunc* u = findUfunc(s.arg);
+  if (!u) s.fail("unknown numpy ufunc " + std::string(s.arg));
+  if (!s.kw_names.empty())
+    s.fail(spell(s) + "() keyword arguments (out=, where=, dtype=) are not supported in kernels");
+  if (s.args.size() != static_cast<size_t>(u->nin)) {
+    if (s.args.size() > static_cast<size_t>(u->nin))
+      s.fail(spell(s) + "() with an explicit output argument is not supported in kernels",
+             "assign the result instead: out[i] = " + spell(s) + "(...)");
+    s.fail(spell(s) + "() takes " + std::to_string(u->nin) + " argument" + (u->nin == 1 ? "" : "s") +
+           ", got " + std::to_string(s.args.size()));
+  }
+  std::vector<Scalar> scalars;
+  std::string got;
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    const Type* t = s.argType(i);
+    got += (i ? ", " : "") + typeToString(t);
+    if (t->is(TypeKind::Array))
+      s.fail(spell(s) + "() on an array is not supported in kernels (it would allocate the result)",
+             "apply it to each element: out[i] = " + spell(s) + "(a[i])");
+    if (!t->isScalar()) s.fail(spell(s) + "() argument must be a number, got " + typeToString(t));
+    scalars.push_back(t->scalar);
+  }
+  const UfuncLoop* loop = chooseLoop(*u, scalars);
+  if (!loop) s.fail("can't resolve ufunc " + std::string(u->name) + " for types (" + got + ")");
+  if (!loop->supported)
+    s.fail("ufunc '" + std::string(u->name) + "' using the loop '" + loop->text + "' is not supported");
+  return {u, loop};
+}
+
+const Type* resultType(const UfuncLoop& loop) {
+  if (loop.outs.size() == 1) return scalarTy(loop.outs[0]);
+  std::vector<const Type*> elems;
+  for (Scalar o : loop.outs) elems.push_back(scalarTy(o));
+  return tupleTy(elems);
+}
+
+const Type* ufuncType(const Site& s) { return resultType(*choose(s).loop); }
+
+// ---- lowering -------------------------------------------------------------------
+
+// One call being lowered: the arguments converted to the loop's input types.
+struct Call {
+  const Site& s;
+  Emitter& e;
+  const UfuncLoop& loop;
+  std::string_view intrinsic;   // the table row's intrinsic, if any
+  Op op;                        // the table row's IR operation, if any
+  std::vector<ir::Instr*> x;
+  const Type* T;                // the first input's type (most loops are homogeneous)
+  const Type* R;                // the (first) output's type
+
+  Scalar kind() const { return T->scalar; }
+  bool isBool() const { return T->isBool(); }
+  bool isInt() const { return T->isInt(); }
+  bool isFloat() const { return T->isFloat(); }
+  bool isComplex() const { return T->isComplex(); }
+
+  ir::Instr* num(double v, const Type* t) const {
+    if (t->isComplex()) return e.constant(ir::Const::complex(v, 0.0), t);
+    if (t->isFloat()) return e.constant(ir::Const::real(v), t);
+    if (t->isBool()) return e.constant(ir::Const::boolean(v != 0), t);
+    return e.constant(ir::Const::integer(static_cast<int64_t>(v)), t);
+  }
+  ir::Instr* num(double v) const { return num(v, T); }
+  ir::Instr* op2(Op o, ir::Instr* a, ir::Instr* b, const Type* t = nullptr) const {
+    return e.emit(o, t ? t : a->type, {a, b});
+  }
+  ir::Instr* cmp(Op o, ir::Instr* a, ir::Instr* b) const { return e.emit(o, boolTy(), {a, b}); }
+  ir::Instr* select(ir::Instr* c, ir::Instr* a, ir::Instr* b) const {
+    return e.emit(Op::Select, a->type, {c, a, b});
+  }
+  ir::Instr* isNan(ir::Instr* v) const { return cmp(Op::Ne, v, v); }
+  ir::Instr* call(std::string_view name, std::vector<ir::Instr*> ops) const {
+    return e.intrinsic(std::string(name), ops[0]->type, ops);
+  }
+  [[noreturn]] void unsupported() const {
+    s.fail(spell(s) + "() on " + typeToString(T) + " (numpy loop '" + loop.text +
+           "') is not supported by cudajit");
+  }
+  static const Type* partType(const Type* complex) {
+    return scalarTy(complex->scalar == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64);
+  }
+  ir::Instr* part(const char* which, ir::Instr* z) const {
+    return e.intrinsic(std::string("complex.") + which, partType(z->type), {z});
+  }
+};
+
+using Lowering = ir::Instr* (*)(const Call&);
+
+// f(x) in the loop's float type with a libdevice intrinsic; integer loops
+// (np.floor/ceil/trunc of ints) are the identity.
+ir::Instr* unaryMath(const Call& c) {
+  if (c.isComplex()) c.unsupported();
+  if (!c.isFloat()) return c.x[0];
+  return c.call(c.intrinsic, {c.x[0]});
+}
+
+ir::Instr* binaryMath(const Call& c) {
+  if (!c.isFloat()) c.unsupported();
+  return c.call(c.intrinsic, {c.x[0], c.x[1]});
+}
+
+// add/subtract/multiply/true_divide/floor_divide/remainder/power and the
+// bitwise operations on the loop type; numpy's boolean add is `or` and its
+// boolean multiply `and`.
+ir::Instr* binaryOp(const Call& c) {
+  Op op = c.op;
+  if (c.isBool() && op == Op::Add) op = Op::BitOr;
+  if (c.isBool() && op == Op::Mul) op = Op::BitAnd;
+  if (c.isComplex() && op == Op::Pow) c.unsupported();   // no complex exp/log in codegen yet
+  return c.op2(op, c.x[0], c.x[1]);
+}
+
+ir::Instr* compareOp(const Call& c) {
+  Scalar a = c.loop.ins[0], b = c.loop.ins[1];
+  if (a == b) {
+    if (c.isComplex() && c.op != Op::Eq && c.op != Op::Ne) c.unsupported();
+    return c.cmp(c.op, c.x[0], c.x[1]);
+  }
+  // The mixed int64/uint64 loops (qQ, Qq): compare the mathematical values.
+  bool lhs_signed = scalarSigned(a);
+  ir::Instr* sv = lhs_signed ? c.x[0] : c.x[1];
+  ir::Instr* uv = lhs_signed ? c.x[1] : c.x[0];
+  ir::Instr* neg = c.cmp(Op::Lt, sv, c.num(0, sv->type));
+  ir::Instr* su = c.e.convert(sv, uv->type);
+  ir::Instr* l = lhs_signed ? su : uv;
+  ir::Instr* r = lhs_signed ? uv : su;
+  ir::Instr* unsigned_result = c.cmp(c.op, l, r);
+  // A negative signed value is below every unsigned one.
+  bool neg_result = false;
+  switch (c.op) {
+    case Op::Lt: case Op::Le: neg_result = lhs_signed; break;
+    case Op::Gt: case Op::Ge: neg_result = !lhs_signed; break;
+    case Op::Ne: neg_result = true; break;
+    default: neg_result = false; break;
+  }
+  return c.select(neg, c.e.constant(ir::Const::boolean(neg_result), boolTy()), unsigned_result);
+}
+
+ir::Instr* trueDivide(const Call& c) { return c.op2(Op::TrueDiv, c.x[0], c.x[1]); }
+
+ir::Instr* divmod(const Call& c) {
+  ir::Instr* q = c.op2(Op::FloorDiv, c.x[0], c.x[1]);
+  ir::Instr* r = c.op2(Op::Mod, c.x[0], c.x[1]);
+  return c.e.emit(Op::TupleMake, tupleTy({c.T, c.T}), {q, r});
+}
+
+// C's fmod: the remainder takes the dividend's sign (0 for a zero divisor).
+ir::Instr* fmod(const Call& c) {
+  if (c.isFloat()) return c.call("math.fmod", {c.x[0], c.x[1]});
+  ir::Instr* r = c.op2(Op::Mod, c.x[0], c.x[1]);   // floored; 0 for a zero divisor
+  if (!scalarSigned(c.kind())) return r;
+  ir::Instr* nonzero = c.cmp(Op::Ne, r, c.num(0));
+  ir::Instr* signs_differ = c.cmp(Op::Lt, c.op2(Op::BitXor, r, c.x[0]), c.num(0));
+  ir::Instr* adjust = c.op2(Op::BitAnd, nonzero, signs_differ);
+  return c.select(adjust, c.op2(Op::Sub, r, c.x[1]), r);
+}
+
+ir::Instr* negative(const Call& c) { return c.e.emit(Op::Neg, c.T, {c.x[0]}); }
+ir::Instr* identity(const Call& c) { return c.x[0]; }
+
+ir::Instr* absolute(const Call& c) {
+  ir::Instr* x = c.x[0];
+  if (c.isComplex()) return c.e.intrinsic("complex.abs", c.R, {x});
+  if (c.isFloat()) return c.call("math.fabs", {x});
+  if (c.isBool() || !scalarSigned(c.kind())) return x;
+  return c.select(c.cmp(Op::Lt, x, c.num(0)), c.e.emit(Op::Neg, c.T, {x}), x);
+}
+
+// 1, -1 or 0 (NaN stays NaN); complex: z / |z| (0 for 0), as numpy 2.
+ir::Instr* sign(const Call& c) {
+  ir::Instr* x = c.x[0];
+  if (c.isComplex()) {
+    ir::Instr* mag = c.e.intrinsic("complex.abs", Call::partType(c.T), {x});
+    ir::Instr* magz = c.e.intrinsic("complex.make", c.T, {mag, c.num(0, mag->type)});
+    return c.select(c.cmp(Op::Eq, mag, c.num(0, mag->type)), c.num(0), c.op2(Op::TrueDiv, x, magz));
+  }
+  ir::Instr* zero = c.num(0);
+  ir::Instr* pos = c.select(c.cmp(Op::Gt, x, zero), c.num(1), zero);
+  if (c.isInt() && !scalarSigned(c.kind())) return pos;
+  ir::Instr* r = c.select(c.cmp(Op::Lt, x, zero), c.num(-1), pos);
+  if (c.isFloat()) r = c.select(c.isNan(x), x, r);
+  return r;
+}
+
+ir::Instr* conjugate(const Call& c) {
+  ir::Instr* z = c.x[0];
+  if (!c.isComplex()) return z;
+  ir::Instr* im = c.part("imag", z);
+  return c.e.intrinsic("complex.make", c.T, {c.part("real", z), c.e.emit(Op::Neg, im->type, {im})});
+}
+
+ir::Instr* square(const Call& c) {
+  if (c.isBool()) return c.op2(Op::BitAnd, c.x[0], c.x[0]);
+  return c.op2(Op::Mul, c.x[0], c.x[0]);
+}
+
+// 1 / x; integers divide in float64 and convert back, as numpy's loops.
+ir::Instr* reciprocal(const Call& c) {
+  if (c.isFloat() || c.isComplex()) return c.op2(Op::TrueDiv, c.num(1), c.x[0]);
+  ir::Instr* xf = c.e.convert(c.x[0], f64Ty());
+  return c.e.convert(c.op2(Op::TrueDiv, c.num(1, f64Ty()), xf), c.T);
+}
+
+// numpy's npy_logaddexp / npy_logaddexp2.
+ir::Instr* logaddexp(const Call& c) {
+  if (!c.isFloat()) c.unsupported();
+  bool base2 = c.s.arg == "logaddexp2";
+  ir::Instr *x = c.x[0], *y = c.x[1];
+  const char* expf = base2 ? "math.exp2" : "math.exp";
+  auto log1pOf = [&](ir::Instr* v) {
+    ir::Instr* l = c.call("math.log1p", {v});
+    return base2 ? c.op2(Op::Mul, l, c.num(1.0 / std::log(2.0))) : l;
+  };
+  ir::Instr* same = c.op2(Op::Add, x, c.num(base2 ? 1.0 : std::log(2.0)));
+  ir::Instr* d = c.op2(Op::Sub, x, y);
+  ir::Instr* pos = c.op2(Op::Add, x, log1pOf(c.call(expf, {c.e.emit(Op::Neg, c.T, {d})})));
+  ir::Instr* neg = c.op2(Op::Add, y, log1pOf(c.call(expf, {d})));
+  ir::Instr* r = c.select(c.cmp(Op::Gt, d, c.num(0)), pos, c.select(c.cmp(Op::Le, d, c.num(0)), neg, d));
+  return c.select(c.cmp(Op::Eq, x, y), same, r);
+}
+
+// maximum/minimum propagate NaN; fmax/fmin ignore it (numba's npyfuncs).
+ir::Instr* minMax(const Call& c) {
+  bool is_max = c.s.arg == "maximum" || c.s.arg == "fmax";
+  bool nan_ignoring = c.s.arg == "fmax" || c.s.arg == "fmin";
+  ir::Instr *a = c.x[0], *b = c.x[1];
+  if (c.isBool()) return c.op2(is_max ? Op::BitOr : Op::BitAnd, a, b);
+  if (c.isComplex()) c.unsupported();
+  ir::Instr* pick = c.select(c.cmp(is_max ? Op::Ge : Op::Le, a, b), a, b);
+  if (!c.isFloat()) return pick;
+  ir::Instr* any_nan = c.op2(Op::BitOr, c.isNan(a), c.isNan(b));
+  ir::Instr* nan_result = nan_ignoring ? c.select(c.isNan(a), b, a) : c.select(c.isNan(a), a, b);
+  return c.select(any_nan, nan_result, pick);
+}
+
+ir::Instr* invert(const Call& c) {
+  if (c.isBool()) return c.e.emit(Op::Not, boolTy(), {c.x[0]});
+  return c.e.emit(Op::Invert, c.T, {c.x[0]});
+}
+
+ir::Instr* logical(const Call& c) {
+  if (c.s.arg == "logical_not") return c.e.emit(Op::Not, boolTy(), {c.e.truth(c.x[0])});
+  ir::Instr* a = c.e.truth(c.x[0]);
+  ir::Instr* b = c.e.truth(c.x[1]);
+  Op op = c.s.arg == "logical_and" ? Op::BitAnd : c.s.arg == "logical_or" ? Op::BitOr : Op::BitXor;
+  return c.op2(op, a, b, boolTy());
+}
+
+// isnan/isinf/isfinite: integers are finite; complex numbers by their parts.
+ir::Instr* classify(const Call& c) {
+  bool finite = c.s.arg == "isfinite";
+  std::string name = "math." + std::string(c.s.arg);
+  if (c.isBool() || c.isInt()) return c.e.constant(ir::Const::boolean(finite), boolTy());
+  if (c.isFloat()) return c.e.intrinsic(name, boolTy(), {c.x[0]});
+  ir::Instr* re = c.e.intrinsic(name, boolTy(), {c.part("real", c.x[0])});
+  ir::Instr* im = c.e.intrinsic(name, boolTy(), {c.part("imag", c.x[0])});
+  return c.op2(finite ? Op::BitAnd : Op::BitOr, re, im);
+}
+
+ir::Instr* signbit(const Call& c) {
+  ir::Instr* s = c.call("math.copysign", {c.num(1), c.x[0]});
+  return c.cmp(Op::Lt, s, c.num(0));
+}
+
+// nextafter(x, copysign(inf, x)) - x, as numba computes it (NaN for inf).
+ir::Instr* spacing(const Call& c) {
+  ir::Instr* x = c.x[0];
+  ir::Instr* toward = c.call("math.copysign", {c.num(INFINITY), x});
+  return c.op2(Op::Sub, c.call("math.nextafter", {x, toward}), x);
+}
+
+ir::Instr* ldexp(const Call& c) {
+  return c.e.intrinsic("math.ldexp", c.T, {c.x[0], c.e.convert(c.x[1], i32Ty())});
+}
+
+// deg2rad/radians and rad2deg/degrees: one multiplication in the loop type.
+ir::Instr* angle(const Call& c) {
+  bool to_rad = c.s.arg == "deg2rad" || c.s.arg == "radians";
+  return c.op2(Op::Mul, c.x[0], c.num(to_rad ? M_PI / 180.0 : 180.0 / M_PI));
+}
+
+ir::Instr* floatPower(const Call& c) {
+  if (c.isComplex()) c.unsupported();
+  return c.op2(Op::Pow, c.x[0], c.x[1]); }
+
+ir::Instr* notSupported(const Call& c) {
+  c.s.fail(spell(c.s) + "() is not supported by cudajit");
+}
+
+struct LowerRow {
+  std::string_view name;
+  Lowering lower;
+  std::string_view intrinsic = {};
+  Op op = Op::Add;
+};
+
+const LowerRow kLowering[] = {
+    {"add", binaryOp, {}, Op::Add},
+    {"subtract", binaryOp, {}, Op::Sub},
+    {"multiply", binaryOp, {}, Op::Mul},
+    {"divide", trueDivide},
+    {"floor_divide", binaryOp, {}, Op::FloorDiv},
+    {"remainder", binaryOp, {}, Op::Mod},
+    {"power", binaryOp, {}, Op::Pow},
+    {"float_power", floatPower},
+    {"fmod", fmod},
+    {"divmod", divmod},
+    {"logaddexp", logaddexp},
+    {"logaddexp2", logaddexp},
+    {"negative", negative},
+    {"positive", identity},
+    {"absolute", absolute},
+    {"fabs", unaryMath, "math.fabs"},
+    {"sign", sign},
+    {"conjugate", conjugate},
+    {"square", square},
+    {"reciprocal", reciprocal},
+    {"rint", unaryMath, "math.rint"},
+    {"exp", unaryMath, "math.exp"},
+    {"exp2", unaryMath, "math.exp2"},
+    {"expm1", unaryMath, "math.expm1"},
+    {"log", unaryMath, "math.log"},
+    {"log2", unaryMath, "math.log2"},
+    {"log10", unaryMath, "math.log10"},
+    {"log1p", unaryMath, "math.log1p"},
+    {"sqrt", unaryMath, "math.sqrt"},
+    {"cbrt", unaryMath, "math.cbrt"},
+    {"sin", unaryMath, "math.sin"},
+    {"cos", unaryMath, "math.cos"},
+    {"tan", unaryMath, "math.tan"},
+    {"arcsin", unaryMath, "math.asin"},
+    {"arccos", unaryMath, "math.acos"},
+    {"arctan", unaryMath, "math.atan"},
+    {"sinh", unaryMath, "math.sinh"},
+    {"cosh", unaryMath, "math.cosh"},
+    {"tanh", unaryMath, "math.tanh"},
+    {"arcsinh", unaryMath, "math.asinh"},
+    {"arccosh", unaryMath, "math.acosh"},
+    {"arctanh", unaryMath, "math.atanh"},
+    {"floor", unaryMath, "math.floor"},
+    {"ceil", unaryMath, "math.ceil"},
+    {"trunc", unaryMath, "math.trunc"},
+    {"arctan2", binaryMath, "math.atan2"},
+    {"hypot", binaryMath, "math.hypot"},
+    {"copysign", binaryMath, "math.copysign"},
+    {"nextafter", binaryMath, "math.nextafter"},
+    {"deg2rad", angle},
+    {"radians", angle},
+    {"rad2deg", angle},
+    {"degrees", angle},
+    {"bitwise_and", binaryOp, {}, Op::BitAnd},
+    {"bitwise_or", binaryOp, {}, Op::BitOr},
+    {"bitwise_xor", binaryOp, {}, Op::BitXor},
+    {"invert", invert},
+    {"left_shift", binaryOp, {}, Op::LShift},
+    {"right_shift", binaryOp, {}, Op::RShift},
+    {"greater", compareOp, {}, Op::Gt},
+    {"greater_equal", compareOp, {}, Op::Ge},
+    {"less", compareOp, {}, Op::Lt},
+    {"less_equal", compareOp, {}, Op::Le},
+    {"equal", compareOp, {}, Op::Eq},
+    {"not_equal", compareOp, {}, Op::Ne},
+    {"logical_and", logical},
+    {"logical_or", logical},
+    {"logical_xor", logical},
+    {"logical_not", logical},
+    {"maximum", minMax},
+    {"minimum", minMax},
+    {"fmax", minMax},
+    {"fmin", minMax},
+    {"isnan", classify},
+    {"isinf", classify},
+    {"isfinite", classify},
+    {"signbit", signbit},
+    {"ldexp", ldexp},
+    {"spacing", spacing},
+    {"gcd", notSupported},
+    {"lcm", notSupported},
+};
+
+const LowerRow* findLowering(std::string_view name) {
+  for (const LowerRow& r : kLowering)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+ir::Instr* ufuncLower(const Site& s, Emitter& e) {
+  Chosen ch = choose(s);
+  const LowerRow* row = findLowering(s.arg);
+  if (!row) s.fail(spell(s) + "() is not supported by cudajit");
+  std::vector<ir::Instr*> x;
+  for (size_t i = 0; i < s.args.size(); ++i) x.push_back(e.convert(s.args[i], scalarTy(ch.loop->ins[i])));
+  Call c{s, e, *ch.loop, row->intrinsic, row->op, x, scalarTy(ch.loop->ins[0]), scalarTy(ch.loop->outs[0])};
+  ir::Instr* r = row->lower(c);
+  const Type* want = resultType(*ch.loop);
+  return r->type == want ? r : e.convert(r, want);
+}
+
+// ---- numpy functions numba implements on scalars in Python (np/arraymath.py) ------
+
+const Type* numberArg(const Site& s, size_t max_args = 1) {
+  s.expectArgs(1, max_args);
+  const Type* t = s.argType(0);
+  if (!t->isScalar() || t->isBool())
+    s.fail(spell(s) + "() argument must be a number, got " + typeToString(t));
+  return t;
+}
+
+const Type* partTypeOf(const Type* t) { return t->isComplex() ? Call::partType(t) : t; }
+
+// np.real(x) / np.imag(x): x.real / x.imag (the part type; a real number and 0 of its type).
+const Type* realImagType(const Site& s) { return partTypeOf(numberArg(s)); }
+ir::Instr* realImagLower(const Site& s, Emitter& e) {
+  const Type* t = s.argType(0);
+  bool real = s.arg == "real";
+  if (t->isComplex()) return e.intrinsic(real ? "complex.real" : "complex.imag", partTypeOf(t), {s.args[0]});
+  if (real) return s.args[0];
+  return e.constant(t->isFloat() ? ir::Const::real(0.0) : ir::Const::integer(0), t);
+}
+
+// np.angle(z, deg=False): arctan2(z.imag, z.real) in the part's float type
+// (float64 for integers), times 180/pi when deg: numba's two branches unify
+// to float64.
+const Type* angleFnType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"z", "deg"}, 1);
+  const Type* t = a[0]->type;
+  if (!t->isScalar() || t->isBool()) s.fail("np.angle() argument must be a number, got " + typeToString(t));
+  if (a[1] && !a[1]->type->isScalar()) s.fail("np.angle() deg must be a bool");
+  return f64Ty();
+}
+ir::Instr* angleFnLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"z", "deg"}, 1);
+  ir::Instr* z = a[0];
+  const Type* part = partTypeOf(z->type);
+  const Type* ft = part->isFloat() && part->scalar != Scalar::Float16 ? part : f64Ty();
+  ir::Instr *re, *im;
+  if (z->type->isComplex()) {
+    re = e.intrinsic("complex.real", part, {z});
+    im = e.intrinsic("complex.imag", part, {z});
+  } else {
+    re = e.convert(z, ft);
+    im = e.constant(ir::Const::real(0.0), ft);
+  }
+  ir::Instr* r = e.convert(e.intrinsic("math.atan2", ft, {e.convert(im, ft), e.convert(re, ft)}), f64Ty());
+  if (!a[1]) return r;
+  if (auto c = constantInt(a[1])) {
+    if (!*c) return r;
+    return e.emit(Op::Mul, f64Ty(), {r, e.constant(ir::Const::real(180.0 / M_PI), f64Ty())});
+  }
+  ir::Instr* degrees = e.emit(Op::Mul, f64Ty(), {r, e.constant(ir::Const::real(180.0 / M_PI), f64Ty())});
+  return e.emit(Op::Select, f64Ty(), {e.truth(a[1]), degrees, r});
+}
+
+// np.sinc(x) = sin(pi x) / (pi x), x = 1e-20 for 0 (numba's: in float64 for
+// real numbers; complex numbers would need a complex sin).
+const Type* sincType(const Site& s) {
+  const Type* t = numberArg(s);
+  if (t->isComplex()) s.fail("np.sinc() of " + typeToString(t) + " is not supported by cudajit");
+  return f64Ty();
+}
+ir::Instr* sincLower(const Site& s, Emitter& e) {
+  sincType(s);
+  ir::Instr* x = e.convert(s.args[0], f64Ty());
+  ir::Instr* zero = e.emit(Op::Eq, boolTy(), {x, e.constant(ir::Const::real(0.0), f64Ty())});
+  x = e.emit(Op::Select, f64Ty(), {zero, e.constant(ir::Const::real(1e-20), f64Ty()), x});
+  x = e.emit(Op::Mul, f64Ty(), {x, e.constant(ir::Const::real(M_PI), f64Ty())});
+  return e.emit(Op::TrueDiv, f64Ty(), {e.intrinsic("math.sin", f64Ty(), {x}), x});
+}
+
+}  // namespace
+
+const Rule ufunc{ufuncType, ufuncLower};
+const Rule numpyRealImag{realImagType, realImagLower};
+const Rule numpyAngle{angleFnType, angleFnLower};
+const Rule numpySinc{sincType, sincLower};
+
+}  // namespace rules
+}  // namespace cj::typeinfer
