@@ -21,10 +21,6 @@ import concurrent.futures
 import operator
 import os
 import re
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -54,25 +50,7 @@ def cub_cache(tmp_path_factory):
         os.environ["CUDAJIT_CACHE_DIR"] = old
 
 
-def find_ptxas():
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        root = os.environ.get(var)
-        if root and (Path(root) / "bin" / "ptxas").is_file():
-            return str(Path(root) / "bin" / "ptxas")
-    if Path("/usr/local/cuda/bin/ptxas").is_file():
-        return "/usr/local/cuda/bin/ptxas"
-    return shutil.which("ptxas")
-
-
-def ptxas_ok(ptx, tmp_path):
-    ptxas = find_ptxas()
-    if not ptxas:
-        pytest.skip("ptxas not found")
-    src = tmp_path / "k.ptx"
-    src.write_text(ptx)
-    r = subprocess.run([ptxas, "-arch=sm_90", str(src), "-o", str(tmp_path / "k.cubin")],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+from ptxas_check import assemble as ptxas_ok  # noqa: E402
 
 
 # ---------------------------------------------------------------------------

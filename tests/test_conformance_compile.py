@@ -10,9 +10,6 @@ starts to pass shows as XPASS, the cue to regenerate.
 """
 import json
 import math
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -27,17 +24,7 @@ KNOWN = json.loads((Path(conformance.__file__).parent / "known_failures.json").r
     if (Path(conformance.__file__).parent / "known_failures.json").exists() else {}
 
 
-def find_ptxas():
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        root = os.environ.get(var)
-        if root and (Path(root) / "bin" / "ptxas").is_file():
-            return str(Path(root) / "bin" / "ptxas")
-    if Path("/usr/local/cuda/bin/ptxas").is_file():
-        return "/usr/local/cuda/bin/ptxas"
-    return shutil.which("ptxas")
-
-
-PTXAS = find_ptxas()
+from ptxas_check import assemble  # noqa: E402
 
 
 def _param(c):
@@ -126,13 +113,7 @@ def test_compile_and_ptxas(case, tmp_path):
     ptx, rt = compile_case(case)
     assert ".entry" in ptx and f".target {ARCH}" in ptx
     assert str(rt).lower() in ("void", "none"), rt
-    if PTXAS is None:
-        pytest.skip("ptxas not found (CUDA_HOME, CUDA_PATH, /usr/local/cuda/bin, PATH)")
-    src = tmp_path / "k.ptx"
-    src.write_text(ptx)
-    r = subprocess.run([PTXAS, f"-arch={ARCH}", str(src), "-o", str(tmp_path / "k.cubin")],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, f"ptxas rejected {case.name}:\n{r.stderr}"
+    assemble(ptx, tmp_path, ARCH, what=case.name)
 
 
 @pytest.mark.parametrize("case", [_param(c) for c in conformance.CASES if c.jit_options.get("eager")])

@@ -13,30 +13,17 @@ compared with numpy.
 import math
 import os
 import re
-import shutil
-import subprocess
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import cudajit
+from ptxas_check import assemble
 
 ARCH = "sm_90"
 
 
-def _find_ptxas():
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        root = os.environ.get(var)
-        if root and (Path(root) / "bin" / "ptxas").is_file():
-            return str(Path(root) / "bin" / "ptxas")
-    if Path("/usr/local/cuda/bin/ptxas").is_file():
-        return "/usr/local/cuda/bin/ptxas"
-    return shutil.which("ptxas")
-
-
-PTXAS = _find_ptxas()
 
 
 def make(src, cuda_module=cudajit, name=None):
@@ -49,13 +36,7 @@ def make(src, cuda_module=cudajit, name=None):
 
 
 def ptxas_ok(ptx, tmp_path, tag="k"):
-    if PTXAS is None:
-        pytest.skip("ptxas not found")
-    src = tmp_path / f"{tag}.ptx"
-    src.write_text(ptx)
-    r = subprocess.run([PTXAS, f"-arch={ARCH}", str(src), "-o", str(tmp_path / f"{tag}.cubin")],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, f"ptxas rejected:\n{r.stderr}\n--- PTX ---\n{ptx}"
+    assemble(ptx, tmp_path, ARCH, name=tag)
 
 
 # ---------------------------------------------------------------------------

@@ -6,11 +6,7 @@ error messages; tests marked gpu launch and compare with numpy. The kernel
 cases in kernel_cases.py ("# --- language (issue 5)") cover the same
 features end to end through test_kernels_compile.py and the GPU suite.
 """
-import math
-import os
 import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -36,22 +32,7 @@ def typed_ir(fn, types):
     return _core.infer_ir(fn, types)
 
 
-def _ptxas():
-    for base in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
-        if base and os.path.exists(os.path.join(base, "bin", "ptxas")):
-            return os.path.join(base, "bin", "ptxas")
-    return shutil.which("ptxas")
-
-
-def assemble(ptx, tmp_path):
-    exe = _ptxas()
-    if exe is None:
-        pytest.skip("ptxas not found")
-    src = tmp_path / "k.ptx"
-    src.write_text(ptx)
-    r = subprocess.run([exe, f"-arch={ARCH}", str(src), "-o", str(tmp_path / "k.cubin")],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+from ptxas_check import assemble  # noqa: E402
 
 
 @pytest.fixture(scope="module")

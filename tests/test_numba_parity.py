@@ -9,9 +9,6 @@ numpy on fresh random data; types against numba-cuda's; PTX through ptxas.
 """
 import cmath
 import math
-import os
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -25,22 +22,7 @@ from host_exec import host_function
 ARCH = "sm_90"
 
 
-def _ptxas():
-    for base in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
-        if base and os.path.exists(os.path.join(base, "bin", "ptxas")):
-            return os.path.join(base, "bin", "ptxas")
-    return shutil.which("ptxas")
-
-
-def assemble(ptx, tmp_path):
-    exe = _ptxas()
-    if exe is None:
-        pytest.skip("ptxas not found")
-    src = tmp_path / "k.ptx"
-    src.write_text(ptx)
-    r = subprocess.run([exe, f"-arch={ARCH}", str(src), "-o", str(tmp_path / "k.cubin")],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+from ptxas_check import assemble  # noqa: E402
 
 
 def ret_of(fn, sig):

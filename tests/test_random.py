@@ -11,17 +11,13 @@ On a GPU (marked gpu): a kernel's numbers equal numba-cuda's for the same seed.
 """
 import ctypes
 import ctypes.util
-import math
-import os
 import re
-import shutil
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import cudajit as cuda
+from ptxas_check import assemble
 from cudajit import random as cr
 from cudajit.random import (create_xoroshiro128p_states, init_xoroshiro128p_state,
                             init_xoroshiro128p_states, xoroshiro128p_jump, xoroshiro128p_next,
@@ -136,26 +132,10 @@ def all_functions(states, seed, u32, u64, n32, n64, raw):
 ALL_SIG = "void(uint64[:, ::1], uint64, float32[::1], float64[::1], float32[::1], float64[::1], uint64[::1])"
 
 
-def _ptxas():
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        root = os.environ.get(var)
-        if root and (Path(root) / "bin" / "ptxas").is_file():
-            return str(Path(root) / "bin" / "ptxas")
-    if Path("/usr/local/cuda/bin/ptxas").is_file():
-        return "/usr/local/cuda/bin/ptxas"
-    return shutil.which("ptxas")
-
-
 def test_device_functions_compile_through_ptxas(tmp_path):
     ptx, rt = cuda.compile_ptx(all_functions, ALL_SIG, arch="sm_90")
     assert ".entry" in ptx and rt in ("none", "void")
-    ptxas = _ptxas()
-    if ptxas is None:
-        pytest.skip("ptxas not found")
-    (tmp_path / "k.ptx").write_text(ptx)
-    r = subprocess.run([ptxas, "-arch=sm_90", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    assemble(ptx, tmp_path)
 
 
 def _functions(llvm_text):
