@@ -26,7 +26,8 @@ def main():
     raw = C.load_raw_cuda()
     cj, nb, cp = C.load_cudajit(), C.load_numba(), C.load_cupy()
     payload = {"environment": C.environment(raw, cj, nb, cp), "runs": a.runs, "calls": a.calls}
-    payload["launch"] = bench_launch.report(bench_launch.run(a.calls, a.runs, raw, cj, nb, cp))
+    payload["launch"] = bench_launch.report(bench_launch.run(a.calls, a.runs, raw, cj, nb, cp,
+                                                             bench_launch.load_torch()))
     print()
     try:
         timer = C.DeviceTimer(raw, cp)
