@@ -11,8 +11,10 @@ Warm process (each library loaded and its toolchain used once before timing):
   k100      a ~100-line kernel (shared and local arrays, a block reduction,
             device functions, math, atomics, loops): cudajit and numba-cuda
   stages    cudajit's own figures per stage (kernel.stats): decode, infer,
-            passes, emit (NVVM IR), nvvm (libNVVM), link (nvJitLink/ptxas),
-            load (cuModuleLoadData); "toolkit share" = (nvvm + link) / total
+            passes, emit (NVVM IR), nvvm (libNVVM), link (ptxas: the driver's
+            JIT compiler, or nvJitLink with CUDAJIT_ASSEMBLER=nvjitlink, the
+            "cudajit (nvJitLink)" column), load (cuModuleLoadData);
+            "toolkit share" = (nvvm + link) / total
 Fresh process, warm disk cache (a kernel with cache=True, warmed by a first
 run): `import cudajit` and the first launch of the cached kernel (after the
 CUDA context exists: creating it is the driver's cost, timed apart).
@@ -198,6 +200,7 @@ def stage_medians(kernels):
     stats = [next(iter(k.stats.values())) for k in kernels]
     out = {key: statistics.median(s[key] for s in stats) for key in keys}
     out["toolkit_share"] = statistics.median((s["nvvm"] + s["link"]) / s["total"] for s in stats)
+    out["assembler"] = "/".join(sorted({s["assembler"] for s in stats}))
     return out
 
 
@@ -292,6 +295,15 @@ def main(argv=None):
         t, ks = first_calls(cj, cj.synchronize, K100, "k100", k100_args(cj), a.runs)
         out["k100"]["cudajit"] = statistics.median(t)
         out["k100"]["cudajit_stages"] = stage_medians(ks)
+        # The same with nvJitLink assembling the PTX instead of the driver.
+        os.environ["CUDAJIT_ASSEMBLER"] = "nvjitlink"
+        try:
+            for name, template, make in (("small", SMALL, small_args), ("k100", K100, k100_args)):
+                t, ks = first_calls(cj, cj.synchronize, template, name, make(cj), a.runs)
+                out[name]["cudajit_nvjitlink"] = statistics.median(t)
+                out[name]["cudajit_nvjitlink_stages"] = stage_medians(ks)
+        finally:
+            del os.environ["CUDAJIT_ASSEMBLER"]
     if nb is not None:
         t, _ = first_calls(nb, nb.synchronize, SMALL, "small", small_args(nb), a.runs)
         out["small"]["numba"] = statistics.median(t)
@@ -303,21 +315,23 @@ def main(argv=None):
         out["fresh_process"] = fresh_process(cj, a.fresh_runs)
 
     table = C.Table("First call of a freshly defined kernel in a warm process (ms, median)",
-                    ["kernel", "cudajit", "numba-cuda", "CUDA C++ (NVRTC)", "numba / cudajit",
-                     "NVRTC / cudajit"])
+                    ["kernel", "cudajit", "cudajit (nvJitLink)", "numba-cuda", "CUDA C++ (NVRTC)",
+                     "numba / cudajit", "NVRTC / cudajit"])
     for name in ("small", "k100"):
         r = out[name]
         ms = lambda v: None if v is None else v * 1e3  # noqa: E731
-        table.add(name, ms(r.get("cudajit")), ms(r.get("numba")), ms(r.get("nvrtc")),
-                  C.ratio(r.get("numba"), r.get("cudajit")), C.ratio(r.get("nvrtc"), r.get("cudajit")))
+        table.add(name, ms(r.get("cudajit")), ms(r.get("cudajit_nvjitlink")), ms(r.get("numba")),
+                  ms(r.get("nvrtc")), C.ratio(r.get("numba"), r.get("cudajit")),
+                  C.ratio(r.get("nvrtc"), r.get("cudajit")))
     print(table.render())
     for name in ("small", "k100"):
-        s = out[name].get("cudajit_stages")
-        if s:
-            print(f"cudajit {name} stages (ms): " + ", ".join(
-                f"{k} {s[k] * 1e3:.2f}" for k in ("decode", "infer", "passes", "emit", "nvvm", "link",
-                                                   "load", "total"))
-                  + f"; toolkit share {s['toolkit_share'] * 100:.0f}%")
+        for key, label in (("cudajit_stages", ""), ("cudajit_nvjitlink_stages", ", nvJitLink")):
+            s = out[name].get(key)
+            if s:
+                print(f"cudajit {name}{label} stages (ms): " + ", ".join(
+                    f"{k} {s[k] * 1e3:.2f}" for k in ("decode", "infer", "passes", "emit", "nvvm",
+                                                       "link", "load", "total"))
+                      + f"; toolkit share {s['toolkit_share'] * 100:.0f}%; assembler {s['assembler']}")
     fp = out.get("fresh_process")
     if fp:
         print("Fresh process, warm disk cache (ms, median): import cudajit {:.1f}, CUDA context "
@@ -341,7 +355,7 @@ def main(argv=None):
             v = s["nvrtc"] / s["cudajit"]
             add("small: >= 2x faster than NVRTC", v >= 2, v)
         st = s["cudajit_stages"]
-        add("small: compile dominated by the toolkit (libNVVM + nvJitLink > 50%)",
+        add("small: compile dominated by the toolkit (libNVVM + ptxas > 50%)",
             st["toolkit_share"] > 0.5, st["toolkit_share"])
     if "cudajit" in k:
         add("k100 first call <= 60 ms", k["cudajit"] <= 0.060, k["cudajit"] * 1e3)

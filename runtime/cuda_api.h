@@ -21,11 +21,13 @@ struct CUmod_st;
 struct CUfunc_st;
 struct CUstream_st;
 struct CUevent_st;
+struct CUlinkState_st;
 using CUcontext = CUctx_st*;
 using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 using CUstream = CUstream_st*;
 using CUevent = CUevent_st*;
+using CUlinkState = CUlinkState_st*;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_DEINITIALIZED = 4;
@@ -59,6 +61,15 @@ constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
 
 // CUfunction_attribute values used here.
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+
+// CUjit_option values and the CUjitInputType of PTX (the driver's own JIT
+// compiler: cuLinkCreate / cuLinkAddData).
+constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
+constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+constexpr int CU_JIT_OPTIMIZATION_LEVEL = 7;
+constexpr int CU_JIT_GENERATE_DEBUG_INFO = 11;
+constexpr int CU_JIT_GENERATE_LINE_INFO = 13;
+constexpr int CU_JIT_INPUT_PTX = 1;
 
 // Special stream handles (cuda.h: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD).
 inline CUstream legacyStream() { return reinterpret_cast<CUstream>(uintptr_t{1}); }
@@ -129,6 +140,13 @@ inline CUstream perThreadStream() { return reinterpret_cast<CUstream>(uintptr_t{
     (int* min_grid, int* block, CUfunction fn, void* smem_of_block, size_t smem, int limit))   \
   X(cuDeviceGetUuid, "cuDeviceGetUuid_v2", (char* uuid16, CUdevice device))                    \
   X(cuProfilerStart, "cuProfilerStart", ())                                                    \
+  X(cuLinkCreate, "cuLinkCreate_v2",                                                           \
+    (unsigned n_options, int* options, void** values, CUlinkState* state))                     \
+  X(cuLinkAddData, "cuLinkAddData_v2",                                                         \
+    (CUlinkState state, int type, void* data, size_t bytes, const char* name,                  \
+     unsigned n_options, int* options, void** values))                                         \
+  X(cuLinkComplete, "cuLinkComplete", (CUlinkState state, void** cubin, size_t* bytes))         \
+  X(cuLinkDestroy, "cuLinkDestroy", (CUlinkState state))                                       \
   X(cuProfilerStop, "cuProfilerStop", ())
 
 // One function-pointer type per entry: cu::PFN_cuInit, ...

@@ -9,6 +9,7 @@
 #include "runtime/context.h"
 #include "runtime/device_attributes.h"
 #include "runtime/driver.h"
+#include "runtime/driver_jit.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/signature.h"
 #include "support/disk_cache.h"
@@ -110,7 +111,8 @@ void printStats(const std::string& what, const CompileStats& s) {
   std::string line = "cudajit: " + what + ": " + ms(s.total()) + " ms (decode " + ms(t.decode) +
                      ", infer " + ms(t.infer) + ", passes " + ms(t.passes) + ", emit " +
                      ms(t.emit) + ", nvvm " + ms(t.nvvm) + ", link " + ms(t.link) + ", cache " +
-                     ms(s.cache) + ") cache=" + cacheOutcomeName(s.outcome) + "\n";
+                     ms(s.cache) + ") cache=" + cacheOutcomeName(s.outcome) +
+                     (*s.assembler ? std::string(" assembler=") + s.assembler : std::string()) + "\n";
   PySys_WriteStderr("%s", line.c_str());
 }
 
@@ -214,6 +216,7 @@ driver::CompileOptions Dispatcher::compileOptions(int arch, bool want_cubin, Blo
   o.codegen.debug = options_.debug;
   o.codegen.lineinfo = options_.lineinfo;
   o.want_cubin = want_cubin;
+  o.assembler = assembleWithDriver;
   return o;
 }
 
@@ -262,6 +265,7 @@ driver::CompiledKernel Dispatcher::obtain(const std::vector<const Type*>& args, 
   }
   driver::CompiledKernel compiled = driver::compile(untyped(), args, options);
   stats->stages = compiled.times;
+  stats->assembler = compiled.assembled_by;
   if (use_cache) {
     const auto start = Clock::now();
     CachedKernel entry;

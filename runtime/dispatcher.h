@@ -71,6 +71,7 @@ struct CompileStats {
   double cache = 0;              // key + lookup (+ store) in the disk cache
   double load = 0;               // cuModuleLoadData on the first device
   CacheOutcome outcome = CacheOutcome::Off;
+  const char* assembler = "";    // what made the cubin: "driver", "nvJitLink" ("" from the cache)
   double total() const { return stages.total() + cache + load; }
 };
 

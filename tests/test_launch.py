@@ -4,6 +4,7 @@ GPUs, recording. CI runs it on the mock driver (runtime/testing/
 mock_libcuda.cpp) with stand-ins for CuPy and PyTorch that have their
 attribute shapes; the @pytest.mark.gpu tests use the real libraries."""
 
+import math
 import textwrap
 
 import numpy as np
@@ -303,12 +304,86 @@ def test_compile_stats_and_load_time(run_python, mock_driver):
         copy[1, 32](x, y, 4)
         (s,) = copy.stats.values()
         assert s["load"] > 0 and s["nvvm"] > 0 and s["cache_result"] == "off"
+        # The mock's JIT compiler refuses PTX by default: nvJitLink assembled.
+        assert s["assembler"] == "nvJitLink" and _lib.cjmock_links() == 0, s
+        print("OK")
+    """)
+    assert out.strip() == "OK"
+
+
+def test_driver_jit_assembles_for_the_gpu_in_hand(run_python, mock_driver):
+    out = mock_run(run_python, mock_driver, COPY, """
+        import os
+        _lib.cjmock_last_link_options.restype = ctypes.c_char_p
+        _lib.cjmock_set_link_result(0)
+        x = cuda.to_device(np.arange(8, dtype=np.float32))
+        y = cuda.device_array(8, np.float32)
+        copy[1, 32](x, y, 8)
+        (s,) = copy.stats.values()
+        assert s["assembler"] == "driver" and _lib.cjmock_links() == 1, s
+        assert _lib.cjmock_last_link_options() == b"", _lib.cjmock_last_link_options()
+        assert _lib.cjmock_live_link_states() == 0          # destroyed after the copy
+        assert np.array_equal(y.copy_to_host(), np.arange(8, dtype=np.float32))
+
+        # Options follow the kernel's: opt=0 and lineinfo reach the driver.
+        @cuda.jit(opt=False, lineinfo=True)
+        def copy0(x, y, n):
+            i = cuda.grid(1)
+            if i < n:
+                y[i] = x[i]
+        copy0[1, 32](x, y, 8)
+        assert _lib.cjmock_last_link_options() == b"7=0,13=1", _lib.cjmock_last_link_options()
+
+        # CUDAJIT_ASSEMBLER=nvjitlink turns the driver's compiler off.
+        os.environ["CUDAJIT_ASSEMBLER"] = "nvjitlink"
+        copy.compile("void(float64[::1], float64[::1], int64)")
+        del os.environ["CUDAJIT_ASSEMBLER"]
+        by_dtype = lambda d: next(v for k, v in copy.stats.items() if k[0].startswith(d))
+        s64 = by_dtype("float64")
+        assert s64["assembler"] == "nvJitLink", s64
+
+        # A driver that refuses the PTX (older than the toolkit): nvJitLink.
+        _lib.cjmock_set_link_result(222)
+        copy.compile("void(int32[::1], int32[::1], int64)")
+        s32 = by_dtype("int32")
+        assert s32["assembler"] == "nvJitLink" and _lib.cjmock_links() == 2, s32
+        assert _lib.cjmock_live_link_states() == 0
         print("OK")
     """)
     assert out.strip() == "OK"
 
 
 # ======================================================= real GPU
+
+
+@pytest.mark.gpu
+def test_gpu_driver_jit_and_nvjitlink_agree(monkeypatch):
+    # One kernel that needs libdevice (exp, log) and one that does not, each
+    # assembled by the driver's JIT compiler and by nvJitLink.
+    def scale(x, y, n):
+        i = cuda.grid(1)
+        if i < n:
+            y[i] = x[i] * 3.0 - 1.0
+
+    def transcendental(x, y, n):
+        i = cuda.grid(1)
+        if i < n:
+            y[i] = math.exp(x[i]) + math.log(1.0 + abs(x[i]))
+
+    rng = np.random.default_rng()
+    x = rng.standard_normal(1000)
+    refs = {scale: x * 3.0 - 1.0, transcendental: np.exp(x) + np.log1p(np.abs(x))}
+    for assembler in ("driver", "nvJitLink"):
+        if assembler == "nvJitLink":
+            monkeypatch.setenv("CUDAJIT_ASSEMBLER", "nvjitlink")
+        for fn, ref in refs.items():
+            k = cuda.jit(type(fn)(fn.__code__, {"cuda": cuda, "math": math}, fn.__name__))
+            dx = cuda.to_device(x)
+            dy = cuda.to_device(np.full_like(x, np.nan))
+            k[(x.size + 127) // 128, 128](dx, dy, x.size)
+            (st,) = k.stats.values()
+            assert st["assembler"] == assembler, st
+            np.testing.assert_allclose(dy.copy_to_host(), ref, rtol=1e-13, atol=1e-13)
 
 
 @pytest.mark.gpu

@@ -102,17 +102,26 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
 
   if (options.lto_inputs.empty() && cub_inputs.empty()) {
     // NVVM IR -> PTX -> cubin: as fast as the LTO route for a kernel alone
-    // (libNVVM optimises either way; ptxas runs in nvJitLink either way),
-    // and the PTX (inspect_ptx, the disk cache) comes for free.
+    // (libNVVM optimises either way, ptxas assembles either way), the PTX
+    // (inspect_ptx, the disk cache) comes for free, and the driver's JIT
+    // compiler can assemble it.
     out.ptx = timed(&t.nvvm, [&] { return link::nvvmToPtx(out.nvvm_ir, options.target); });
     if (!options.want_cubin) return out;
     out.cubin = timed(&t.link, [&] {
-      std::vector<link::LinkInput> inputs;
-      inputs.push_back({link::LinkInput::Kind::Ptx, std::vector<char>(out.ptx.begin(), out.ptx.end()),
-                        out.symbol + ".ptx"});
       // ptxas refuses to optimise code with full debug information.
       link::TargetOptions assemble = options.target;
       if (assemble.debug) assemble.opt = 0;
+      if (options.assembler) {
+        std::vector<char> cubin = options.assembler(out.ptx, assemble);
+        if (!cubin.empty()) {
+          out.assembled_by = "driver";
+          return cubin;
+        }
+      }
+      out.assembled_by = "nvJitLink";
+      std::vector<link::LinkInput> inputs;
+      inputs.push_back({link::LinkInput::Kind::Ptx, std::vector<char>(out.ptx.begin(), out.ptx.end()),
+                        out.symbol + ".ptx"});
       return link::linkCubin(inputs, assemble);
     });
     return out;
@@ -130,6 +139,7 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
     return out;
   }
   out.cubin = timed(&t.link, [&] { return link::linkCubin(inputs, target); });
+  out.assembled_by = "nvJitLink";
   return out;
 }
 

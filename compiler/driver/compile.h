@@ -3,6 +3,7 @@
 #pragma once
 #include <Python.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +25,10 @@ struct CompileOptions {
   // goes NVVM IR -> PTX (libNVVM) -> cubin (nvJitLink runs ptxas), which
   // yields the PTX for free; otherwise NVVM IR -> LTO-IR -> nvJitLink -lto.
   std::vector<link::LinkInput> lto_inputs;
+  // PTX -> cubin other than by nvJitLink: the runtime passes the driver's
+  // JIT compiler when the kernel is for the GPU in hand. Returns an empty
+  // cubin when it cannot; nvJitLink then assembles (and reports errors).
+  std::function<std::vector<char>(const std::string& ptx, const link::TargetOptions&)> assembler;
 };
 
 // Wall time of each stage, seconds. `nvvm` is libNVVM (NVVM IR -> PTX or
@@ -43,6 +48,7 @@ struct CompiledKernel {
   std::string nvvm_ir;
   std::string ptx;                // empty when linked through LTO (CUB)
   std::vector<char> cubin;        // empty unless want_cubin
+  const char* assembled_by = "";  // "driver" or "nvJitLink": what made the cubin
   StageTimes times;
   // Block algorithms (cuda.block.* / cuda.warp.*): the kernel is specialised
   // on the launch block shape (options.infer.block_dims) and linked with

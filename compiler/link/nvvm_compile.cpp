@@ -1,5 +1,5 @@
 // libNVVM: NVVM IR text (+ libdevice, added lazily so only what the kernel
-// calls is linked) -> PTX or LTO-IR.
+// calls is linked, and only when it calls any) -> PTX or LTO-IR.
 #include <string>
 #include <vector>
 
@@ -60,13 +60,19 @@ std::vector<std::string> nvvmOptions(const TargetOptions& t, bool lto) {
   return o;
 }
 
+bool callsLibdevice(const std::string& nvvm_ir) { return nvvm_ir.find("@__nv_") != std::string::npos; }
+
 std::string compile(const std::string& nvvm_ir, const TargetOptions& t, bool lto) {
   const NvvmApi& api = nvvmApi();
   Program p(api);
   p.check(api.AddModuleToProgram(p.get(), nvvm_ir.data(), nvvm_ir.size(), "cudajit"),
           "nvvmAddModuleToProgram");
-  p.check(api.LazyAddModuleToProgram(p.get(), api.libdevice.data(), api.libdevice.size(), "libdevice"),
-          "nvvmLazyAddModuleToProgram(libdevice)");
+  // Even lazily added, libdevice costs libNVVM about 2 ms per program (a
+  // quarter of a small kernel's compile); every libdevice function is
+  // named __nv_*, so a module that names none needs none of it.
+  if (callsLibdevice(nvvm_ir))
+    p.check(api.LazyAddModuleToProgram(p.get(), api.libdevice.data(), api.libdevice.size(), "libdevice"),
+            "nvvmLazyAddModuleToProgram(libdevice)");
   std::vector<std::string> options = nvvmOptions(t, lto);
   std::vector<const char*> argv;
   for (const auto& o : options) argv.push_back(o.c_str());

@@ -282,6 +282,7 @@ py::dict statsDict(const cj::rt::CompileStats& s) {
   d["load"] = s.load;
   d["total"] = s.total();
   d["cache_result"] = cj::rt::cacheOutcomeName(s.outcome);
+  d["assembler"] = s.assembler;
   return d;
 }
 

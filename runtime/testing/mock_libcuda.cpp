@@ -93,6 +93,14 @@ using LaunchHook = void (*)(const char* name, const unsigned* grid, const unsign
                             unsigned shared_bytes, uintptr_t stream, void** params);
 LaunchHook g_hook = nullptr;
 
+constexpr CUresult kUnsupportedPtxVersion = 222;
+CUresult g_link_result = kUnsupportedPtxVersion;
+int g_links = 0, g_live_link_states = 0;
+std::string g_last_link_options;
+struct LinkState {
+  std::string cubin;
+};
+
 }  // namespace
 
 extern "C" {
@@ -115,6 +123,14 @@ int cjmock_stream_waits() { return g_stream_waits; }
 int cjmock_profiler_runs() { return g_profiler_runs; }
 int cjmock_async_copies() { return g_async_copies; }
 uintptr_t cjmock_last_copy_stream() { return g_last_copy_stream; }
+// The driver's JIT compiler (cuLink*): by default it refuses PTX (as a
+// driver older than the PTX does), so kernels are assembled by nvJitLink;
+// cjmock_set_link_result(0) makes it accept PTX and return a fake cubin.
+void cjmock_set_link_result(int result) { g_link_result = result; }
+int cjmock_links() { return g_links; }
+// "option=value,..." of the last cuLinkCreate.
+const char* cjmock_last_link_options() { return g_last_link_options.c_str(); }
+int cjmock_live_link_states() { return g_live_link_states; }
 
 // ---- the driver API subset cudajit resolves ----------------------------------
 CUresult cuInit(unsigned) { return kOk; }
@@ -398,3 +414,38 @@ CUresult cuProfilerStart() {
 }
 CUresult cuProfilerStop() { return kOk; }
 }
+
+extern "C" {
+// The driver's JIT compiler: a "cubin" that is an ELF header and the PTX.
+CUresult cuLinkCreate_v2(unsigned n, int* options, void** values, void** state) {
+  if (!t_current) return kInvalidValue;
+  g_last_link_options.clear();
+  for (unsigned k = 0; k < n; ++k)
+    g_last_link_options += (k ? "," : "") + std::to_string(options[k]) + "=" +
+                           std::to_string(reinterpret_cast<intptr_t>(values[k]));
+  *state = new LinkState();
+  ++g_live_link_states;
+  return kOk;
+}
+CUresult cuLinkAddData_v2(void* state, int type, void* data, size_t bytes, const char*, unsigned, int*,
+                          void**) {
+  if (g_link_result != kOk) return g_link_result;
+  const char* text = static_cast<const char*>(data);
+  if (type != 1 || bytes == 0 || text[bytes - 1] != '\0') return kInvalidValue;   // NUL-terminated PTX
+  static_cast<LinkState*>(state)->cubin = std::string("\x7f" "ELF mock driver JIT\n") + text;
+  return kOk;
+}
+CUresult cuLinkComplete(void* state, void** cubin, size_t* bytes) {
+  auto* s = static_cast<LinkState*>(state);
+  if (s->cubin.empty()) return kInvalidValue;
+  *cubin = s->cubin.data();
+  *bytes = s->cubin.size();
+  ++g_links;
+  return kOk;
+}
+CUresult cuLinkDestroy(void* state) {
+  delete static_cast<LinkState*>(state);
+  --g_live_link_states;
+  return kOk;
+}
+}  // extern "C"
