@@ -4,6 +4,8 @@ and a fresh process reading a warm disk cache.
     python benchmarks/bench_compile.py [--runs 15] [--fresh-runs 7] [--out compile.json]
 
 Warm process (each library loaded and its toolchain used once before timing):
+  empty     a one-store kernel: the toolkit's fixed cost per program (the
+            floor under any first compile), cudajit only
   small     a 3-line kernel, defined anew each time (a new constant, so that
             nothing is reused), first launch [1, 32] + synchronize:
             cudajit, numba-cuda, and the same kernel in CUDA C++ through NVRTC
@@ -50,6 +52,13 @@ def small(x, y, n):
     i = cuda.grid(1)
     if i < n:
         y[i] = x[i] * {c!r} + 1.0
+"""
+
+# The toolkit's floor: a kernel with nothing to compile (one store of a new
+# constant) still pays libNVVM's and ptxas's fixed cost per program.
+EMPTY = """
+def empty(x):
+    x[0] = {c!r}
 """
 
 SMALL_CPP = r"""
@@ -170,7 +179,7 @@ def first_calls(module, sync, template, name, make_args, runs, warmup=3):
         args = make_args()
         sync()
         t0 = time.perf_counter()
-        k[(N + 31) // 32, 32](*args) if name == "small" else k[4, 128](*args)
+        k[4, 128](*args) if name == "k100" else k[1, 32](*args)
         sync()
         if r >= warmup:
             times.append(time.perf_counter() - t0)
@@ -295,6 +304,9 @@ def main(argv=None):
         t, ks = first_calls(cj, cj.synchronize, K100, "k100", k100_args(cj), a.runs)
         out["k100"]["cudajit"] = statistics.median(t)
         out["k100"]["cudajit_stages"] = stage_medians(ks)
+        t, ks = first_calls(cj, cj.synchronize, EMPTY, "empty", lambda: (cj.device_array(1, np.float32),),
+                            a.runs)
+        out["empty"] = {"cudajit": statistics.median(t), "cudajit_stages": stage_medians(ks)}
         # The same with nvJitLink assembling the PTX instead of the driver.
         os.environ["CUDAJIT_ASSEMBLER"] = "nvjitlink"
         try:
@@ -324,7 +336,7 @@ def main(argv=None):
                   ms(r.get("nvrtc")), C.ratio(r.get("numba"), r.get("cudajit")),
                   C.ratio(r.get("nvrtc"), r.get("cudajit")))
     print(table.render())
-    for name in ("small", "k100"):
+    for name in ("empty", "small", "k100"):
         for key, label in (("cudajit_stages", ""), ("cudajit_nvjitlink_stages", ", nvJitLink")):
             s = out[name].get(key)
             if s:
@@ -332,6 +344,13 @@ def main(argv=None):
                     f"{k} {s[k] * 1e3:.2f}" for k in ("decode", "infer", "passes", "emit", "nvvm",
                                                        "link", "load", "total"))
                       + f"; toolkit share {s['toolkit_share'] * 100:.0f}%; assembler {s['assembler']}")
+    floor = out.get("empty", {}).get("cudajit_stages")
+    if floor:
+        toolkit = floor["nvvm"] + floor["link"]
+        print(f"Toolkit floor: libNVVM + ptxas on a one-store kernel {toolkit * 1e3:.2f} ms "
+              f"(libNVVM {floor['nvvm'] * 1e3:.2f}, ptxas {floor['link'] * 1e3:.2f})"
+              + (f"; 5x faster than numba-cuda on the small kernel means "
+                 f"<= {out['small']['numba'] / 5 * 1e3:.2f} ms in all" if "numba" in out["small"] else ""))
     fp = out.get("fresh_process")
     if fp:
         print("Fresh process, warm disk cache (ms, median): import cudajit {:.1f}, CUDA context "
