@@ -338,7 +338,7 @@ def main(argv=None):
     print(table.render())
     for name in ("empty", "small", "k100"):
         for key, label in (("cudajit_stages", ""), ("cudajit_nvjitlink_stages", ", nvJitLink")):
-            s = out[name].get(key)
+            s = out.get(name, {}).get(key)
             if s:
                 print(f"cudajit {name}{label} stages (ms): " + ", ".join(
                     f"{k} {s[k] * 1e3:.2f}" for k in ("decode", "infer", "passes", "emit", "nvvm",
