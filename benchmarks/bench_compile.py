@@ -298,24 +298,28 @@ def main(argv=None):
                         n, np.float32(0.5))
 
     if cj is not None:
-        t, ks = first_calls(cj, cj.synchronize, SMALL, "small", small_args(cj), a.runs)
-        out["small"]["cudajit"] = statistics.median(t)
-        out["small"]["cudajit_stages"] = stage_medians(ks)
-        t, ks = first_calls(cj, cj.synchronize, K100, "k100", k100_args(cj), a.runs)
-        out["k100"]["cudajit"] = statistics.median(t)
-        out["k100"]["cudajit_stages"] = stage_medians(ks)
+        # The driver's JIT compiler (cudajit's default for the GPU in hand) and
+        # nvJitLink take turns, one new kernel each, so that a machine that
+        # slows down or speeds up during the run favours neither.
+        for name, template, make in (("small", SMALL, small_args), ("k100", K100, k100_args)):
+            first_calls(cj, cj.synchronize, template, name, make(cj), 0)      # warm-up only
+            times = {"driver": ([], []), "nvjitlink": ([], [])}
+            for r in range(a.runs):
+                for assembler, (t, ks) in times.items():
+                    os.environ["CUDAJIT_ASSEMBLER"] = assembler
+                    try:
+                        t1, k1 = first_calls(cj, cj.synchronize, template, name, make(cj), 1, warmup=0)
+                    finally:
+                        del os.environ["CUDAJIT_ASSEMBLER"]
+                    t += t1
+                    ks += k1
+            out[name]["cudajit"] = statistics.median(times["driver"][0])
+            out[name]["cudajit_stages"] = stage_medians(times["driver"][1])
+            out[name]["cudajit_nvjitlink"] = statistics.median(times["nvjitlink"][0])
+            out[name]["cudajit_nvjitlink_stages"] = stage_medians(times["nvjitlink"][1])
         t, ks = first_calls(cj, cj.synchronize, EMPTY, "empty", lambda: (cj.device_array(1, np.float32),),
                             a.runs)
         out["empty"] = {"cudajit": statistics.median(t), "cudajit_stages": stage_medians(ks)}
-        # The same with nvJitLink assembling the PTX instead of the driver.
-        os.environ["CUDAJIT_ASSEMBLER"] = "nvjitlink"
-        try:
-            for name, template, make in (("small", SMALL, small_args), ("k100", K100, k100_args)):
-                t, ks = first_calls(cj, cj.synchronize, template, name, make(cj), a.runs)
-                out[name]["cudajit_nvjitlink"] = statistics.median(t)
-                out[name]["cudajit_nvjitlink_stages"] = stage_medians(ks)
-        finally:
-            del os.environ["CUDAJIT_ASSEMBLER"]
     if nb is not None:
         t, _ = first_calls(nb, nb.synchronize, SMALL, "small", small_args(nb), a.runs)
         out["small"]["numba"] = statistics.median(t)
