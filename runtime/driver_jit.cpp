@@ -53,8 +53,8 @@ std::vector<char> assembleWithDriver(const std::string& ptx, const link::TargetO
   }
   // The driver's default optimisation level is its highest, what nvJitLink's
   // -O3 asks of ptxas.
-  int options[3];
-  void* values[3];
+  int options[2];
+  void* values[2];
   unsigned n = 0;
   if (target.opt == 0) {
     options[n] = cu::CU_JIT_OPTIMIZATION_LEVEL;

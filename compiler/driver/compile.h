@@ -22,7 +22,7 @@ struct CompileOptions {
   bool want_cubin = true;       // false: stop after PTX (compile_ptx)
   bool device = false;          // compile a device function (compile_ptx(device=True))
   // LTO-IR to link with the kernel (CUB block algorithms). Empty: the kernel
-  // goes NVVM IR -> PTX (libNVVM) -> cubin (nvJitLink runs ptxas), which
+  // goes NVVM IR -> PTX (libNVVM) -> cubin (ptxas: `assembler` or nvJitLink), which
   // yields the PTX for free; otherwise NVVM IR -> LTO-IR -> nvJitLink -lto.
   std::vector<link::LinkInput> lto_inputs;
   // PTX -> cubin other than by nvJitLink: the runtime passes the driver's
