@@ -17,6 +17,10 @@ Warm process (each library loaded and its toolchain used once before timing):
             JIT compiler, or nvJitLink with CUDAJIT_ASSEMBLER=nvjitlink, the
             "cudajit (nvJitLink)" column), load (cuModuleLoadData);
             "toolkit share" = (nvvm + link) / total
+  fast_compile=mid / max   the opt-in @jit(fast_compile=...) levels (less
+            optimised code: docs/caching.md has what they cost at run time);
+            the targets are checked on the default column
+All cudajit columns take turns, one new kernel each.
 Fresh process, warm disk cache (a kernel with cache=True, warmed by a first
 run): `import cudajit` and the first launch of the cached kernel (after the
 CUDA context exists: creating it is the driver's cost, timed apart).
@@ -161,6 +165,17 @@ def k100(x, w, out, hist, n, scale):
 '''
 
 
+# cudajit's columns: the environment each runs under. "cudajit" assembles
+# with the driver's JIT compiler (the default for the GPU in hand); the
+# fast_compile ones trade optimisation for compile time (opt-in).
+VARIANTS = {
+    "cudajit": {},
+    "cudajit_nvjitlink": {"CUDAJIT_ASSEMBLER": "nvjitlink"},
+    "cudajit_fast_mid": {"CUDAJIT_FAST_COMPILE": "mid"},
+    "cudajit_fast_max": {"CUDAJIT_FAST_COMPILE": "max"},
+}
+
+
 def define(module, template, name, c, tag):
     """A new function from `template` with constant `c`, compiled by `module`
     (cudajit or numba.cuda) lazily."""
@@ -298,25 +313,25 @@ def main(argv=None):
                         n, np.float32(0.5))
 
     if cj is not None:
-        # The driver's JIT compiler (cudajit's default for the GPU in hand) and
-        # nvJitLink take turns, one new kernel each, so that a machine that
-        # slows down or speeds up during the run favours neither.
+        # The variants take turns, one new kernel each, so that a machine that
+        # slows down or speeds up during the run favours none.
         for name, template, make in (("small", SMALL, small_args), ("k100", K100, k100_args)):
             first_calls(cj, cj.synchronize, template, name, make(cj), 0)      # warm-up only
-            times = {"driver": ([], []), "nvjitlink": ([], [])}
+            times = {v: ([], []) for v in VARIANTS}
             for r in range(a.runs):
-                for assembler, (t, ks) in times.items():
-                    os.environ["CUDAJIT_ASSEMBLER"] = assembler
+                for variant, (t, ks) in times.items():
+                    saved = dict(os.environ)
+                    os.environ.update(VARIANTS[variant])
                     try:
                         t1, k1 = first_calls(cj, cj.synchronize, template, name, make(cj), 1, warmup=0)
                     finally:
-                        del os.environ["CUDAJIT_ASSEMBLER"]
+                        os.environ.clear()
+                        os.environ.update(saved)
                     t += t1
                     ks += k1
-            out[name]["cudajit"] = statistics.median(times["driver"][0])
-            out[name]["cudajit_stages"] = stage_medians(times["driver"][1])
-            out[name]["cudajit_nvjitlink"] = statistics.median(times["nvjitlink"][0])
-            out[name]["cudajit_nvjitlink_stages"] = stage_medians(times["nvjitlink"][1])
+            for variant, (t, ks) in times.items():
+                out[name][variant] = statistics.median(t)
+                out[name][variant + "_stages"] = stage_medians(ks)
         t, ks = first_calls(cj, cj.synchronize, EMPTY, "empty", lambda: (cj.device_array(1, np.float32),),
                             a.runs)
         out["empty"] = {"cudajit": statistics.median(t), "cudajit_stages": stage_medians(ks)}
@@ -331,17 +346,21 @@ def main(argv=None):
         out["fresh_process"] = fresh_process(cj, a.fresh_runs)
 
     table = C.Table("First call of a freshly defined kernel in a warm process (ms, median)",
-                    ["kernel", "cudajit", "cudajit (nvJitLink)", "numba-cuda", "CUDA C++ (NVRTC)",
-                     "numba / cudajit", "NVRTC / cudajit"])
+                    ["kernel", "cudajit", "cudajit (nvJitLink)", "fast_compile=mid", "fast_compile=max",
+                     "numba-cuda", "CUDA C++ (NVRTC)", "numba / cudajit", "NVRTC / cudajit",
+                     "numba / fast=max"])
     for name in ("small", "k100"):
         r = out[name]
         ms = lambda v: None if v is None else v * 1e3  # noqa: E731
-        table.add(name, ms(r.get("cudajit")), ms(r.get("cudajit_nvjitlink")), ms(r.get("numba")),
+        table.add(name, ms(r.get("cudajit")), ms(r.get("cudajit_nvjitlink")),
+                  ms(r.get("cudajit_fast_mid")), ms(r.get("cudajit_fast_max")), ms(r.get("numba")),
                   ms(r.get("nvrtc")), C.ratio(r.get("numba"), r.get("cudajit")),
-                  C.ratio(r.get("nvrtc"), r.get("cudajit")))
+                  C.ratio(r.get("nvrtc"), r.get("cudajit")), C.ratio(r.get("numba"), r.get("cudajit_fast_max")))
     print(table.render())
     for name in ("empty", "small", "k100"):
-        for key, label in (("cudajit_stages", ""), ("cudajit_nvjitlink_stages", ", nvJitLink")):
+        for key, label in (("cudajit_stages", ""), ("cudajit_nvjitlink_stages", ", nvJitLink"),
+                           ("cudajit_fast_mid_stages", ", fast_compile=mid"),
+                           ("cudajit_fast_max_stages", ", fast_compile=max")):
             s = out.get(name, {}).get(key)
             if s:
                 print(f"cudajit {name}{label} stages (ms): " + ", ".join(

@@ -204,17 +204,22 @@ int Dispatcher::targetArch() const {
   return kDefaultArch;
 }
 
+namespace {
+// What the decorator's options ask of codegen, libNVVM and ptxas.
+void applyOptions(const DispatcherOptions& options, int arch, driver::CompileOptions& o) {
+  o.target.arch = arch;
+  o.target.opt = options.opt;
+  o.target.fastmath = o.codegen.fastmath = options.fastmath;
+  o.target.debug = o.codegen.debug = options.debug;
+  o.target.lineinfo = o.codegen.lineinfo = options.lineinfo;
+  o.target.fast_compile = options.fast_compile;
+}
+}  // namespace
+
 driver::CompileOptions Dispatcher::compileOptions(int arch, bool want_cubin, Block block) const {
   driver::CompileOptions o;
   for (int d = 0; d < 3; ++d) o.infer.block_dims[d] = block[d];
-  o.target.arch = arch;
-  o.target.opt = options_.opt;
-  o.target.fastmath = options_.fastmath;
-  o.target.debug = options_.debug;
-  o.target.lineinfo = options_.lineinfo;
-  o.codegen.fastmath = options_.fastmath;
-  o.codegen.debug = options_.debug;
-  o.codegen.lineinfo = options_.lineinfo;
+  applyOptions(options_, arch, o);
   o.want_cubin = want_cubin;
   o.assembler = assembleWithDriver;
   return o;
@@ -499,6 +504,7 @@ void Dispatcher::record(Overload& ov) {
       ", \"debug\": " + (options_.debug ? "true" : "false") +
       ", \"lineinfo\": " + (options_.lineinfo ? "true" : "false") +
       ", \"opt\": " + std::to_string(options_.opt) +
+      ", \"fast_compile\": " + jsonString(options_.fast_compile) +
       ", \"cache\": " + (options_.cache ? "true" : "false") + "}}\n";
   appendToFile(path, line);   // best effort: recording never fails a launch
 }
@@ -594,11 +600,7 @@ AotResult compileAot(const py::object& py_function, const std::vector<const Type
                      bool device, bool want_cubin, const DispatcherOptions& options, Block block) {
   std::shared_ptr<const ir::Module> untyped = driver::decode(py_function.ptr());
   driver::CompileOptions o;
-  o.target.arch = options.arch ? options.arch : kDefaultArch;
-  o.target.opt = options.opt;
-  o.target.fastmath = o.codegen.fastmath = options.fastmath;
-  o.target.debug = o.codegen.debug = options.debug;
-  o.target.lineinfo = o.codegen.lineinfo = options.lineinfo;
+  applyOptions(options, options.arch ? options.arch : kDefaultArch, o);
   o.want_cubin = want_cubin;
   o.device = device;
   for (int d = 0; d < 3; ++d) o.infer.block_dims[d] = block[d];

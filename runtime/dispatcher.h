@@ -60,6 +60,7 @@ struct DispatcherOptions {
   int opt = 3;
   int arch = 0;          // 0: the current device's compute capability (90 without a GPU)
   bool cache = false;    // read and write the disk cache (kernel_cache.h)
+  std::string fast_compile;   // -Ofast-compile level for libNVVM and ptxas; empty: off
 };
 
 enum class CacheOutcome { Off, Miss, Hit, Corrupt, Unwritable };

@@ -41,7 +41,8 @@ void* optionValue(intptr_t v) { return reinterpret_cast<void*>(v); }
 }  // namespace
 
 std::vector<char> assembleWithDriver(const std::string& ptx, const link::TargetOptions& target) {
-  if (!driverJitWanted() || !driverAvailable()) return {};
+  // The driver has no public fast-compile option: nvJitLink has.
+  if (!target.fast_compile.empty() || !driverJitWanted() || !driverAvailable()) return {};
   const DriverApi& api = driver();
   if (!api.cuLinkCreate || !api.cuLinkAddData || !api.cuLinkComplete || !api.cuLinkDestroy) return {};
   try {

@@ -72,7 +72,7 @@ KernelKey kernelKey(const KernelKeyParts& p) {
   t += toolkitIdentity();
   t += "arch sm_" + std::to_string(p.arch) + "\n";
   t += "options opt=" + std::to_string(o.target.opt) + " fastmath=" + std::to_string(o.target.fastmath) +
-       " debug=" + std::to_string(o.target.debug) + " lineinfo=" + std::to_string(o.target.lineinfo) +
+       " debug=" + std::to_string(o.target.debug) + " lineinfo=" + std::to_string(o.target.lineinfo) + " fast_compile=" + o.target.fast_compile +
        " device=" + std::to_string(o.device) + " block=" + std::to_string(o.infer.block_dims[0]) + "," +
        std::to_string(o.infer.block_dims[1]) + "," + std::to_string(o.infer.block_dims[2]) + "\n";
   std::string args;

@@ -1,6 +1,7 @@
 """The public API of cudajit, as numba.cuda spells it. CI: no GPU needed."""
 
 import inspect
+import math
 
 import numpy as np
 import pytest
@@ -291,6 +292,47 @@ def test_compile_cubin():
     assert symbol in ptx
     with pytest.raises(errors.CompileError, match="void"):
         cuda.compile_cubin(axpy, "float32(float32, float32[::1], float32[::1])")
+
+
+def series(x, y, n):
+    i = cuda.grid(1)
+    s = 0.0
+    for j in range(n):
+        s += math.sqrt(x[(i + j) % x.size]) / (j + 1.0)
+    y[i] = s
+
+
+def test_fast_compile_levels():
+    sig = "void(float64[:], float64[:], int32)"
+    full, _ = cuda.compile_ptx(series, sig)
+    texts = {level: cuda.compile_ptx(series, sig, fast_compile=level)[0] for level in ("min", "mid", "max")}
+    # libNVVM optimises less: at "max" it leaves the loop as written, where
+    # -O3 unrolls it
+    assert texts["max"] != full and texts["max"].count("\n") < full.count("\n")
+    for text in texts.values():
+        assert ".entry" in text and "sqrt" in text
+    assert cuda.compile_ptx(series, sig, fast_compile=True)[0] == texts["max"]
+    assert cuda.compile_ptx(series, sig, fast_compile=False)[0] == full
+    # ptxas gets --Ofast-compile through nvJitLink
+    cubin, symbol = cuda.compile_cubin(series, sig, fast_compile="max")
+    assert cubin[:4] == b"\x7fELF" and symbol.encode() in cubin
+
+
+def test_fast_compile_option_and_environment(monkeypatch):
+    assert cuda.jit(series)._options["fast_compile"] == ""
+    assert cuda.jit(fast_compile="mid")(series)._options["fast_compile"] == "mid"
+    assert cuda.jit(fast_compile=True)(series)._options["fast_compile"] == "max"
+    with pytest.raises(ValueError, match="fast_compile must be"):
+        cuda.jit(fast_compile="fastest")(series)
+    with pytest.raises(ValueError, match="fast_compile must be"):
+        cuda.compile_ptx(series, "void(float64[:], float64[:], int32)", fast_compile=2)
+    monkeypatch.setenv("CUDAJIT_FAST_COMPILE", "min")      # every kernel
+    assert cuda.jit(series)._options["fast_compile"] == "min"
+    monkeypatch.setenv("CUDAJIT_FAST_COMPILE", "0")        # none
+    assert cuda.jit(fast_compile="max")(series)._options["fast_compile"] == ""
+    monkeypatch.setenv("CUDAJIT_FAST_COMPILE", "quick")
+    with pytest.raises(ValueError, match="fast_compile must be"):
+        cuda.jit(series)
 
 
 def test_compile_accepts_kernel_objects():

@@ -141,7 +141,7 @@ def test_signature_misses(cache_dir):
 
 
 @pytest.mark.parametrize("option,value", [("fastmath", True), ("opt", False), ("lineinfo", True),
-                                          ("debug", True)])
+                                          ("debug", True), ("fast_compile", "mid")])
 def test_options_miss(cache_dir, option, value):
     assert outcome(kernel_from(BASE)) == "miss"
     assert outcome(kernel_from(BASE, **{option: value})) == "miss"

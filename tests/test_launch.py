@@ -387,6 +387,38 @@ def test_gpu_driver_jit_and_nvjitlink_agree(monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("level", ["min", "mid", "max"])
+def test_gpu_fast_compile_gives_the_same_results(level):
+    # Less optimised, not different: a loop, a device function, libdevice.
+    @cuda.jit(device=True)
+    def weight(j):
+        return 1.0 / (j + 1.0)
+
+    def series(x, y, n, terms):
+        i = cuda.grid(1)
+        if i < n:
+            s = 0.0
+            for j in range(terms):
+                s += math.sqrt(abs(x[(i + j) % n])) * weight(j)
+            y[i] = s
+
+    rng = np.random.default_rng()
+    x = rng.standard_normal(777)
+    terms = 9
+    ref = np.zeros_like(x)
+    for j in range(terms):
+        ref += np.sqrt(np.abs(np.roll(x, -j))) / (j + 1.0)
+    k = cuda.jit(fast_compile=level)(type(series)(series.__code__, {"cuda": cuda, "math": math,
+                                                                  "weight": weight}, "series"))
+    dx = cuda.to_device(x)
+    dy = cuda.to_device(np.full_like(x, np.nan))
+    k[(x.size + 127) // 128, 128](dx, dy, x.size, terms)
+    (st,) = k.stats.values()
+    assert st["assembler"] == "nvJitLink"   # the driver has no fast-compile option
+    np.testing.assert_allclose(dy.copy_to_host(), ref, rtol=1e-13)
+
+
+@pytest.mark.gpu
 def test_gpu_cupy_default_stream_is_cupys():
     cp = pytest.importorskip("cupy")
 

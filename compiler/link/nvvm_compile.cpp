@@ -56,6 +56,7 @@ std::vector<std::string> nvvmOptions(const TargetOptions& t, bool lto) {
   }
   if (t.debug) o.push_back("-g");
   if (t.lineinfo && !t.debug) o.push_back("-generate-line-info");
+  if (!t.fast_compile.empty()) o.push_back("-Ofast-compile=" + t.fast_compile);
   if (lto) o.push_back("-gen-lto");
   return o;
 }

@@ -16,6 +16,9 @@ struct TargetOptions {
   bool fastmath = false;
   bool debug = false;   // -g
   bool lineinfo = false;
+  // libNVVM and ptxas -Ofast-compile level ("min", "mid", "max"; empty:
+  // off): less optimisation for a faster compile.
+  std::string fast_compile;
   // nvJitLink -optimize-unused-variables: device variables nothing in the
   // device code references may go (kernels linked with CUB instantiations).
   bool optimize_unused_variables = false;

@@ -9,7 +9,7 @@ from .dispatcher import DeviceFunction, Dispatcher
 # numba.cuda.jit's options. Those cudajit does not act on yet are accepted so
 # that ported code runs unchanged.
 _OPTIONS = {"fastmath", "debug", "lineinfo", "opt", "cache", "max_registers", "link", "inline",
-            "boundscheck", "lto", "launch_bounds", "forceinline", "block"}
+            "boundscheck", "lto", "launch_bounds", "forceinline", "block", "fast_compile"}
 
 
 def _opt_level(opt):
@@ -36,6 +36,21 @@ def _use_cache(option):
     return bool(option)
 
 
+def _fast_compile(option):
+    """fast_compile="min" | "mid" | "max" (True: "max"; False / None: off),
+    unless $CUDAJIT_FAST_COMPILE gives the level for every kernel ("0": off)."""
+    env = os.environ.get("CUDAJIT_FAST_COMPILE", "")
+    if env:
+        option = None if env == "0" else env
+    if option is None or option is False:
+        return ""
+    if option is True:
+        return "max"
+    if option not in ("min", "mid", "max"):
+        raise ValueError(f"fast_compile must be 'min', 'mid', 'max', True or False, got {option!r}")
+    return option
+
+
 def _make(py_func, signatures, device, options):
     if device:
         return DeviceFunction(py_func, signatures or (), options)
@@ -43,7 +58,8 @@ def _make(py_func, signatures, device, options):
                         debug=bool(options.get("debug", False)),
                         lineinfo=bool(options.get("lineinfo", False)),
                         opt=_opt_level(options.get("opt", True)),
-                        cache=_use_cache(options.get("cache", False)))
+                        cache=_use_cache(options.get("cache", False)),
+                        fast_compile=_fast_compile(options.get("fast_compile")))
     for sig in signatures or ():
         kernel.compile(sig, block=options.get("block"))
     return kernel
@@ -57,7 +73,7 @@ def jit(func_or_sig=None, device=False, **options):
     ``@jit([sig, ...])`` compiles the given signatures now (no GPU needed) and
     converts launch arguments to them. ``@jit(device=True)`` makes a device
     function, callable from kernels. Options: fastmath, debug, lineinfo, opt,
-    cache (and numba's others, accepted); ``block=(256,)`` gives the launch
+    cache, fast_compile (and numba's others, accepted); ``block=(256,)`` gives the launch
     block shape eager signatures of kernels with block algorithms
     (``cuda.block.*``, ``cuda.warp.*``) are compiled for (a launch with another
     shape compiles another specialisation).
@@ -65,6 +81,10 @@ def jit(func_or_sig=None, device=False, **options):
     ``cache=True`` keeps compiled kernels on disk (``$CUDAJIT_CACHE_DIR``,
     default ``~/.cache/cudajit``) keyed by everything that changes the code;
     ``python -m cudajit warm`` fills it ahead of time. See docs/caching.md.
+
+    ``fast_compile="min" | "mid" | "max"`` passes libNVVM's and ptxas's
+    ``-Ofast-compile`` level: a faster first compile for less optimised
+    code ($CUDAJIT_FAST_COMPILE sets it for every kernel).
     """
     unknown = set(options) - _OPTIONS
     if unknown:
@@ -103,7 +123,7 @@ def _py_func(pyfunc):
 
 
 def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, cc=None,
-                opt=True, arch="sm_90", block=None):
+                opt=True, arch="sm_90", block=None, fast_compile=None):
     """Compiles ``pyfunc`` for one signature to PTX without a GPU.
 
     Returns ``(ptx, return_type)``; the return type is numba's spelling
@@ -116,12 +136,12 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
     ptx, _, resty, _ = _core.compile_aot(_py_func(pyfunc), sig, device=device, want_cubin=False,
                                          fastmath=fastmath, arch=_arch_number(cc, arch),
                                          opt=_opt_level(opt), lineinfo=lineinfo, debug=debug,
-                                         block=block)
+                                         block=block, fast_compile=_fast_compile(fast_compile))
     return ptx, resty
 
 
 def compile_cubin(pyfunc, sig, debug=False, lineinfo=False, fastmath=False, cc=None, opt=True,
-                  arch="sm_90", block=None):
+                  arch="sm_90", block=None, fast_compile=None):
     """Compiles a kernel for one signature to a cubin (ELF bytes) without a
     GPU, for ahead-of-time use (``cuModuleLoadData``). Returns
     ``(cubin, symbol)``: the kernel's entry name in the cubin. ``block=(256,)``
@@ -129,5 +149,5 @@ def compile_cubin(pyfunc, sig, debug=False, lineinfo=False, fastmath=False, cc=N
     _, cubin, _, symbol = _core.compile_aot(_py_func(pyfunc), sig, device=False, want_cubin=True,
                                             fastmath=fastmath, arch=_arch_number(cc, arch),
                                             opt=_opt_level(opt), lineinfo=lineinfo, debug=debug,
-                                            block=block)
+                                            block=block, fast_compile=_fast_compile(fast_compile))
     return cubin, symbol

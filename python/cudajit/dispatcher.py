@@ -52,9 +52,10 @@ class Dispatcher(_core.Dispatcher):
     show each stage's output.
     """
 
-    def __init__(self, py_func, fastmath=False, debug=False, lineinfo=False, opt=3, cache=False):
+    def __init__(self, py_func, fastmath=False, debug=False, lineinfo=False, opt=3, cache=False,
+                 fast_compile=""):
         super().__init__(py_func, fastmath=fastmath, debug=debug, lineinfo=lineinfo, opt=opt,
-                         cache=cache)
+                         cache=cache, fast_compile=fast_compile)
         functools.update_wrapper(self, py_func, updated=())
 
     def __repr__(self):

@@ -259,13 +259,17 @@ py::object inspect(Dispatcher& d, const py::object& signature, Get get) {
   return signatureDict(out);
 }
 
-cj::rt::DispatcherOptions optionsFrom(bool fastmath, bool debug, bool lineinfo, int opt, bool cache) {
+cj::rt::DispatcherOptions optionsFrom(bool fastmath, bool debug, bool lineinfo, int opt, bool cache,
+                                     const std::string& fast_compile) {
+  if (!fast_compile.empty() && fast_compile != "min" && fast_compile != "mid" && fast_compile != "max")
+    throw py::value_error("fast_compile must be 'min', 'mid', 'max' or off, got '" + fast_compile + "'");
   cj::rt::DispatcherOptions o;
   o.fastmath = fastmath;
   o.debug = debug;
   o.lineinfo = lineinfo;
   o.opt = opt;
   o.cache = cache;
+  o.fast_compile = fast_compile;
   return o;
 }
 
@@ -369,12 +373,14 @@ void bindDispatcher(py::module_& m) {
 
   py::class_<Dispatcher, std::shared_ptr<Dispatcher>> cls(m, "Dispatcher",
       "A @cudajit.jit kernel: compiled per argument signature, launched as kernel[grid, block](...)");
-  cls.def(py::init([](py::object py_func, bool fastmath, bool debug, bool lineinfo, int opt, bool cache) {
+  cls.def(py::init([](py::object py_func, bool fastmath, bool debug, bool lineinfo, int opt, bool cache,
+                      const std::string& fast_compile) {
              return std::make_shared<Dispatcher>(std::move(py_func),
-                                                 optionsFrom(fastmath, debug, lineinfo, opt, cache));
+                                                 optionsFrom(fastmath, debug, lineinfo, opt, cache, fast_compile));
            }),
            py::arg("py_func"), py::arg("fastmath") = false, py::arg("debug") = false,
-           py::arg("lineinfo") = false, py::arg("opt") = 3, py::arg("cache") = false)
+           py::arg("lineinfo") = false, py::arg("opt") = 3, py::arg("cache") = false,
+           py::arg("fast_compile") = "")
       .def("__getitem__", [](py::object self, py::object key) {
         // Reached only from a subclass without the fast slot: same result.
         PyObject* r = dispatcherSubscript(self.ptr(), key.ptr());
@@ -418,6 +424,7 @@ void bindDispatcher(py::module_& m) {
         out["lineinfo"] = o.lineinfo;
         out["opt"] = o.opt;
         out["cache"] = o.cache;
+        out["fast_compile"] = o.fast_compile;
         return out;
       })
       .def_property_readonly("py_func", [](const Dispatcher& d) { return d.pyFunction(); })
@@ -481,10 +488,10 @@ void bindDispatcher(py::module_& m) {
 
   m.def("compile_aot", [](const py::object& py_func, const py::object& sig, bool device,
                           bool want_cubin, bool fastmath, const py::object& arch, int opt,
-                          bool lineinfo, bool debug, const py::object& block) {
+                          bool lineinfo, bool debug, const py::object& block, const std::string& fast_compile) {
     cj::rt::ParsedSignature s = signatureFrom(sig);
     if (!device) checkKernelReturn(s);
-    cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, false);
+    cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, false, fast_compile);
     o.arch = archNumber(arch);
     cj::rt::AotResult r = cj::rt::compileAot(py_func, s.args, device, want_cubin, o, blockFrom(block));
     const cj::Type* ret = r.return_type ? r.return_type : cj::noneTy();
@@ -494,7 +501,7 @@ void bindDispatcher(py::module_& m) {
   }, py::arg("py_func"), py::arg("signature"), py::arg("device") = false,
      py::arg("want_cubin") = false, py::arg("fastmath") = false, py::arg("arch") = 90,
      py::arg("opt") = 3, py::arg("lineinfo") = false, py::arg("debug") = false,
-     py::arg("block") = py::none(),
+     py::arg("block") = py::none(), py::arg("fast_compile") = "",
      "(ptx, cubin or None, return type, symbol) for one signature; no GPU needed. block: the "
      "launch block shape of kernels with block algorithms (their PTX is the linked result).");
 
