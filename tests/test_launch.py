@@ -408,8 +408,7 @@ def test_gpu_fast_compile_gives_the_same_results(level):
     ref = np.zeros_like(x)
     for j in range(terms):
         ref += np.sqrt(np.abs(np.roll(x, -j))) / (j + 1.0)
-    k = cuda.jit(fast_compile=level)(type(series)(series.__code__, {"cuda": cuda, "math": math,
-                                                                  "weight": weight}, "series"))
+    k = cuda.jit(fast_compile=level)(series)
     dx = cuda.to_device(x)
     dy = cuda.to_device(np.full_like(x, np.nan))
     k[(x.size + 127) // 128, 128](dx, dy, x.size, terms)
