@@ -320,13 +320,17 @@ def main(argv=None):
             times = {v: ([], []) for v in VARIANTS}
             for r in range(a.runs):
                 for variant, (t, ks) in times.items():
-                    saved = dict(os.environ)
-                    os.environ.update(VARIANTS[variant])
+                    env = VARIANTS[variant]
+                    saved = {key: os.environ.get(key) for key in env}
+                    os.environ.update(env)
                     try:
                         t1, k1 = first_calls(cj, cj.synchronize, template, name, make(cj), 1, warmup=0)
                     finally:
-                        os.environ.clear()
-                        os.environ.update(saved)
+                        for key, value in saved.items():
+                            if value is None:
+                                del os.environ[key]
+                            else:
+                                os.environ[key] = value
                     t += t1
                     ks += k1
             for variant, (t, ks) in times.items():

@@ -64,8 +64,6 @@ constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
 // CUjit_option values and the CUjitInputType of PTX (the driver's own JIT
 // compiler: cuLinkCreate / cuLinkAddData).
-constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
-constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 constexpr int CU_JIT_OPTIMIZATION_LEVEL = 7;
 constexpr int CU_JIT_GENERATE_DEBUG_INFO = 11;
 constexpr int CU_JIT_GENERATE_LINE_INFO = 13;

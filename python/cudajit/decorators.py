@@ -46,9 +46,7 @@ def _fast_compile(option):
         return ""
     if option is True:
         return "max"
-    if option not in ("min", "mid", "max"):
-        raise ValueError(f"fast_compile must be 'min', 'mid', 'max', True or False, got {option!r}")
-    return option
+    return str(option)   # _core checks the level
 
 
 def _make(py_func, signatures, device, options):

@@ -262,7 +262,7 @@ py::object inspect(Dispatcher& d, const py::object& signature, Get get) {
 cj::rt::DispatcherOptions optionsFrom(bool fastmath, bool debug, bool lineinfo, int opt, bool cache,
                                      const std::string& fast_compile) {
   if (!fast_compile.empty() && fast_compile != "min" && fast_compile != "mid" && fast_compile != "max")
-    throw py::value_error("fast_compile must be 'min', 'mid', 'max' or off, got '" + fast_compile + "'");
+    throw py::value_error("fast_compile must be 'min', 'mid', 'max', True or False, got '" + fast_compile + "'");
   cj::rt::DispatcherOptions o;
   o.fastmath = fastmath;
   o.debug = debug;
