@@ -1,5 +1,6 @@
 #include "bytecode/cfg.h"
 
+#include "ir/cfg.h"
 #include "support/error.h"
 
 namespace cj::bytecode {
@@ -67,31 +68,17 @@ void splitBlocks(const CodeInfo& code, Cfg& cfg) {
   }
 }
 
-// Reverse post-order from the entry: every block comes after its forward
-// predecessors, so only loop headers see a predecessor not yet built.
+// Reverse post-order from the entry (ir/cfg.h): every block comes after its
+// forward predecessors, so only loop headers see a predecessor not yet built.
 void orderBlocks(Cfg& cfg) {
-  std::vector<int> post;
-  std::vector<char> seen(cfg.blocks.size(), 0);
-  std::vector<std::pair<int, size_t>> work{{0, 0}};
-  seen[0] = 1;
-  while (!work.empty()) {
-    const int b = work.back().first;
-    const auto& succs = cfg.blocks[b].succs;
-    size_t& next = work.back().second;
-    if (next < succs.size()) {
-      // Visit the jump target before the fallthrough so that the
-      // fallthrough comes first in the final order.
-      const int s = succs[succs.size() - 1 - next++];
-      if (!seen[s]) {
-        seen[s] = 1;
-        work.push_back({s, 0});
-      }
-      continue;
-    }
-    post.push_back(b);
-    work.pop_back();
+  ir::Graph g;
+  for (const CfgBlock& b : cfg.blocks) {
+    g.addNode();
+    // The jump target first, so that the search visits it before the
+    // fallthrough and the fallthrough comes first in the final order.
+    for (auto s = b.succs.rbegin(); s != b.succs.rend(); ++s) g.addSucc(*s);
   }
-  cfg.order.assign(post.rbegin(), post.rend());
+  cfg.order = ir::reversePostOrder(g);
   for (size_t i = 0; i < cfg.order.size(); ++i) cfg.blocks[cfg.order[i]].rpo = static_cast<int>(i);
   for (int b : cfg.order)
     for (int s : cfg.blocks[b].succs) cfg.blocks[s].preds.push_back(b);

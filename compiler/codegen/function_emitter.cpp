@@ -12,6 +12,7 @@
 
 #include "codegen/debug_info.h"
 #include "codegen/emitter.h"
+#include "ir/cfg.h"
 #include "support/error.h"
 
 namespace cj::codegen {
@@ -227,25 +228,10 @@ std::string FunctionEmitter::run() {
 }
 
 void FunctionEmitter::computeOrder() {
-  // Iterative DFS from the entry; reverse post-order puts every definition
-  // before its uses (outside phis), which bind()/val() rely on.
-  std::vector<const ir::Block*> post;
-  std::set<const ir::Block*> seen;
-  std::vector<std::pair<const ir::Block*, size_t>> stack;
-  stack.push_back({fn_.entry(), 0});
-  seen.insert(fn_.entry());
-  while (!stack.empty()) {
-    auto& [b, next] = stack.back();
-    const ir::Instr* term = b->terminator();
-    if (term && next < term->succs.size()) {
-      const ir::Block* s = term->succs[next++].target;
-      if (seen.insert(s).second) stack.push_back({s, 0});
-    } else {
-      post.push_back(b);
-      stack.pop_back();
-    }
-  }
-  order_.assign(post.rbegin(), post.rend());
+  // Reverse post-order puts every definition before its uses (outside
+  // phis), which bind()/val() rely on.
+  std::vector<ir::Block*> rpo = ir::reversePostOrder(fn_);
+  order_.assign(rpo.begin(), rpo.end());
   for (const ir::Block* b : order_) {
     const ir::Instr* term = b->terminator();
     if (!term) continue;

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/cfg.h"
 #include "ir/intrinsics.h"
 #include "ir/ir.h"
 
@@ -26,85 +27,13 @@ struct DefSite {
   int pos;
 };
 
-// Dominator tree over the reachable blocks (Cooper, Harvey, Kennedy: "A
-// Simple, Fast Dominance Algorithm"). Unreachable blocks have no idom.
-class Dominators {
- public:
-  explicit Dominators(const Function& fn) {
-    const Block* entry = fn.entry();
-    // Post-order by iterative DFS over succs.
-    std::vector<const Block*> post;
-    std::set<const Block*> seen{entry};
-    std::vector<std::pair<const Block*, size_t>> stack{{entry, 0}};
-    while (!stack.empty()) {
-      auto& [b, next] = stack.back();
-      std::vector<const Block*> succs = successors(b);
-      if (next < succs.size()) {
-        const Block* s = succs[next++];
-        if (seen.insert(s).second) stack.push_back({s, 0});
-      } else {
-        post.push_back(b);
-        stack.pop_back();
-      }
-    }
-    for (size_t i = 0; i < post.size(); ++i) order_[post[i]] = static_cast<int>(i);
-    // Predecessors among reachable blocks, from the edges (not Block::preds,
-    // which the verifier is checking).
-    std::map<const Block*, std::vector<const Block*>> preds;
-    for (const Block* b : post)
-      for (const Block* s : successors(b)) preds[s].push_back(b);
-    idom_[entry] = entry;
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      for (auto it = post.rbegin(); it != post.rend(); ++it) {
-        const Block* b = *it;
-        if (b == entry) continue;
-        const Block* new_idom = nullptr;
-        for (const Block* p : preds[b]) {
-          if (!idom_.count(p)) continue;
-          new_idom = new_idom ? intersect(p, new_idom) : p;
-        }
-        if (new_idom && idom_[b] != new_idom) {
-          idom_[b] = new_idom;
-          changed = true;
-        }
-      }
-    }
-  }
-
-  bool reachable(const Block* b) const { return idom_.count(b) != 0; }
-  // a dominates b (reflexive). False if either is unreachable.
-  bool dominates(const Block* a, const Block* b) const {
-    if (!reachable(a) || !reachable(b)) return false;
-    for (;;) {
-      if (a == b) return true;
-      const Block* up = idom_.at(b);
-      if (up == b) return false;
-      b = up;
-    }
-  }
-
-  static std::vector<const Block*> successors(const Block* b) {
-    std::vector<const Block*> out;
-    if (const Instr* t = b->terminator())
-      for (const Edge& e : t->succs)
-        if (e.target) out.push_back(e.target);
-    return out;
-  }
-
- private:
-  const Block* intersect(const Block* a, const Block* b) const {
-    while (a != b) {
-      while (order_.at(a) < order_.at(b)) a = idom_.at(a);
-      while (order_.at(b) < order_.at(a)) b = idom_.at(b);
-    }
-    return a;
-  }
-
-  std::map<const Block*, int> order_;
-  std::map<const Block*, const Block*> idom_;
-};
+std::vector<const Block*> successors(const Block* b) {
+  std::vector<const Block*> out;
+  if (const Instr* t = b->terminator())
+    for (const Edge& e : t->succs)
+      if (e.target) out.push_back(e.target);
+  return out;
+}
 
 class Verifier {
  public:
@@ -115,7 +44,7 @@ class Verifier {
     if (typed_ && (!fn_.return_type || fn_.return_type == unknownTy()))
       fail(nullptr, nullptr, "return type is not inferred");
     collectDefinitions();
-    Dominators dom(fn_);
+    DominatorTree dom(fn_);
     checkPreds();
     if (!fn_.entry()->preds.empty() || hasEdgeTo(fn_.entry()))
       fail(fn_.entry(), nullptr, "the entry block has predecessors");
@@ -172,7 +101,7 @@ class Verifier {
 
   bool hasEdgeTo(const Block* target) const {
     for (const auto& b : fn_.blocks)
-      for (const Block* s : Dominators::successors(b.get()))
+      for (const Block* s : successors(b.get()))
         if (s == target) return true;
     return false;
   }
@@ -181,7 +110,7 @@ class Verifier {
   void checkPreds() {
     std::map<const Block*, std::set<const Block*>> actual;
     for (const auto& b : fn_.blocks)
-      for (const Block* s : Dominators::successors(b.get())) actual[s].insert(b.get());
+      for (const Block* s : successors(b.get())) actual[s].insert(b.get());
     for (const auto& b : fn_.blocks) {
       std::set<const Block*> listed(b->preds.begin(), b->preds.end());
       if (listed != actual[b.get()])
@@ -265,7 +194,7 @@ class Verifier {
   // Every operand must be defined in this function at a point that dominates
   // the use: earlier in the same block, or in a block that dominates it. An
   // edge argument is used at the end of the branching block.
-  void checkOperandsDominate(const Dominators& dom, const Block* b, int pos, const Instr* in) {
+  void checkOperandsDominate(const DominatorTree& dom, const Block* b, int pos, const Instr* in) {
     auto check = [&](const Instr* v, const char* what) {
       auto it = defs_.find(v);
       if (it == defs_.end())

@@ -1,4 +1,4 @@
-// Small CFG helpers the passes share.
+// Small CFG edits the passes share (the analyses are in ir/cfg.h).
 #pragma once
 #include <map>
 #include <vector>
@@ -14,16 +14,5 @@ std::map<ir::Block*, std::vector<ir::Edge*>> incomingEdges(ir::Function& fn);
 // Removes parameter `index` of `block` and the matching argument from every
 // edge into it; renumbers the remaining parameters' Instr::index.
 void removeParam(ir::Function& fn, ir::Block* block, size_t index);
-
-// Deletes blocks that the entry cannot reach; recomputes preds. True if any.
-bool removeUnreachableBlocks(ir::Function& fn);
-
-// The blocks the entry reaches, in reverse post-order (every block after its
-// immediate dominator; loop headers before their bodies).
-std::vector<ir::Block*> reversePostOrder(ir::Function& fn);
-
-// Immediate dominator of every block in `rpo` (reversePostOrder); the entry
-// maps to itself (Cooper, Harvey, Kennedy: "A Simple, Fast Dominance Algorithm").
-std::map<ir::Block*, ir::Block*> immediateDominators(const std::vector<ir::Block*>& rpo);
 
 }  // namespace cj::passes

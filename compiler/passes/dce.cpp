@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ir/cfg.h"
 #include "passes/cfg_util.h"
 
 namespace cj::passes {
@@ -15,7 +16,7 @@ bool isRoot(const ir::Instr& in) { return !(ir::opFlags(in.op) & ir::PURE); }
 }  // namespace
 
 bool DeadCodeElimination::run(ir::Function& fn) {
-  bool changed = removeUnreachableBlocks(fn);
+  bool changed = ir::removeUnreachableBlocks(fn);
   auto incoming = incomingEdges(fn);
 
   // Mark: roots, then operands of live instructions; a live parameter makes

@@ -19,7 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "passes/cfg_util.h"
+#include "ir/cfg.h"
 
 namespace cj::passes {
 namespace {
@@ -166,10 +166,9 @@ std::optional<int64_t> intConstant(const Instr* v) {
 
 class Analysis {
  public:
-  explicit Analysis(ir::Function& fn) : fn_(fn) {
+  explicit Analysis(ir::Function& fn) : fn_(fn), dom_(fn) {
     fn_.computePreds();
-    rpo_ = reversePostOrder(fn_);
-    idom_ = immediateDominators(rpo_);
+    rpo_ = dom_.rpo();
     collectThresholds();
   }
 
@@ -268,7 +267,7 @@ class Analysis {
   // branch condition when b has one predecessor (one edge into it).
   Env blockEnv(const Block* b) {
     if (b == fn_.entry()) return {};
-    Env env = env_[idom_.at(const_cast<Block*>(b))];
+    Env env = env_[dom_.idom(b)];
     if (b->preds.size() != 1) return env;
     const Block* pred = b->preds[0];
     const auto& succs = pred->terminator()->succs;
@@ -655,8 +654,8 @@ class Analysis {
   }
 
   ir::Function& fn_;
+  ir::DominatorTree dom_;   // the passes here change facts only, never the CFG
   std::vector<Block*> rpo_;
-  std::map<Block*, Block*> idom_;
   std::unordered_map<const Instr*, Interval> value_;
   std::map<const Block*, Env> env_;
   std::unordered_map<const Instr*, int> changes_;

@@ -1,9 +1,9 @@
 #include "passes/remove_unreachable.h"
 
-#include "passes/cfg_util.h"
+#include "ir/cfg.h"
 
 namespace cj::passes {
 
-bool RemoveUnreachable::run(ir::Function& fn) { return removeUnreachableBlocks(fn); }
+bool RemoveUnreachable::run(ir::Function& fn) { return ir::removeUnreachableBlocks(fn); }
 
 }  // namespace cj::passes

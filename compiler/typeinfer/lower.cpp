@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 
+#include "ir/cfg.h"
 #include "typeinfer/iterators.h"
 #include "typeinfer/operators.h"
 #include "typeinfer/subscript.h"
@@ -19,7 +20,7 @@ ir::Instr* Lowerer::mapped(ir::Instr* v) const {
 
 void Lowerer::run() {
   ir::Function& fn = ctx_.fn();
-  for (ir::Block* b : reversePostOrder(fn)) {
+  for (ir::Block* b : ir::reversePostOrder(fn)) {
     std::vector<std::unique_ptr<ir::Instr>> old = std::move(b->instrs);
     b->instrs.clear();
     for (auto& in : old) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "ir/cfg.h"
 #include "support/error.h"
 #include "typeinfer/cub_calls.h"
 #include "typeinfer/lower.h"
@@ -90,7 +91,7 @@ std::unique_ptr<ir::Function> Specializer::infer(const ir::Function& fn, const s
     params[i]->type = t;
   }
   pruneNoneBranches(*typed);   // prune.h: `if arg is None` decided by the argument types
-  removeUnreachableBlocks(*typed);
+  ir::removeUnreachableBlocks(*typed);
   *ret = Typer(ctx).run();
   Lowerer(ctx, *ret).run();
   finishCubCalls(ctx);   // items per thread and bins from the arrays, now that edges are typed

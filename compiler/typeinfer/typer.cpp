@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "ir/cfg.h"
 #include "typeinfer/iterators.h"
 #include "typeinfer/operators.h"
 #include "typeinfer/subscript.h"
@@ -28,38 +29,9 @@ std::string describe(const ir::Instr* v) {
 
 }  // namespace
 
-std::vector<ir::Block*> reversePostOrder(ir::Function& fn) {
-  std::vector<ir::Block*> post;
-  std::set<ir::Block*> seen;
-  // Iterative DFS: deep CFGs must not overflow the stack.
-  std::vector<std::pair<ir::Block*, size_t>> stack = {{fn.entry(), 0}};
-  seen.insert(fn.entry());
-  while (!stack.empty()) {
-    auto& [b, next] = stack.back();
-    ir::Instr* t = b->terminator();
-    if (t && next < t->succs.size()) {
-      ir::Block* s = t->succs[next++].target;
-      if (seen.insert(s).second) stack.push_back({s, 0});
-    } else {
-      post.push_back(b);
-      stack.pop_back();
-    }
-  }
-  std::reverse(post.begin(), post.end());
-  return post;
-}
-
-void removeUnreachableBlocks(ir::Function& fn) {
-  std::vector<ir::Block*> live = reversePostOrder(fn);
-  std::set<ir::Block*> keep(live.begin(), live.end());
-  auto dead = [&](const std::unique_ptr<ir::Block>& b) { return !keep.count(b.get()); };
-  fn.blocks.erase(std::remove_if(fn.blocks.begin(), fn.blocks.end(), dead), fn.blocks.end());
-  fn.computePreds();
-}
-
 const Type* Typer::run() {
   ir::Function& fn = ctx_.fn();
-  order_ = reversePostOrder(fn);
+  order_ = ir::reversePostOrder(fn);
   for (ir::Block* b : order_) {
     ir::Instr* t = b->terminator();
     for (size_t s = 0; t && s < t->succs.size(); ++s) incoming_[t->succs[s].target].push_back({t, s});

@@ -39,9 +39,4 @@ class Typer {
   std::unordered_map<ir::Block*, std::vector<Incoming>> incoming_;   // edges into each block
 };
 
-// Blocks reachable from the entry, in reverse post order.
-std::vector<ir::Block*> reversePostOrder(ir::Function& fn);
-// Removes blocks the entry cannot reach (their edges would feed parameters).
-void removeUnreachableBlocks(ir::Function& fn);
-
 }  // namespace cj::typeinfer
