@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/cfg.h"
 #include "ir/ir.h"
 #include "passes/pass.h"
 #include "support/error.h"
@@ -20,6 +21,58 @@ cj::ir::Module parseOrThrow(const std::string& text) {
   if (!cj::ir::parseModule(text, &m, &error))
     throw cj::CompileError("<ir>", 0, 0, "IR text", error);
   return m;
+}
+
+// One function's CFG analyses (ir/cfg.h) in block ids, for tests/test_cfg.py.
+py::dict cfgAnalysis(const cj::ir::Function& fn) {
+  const cj::ir::DominatorTree dom(fn);
+  const cj::ir::LoopInfo loops(dom);
+  const cj::ir::Cfg& cfg = dom.cfg();
+  auto id = [&](int n) { return cfg.block(n)->id; };
+  auto ids = [&](const std::vector<int>& nodes) {
+    py::list out;
+    for (int n : nodes) out.append(id(n));
+    return out;
+  };
+  py::list blocks, rpo;
+  py::dict succs, idom, depth;
+  for (int n = 0; n < cfg.size(); ++n) {
+    blocks.append(id(n));
+    py::list s;
+    for (int t : cfg.graph().succs(n)) s.append(id(t));
+    succs[py::int_(id(n))] = s;
+    if (!dom.tree().reachable(n)) continue;
+    int d = dom.tree().idom(n);
+    idom[py::int_(id(n))] = d < 0 ? py::object(py::none()) : py::object(py::int_(id(d)));
+    depth[py::int_(id(n))] = dom.tree().depth(n);
+  }
+  for (const cj::ir::Block* b : cj::ir::reversePostOrder(fn)) rpo.append(b->id);
+  py::list loop_list, irreducible_edges;
+  for (const auto& l : loops.loops()) {
+    py::dict d;
+    d["header"] = id(l.header);
+    d["latches"] = ids(l.latches);
+    d["blocks"] = ids(l.blocks);
+    d["depth"] = l.depth;
+    d["parent"] = l.parent >= 0 ? py::object(py::int_(id(loops.loops()[l.parent].header))) : py::object(py::none());
+    loop_list.append(d);
+  }
+  for (const auto& [from, to] : loops.forest().irreducibleEdges())
+    irreducible_edges.append(py::make_tuple(id(from), id(to)));
+  py::list reachable;
+  for (const cj::ir::Block* b : cj::ir::reachableBlocks(fn)) reachable.append(b->id);
+  py::dict out;
+  out["name"] = fn.name;
+  out["blocks"] = blocks;
+  out["succs"] = succs;
+  out["rpo"] = rpo;
+  out["reachable"] = reachable;
+  out["idom"] = idom;
+  out["dom_depth"] = depth;
+  out["loops"] = loop_list;
+  out["irreducible"] = loops.irreducible();
+  out["irreducible_edges"] = irreducible_edges;
+  return out;
 }
 
 }  // namespace
@@ -52,4 +105,16 @@ void bindIr(py::module_& m) {
       py::arg("text"), py::arg("passes"), py::arg("typed") = true,
       "Parses IR text, runs the named passes (verifying after each) and prints the result. "
       "An empty pass list runs the default pipeline only if passes == ['default'].");
+  m.def(
+      "cfg_analysis",
+      [](const std::string& text) {
+        cj::ir::Module mod = parseOrThrow(text);
+        py::list out;
+        for (const auto& fn : mod.functions) out.append(cfgAnalysis(*fn));
+        return out;
+      },
+      py::arg("text"),
+      "The CFG analyses of ir/cfg.h on each function of IR text, in block ids: blocks, succs, "
+      "rpo, reachable, idom (None for the entry), dom_depth, loops (header, latches, blocks, "
+      "depth, parent header), irreducible and irreducible_edges. For tests.");
 }
