@@ -1,6 +1,7 @@
 // The control-flow graph of normalised bytecode: basic blocks split at jump
 // targets and after jumps, returns and raises, with successors, predecessors
-// and a reverse post-order over the blocks reachable from the entry.
+// and a reverse post-order over the blocks reachable from the entry (computed
+// by ir/cfg.h on a Graph of these blocks: there is one RPO in the compiler).
 #pragma once
 #include <vector>
 
@@ -25,8 +26,9 @@ struct Cfg {
   std::vector<int> block_of;      // instruction index -> index of its block
   std::vector<int> order;         // reachable blocks in reverse post-order
 
-  // A block with a predecessor that does not come before it in `order`
-  // (a back edge): its incoming values are not all known when it is built.
+  // A block with a predecessor that does not come before it in `order` (the
+  // target of a retreating edge: a loop header, or an entry of an irreducible
+  // cycle): its incoming values are not all known when it is built.
   bool isLoopHeader(int block) const;
 };
 
