@@ -204,6 +204,7 @@ Cfg::Cfg(const Function& fn) {
     }
     if (!dense) node_by_id_.clear();
   }
+  graph_.reserve(size(), 2 * size());   // br and cbr: at most two edges per block
   for (const Block* b : blocks_) {
     graph_.addNode();
     if (!b) continue;

@@ -33,6 +33,10 @@ class Graph {
     size_t size() const { return static_cast<size_t>(last - first); }
   };
 
+  void reserve(int nodes, int edges) {
+    begin_.reserve(nodes);
+    succ_.reserve(edges);
+  }
   // Starts a new node (numbered in order) whose successors follow via addSucc.
   int addNode();
   void addSucc(int to);   // an edge from the node added last
