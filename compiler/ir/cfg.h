@@ -165,7 +165,7 @@ class DominatorTree {
 };
 
 // Natural loops of a function (LoopForest in Block*); node numbers index
-// fn.blocks (dom.cfg().block(n)).
+// fn.blocks (dom.cfg().block(n)). Keeps a reference to `dom`: it must outlive this.
 class LoopInfo {
  public:
   explicit LoopInfo(const DominatorTree& dom) : dom_(dom), forest_(dom.cfg().graph(), dom.tree()) {}
