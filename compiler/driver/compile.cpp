@@ -76,8 +76,9 @@ std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
   std::unique_ptr<ir::Module> typed = timed(&t.infer, [&] {
     return typeinfer::inferTypes(source, arg_types, infer);
   });
-  ir::Function& entry = *typed->functions.front();
-  entry.is_kernel = !options.device;
+  // The entry is a kernel or not as withEntryKind marked the source (type
+  // inference keeps the mark); nothing here edits the typed IR.
+  const ir::Function& entry = *typed->functions.front();
   out.return_type = entry.return_type;
   if (!options.device) checkKernelReturn(entry);
 

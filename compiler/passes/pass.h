@@ -40,8 +40,6 @@ std::string knownPassNames();
 using PassFactory = std::unique_ptr<Pass> (*)();
 bool registerPass(std::string_view name, PassFactory make);
 
-// The default optimisation pipeline for typed IR: the "simt" pipeline (pipeline.h).
-std::vector<std::string_view> defaultPipeline();
 // Runs the named passes (or pipelines: "simt", "default") over the module,
 // verifying the input and the IR after every pass whatever the environment
 // says (typed or untyped per `typed`); throws CompileError on an unknown

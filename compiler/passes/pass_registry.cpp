@@ -66,8 +66,6 @@ bool registerPass(std::string_view name, PassFactory make) {
   return true;
 }
 
-std::vector<std::string_view> defaultPipeline() { return pipelinePasses("simt"); }
-
 void runPasses(ir::Module& m, const std::vector<std::string_view>& names, bool typed) {
   PipelineOptions options = PipelineOptions::fromEnvironment(typed);
   options.verify = true;   // a tool asked for these passes: always checked
