@@ -19,15 +19,21 @@
 // This header is what type inference and codegen see: plain data, no
 // compiler, no files.
 //
-// A second library (MathDx) is one row of CJ_LIBRARIES, an intrinsic of the
-// same name in ir/intrinsics.def, its descriptor text (its own spec type
-// beside it), a Provider subclass in libcalls/ (resolveInParallel,
-// libcalls/parallel.h, gives it the job slots and thread pool CUB uses) with
-// one row in the registry (registry.cpp), a typing rule that calls
-// makeLibraryCall, and a lowering of its argument shapes in codegen. The
-// plumbing (collect, resolve, link inputs, the table codegen reads, caching
-// of the compiled modules under CUDAJIT_CACHE_DIR through
-// support/disk_cache.h) is shared.
+// Adding a second library (MathDx) copies none of this plumbing:
+//   1. one row of CJ_LIBRARIES below (Mathdx, "mathdx") and an intrinsic of
+//      the same name in ir/intrinsics.def;
+//   2. its descriptor: a text form of its own (a spec type beside it, as
+//      cub/spec.h is CUB's), written by a typing rule in typeinfer through
+//      makeLibraryCall (typeinfer/library_calls.h);
+//   3. a Provider subclass in libcalls/ (provider.h) that turns descriptors
+//      into ResolvedCalls: forEachInParallel (parallel.h) gives it the
+//      process-wide job slots and threads CUB uses, support/disk_cache.h
+//      the checksummed on-disk cache, cub/nvrtc.h the NVRTC wrapper (move
+//      it to a shared folder then); one row in registry.cpp;
+//   4. a lowering of its argument shapes in codegen, which finds the symbol,
+//      signature and temp storage in the ResolvedCalls table.
+// collect(), resolve(), the link inputs (driver/compile.cpp) and the table
+// codegen reads are shared as they are.
 #pragma once
 #include <cstdint>
 #include <map>
