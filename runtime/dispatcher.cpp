@@ -5,7 +5,7 @@
 #include <ctime>
 #include <functional>
 
-#include "driver/cub_link.h"
+#include "driver/block_algorithms.h"
 #include "runtime/context.h"
 #include "runtime/device_attributes.h"
 #include "runtime/driver.h"
@@ -478,6 +478,12 @@ const std::string& Dispatcher::ptx(Overload& ov) {
   if (ov.compiled.ptx.empty())
     ov.compiled.ptx = driver::ptxOf(ov.compiled, compileOptions(ov.arch, false).target);
   return ov.compiled.ptx;
+}
+
+std::vector<passes::IrSnapshot> Dispatcher::irAfter(const Overload& ov,
+                                                    const std::vector<std::string>& after) {
+  return driver::irAfterPasses(untyped(), ov.key.args, compileOptions(ov.arch, false, ov.key.block),
+                               after);
 }
 
 void Dispatcher::record(Overload& ov) {

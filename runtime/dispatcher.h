@@ -146,6 +146,9 @@ class Dispatcher {
   // algorithms; none given: the first of these types).
   Overload* find(const std::vector<const Type*>& args, Block block = {{0, 0, 0}}) const;
   const std::string& ptx(Overload& overload);
+  // The typed IR after the named passes (inspect_ir(after=...)), for a
+  // compiled overload: type inference and the passes run again, nothing else.
+  std::vector<passes::IrSnapshot> irAfter(const Overload& ov, const std::vector<std::string>& after);
   // The decoded, untyped module's text.
   const std::string& untypedIr();
   int numArgs();

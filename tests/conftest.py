@@ -22,6 +22,11 @@ import pytest
 if not hasattr(np, "row_stack"):
     np.row_stack = np.vstack
 
+# The IR verifier runs before the passes and after every one of them in the
+# whole suite (release builds skip it otherwise: compiler/passes/pipeline.h);
+# subprocesses inherit it.
+os.environ.setdefault("CUDAJIT_VERIFY_IR", "1")
+
 REPO = Path(__file__).resolve().parents[1]
 STUB_LIBCUDA = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "lib" / "stubs" / "libcuda.so"
 

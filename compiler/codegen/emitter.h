@@ -59,12 +59,15 @@ enum class Helper {
 
 class ModuleEmitter {
  public:
-  ModuleEmitter(const ir::Module& m, const CodegenOptions& options);
+  ModuleEmitter(const ir::Module& m, const CodegenOptions& options,
+                const libcalls::ResolvedCalls& calls);
   ~ModuleEmitter();
   std::string run();
 
   const ir::Module& irModule() const { return module_; }
   const CodegenOptions& options() const { return options_; }
+  // The library calls' symbols, signatures and temp storage (lower_cub.cpp).
+  const libcalls::ResolvedCalls& libraryCalls() const { return calls_; }
   // Adds a declaration line ("declare float @__nv_sqrtf(float)") once.
   void declare(const std::string& declaration);
   // Adds a global "@<unique name> = <definition>"; returns "@<unique name>".
@@ -87,6 +90,7 @@ class ModuleEmitter {
  private:
   const ir::Module& module_;
   CodegenOptions options_;
+  const libcalls::ResolvedCalls& calls_;
   Metadata metadata_;
   std::unique_ptr<DebugInfo> debug_;
   std::vector<std::string> declarations_;

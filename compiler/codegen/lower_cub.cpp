@@ -1,14 +1,16 @@
 // Lowering of `intrinsic cub "<spec>"` (ir/intrinsics.def): a call of the
 // CUB instantiation's extern "C" entry point (cub/cub.h has the C ABI of each
-// shape), declared in this module; nvJitLink later joins the instantiation's
-// LTO-IR (driver/cub_link.cpp).
+// shape), declared in this module from the signature the library-call stage
+// resolved (libcalls/resolve.h: symbol, signature, temp storage size);
+// nvJitLink later joins the instantiation's LTO-IR. Nothing here compiles or
+// reads files: the spec is read only for the shape of the arguments.
 //
 // Temporary storage lives in static shared memory this module reserves:
 //   * block algorithms with `sync` (every spec type inference writes) end
 //     with __syncthreads(), so all of them share one buffer,
 //     @__cj_cub_temp, as large and as aligned as the largest of the module;
 //     block loads/stores that do not touch their storage point there too;
-//     a `nosync` block spec (the last user, driver/cub_link.h) too;
+//     a `nosync` block spec (the last user, passes/cub_barriers.h) too;
 //   * warp algorithms (per-warp storage, no block barrier) get a buffer
 //     each, @__cj_cub_tmp.N: another warp may still be using its slot while
 //     the block enters the next block algorithm.
@@ -25,7 +27,8 @@
 #include <algorithm>
 
 #include "codegen/emitter.h"
-#include "cub/cub.h"
+#include "cub/spec.h"
+#include "libcalls/library_call.h"
 #include "support/error.h"
 
 namespace cj::codegen {
@@ -43,11 +46,18 @@ cub::Spec specOf(FunctionEmitter& fe, const ir::Instr& in) {
 }
 
 // Block algorithms whose storage may be shared with every other such call.
-// A `nosync` block spec is one the driver proved to be a last user of the
-// storage (driver/cub_link.h): every earlier user ended with a barrier and
+// A `nosync` block spec is one the cub-barriers pass proved to be a last user
+// of the storage (passes/cub_barriers.h): every earlier user ended with a barrier and
 // none comes after, so it may share the buffer too.
 bool sharesBuffer(const cub::Spec& s) {
   return cub::info(s.algorithm).family == cub::Family::Block;
+}
+
+// The entry point the library-call stage resolved for the call.
+const libcalls::ResolvedCall& resolvedOf(FunctionEmitter& fe, const ir::Instr& in) {
+  const libcalls::ResolvedCall* r = fe.mod().libraryCalls().find(libcalls::Library::Cub, in.cval.s);
+  if (!r) fe.fail(in, "cub", "internal error: CUB call '" + in.cval.s + "' was not resolved");
+  return *r;
 }
 
 // Size and alignment of the shared buffer: the largest over the module.
@@ -56,34 +66,35 @@ std::pair<uint64_t, uint64_t> sharedBufferLayout(FunctionEmitter& fe) {
   for (const auto& fn : fe.mod().irModule().functions)
     for (const auto& b : fn->blocks)
       for (const auto& in : b->instrs) {
-        if (in->op != ir::Op::Intrinsic || in->name != "cub") continue;
+        if (!libcalls::isLibraryCall(*in, libcalls::Library::Cub)) continue;
         cub::Spec s = specOf(fe, *in);
         if (!sharesBuffer(s)) continue;
-        cub::Instance inst = cub::instantiate(s);   // this process's memory cache: cheap
-        bytes = std::max(bytes, inst.temp_bytes);
-        align = std::max(align, inst.temp_align);
+        const libcalls::ResolvedCall& r = resolvedOf(fe, *in);
+        bytes = std::max(bytes, r.temp_bytes);
+        align = std::max(align, r.temp_align);
       }
   return {bytes, align};
 }
 
 // A generic i8* to the call's temp storage.
-std::string tempStorage(FunctionEmitter& fe, const ir::Instr& in, const cub::Instance& inst) {
+std::string tempStorage(FunctionEmitter& fe, const ir::Instr& in, const cub::Spec& spec,
+                        const libcalls::ResolvedCall& resolved) {
   uint64_t bytes, align;
   std::string global;
-  if (sharesBuffer(inst.spec)) {
+  if (sharesBuffer(spec)) {
     std::tie(bytes, align) = sharedBufferLayout(fe);
   } else {
-    bytes = std::max<uint64_t>(inst.temp_bytes, 1);
-    align = std::max<uint64_t>(inst.temp_align, 16);
+    bytes = std::max<uint64_t>(resolved.temp_bytes, 1);
+    align = std::max<uint64_t>(resolved.temp_align, 16);
   }
   if (bytes > kStaticSharedLimit)
     fe.fail(in, in.names.empty() ? "cub" : in.names[0],
-            cub::describe(inst.spec) + " needs " + std::to_string(bytes) +
+            cub::describe(spec) + " needs " + std::to_string(bytes) +
                 " bytes of shared memory, more than the 48 KB a kernel may declare statically "
                 "(use fewer items per thread or a smaller block)");
   std::string at = "[" + std::to_string(bytes) + " x i8]";
   std::string def = "internal addrspace(3) global " + at + " undef, align " + std::to_string(align);
-  global = sharesBuffer(inst.spec) ? fe.mod().addGlobalOnce("__cj_cub_temp", def)
+  global = sharesBuffer(spec) ? fe.mod().addGlobalOnce("__cj_cub_temp", def)
                                    : fe.mod().addGlobal("__cj_cub_tmp", def);
   std::string p3 = fe.emit("getelementptr inbounds " + at + ", " + at + " addrspace(3)* " + global +
                            ", i64 0, i64 0");
@@ -94,7 +105,7 @@ void defineUserOp(FunctionEmitter& fe, const ir::Instr& in, const cub::Spec& s) 
   // The typed function type inference made for this op (rules_cub.cpp).
   const ir::Function* impl = fe.mod().irModule().find(s.user_op + "__impl");
   if (!impl) fe.fail(in, "cub", "internal error: no function " + s.user_op + "__impl for the user op");
-  std::string t = cub::info(s.dtype).nvvm;
+  std::string t = llvmScalarType(cub::info(s.dtype).scalar);
   fe.mod().define(s.user_op, "define " + t + " @" + s.user_op + "(" + t + " %a, " + t + " %b) {\n" +
                                  "entry:\n  %r = call " + t + " " + fe.mod().functionName(*impl) + "(" +
                                  t + " %a, " + t + " %b)\n  ret " + t + " %r\n}\n");
@@ -151,9 +162,8 @@ class CallBuilder {
 
 void lowerCubCall(FunctionEmitter& fe, const ir::Instr& in) {
   cub::Spec spec = specOf(fe, in);
-  cub::Instance inst = cub::instantiate(spec);
-  const cub::EntryPoint& entry = inst.entry;
-  fe.mod().declare(entry.nvvmDeclaration());
+  const libcalls::ResolvedCall& entry = resolvedOf(fe, in);
+  fe.mod().declare(nvvmDeclaration(entry.symbol, entry.signature));
   fe.mod().requireBlock(spec.block);
   if (spec.op == cub::Op::User) defineUserOp(fe, in, spec);
 
@@ -164,7 +174,7 @@ void lowerCubCall(FunctionEmitter& fe, const ir::Instr& in) {
                              " operands, has " + std::to_string(ops.size()));
   };
   CallBuilder cb(fe, in);
-  std::string t = cub::info(spec.dtype).nvvm;
+  std::string t = llvmScalarType(cub::info(spec.dtype).scalar);
   bool one = spec.items_per_thread == 1;
   std::vector<std::string> args;   // typed: "float %v3"
   const ir::Instr* written_back = nullptr;   // ipt-1 scan into element 0 of an array
@@ -207,20 +217,22 @@ void lowerCubCall(FunctionEmitter& fe, const ir::Instr& in) {
     case cub::Shape::SortPairs:
       need(2);
       args.push_back(t + "* " + cb.itemsPointer(ops[0]));
-      args.push_back(std::string(cub::info(spec.value_dtype).nvvm) + "* " + cb.itemsPointer(ops[1]));
+      args.push_back(llvmScalarType(cub::info(spec.value_dtype).scalar) + "* " + cb.itemsPointer(ops[1]));
       break;
     case cub::Shape::Histogram:
       need(2);
       args.push_back(t + "* " + cb.itemsPointer(ops[0]));
-      args.push_back(std::string(cub::info(spec.value_dtype).nvvm) + "* " + cb.dataPointer(ops[1]));
+      args.push_back(llvmScalarType(cub::info(spec.value_dtype).scalar) + "* " + cb.dataPointer(ops[1]));
       break;
   }
-  args.push_back("i8* " + tempStorage(fe, in, inst));
+  args.push_back("i8* " + tempStorage(fe, in, spec, entry));
 
   std::string list;
   for (const auto& a : args) list += (list.empty() ? "" : ", ") + a;
-  std::string call = "call " + entry.ret_nvvm + " @" + entry.name + "(" + list + ")";
-  if (entry.ret_nvvm == "void") {
+  const bool returns = entry.signature.ret.kind != CType::Kind::Void;
+  std::string ret = returns ? llvmScalarType(entry.signature.ret.scalar) : "void";
+  std::string call = "call " + ret + " @" + entry.symbol + "(" + list + ")";
+  if (!returns) {
     fe.emitLine(call);
   } else {
     std::string r = fe.emit(call);

@@ -59,8 +59,9 @@ std::string Metadata::text() const {
   return out;
 }
 
-ModuleEmitter::ModuleEmitter(const ir::Module& m, const CodegenOptions& options)
-    : module_(m), options_(options) {
+ModuleEmitter::ModuleEmitter(const ir::Module& m, const CodegenOptions& options,
+                             const libcalls::ResolvedCalls& calls)
+    : module_(m), options_(options), calls_(calls) {
   if (options_.lineinfo || options_.debug) debug_ = std::make_unique<DebugInfo>(metadata_, m);
 }
 
@@ -166,8 +167,9 @@ std::string ModuleEmitter::run() {
   return out;
 }
 
-std::string emitNvvm(const ir::Module& typed, const CodegenOptions& options) {
-  ModuleEmitter m(typed, options);
+std::string emitNvvm(const ir::Module& typed, const CodegenOptions& options,
+                     const libcalls::ResolvedCalls& calls) {
+  ModuleEmitter m(typed, options, calls);
   return m.run();
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "libcalls/library_call.h"
+#include "types/c_abi.h"
 
 namespace cj::codegen {
 
@@ -19,7 +21,15 @@ struct CodegenOptions {
 // `nvvm.annotations` kernel metadata, parameters per abi.h); other functions
 // are internal device functions. Declares the libdevice functions it calls.
 // Throws CompileError for a typed construct it cannot lower (with location).
-std::string emitNvvm(const ir::Module& typed, const CodegenOptions& options);
+// Library calls (intrinsic cub) become calls of the symbols in `calls`, which
+// the library-call stage resolved (libcalls/resolve.h); a module that makes
+// none may pass an empty table.
+std::string emitNvvm(const ir::Module& typed, const CodegenOptions& options,
+                     const libcalls::ResolvedCalls& calls = {});
+
+// The declaration of an extern "C" function in NVVM IR:
+//   declare float @cj_block_reduce_sum_f32_b256x1x1_i1(float, i8*)
+std::string nvvmDeclaration(std::string_view symbol, const CSignature& signature);
 
 // The symbol name the kernel gets in the NVVM/PTX/cubin (mangled to be a valid
 // PTX identifier and unique per signature).

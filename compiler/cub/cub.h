@@ -3,10 +3,11 @@
 // and linked with a kernel's LTO-IR by nvJitLink (compiler/link).
 //
 // A kernel that calls `cuda.block.sum(x)` (etc.) is specialised on its
-// launch block shape. Type inference / codegen turn each call into a Spec
-// (spec.h), call instantiate(spec), and then:
-//   * declare the entry point in the kernel's NVVM IR with
-//     instance.entry.nvvmDeclaration() and call it;
+// launch block shape. Type inference turns each call into a Spec (spec.h),
+// the library-call stage (libcalls/, the CUB provider) calls
+// instantiate(spec), and codegen then:
+//   * declares the entry point in the kernel's NVVM IR from
+//     instance.entry.signature() (codegen::nvvmDeclaration) and calls it;
 //   * reserve `temp_bytes` bytes of shared memory aligned to `temp_align`
 //     for the call site:
 //        @cj_cub_tmp.N = internal addrspace(3) global [temp_bytes x i8] undef, align temp_align
@@ -52,7 +53,7 @@ namespace cj::cub {
 
 struct Instance {
   Spec spec;                  // normalized
-  EntryPoint entry;           // name, C and NVVM declarations
+  EntryPoint entry;           // name, C declaration, C-ABI signature
   std::string source;         // the generated TU
   std::shared_ptr<const std::vector<char>> ltoir;
   uint64_t temp_bytes = 0;    // sizeof(TempStorage) (per block; warp algorithms: all warps)

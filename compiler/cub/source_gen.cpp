@@ -231,9 +231,9 @@ const Generator kGenerators[] = {
 };
 
 // ---- signatures --------------------------------------------------------------------------
-Param scalar(const std::string& name, Dtype d) { return {info(d).cxx, info(d).nvvm, name}; }
+Param scalar(const std::string& name, Dtype d) { return {info(d).cxx, CType::value(info(d).scalar), name}; }
 Param pointer(const std::string& name, Dtype d, bool is_const) {
-  return {std::string(is_const ? "const " : "") + info(d).cxx + "*", std::string(info(d).nvvm) + "*",
+  return {std::string(is_const ? "const " : "") + info(d).cxx + "*", CType::pointer(info(d).scalar),
           name};
 }
 
@@ -241,11 +241,11 @@ EntryPoint signatureOf(const Spec& s) {
   EntryPoint e;
   e.name = entryName(s);
   e.ret_cxx = "void";
-  e.ret_nvvm = "void";
+  e.ret = CType::voidType();
   bool one = s.items_per_thread == 1;
   auto returnsT = [&] {
     e.ret_cxx = info(s.dtype).cxx;
-    e.ret_nvvm = info(s.dtype).nvvm;
+    e.ret = CType::value(info(s.dtype).scalar);
   };
   switch (info(s.algorithm).shape) {
     case Shape::Reduce:
@@ -264,11 +264,11 @@ EntryPoint signatureOf(const Spec& s) {
       break;
     case Shape::Load:
       e.params = {pointer("block_ptr", s.dtype, true), pointer("items", s.dtype, false),
-                  {"long long", "i64", "valid_items"}, scalar("oob_default", s.dtype)};
+                  {"long long", CType::value(Scalar::Int64), "valid_items"}, scalar("oob_default", s.dtype)};
       break;
     case Shape::Store:
       e.params = {pointer("block_ptr", s.dtype, false), pointer("items", s.dtype, true),
-                  {"long long", "i64", "valid_items"}};
+                  {"long long", CType::value(Scalar::Int64), "valid_items"}};
       break;
     case Shape::Sort:
       e.params = {pointer("keys", s.dtype, false)};
@@ -280,7 +280,7 @@ EntryPoint signatureOf(const Spec& s) {
       e.params = {pointer("samples", s.dtype, true), pointer("histogram", s.value_dtype, false)};
       break;
   }
-  e.params.push_back({"void*", "i8*", "temp_storage"});
+  e.params.push_back({"void*", CType::voidPointer(), "temp_storage"});
   return e;
 }
 
@@ -306,10 +306,11 @@ std::string EntryPoint::cDeclaration() const {
   return out + ")";
 }
 
-std::string EntryPoint::nvvmDeclaration() const {
-  std::string out = "declare " + ret_nvvm + " @" + name + "(";
-  for (size_t i = 0; i < params.size(); ++i) out += (i ? ", " : "") + params[i].nvvm;
-  return out + ")";
+CSignature EntryPoint::signature() const {
+  CSignature sig;
+  sig.ret = ret;
+  for (const Param& p : params) sig.params.push_back(p.type);
+  return sig;
 }
 
 const std::string& prelude() {

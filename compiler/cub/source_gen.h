@@ -17,25 +17,26 @@
 #include <vector>
 
 #include "cub/spec.h"
+#include "types/c_abi.h"
 
 namespace cj::cub {
 
 struct Param {
   std::string cxx;   // "const float*"
-  std::string nvvm;  // "float*" (LLVM 7 typed pointer, generic address space)
+  CType type;        // its C ABI (a generic pointer to float32)
   std::string name;  // "items"
 };
 
 struct EntryPoint {
   std::string name;
   std::string ret_cxx;   // "void" / "float"
-  std::string ret_nvvm;  // "void" / "float"
+  CType ret;
   std::vector<Param> params;
 
   // extern "C" __device__ float cj_...(float x, void* temp_storage)
   std::string cDeclaration() const;
-  // declare float @cj_...(float, i8*)   -- what the kernel's NVVM IR declares
-  std::string nvvmDeclaration() const;
+  // The C ABI, for the caller's declaration (codegen::nvvmDeclaration).
+  CSignature signature() const;
 };
 
 struct Generated {

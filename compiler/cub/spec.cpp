@@ -8,7 +8,7 @@ namespace cj::cub {
 namespace {
 
 const DtypeInfo kDtypes[] = {
-#define X(E, name, code, cxx, nvvm, is_int) {name, code, cxx, nvvm, is_int},
+#define X(E, name, code, cxx, scalar, is_int) {name, code, cxx, Scalar::scalar, is_int},
     CJ_CUB_DTYPES(X)
 #undef X
 };

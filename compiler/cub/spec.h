@@ -6,18 +6,20 @@
 #include <string>
 #include <string_view>
 
+#include "types/types.h"
+
 namespace cj::cub {
 
-// X(Enum, "numpy name", "code", "C++ type", "NVVM type", is_integer)
-// The code appears in entry-point names; the NVVM type is what the kernel's
-// IR declares for a value of this type (signedness lives in the op, not the ABI).
-#define CJ_CUB_DTYPES(X)                                           \
-  X(I32, "int32",   "i32", "int",                "i32",    true)   \
-  X(I64, "int64",   "i64", "long long",          "i64",    true)   \
-  X(U32, "uint32",  "u32", "unsigned int",       "i32",    true)   \
-  X(U64, "uint64",  "u64", "unsigned long long", "i64",    true)   \
-  X(F32, "float32", "f32", "float",              "float",  false)  \
-  X(F64, "float64", "f64", "double",             "double", false)
+// X(Enum, "numpy name", "code", "C++ type", cudajit Scalar, is_integer)
+// The code appears in entry-point names; the Scalar is the type of the
+// value in the entry point's C ABI (types/c_abi.h).
+#define CJ_CUB_DTYPES(X)                                            \
+  X(I32, "int32",   "i32", "int",                Int32,   true)   \
+  X(I64, "int64",   "i64", "long long",          Int64,   true)   \
+  X(U32, "uint32",  "u32", "unsigned int",       UInt32,  true)   \
+  X(U64, "uint64",  "u64", "unsigned long long", UInt64,  true)   \
+  X(F32, "float32", "f32", "float",              Float32, false)  \
+  X(F64, "float64", "f64", "double",             Float64, false)
 
 // X(Enum, "name"). User: an `extern "C" __device__ T name(T, T)` defined in
 // another LTO-IR module (a user's @cuda.jit(device=True) function).
@@ -46,7 +48,7 @@ namespace cj::cub {
   X(Sort,          "sort",           "",                               "",                                 false, "cub::BLOCK_HISTO_SORT")
 
 enum class Dtype : uint8_t {
-#define X(E, name, code, cxx, nvvm, is_int) E,
+#define X(E, name, code, cxx, scalar, is_int) E,
   CJ_CUB_DTYPES(X)
 #undef X
       Count
@@ -75,7 +77,7 @@ struct DtypeInfo {
   const char* name;
   const char* code;
   const char* cxx;
-  const char* nvvm;
+  Scalar scalar;
   bool is_integer;
 };
 struct AlgorithmInfo {

@@ -3,9 +3,11 @@
 
 #include <chrono>
 
+#include <set>
+
 #include "bytecode/decoder.h"
-#include "driver/cub_link.h"
-#include "passes/pass.h"
+#include "libcalls/resolve.h"
+#include "passes/pipeline.h"
 #include "support/error.h"
 
 namespace cj::driver {
@@ -53,6 +55,53 @@ const ir::Module& withEntryKind(const ir::Module& untyped, bool device,
   return **storage;
 }
 
+// The pipeline a module runs: one kind of kernel today (the tile issue picks
+// "tile" here for tile kernels).
+std::string_view pipelineFor(const ir::Module&) { return "simt"; }
+
+// Type inference and the passes: the typed module codegen lowers.
+std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
+                                             const std::vector<const Type*>& arg_types,
+                                             const CompileOptions& options,
+                                             const passes::PipelineOptions& pipeline,
+                                             CompiledKernel& out,
+                                             std::vector<passes::IrSnapshot>* snapshots) {
+  StageTimes& t = out.times;
+  std::unique_ptr<ir::Module> flipped;
+  const ir::Module& source = withEntryKind(untyped, options.device, &flipped);
+  out.untyped_ir = ir::printModule(source);
+
+  typeinfer::InferOptions infer = options.infer;
+  infer.arch = options.target.arch;   // CUB instantiations are built for the target
+  std::unique_ptr<ir::Module> typed = timed(&t.infer, [&] {
+    return typeinfer::inferTypes(source, arg_types, infer);
+  });
+  // The entry is a kernel or not as withEntryKind marked the source (type
+  // inference keeps the mark); nothing here edits the typed IR.
+  const ir::Function& entry = *typed->functions.front();
+  out.return_type = entry.return_type;
+  if (!options.device) checkKernelReturn(entry);
+
+  // Every change to the IR from here on is a pass of the pipeline.
+  timed(&t.passes, [&] {
+    std::vector<passes::IrSnapshot> s =
+        passes::runPipeline(*typed, {pipelineFor(*typed)}, pipeline);
+    if (snapshots) *snapshots = std::move(s);
+    return 0;
+  });
+  return typed;
+}
+
+// nvJitLink inputs for the resolved library calls, one per entry symbol.
+std::vector<link::LinkInput> libraryLinkInputs(const libcalls::ResolvedCalls& calls) {
+  std::vector<link::LinkInput> inputs;
+  std::set<std::string> seen;
+  for (const auto& [call, r] : calls.entries())
+    if (r.ltoir && seen.insert(r.symbol).second)
+      inputs.push_back({link::LinkInput::Kind::LtoIr, *r.ltoir, r.symbol + ".ltoir"});
+  return inputs;
+}
+
 }  // namespace
 
 std::shared_ptr<const ir::Module> decode(PyObject* py_function) {
@@ -68,37 +117,23 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   CompiledKernel out;
   out.arg_types = arg_types;
   StageTimes& t = out.times;
-  std::unique_ptr<ir::Module> flipped;
-  const ir::Module& source = withEntryKind(untyped, options.device, &flipped);
-  out.untyped_ir = ir::printModule(source);
-
-  typeinfer::InferOptions infer = options.infer;
-  infer.arch = options.target.arch;   // CUB instantiations are built for the target
-  std::unique_ptr<ir::Module> typed = timed(&t.infer, [&] {
-    return typeinfer::inferTypes(source, arg_types, infer);
-  });
-  ir::Function& entry = *typed->functions.front();
-  entry.is_kernel = !options.device;
-  out.return_type = entry.return_type;
-  if (!options.device) checkKernelReturn(entry);
-
-  timed(&t.passes, [&] {
-    passes::runPasses(*typed, passes::defaultPipeline(), /*typed=*/true);
-    return 0;
-  });
-  if (!options.device) dropUnneededCubBarriers(*typed);
+  std::unique_ptr<ir::Module> typed =
+      inferAndOptimize(untyped, arg_types, options, passes::PipelineOptions::fromEnvironment(), out,
+                       nullptr);
   out.typed_ir = ir::printModule(*typed);
-  out.symbol = codegen::kernelSymbol(entry);
+  out.symbol = codegen::kernelSymbol(*typed->functions.front());
 
-  // Block algorithms: their CUB instantiations, all at once and in parallel
-  // (codegen then finds them in memory).
-  std::vector<cub::Spec> specs = cubSpecs(*typed);
-  std::vector<link::LinkInput> cub_inputs;
-  if (!specs.empty()) cub_inputs = timed(&t.cub, [&] { return cubLinkInputs(specs); });
-  out.block_specialised = !specs.empty();
-  for (const cub::Spec& s : specs) out.cub_specs.push_back(cub::toString(s));
+  // Library calls (block algorithms): their entry points and LTO-IR, all at
+  // once and in parallel; codegen then only calls the symbols.
+  std::vector<libcalls::LibraryCall> calls = libcalls::collect(*typed);
+  libcalls::ResolvedCalls resolved;
+  if (!calls.empty()) resolved = timed(&t.cub, [&] { return libcalls::resolve(calls); });
+  std::vector<link::LinkInput> cub_inputs = libraryLinkInputs(resolved);
+  out.block_specialised = !calls.empty();
+  for (const libcalls::LibraryCall& c : calls)
+    if (c.library == libcalls::Library::Cub) out.cub_specs.push_back(c.descriptor);
 
-  out.nvvm_ir = timed(&t.emit, [&] { return codegen::emitNvvm(*typed, options.codegen); });
+  out.nvvm_ir = timed(&t.emit, [&] { return codegen::emitNvvm(*typed, options.codegen, resolved); });
 
   if (options.lto_inputs.empty() && cub_inputs.empty()) {
     // NVVM IR -> PTX -> cubin: as fast as the LTO route for a kernel alone
@@ -133,7 +168,7 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   inputs.push_back({link::LinkInput::Kind::LtoIr, std::move(lto), out.symbol + ".ltoir"});
   for (auto& in : cub_inputs) inputs.push_back(std::move(in));
   link::TargetOptions target = options.target;
-  target.optimize_unused_variables = target.optimize_unused_variables || !specs.empty();
+  target.optimize_unused_variables = target.optimize_unused_variables || !calls.empty();
   if (!options.want_cubin) {
     out.ptx = timed(&t.link, [&] { return link::linkPtx(inputs, target); });
     return out;
@@ -145,20 +180,39 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
 
 std::string ptxOf(const CompiledKernel& kernel, const link::TargetOptions& target) {
   if (kernel.cub_specs.empty()) return link::nvvmToPtx(kernel.nvvm_ir, target);
-  std::vector<cub::Spec> specs;
-  for (const std::string& text : kernel.cub_specs) {
-    cub::Spec s;
-    std::string error;
-    if (!cub::parseSpec(text, &s, &error)) throw ToolchainError(error);
-    specs.push_back(s);
-  }
+  std::vector<libcalls::LibraryCall> calls;
+  for (const std::string& text : kernel.cub_specs) calls.push_back({libcalls::Library::Cub, text});
   std::vector<link::LinkInput> inputs;
   inputs.push_back({link::LinkInput::Kind::LtoIr, link::nvvmToLtoIr(kernel.nvvm_ir, target),
                     kernel.symbol + ".ltoir"});
-  for (auto& in : cubLinkInputs(specs)) inputs.push_back(std::move(in));
+  for (auto& in : libraryLinkInputs(libcalls::resolve(calls))) inputs.push_back(std::move(in));
   link::TargetOptions t = target;
   t.optimize_unused_variables = true;
   return link::linkPtx(inputs, t);
+}
+
+std::vector<passes::IrSnapshot> irAfterPasses(const ir::Module& untyped,
+                                              const std::vector<const Type*>& arg_types,
+                                              const CompileOptions& options,
+                                              const std::vector<std::string>& after) {
+  passes::checkPassNames(after, "inspect_ir(after=...)");
+  passes::PipelineOptions pipeline = passes::PipelineOptions::fromEnvironment();
+  pipeline.capture_after = after;
+  CompiledKernel scratch;
+  std::vector<passes::IrSnapshot> snapshots;
+  inferAndOptimize(untyped, arg_types, options, pipeline, scratch, &snapshots);
+  for (const std::string& name : after) {
+    if (name == "all") continue;
+    bool ran = false;
+    for (const passes::IrSnapshot& s : snapshots) ran = ran || s.pass == name;
+    if (!ran) {
+      std::string list;
+      for (std::string_view p : passes::pipelinePasses(pipelineFor(untyped))) list += (list.empty() ? "" : ", ") + std::string(p);
+      throw CompileError("", 0, 0, "inspect_ir(after=...)",
+                         "pass '" + name + "' is not in the pipeline '" + std::string(pipelineFor(untyped)) + "'", "its passes: " + list);
+    }
+  }
+  return snapshots;
 }
 
 }  // namespace cj::driver

@@ -1,5 +1,7 @@
-// The pipeline, stage after stage: decode -> infer -> passes -> NVVM -> PTX /
-// LTO-IR -> cubin. Owns no state of its own; the runtime caches results.
+// The pipeline, stage after stage: decode -> infer -> passes (the "simt"
+// pipeline, passes/pipeline.h) -> library calls (libcalls/resolve.h) ->
+// NVVM -> PTX / LTO-IR -> cubin. Owns no state of its own; the runtime
+// caches results.
 #pragma once
 #include <Python.h>
 
@@ -11,6 +13,7 @@
 #include "codegen/nvvm_emitter.h"
 #include "ir/ir.h"
 #include "link/toolchain.h"
+#include "passes/pipeline.h"
 #include "typeinfer/infer.h"
 
 namespace cj::driver {
@@ -35,7 +38,7 @@ struct CompileOptions {
 // LTO-IR), `link` nvJitLink (ptxas, or LTO + ptxas).
 struct StageTimes {
   double decode = 0, infer = 0, passes = 0, emit = 0, nvvm = 0, link = 0;
-  double cub = 0;                 // CUB instantiations (NVRTC or its caches)
+  double cub = 0;                 // library calls resolved (CUB: NVRTC or its caches)
   double total() const { return decode + infer + passes + emit + nvvm + link + cub; }
 };
 
@@ -69,5 +72,14 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
 // The PTX of a compiled kernel for inspect_ptx(): libNVVM's, or after
 // linking its CUB instantiations.
 std::string ptxOf(const CompiledKernel& kernel, const link::TargetOptions& target);
+
+// inspect_ir(after=...): the typed module after each named pass of the
+// pipeline (pass names or "all"), for one signature; runs type inference
+// and the passes only. Throws CompileError for an unknown pass name, or one
+// that is not in the pipeline.
+std::vector<passes::IrSnapshot> irAfterPasses(const ir::Module& untyped,
+                                              const std::vector<const Type*>& arg_types,
+                                              const CompileOptions& options,
+                                              const std::vector<std::string>& after);
 
 }  // namespace cj::driver

@@ -19,6 +19,19 @@ Graph::Range Graph::succs(int n) const {
   return {base + begin_[n], base + last};
 }
 
+std::vector<char> reachableAfter(const Graph& g, int n) {
+  std::vector<char> reached(g.size(), 0);
+  std::vector<int> work(g.succs(n).begin(), g.succs(n).end());
+  while (!work.empty()) {
+    int x = work.back();
+    work.pop_back();
+    if (reached[x]) continue;
+    reached[x] = 1;
+    for (int s : g.succs(x)) work.push_back(s);
+  }
+  return reached;
+}
+
 std::vector<int> reversePostOrder(const Graph& g) {
   std::vector<int> post;
   if (g.size() == 0) return post;

@@ -58,6 +58,10 @@ class Graph {
 // edges (a loop header before its body).
 std::vector<int> reversePostOrder(const Graph& g);
 
+// The nodes reachable from `n` by one edge or more (so `n` itself only when it
+// lies on a cycle), as a flag per node.
+std::vector<char> reachableAfter(const Graph& g, int n);
+
 // Dominator tree of the nodes reachable from the entry (Cooper, Harvey,
 // Kennedy: "A Simple, Fast Dominance Algorithm"). a dominates b when every
 // path from the entry to b passes a; the immediate dominator is the closest

@@ -1,10 +1,11 @@
-// The pass table, the default pipeline and the verified pass runner.
-#include <functional>
+// The pass table (name -> factory) and runPasses for tools and tests.
 #include <string>
 
+#include "passes/cub_barriers.h"
 #include "passes/dce.h"
 #include "passes/fold.h"
 #include "passes/pass.h"
+#include "passes/pipeline.h"
 #include "passes/range.h"
 #include "passes/remove_unreachable.h"
 #include "passes/simplify_params.h"
@@ -15,25 +16,31 @@ namespace {
 
 struct PassRow {
   std::string_view name;
-  std::unique_ptr<Pass> (*make)();
+  PassFactory make;
 };
 
 template <typename P>
 std::unique_ptr<Pass> makePass() { return std::make_unique<P>(); }
 
-// Every pass, once. Adding a pass is one row.
+// Every pass, once. Adding a pass is one row (and its place in a pipeline,
+// pipeline.cpp).
 constexpr PassRow kPasses[] = {
     {SimplifyParams::kName, makePass<SimplifyParams>},
     {Fold::kName, makePass<Fold>},
     {DeadCodeElimination::kName, makePass<DeadCodeElimination>},
     {RemoveUnreachable::kName, makePass<RemoveUnreachable>},
     {ValueRange::kName, makePass<ValueRange>},
+    {CubBarriers::kName, makePass<CubBarriers>},
 };
 
-std::string knownPasses() {
-  std::string s;
-  for (const PassRow& row : kPasses) s += (s.empty() ? "" : ", ") + std::string(row.name);
-  return s;
+// Passes registered at run time (tests); names own their storage.
+struct ExtraPass {
+  std::string name;
+  PassFactory make;
+};
+std::vector<ExtraPass>& extraPasses() {
+  static std::vector<ExtraPass> extra;
+  return extra;
 }
 
 }  // namespace
@@ -41,42 +48,28 @@ std::string knownPasses() {
 std::unique_ptr<Pass> createPass(std::string_view name) {
   for (const PassRow& row : kPasses)
     if (row.name == name) return row.make();
+  for (const ExtraPass& row : extraPasses())
+    if (row.name == name) return row.make();
   return nullptr;
 }
 
-std::vector<std::string_view> defaultPipeline() {
-  // range last: it proves facts about the final instructions (a later pass
-  // that rewrote operands would leave them stale).
-  return {SimplifyParams::kName, Fold::kName, DeadCodeElimination::kName, ValueRange::kName};
+std::string knownPassNames() {
+  std::string s;
+  for (const PassRow& row : kPasses) s += (s.empty() ? "" : ", ") + std::string(row.name);
+  for (const ExtraPass& row : extraPasses()) s += ", " + row.name;
+  return s;
+}
+
+bool registerPass(std::string_view name, PassFactory make) {
+  if (createPass(name) || isPipeline(name) || name == "all") return false;
+  extraPasses().push_back({std::string(name), make});
+  return true;
 }
 
 void runPasses(ir::Module& m, const std::vector<std::string_view>& names, bool typed) {
-  // "default" stands for the default pipeline (handy for tests and tools).
-  std::vector<std::string_view> expanded;
-  for (std::string_view n : names) {
-    if (n == "default") {
-      for (std::string_view d : defaultPipeline()) expanded.push_back(d);
-    } else {
-      expanded.push_back(n);
-    }
-  }
-  std::vector<std::unique_ptr<Pass>> passes;
-  for (std::string_view n : expanded) {
-    passes.push_back(createPass(n));
-    if (!passes.back())
-      throw CompileError("", 0, 0, "pass " + std::string(n),
-                         "unknown pass '" + std::string(n) + "'", "known passes: " + knownPasses());
-  }
-  // The input is checked first, so that a failure after a pass is the pass's fault.
-  std::string error;
-  if (!ir::verifyModule(m, typed, &error))
-    throw CompileError("", 0, 0, "IR verifier", "invalid IR before the passes: " + error);
-  for (auto& pass : passes) {
-    for (auto& fn : m.functions) pass->run(*fn);
-    if (!ir::verifyModule(m, typed, &error))
-      throw CompileError("", 0, 0, "pass " + std::string(pass->name()),
-                         "IR invalid after pass '" + std::string(pass->name()) + "': " + error);
-  }
+  PipelineOptions options = PipelineOptions::fromEnvironment(typed);
+  options.verify = true;   // a tool asked for these passes: always checked
+  runPipeline(m, names, options);
 }
 
 }  // namespace cj::passes

@@ -1,6 +1,7 @@
 // cudajit.block.* / cudajit.warp.*: cooperative algorithms from CUB.
 //
-// Each call becomes one `intrinsic cub "<spec>"` (ir/intrinsics.def) whose
+// Each call becomes one library call (makeLibraryCall, library_calls.h):
+// `intrinsic cub "<spec>"` (ir/intrinsics.def) whose
 // string attribute is the CUB spec in its text form (cub/spec.h): the
 // algorithm, the item type, the op, the launch block shape the kernel is
 // specialised on (InferOptions::block_dims), the items per thread and the

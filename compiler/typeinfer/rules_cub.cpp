@@ -7,6 +7,7 @@
 #include "cub/spec.h"
 #include "typeinfer/cub_calls.h"
 #include "typeinfer/infer.h"
+#include "typeinfer/library_calls.h"
 #include "typeinfer/rules.h"
 #include "typeinfer/specializer.h"
 
@@ -542,9 +543,8 @@ ir::Instr* cubLower(const Site& s, Emitter& e) {
   cub::Spec pending = a.spec;
   if (items->type->is(TypeKind::Array)) pending.items_per_thread = 0;
   if (f.form == Form::Histogram && !arg("bins")) pending.bins = 0;
-  ir::Instr* call = e.intrinsic("cub", type, operands);
-  call->cval = ir::Const::str(cub::toString(pending));
-  call->names = {pyName(s)};
+  ir::Instr* call =
+      makeLibraryCall(e, libcalls::Library::Cub, cub::toString(pending), type, operands, pyName(s));
   return value ? value : (type == voidTy() ? nullptr : call);
 }
 
@@ -559,7 +559,7 @@ const Rule cubCall{cubType, cubLower};
 void finishCubCalls(const FunctionContext& ctx) {
   for (auto& b : ctx.fn().blocks) {
     for (auto& in : b->instrs) {
-      if (in->op != ir::Op::Intrinsic || in->name != "cub") continue;
+      if (!libcalls::isLibraryCall(*in, libcalls::Library::Cub)) continue;
       std::string construct = in->names.empty() ? "cub" : in->names[0];
       cub::Spec spec;
       std::string error;
@@ -598,7 +598,7 @@ void finishCubCalls(const FunctionContext& ctx) {
       cub::Spec normalized;
       if (!cub::tryNormalize(spec, &normalized, &error))
         ctx.fail(in.get(), construct, construct + "(): " + error);
-      in->cval = ir::Const::str(cub::toString(normalized));
+      libcalls::setDescriptor(*in, cub::toString(normalized));
     }
   }
 }

@@ -259,6 +259,24 @@ py::object inspect(Dispatcher& d, const py::object& signature, Get get) {
   return signatureDict(out);
 }
 
+// inspect_ir(after=...): the text after the one pass named, or {pass: text}
+// for a list or "all"; per signature as inspect() does.
+py::object inspectAfter(Dispatcher& d, const py::object& signature, const std::string& after) {
+  std::vector<std::string> names = cj::passes::splitPassList(after);
+  const bool one = names.size() == 1 && names[0] != "all";
+  auto get = [&](Overload& ov) -> py::object {
+    std::vector<cj::passes::IrSnapshot> snaps = d.irAfter(ov, names);
+    if (one) return py::str(snaps.at(0).text);
+    py::dict out;
+    for (const auto& s : snaps) out[py::str(s.pass)] = py::str(s.text);
+    return std::move(out);
+  };
+  if (!signature.is_none()) return get(overloadFor(d, signature));
+  py::dict out;
+  for (Overload* ov : d.overloads()) out[keyOf(ov->key)] = get(*ov);
+  return signatureDict(out);
+}
+
 cj::rt::DispatcherOptions optionsFrom(bool fastmath, bool debug, bool lineinfo, int opt, bool cache,
                                      const std::string& fast_compile) {
   if (!fast_compile.empty() && fast_compile != "min" && fast_compile != "mid" && fast_compile != "max")
@@ -447,9 +465,12 @@ void bindDispatcher(py::module_& m) {
       }, "Compile statistics per signature: seconds per stage, total, cache_result.")
       .def("inspect_untyped_ir", &Dispatcher::untypedIr,
            "The decoded function as untyped IR text.")
-      .def("inspect_ir", [](Dispatcher& d, const py::object& sig) {
-        return inspect(d, sig, [](Overload& o) { return o.compiled.typed_ir; });
-      }, py::arg("signature") = py::none(), "Typed IR after the passes, per signature.")
+      .def("inspect_ir", [](Dispatcher& d, const py::object& sig, const py::object& after) {
+        if (after.is_none()) return inspect(d, sig, [](Overload& o) { return o.compiled.typed_ir; });
+        return inspectAfter(d, sig, after.cast<std::string>());
+      }, py::arg("signature") = py::none(), py::arg("after") = py::none(),
+         "Typed IR after the passes, per signature. after='fold': the IR right after that pass "
+         "instead; after='fold,range' or 'all': {pass: text} per signature.")
       .def("inspect_nvvm", [](Dispatcher& d, const py::object& sig) {
         return inspect(d, sig, [](Overload& o) { return o.compiled.nvvm_ir; });
       }, py::arg("signature") = py::none(), "NVVM IR (LLVM text) per signature.")

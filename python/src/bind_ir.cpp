@@ -9,6 +9,7 @@
 #include "ir/cfg.h"
 #include "ir/ir.h"
 #include "passes/pass.h"
+#include "passes/pipeline.h"
 #include "support/error.h"
 
 namespace py = pybind11;
@@ -74,6 +75,17 @@ py::dict cfgAnalysis(const cj::ir::Function& fn) {
   out["irreducible_edges"] = irreducible_edges;
   return out;
 }
+// A pass that breaks the IR on purpose (drops the terminator of every entry
+// block): tests register it to see the verifier name the pass that broke it.
+class BreakTerminators : public cj::passes::Pass {
+ public:
+  std::string_view name() const override { return "test-break-terminators"; }
+  bool run(cj::ir::Function& fn) override {
+    if (fn.blocks.empty() || fn.blocks[0]->instrs.empty()) return false;
+    fn.blocks[0]->instrs.pop_back();
+    return true;
+  }
+};
 
 }  // namespace
 
@@ -103,8 +115,8 @@ void bindIr(py::module_& m) {
         return cj::ir::printModule(mod);
       },
       py::arg("text"), py::arg("passes"), py::arg("typed") = true,
-      "Parses IR text, runs the named passes (verifying after each) and prints the result. "
-      "An empty pass list runs the default pipeline only if passes == ['default'].");
+      "Parses IR text, runs the named passes or pipelines ('simt', 'default'), verifying "
+      "after each, and prints the result (CUDAJIT_PRINT_AFTER applies).");
   m.def(
       "cfg_analysis",
       [](const std::string& text) {
@@ -117,4 +129,19 @@ void bindIr(py::module_& m) {
       "The CFG analyses of ir/cfg.h on each function of IR text, in block ids: blocks, succs, "
       "rpo, reachable, idom (None for the entry), dom_depth, loops (header, latches, blocks, "
       "depth, parent header), irreducible and irreducible_edges. For tests.");
+  m.def(
+      "pipeline_passes",
+      [](const std::string& name) {
+        std::vector<std::string> out;
+        for (std::string_view p : cj::passes::pipelinePasses(name)) out.emplace_back(p);
+        return out;
+      },
+      py::arg("name"), "The passes of a named pipeline ('simt'), in order.");
+  m.def(
+      "_register_test_pass",
+      [] {
+        return cj::passes::registerPass("test-break-terminators",
+                                        []() -> std::unique_ptr<cj::passes::Pass> { return std::make_unique<BreakTerminators>(); });
+      },
+      "Tests only: registers 'test-break-terminators', a pass that breaks the IR.");
 }
