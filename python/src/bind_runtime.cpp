@@ -52,7 +52,7 @@ struct StreamRef {
   unsigned long long value() const { return reinterpret_cast<uintptr_t>(handle); }
 };
 
-NATIVE_CLASS_CASTER(StreamRef)
+NATIVE_CLASS_CASTER(StreamRef, "Stream")
 
 namespace {
 

@@ -26,6 +26,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -47,6 +48,7 @@ struct Object {
   T value;   // default-constructed in tp_new, destroyed in tp_dealloc
 };
 
+
 // The class object for T, once NativeClass<T> made it, and its __init__
 // (a pybind11 function of (self, args...); none: Python cannot create one).
 template <typename T>
@@ -60,6 +62,13 @@ struct Registry {
 template <typename T>
 T& valueOf(PyObject* obj) {
   return reinterpret_cast<Object<T>*>(obj)->value;
+}
+
+// Where the value lies in an instance, in bytes from its start: for code
+// below the bindings (runtime/args.cpp) that reads it without this header.
+template <typename T>
+constexpr size_t valueOffset() {
+  return (sizeof(Head) + alignof(T) - 1) / alignof(T) * alignof(T);
 }
 
 // The value, or nullptr when `obj` is not an instance of T's class.
@@ -230,6 +239,11 @@ class NativeClass {
     PyObject* type = PyType_FromSpec(&spec);
     if (!type) throw py::error_already_set();
     cls_ = py::reinterpret_steal<py::object>(type);
+    // valueOffset() states the layout rule the compiler follows; check it.
+    alignas(Object<T>) unsigned char probe[sizeof(Object<T>)];
+    auto* o = reinterpret_cast<Object<T>*>(probe);
+    if (reinterpret_cast<unsigned char*>(&o->value) - probe != static_cast<std::ptrdiff_t>(valueOffset<T>()))
+      throw std::logic_error("native_class.h: unexpected layout");
     Registry<T>::type = reinterpret_cast<PyTypeObject*>(type);
     const char* dot = std::strrchr(qualified_name, '.');
     m.add_object(dot ? dot + 1 : qualified_name, cls_);
@@ -241,6 +255,15 @@ class NativeClass {
   NativeClass& defInit(F f, const Extra&... extra) {
     py::cpp_function init(std::move(f), py::name("init"), extra...);
     Registry<T>::init = init.release().ptr();
+    return *this;
+  }
+
+  // A static method: f(args...).
+  template <typename F, typename... Extra>
+  NativeClass& defStatic(const char* name, F f, const Extra&... extra) {
+    py::cpp_function fn(std::move(f), py::name(name), py::scope(cls_),
+                        py::sibling(py::getattr(cls_, name, py::none())), extra...);
+    cls_.attr(name) = py::staticmethod(fn);
     return *this;
   }
 
@@ -270,23 +293,35 @@ class NativeClass {
 
 }  // namespace cj::py_native
 
-// pybind11 converts T to and from instances of its native class (put in the
-// global namespace of the binding files that pass T by value or reference):
-// arguments T& / const T& / T, results T (moved into a new instance).
-#define NATIVE_CLASS_CASTER(T)                                                        \
-  namespace pybind11::detail {                                                        \
-  template <>                                                                         \
-  struct type_caster<T> {                                                             \
-   public:                                                                            \
-    PYBIND11_TYPE_CASTER(T, const_name(#T));                                           \
-    bool load(handle src, bool) {                                                     \
-      T* v = cj::py_native::valueIf<T>(src.ptr());                                    \
-      if (!v) return false;                                                           \
-      value = *v;                                                                     \
-      return true;                                                                    \
-    }                                                                                 \
-    static handle cast(T src, return_value_policy, handle) {                          \
-      return cj::py_native::make<T>(std::move(src)).release();                        \
-    }                                                                                 \
-  };                                                                                  \
+// pybind11 converts T to and from instances of its native class (put it in
+// the global namespace of every binding file that passes T, after T's
+// definition): arguments T& / const T& / T* refer to the value inside the
+// object; results T are copied or moved into a new instance.
+#define NATIVE_CLASS_CASTER(T, py_name)                                                 \
+  namespace pybind11::detail {                                                          \
+  template <>                                                                           \
+  struct type_caster<T> {                                                               \
+    static constexpr auto name = const_name(py_name);                                   \
+    template <typename U>                                                               \
+    using cast_op_type = pybind11::detail::cast_op_type<U>;                             \
+    bool load(handle src, bool) {                                                       \
+      value_ = cj::py_native::valueIf<T>(src.ptr());                                    \
+      return value_ != nullptr;                                                         \
+    }                                                                                   \
+    operator T*() { return value_; }                                                    \
+    operator T&() { return *value_; }                                                   \
+    static handle cast(const T& src, return_value_policy, handle) {                     \
+      return cj::py_native::make<T>(src).release();                                     \
+    }                                                                                   \
+    static handle cast(T&& src, return_value_policy, handle) {                          \
+      return cj::py_native::make<T>(std::move(src)).release();                          \
+    }                                                                                   \
+    static handle cast(const T* src, return_value_policy policy, handle parent) {       \
+      if (!src) return none().release();                                                \
+      return cast(*src, policy, parent);                                                \
+    }                                                                                   \
+                                                                                        \
+   private:                                                                             \
+    T* value_ = nullptr;                                                                \
+  };                                                                                    \
   }
