@@ -120,3 +120,36 @@ def test_llvm_text_only_in_codegen():
                 if pattern.search(line):
                     found.append(f"{path.relative_to(REPO)}:{k}: {line.strip()}")
     assert not found, "LLVM IR text outside codegen/:\n" + "\n".join(found)
+
+
+def test_codegen_behind_its_interface():
+    """Outside compiler/codegen/, the code generator is reached through
+    codegen/backend.h (and abi.h, the parameter layout): never the NVVM
+    writer's own header or functions."""
+    allowed = {"codegen/backend.h", "codegen/abi.h"}
+    found = []
+    for folder in [*stages(), "python/src"]:
+        if folder == "compiler/codegen":
+            continue
+        for path in sorted((REPO / folder).glob("*")):
+            if path.suffix not in (".h", ".cpp"):
+                continue
+            text = path.read_text()
+            for inc in INCLUDE.findall(text):
+                if inc.startswith("codegen/") and inc not in allowed:
+                    found.append(f"{path.relative_to(REPO)}: #include \"{inc}\"")
+            for name in ("emitNvvm(", "codegen::kernelSymbol("):
+                if name in text:
+                    found.append(f"{path.relative_to(REPO)}: calls {name[:-1]}")
+    assert not found, "\n".join(found)
+
+
+def test_the_nvvm_backend_through_the_interface():
+    """The driver's back end, through the bindings: its artifact is NVVM
+    text that defines the kernel under the symbol the back end names."""
+    from cudajit import _core
+    ir = "func k(v0:array(f32, 1d, C) x) -> none kernel\nbb0:\n  ret\n"
+    text = _core.emit_nvvm_from_ir(ir)
+    symbol = _core.kernel_symbol_from_ir(ir)
+    assert f"define void @{symbol}(" in text
+    assert "nvvm.annotations" in text

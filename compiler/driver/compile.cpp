@@ -88,7 +88,7 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   });
   if (!options.device) dropUnneededCubBarriers(*typed);
   out.typed_ir = ir::printModule(*typed);
-  out.symbol = codegen::kernelSymbol(entry);
+  out.symbol = codegen::nvvmBackend().kernelSymbol(entry);
 
   // Block algorithms: their CUB instantiations, all at once and in parallel
   // (codegen then finds them in memory).
@@ -98,7 +98,9 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   out.block_specialised = !specs.empty();
   for (const cub::Spec& s : specs) out.cub_specs.push_back(cub::toString(s));
 
-  out.nvvm_ir = timed(&t.emit, [&] { return codegen::emitNvvm(*typed, options.codegen); });
+  out.nvvm_ir = timed(&t.emit, [&] {
+    return codegen::nvvmBackend().emit(*typed, options.codegen, /*library_calls=*/{}).bytes;
+  });
 
   if (options.lto_inputs.empty() && cub_inputs.empty()) {
     // NVVM IR -> PTX -> cubin: as fast as the LTO route for a kernel alone
