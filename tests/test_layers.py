@@ -30,7 +30,8 @@ KNOWN_UPWARD = {
 
 
 def stages():
-    """{dir: (name, set of stage dirs it may include)} from CMakeLists.txt."""
+    """{stage folder: the stage folders it may include} from CMakeLists.txt:
+    the stages its cj_stage line lists, and theirs, transitively."""
     text = (REPO / "CMakeLists.txt").read_text()
     by_name, order = {}, []
     for name, folder, deps in STAGE_LINE.findall(text):
