@@ -13,6 +13,7 @@ namespace {
 
 PyTypeObject* g_stream_type = nullptr;
 cu::CUstream (*g_stream_handle_of)(PyObject*) = nullptr;
+size_t g_device_array_offset = 0;    // of the DeviceArray inside a DeviceNDArray
 
 std::string pyTypeName(PyObject* obj) { return Py_TYPE(obj)->tp_name; }
 
@@ -284,7 +285,10 @@ void LaunchArgs::clear() {
   stream_owner = StreamOwner::None;
 }
 
-void registerDeviceArrayType(PyTypeObject* type) { setDeviceArrayType(type); }
+void registerDeviceArrayType(PyTypeObject* type, size_t value_offset) {
+  setDeviceArrayType(type);
+  g_device_array_offset = value_offset;
+}
 
 void registerStreamType(PyTypeObject* type, cu::CUstream (*handle_of)(PyObject*)) {
   g_stream_type = type;
@@ -294,12 +298,9 @@ void registerStreamType(PyTypeObject* type, cu::CUstream (*handle_of)(PyObject*)
 const DeviceArray* asDeviceArray(PyObject* obj) {
   PyTypeObject* t = deviceArrayType();
   if (!t || !PyObject_TypeCheck(obj, t)) return nullptr;
-  // The pybind11 instance's value pointer, read directly: a cast through
-  // pybind11's type registry would cost more than the rest of the argument.
-  auto* inst = reinterpret_cast<py::detail::instance*>(obj);
-  void* value = inst->simple_layout ? inst->simple_value_holder[0]
-                                    : inst->nonsimple.values_and_holders[0];
-  return static_cast<const DeviceArray*>(value);
+  // Inline in the object (registerDeviceArrayType): no type registry lookup.
+  return reinterpret_cast<const DeviceArray*>(reinterpret_cast<const char*>(obj) +
+                                              g_device_array_offset);
 }
 
 void classifyArgs(PyObject* const* args, size_t n, bool find_devices, LaunchArgs* out) {

@@ -85,8 +85,10 @@ cu::CUstream streamFromPython(PyObject* obj);
 
 // The DeviceArray inside a cudajit.DeviceNDArray, or nullptr.
 const DeviceArray* asDeviceArray(PyObject* obj);
-// Registered by bind_runtime.cpp once the pybind11 classes exist.
-void registerDeviceArrayType(PyTypeObject* type);
+// Registered by the bindings once the classes exist. A DeviceNDArray holds
+// its DeviceArray inline, `value_offset` bytes from the object's start
+// (python/src/native_class.h); a cudajit.Stream's handle is read by `handle_of`.
+void registerDeviceArrayType(PyTypeObject* type, size_t value_offset);
 void registerStreamType(PyTypeObject* type, cu::CUstream (*handle_of)(PyObject*));
 
 // "argument 2 of type 'list' cannot be passed to a kernel: <why>"

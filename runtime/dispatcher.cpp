@@ -11,7 +11,7 @@
 #include "runtime/driver.h"
 #include "runtime/driver_jit.h"
 #include "runtime/kernel_cache.h"
-#include "runtime/signature.h"
+#include "types/signature.h"
 #include "support/disk_cache.h"
 #include "support/error.h"
 

@@ -1,6 +1,6 @@
 #include "runtime/kernel_cache.h"
 
-#include "runtime/signature.h"
+#include "types/signature.h"
 #include "runtime/toolkit_identity.h"
 #include "support/sha256.h"
 

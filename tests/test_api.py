@@ -37,7 +37,7 @@ def test_exceptions_are_the_errors_module_classes():
     assert issubclass(cudajit.CudaSupportError, RuntimeError)
 
 
-# The symbols the decoder freezes (TEAM.md), exactly.
+# The symbols the decoder freezes (docs/internals.md, "Contract: untyped IR"), exactly.
 SYMBOLS = {
     "grid": "cudajit.grid", "gridsize": "cudajit.gridsize", "laneid": "cudajit.laneid",
     "warpsize": "cudajit.warpsize", "syncthreads": "cudajit.syncthreads",

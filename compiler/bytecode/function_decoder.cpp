@@ -323,14 +323,10 @@ class FunctionDecoder {
   }
 
   // ---- one instruction ------------------------------------------------------------
+  // The stack and locals effects of the simplest opcodes are here; the
+  // families (names, operators, containers, calls, control flow, raise)
+  // have a function each below.
   void execute(const Insn& in, const CfgBlock& cb, State& st) {
-    auto fallthrough = [&] { return cb.succs.at(0); };
-    auto target = [&] { return cfg_.block_of[in.target]; };
-    auto branch = [&](Instr* cond, const State& if_true, int t, const State& if_false, int f) {
-      Instr* term = b_.condBr(cond, ssa_[t].ir, {}, ssa_[f].ir, {});
-      addEdge(term, 0, t, if_true);
-      addEdge(term, 1, f, if_false);
-    };
     switch (in.op) {
       case NOp::Cache:
       case NOp::ExtendedArg:
@@ -372,6 +368,60 @@ class FunctionDecoder {
         st.locals[k] = v;
         return;
       }
+      case NOp::LoadGlobal:
+      case NOp::LoadAttr:
+      case NOp::LoadDeref:
+        return executeName(in, st);
+      case NOp::BinaryOp:
+      case NOp::CompareOp:
+      case NOp::IsOp:
+      case NOp::UnaryNeg:
+      case NOp::UnaryPos:
+      case NOp::UnaryNot:
+      case NOp::UnaryInvert:
+      case NOp::CallIntrinsic1:
+        return executeOperator(in, st);
+      case NOp::BinarySubscr:
+      case NOp::BuildSlice:
+      case NOp::BinarySlice:
+      case NOp::StoreSubscr:
+      case NOp::BuildTuple:
+      case NOp::UnpackSequence:
+        return executeContainer(in, st);
+      case NOp::Copy:
+        st.stack.push_back(peek(st, in, in.arg));
+        return;
+      case NOp::Swap:
+        std::swap(peek(st, in, 1), peek(st, in, in.arg));
+        return;
+      case NOp::KwNames:
+      case NOp::Call:
+        return executeCall(in, st);
+      case NOp::Jump:
+      case NOp::PopJumpIfFalse:
+      case NOp::PopJumpIfTrue:
+      case NOp::PopJumpIfNone:
+      case NOp::PopJumpIfNotNone:
+      case NOp::JumpIfFalseOrPop:
+      case NOp::JumpIfTrueOrPop:
+      case NOp::GetIter:
+      case NOp::ForIter:
+      case NOp::EndFor:
+        return executeControl(in, cb, st);
+      case NOp::RaiseVarargs:
+      case NOp::LoadAssertionError:
+        return executeRaise(in, st);
+    }
+    notHandled(in);
+  }
+
+  [[noreturn]] void notHandled(const Insn& in) const {
+    fail(in.loc, in.info->name, "opcode not handled by the decoder");
+  }
+
+  // Names: globals, attributes, closure variables (frozen where they can be).
+  void executeName(const Insn& in, State& st) {
+    switch (in.op) {
       case NOp::LoadGlobal: {
         const std::string& name = nameAt(in, in.arg);
         PyRef obj = lookupGlobal(name);
@@ -413,6 +463,15 @@ class FunctionDecoder {
         st.stack.push_back(freeze(v, "closure variable '" + name + "'", in));
         return;
       }
+      default:
+        break;
+    }
+    notHandled(in);
+  }
+
+  // Arithmetic, comparisons, identity, unary operators.
+  void executeOperator(const Insn& in, State& st) {
+    switch (in.op) {
       case NOp::BinaryOp: {
         int k = in.arg % kNumBinaryOps;
         if (in.arg < 0 || in.arg >= 2 * kNumBinaryOps)
@@ -450,6 +509,15 @@ class FunctionDecoder {
         st.stack.push_back(emit(Op::Pos, {popValue(st, in)}));
         return;
       }
+      default:
+        break;
+    }
+    notHandled(in);
+  }
+
+  // Subscripts, slices, tuples and unpacking.
+  void executeContainer(const Insn& in, State& st) {
+    switch (in.op) {
       case NOp::BinarySubscr: {
         Instr* idx = popValue(st, in);
         Instr* obj = popValue(st, in);
@@ -515,12 +583,15 @@ class FunctionDecoder {
         for (int i = n - 1; i >= 0; --i) st.stack.push_back(elems[i]);
         return;
       }
-      case NOp::Copy:
-        st.stack.push_back(peek(st, in, in.arg));
-        return;
-      case NOp::Swap:
-        std::swap(peek(st, in, 1), peek(st, in, in.arg));
-        return;
+      default:
+        break;
+    }
+    notHandled(in);
+  }
+
+  // Calls (with the keyword names KW_NAMES gave before).
+  void executeCall(const Insn& in, State& st) {
+    switch (in.op) {
       case NOp::KwNames: {
         kw_names_.clear();
         PyObject* names = constObject(in, in.arg);
@@ -550,6 +621,22 @@ class FunctionDecoder {
         st.stack.push_back(c);
         return;
       }
+      default:
+        break;
+    }
+    notHandled(in);
+  }
+
+  // Jumps, branches and the for-loop protocol: each ends the block.
+  void executeControl(const Insn& in, const CfgBlock& cb, State& st) {
+    auto fallthrough = [&] { return cb.succs.at(0); };
+    auto target = [&] { return cfg_.block_of[in.target]; };
+    auto branch = [&](Instr* cond, const State& if_true, int t, const State& if_false, int f) {
+      Instr* term = b_.condBr(cond, ssa_[t].ir, {}, ssa_[f].ir, {});
+      addEdge(term, 0, t, if_true);
+      addEdge(term, 1, f, if_false);
+    };
+    switch (in.op) {
       case NOp::Jump: {
         Instr* t = b_.br(ssa_[target()].ir, {});
         addEdge(t, 0, target(), st);
@@ -599,6 +686,15 @@ class FunctionDecoder {
         pop(st, in);
         pop(st, in);
         return;
+      default:
+        break;
+    }
+    notHandled(in);
+  }
+
+  // raise and assert.
+  void executeRaise(const Insn& in, State& st) {
+    switch (in.op) {
       case NOp::RaiseVarargs: {
         if (in.arg == 0)
           fail(in.loc, "re-raise", "a bare `raise` (re-raising the current exception) is not supported in kernels");
@@ -614,8 +710,10 @@ class FunctionDecoder {
         st.stack.push_back(c);
         return;
       }
+      default:
+        break;
     }
-    fail(in.loc, in.info->name, "opcode not handled by the decoder");
+    notHandled(in);
   }
 
   Instr* loadConst(const Insn& in, int index) {

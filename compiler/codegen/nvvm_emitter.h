@@ -1,21 +1,15 @@
-// Stage 3: typed IR -> NVVM IR text (the LLVM 7 dialect libNVVM reads).
-//
-// This is the only place that knows the textual LLVM syntax. A bitcode writer
-// or an LLVM NVPTX back end replaces this module behind the same function.
+// Internal to codegen: the NVVM IR text back end's entry points, which
+// nvvmBackend() (backend.h, the interface the rest of the compiler uses)
+// wraps. Only codegen knows the textual LLVM syntax.
 #pragma once
 #include <string>
 
+#include "codegen/backend.h"
 #include "ir/ir.h"
 #include "libcalls/library_call.h"
 #include "types/c_abi.h"
 
 namespace cj::codegen {
-
-struct CodegenOptions {
-  bool fastmath = false;
-  bool debug = false;      // bounds checks on array accesses
-  bool lineinfo = false;   // !dbg locations with the Python file and lines
-};
 
 // Emits one NVVM module: module.functions[0] is the kernel (entry with
 // `nvvm.annotations` kernel metadata, parameters per abi.h); other functions

@@ -121,7 +121,7 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
       inferAndOptimize(untyped, arg_types, options, passes::PipelineOptions::fromEnvironment(), out,
                        nullptr);
   out.typed_ir = ir::printModule(*typed);
-  out.symbol = codegen::kernelSymbol(*typed->functions.front());
+  out.symbol = codegen::nvvmBackend().kernelSymbol(*typed->functions.front());
 
   // Library calls (block algorithms): their entry points and LTO-IR, all at
   // once and in parallel; codegen then only calls the symbols.
@@ -133,7 +133,9 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   for (const libcalls::LibraryCall& c : calls)
     if (c.library == libcalls::Library::Cub) out.cub_specs.push_back(c.descriptor);
 
-  out.nvvm_ir = timed(&t.emit, [&] { return codegen::emitNvvm(*typed, options.codegen, resolved); });
+  out.nvvm_ir = timed(&t.emit, [&] {
+    return codegen::nvvmBackend().emit(*typed, options.codegen, resolved).bytes;
+  });
 
   if (options.lto_inputs.empty() && cub_inputs.empty()) {
     // NVVM IR -> PTX -> cubin: as fast as the LTO route for a kernel alone

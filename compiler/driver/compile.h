@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/nvvm_emitter.h"
+#include "codegen/backend.h"
 #include "ir/ir.h"
 #include "link/toolchain.h"
 #include "passes/pipeline.h"

@@ -211,7 +211,7 @@ class Verifier {
       for (const Instr* a : e.args) check(a, "edge argument");
   }
 
-  // ---- typed rules (TEAM.md, "Contract: typed IR") ----
+  // ---- typed rules (docs/internals.md, "Contract: typed IR") ----
 
   static std::string ty(const Type* t) { return typeToString(t); }
 

@@ -32,7 +32,8 @@ struct InferOptions {
 // one path and array(f32, 1d, C) on another"); kernels (is_kernel) must
 // return none.
 //
-// What the typed IR guarantees beyond TEAM.md's contract:
+// What the typed IR guarantees beyond the contract in docs/internals.md
+// ("Contract: typed IR"):
 //   - constants are scalars, none, str or sym: constant tuples become `tuple`
 //     of scalar constants; Python ints are i64, floats f64.
 //   - arithmetic computes in numba's result type (operands cast to it);

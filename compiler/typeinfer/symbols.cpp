@@ -3,7 +3,7 @@
 
 #include "support/error.h"
 #include "typeinfer/rules.h"
-#include "typeinfer/signature.h"
+#include "types/signature.h"
 
 namespace cj::typeinfer {
 namespace {

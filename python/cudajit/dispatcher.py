@@ -1,9 +1,9 @@
 """Kernel and device-function objects returned by ``@cudajit.jit``.
 
 The kernel dispatcher is C++ (``_core.Dispatcher``): ``kernel[grid, block]``
-is a C slot and the call that follows is a vectorcall into the runtime, so a
-launch runs no Python code of cudajit. This subclass only adds the
-function's name, docstring and repr.
+is a C slot (which this subclass inherits) and the call that follows is a
+vectorcall into the runtime, so a launch runs no Python code of cudajit.
+This subclass only adds the function's name, docstring and repr.
 """
 
 import functools
@@ -91,11 +91,6 @@ class ForAll:
                                                                 and self.stream == 0)):
             return self.dispatcher[blocks, tpb, self.stream, self.sharedmem](*args)
         return self.dispatcher[blocks, tpb](*args)
-
-
-# A Python subclass gets a generic __getitem__ slot (a method lookup and a
-# call through pybind11); give it the C one of the base class.
-_core._install_fast_subscript(Dispatcher)
 
 
 class DeviceFunction:

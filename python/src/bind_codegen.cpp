@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "codegen/abi.h"
-#include "codegen/nvvm_emitter.h"
+#include "codegen/backend.h"
 #include "ir/ir.h"
 #include "link/toolchain.h"
 #include "support/error.h"
@@ -98,7 +98,7 @@ void bindCodegen(py::module_& m) {
         o.fastmath = fastmath;
         o.debug = debug;
         o.lineinfo = lineinfo;
-        return cj::codegen::emitNvvm(mod, o);
+        return cj::codegen::nvvmBackend().emit(mod, o, /*library_calls=*/{}).bytes;
       },
       py::arg("ir_text"), py::arg("fastmath") = false, py::arg("debug") = false,
       py::arg("lineinfo") = false, py::arg("verify") = true,
@@ -108,7 +108,7 @@ void bindCodegen(py::module_& m) {
       "kernel_symbol_from_ir",
       [](const std::string& ir_text) {
         cj::ir::Module mod = parseTyped(ir_text, false);
-        return cj::codegen::kernelSymbol(*mod.functions.at(0));
+        return cj::codegen::nvvmBackend().kernelSymbol(*mod.functions.at(0));
       },
       py::arg("ir_text"), "The kernel symbol (PTX name) of the first function of the IR text.");
   m.def(

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/nvvm_emitter.h"
+#include "codegen/backend.h"
 #include "cub/cub.h"
 #include "cub/toolkit.h"
 #include "support/error.h"
@@ -109,7 +109,7 @@ void bindCub(py::module_& m) {
         out["spec"] = cj::cub::toString(g.spec);
         out["name"] = g.entry.name;
         out["c_declaration"] = g.entry.cDeclaration();
-        out["nvvm_declaration"] = cj::codegen::nvvmDeclaration(g.entry.name, g.entry.signature());
+        out["nvvm_declaration"] = cj::codegen::nvvmBackend().externDeclaration(g.entry.name, g.entry.signature());
         out["source"] = g.source;
         return out;
       },

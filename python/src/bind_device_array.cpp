@@ -13,6 +13,7 @@
 
 #include <algorithm>
 
+#include "python/src/native_class.h"
 #include "python/src/runtime_py.h"
 #include "runtime/args.h"
 #include "runtime/context.h"
@@ -21,6 +22,10 @@
 #include "runtime/errors.h"
 #include "runtime/foreign_arrays.h"
 #include "runtime/memory.h"
+
+// cudajit.DeviceNDArray is a class of our own (native_class.h): the launch
+// path (runtime/args.cpp) reads the DeviceArray at a known offset.
+NATIVE_CLASS_CASTER(cj::rt::DeviceArray, "DeviceNDArray")
 
 namespace py = pybind11;
 using namespace cj::py_rt;
@@ -552,11 +557,11 @@ py::dict cudaArrayInterface(const DeviceArray& a) {
 }  // namespace
 
 void bindDeviceArray(py::module_& m) {
-  py::class_<DeviceArray> cls(m, "DeviceNDArray",
+  cj::py_native::NativeClass<DeviceArray> cls(m, "cudajit._core.DeviceNDArray",
       "An n-dimensional array in GPU memory (numba's DeviceNDArray). Create one with "
       "cudajit.to_device, device_array or device_array_like.");
-  cls.def(py::init([](const py::object& shape, const py::object& dtype, const std::string& order,
-                      const py::object& strides, const py::object& stream) {
+  cls.defInit([](py::handle self, const py::object& shape, const py::object& dtype,
+                 const std::string& order, const py::object& strides, const py::object& stream) {
             if (order != "C" && order != "F")
               throw ArgumentValueError("order must be 'C' or 'F'");
             DeviceArray a = strides.is_none()
@@ -567,42 +572,42 @@ void bindDeviceArray(py::module_& m) {
               a.stream = streamHandle(stream);
               a.bound = keepAlive(stream);
             }
-            return a;
-          }),
-          py::arg("shape"), py::arg("dtype") = "float64", py::arg("order") = "C",
-          py::arg("strides") = py::none(), py::arg("stream") = 0)
-      .def_static("from_host", &fromHost, py::arg("array"), py::arg("stream") = 0,
+            cj::py_native::checkedValue<DeviceArray>(self) = std::move(a);
+          },
+          py::arg("self"), py::arg("shape"), py::arg("dtype") = "float64", py::arg("order") = "C",
+          py::arg("strides") = py::none(), py::arg("stream") = 0);
+  cls.defStatic("from_host", &fromHost, py::arg("array"), py::arg("stream") = 0,
                   py::arg("copy") = true,
                   "A device array like a host array (anything numpy.asarray accepts), its data "
                   "copied unless copy=False; bound to `stream` when one is given.")
-      .def_static("from_cuda_array_interface", &fromCudaArrayInterface, py::arg("desc"),
+      .defStatic("from_cuda_array_interface", &fromCudaArrayInterface, py::arg("desc"),
                   py::arg("owner") = py::none(), py::arg("sync") = true,
                   "A view of memory described by a __cuda_array_interface__ dict; `owner` is "
                   "kept alive with it. sync: wait for the interface's stream first.")
-      .def_property_readonly("shape", [](const DeviceArray& a) { return toTuple(a.shape); })
-      .def_property_readonly("strides", [](const DeviceArray& a) { return toTuple(a.strides); })
-      .def_property_readonly("dtype", [](const DeviceArray& a) { return dtypeOf(a.dtype); })
-      .def_property_readonly("ndim", &DeviceArray::ndim)
-      .def_property_readonly("size", &DeviceArray::size)
-      .def_property_readonly("nbytes", &DeviceArray::nbytes)
-      .def_property_readonly("itemsize", &DeviceArray::itemsize)
-      .def_property_readonly("alloc_size", [](const DeviceArray& a) {
+      .defReadonly("shape", [](const DeviceArray& a) { return toTuple(a.shape); })
+      .defReadonly("strides", [](const DeviceArray& a) { return toTuple(a.strides); })
+      .defReadonly("dtype", [](const DeviceArray& a) { return dtypeOf(a.dtype); })
+      .defReadonly("ndim", &DeviceArray::ndim)
+      .defReadonly("size", &DeviceArray::size)
+      .defReadonly("nbytes", &DeviceArray::nbytes)
+      .defReadonly("itemsize", &DeviceArray::itemsize)
+      .defReadonly("alloc_size", [](const DeviceArray& a) {
         int64_t lo, hi;
         a.span(&lo, &hi);
         return hi - lo;
       }, "Bytes of device memory the view spans.")
-      .def_property_readonly("device_pointer", [](const DeviceArray& a) {
+      .defReadonly("device_pointer", [](const DeviceArray& a) {
         return static_cast<unsigned long long>(a.data);
       })
-      .def_property_readonly("device_ctypes_pointer", [](const DeviceArray& a) {
+      .defReadonly("device_ctypes_pointer", [](const DeviceArray& a) {
         return py::module_::import("ctypes").attr("c_void_p")(
             a.data ? py::object(py::int_(static_cast<unsigned long long>(a.data))) : py::object(py::none()));
       })
-      .def_property_readonly("stream", [](const DeviceArray& a) {
+      .defReadonly("stream", [](const DeviceArray& a) {
         return a.bound ? keptObject(a.bound) : py::object(py::int_(0));
       }, "The stream bound to the array (its copies' default), or 0.")
-      .def_property_readonly("__cuda_array_interface__", &cudaArrayInterface)
-      .def_property_readonly("flags", [](const DeviceArray& a) {
+      .defReadonly("__cuda_array_interface__", &cudaArrayInterface)
+      .defReadonly("flags", [](const DeviceArray& a) {
         py::dict d;
         d["C_CONTIGUOUS"] = cj::rt::isContiguous(a.shape, a.strides, a.itemsize(), true);
         d["F_CONTIGUOUS"] = cj::rt::isContiguous(a.shape, a.strides, a.itemsize(), false);
@@ -657,7 +662,7 @@ void bindDeviceArray(py::module_& m) {
           return transposed(a, py::reinterpret_borrow<py::object>(axes[0]));
         return transposed(a, axes.size() ? py::object(axes) : py::object(py::none()));
       }, "A view with permuted axes (reversed by default), as numpy's transpose.")
-      .def_property_readonly("T", [](const DeviceArray& a) { return transposed(a, py::none()); })
+      .defReadonly("T", [](const DeviceArray& a) { return transposed(a, py::none()); })
       .def("__array__", [](const DeviceArray& a, const py::object& dtype, const py::object& copy) {
         if (!copy.is_none() && !copy.cast<bool>())
           throw ArgumentValueError("`copy=False` is not supported: a device array always copies "
@@ -680,9 +685,9 @@ void bindDeviceArray(py::module_& m) {
         return "<cudajit.DeviceNDArray shape=" + py::repr(toTuple(a.shape)).cast<std::string>() +
                " dtype=" + std::string(cj::scalarNumbaName(a.dtype)) + ">";
       });
-  cls.attr("__cuda_memory__") = true;   // numba's marker of device memory objects
-  cls.attr("__cuda_ndarray__") = true;
-  cj::rt::registerDeviceArrayType(reinterpret_cast<PyTypeObject*>(cls.ptr()));
+  cls.ptr().attr("__cuda_memory__") = true;   // numba's marker of device memory objects
+  cls.ptr().attr("__cuda_ndarray__") = true;
+  cj::rt::registerDeviceArrayType(cls.type(), cj::py_native::valueOffset<DeviceArray>());
 
   m.def("fill_bytes", [](DeviceArray& a, int value) {
     if (!isDense(a)) throw ArgumentValueError("fill_bytes needs a contiguous array");

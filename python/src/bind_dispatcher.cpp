@@ -3,12 +3,14 @@
 // is in runtime/dispatcher.cpp; this file converts Python objects at the
 // edges.
 //
-// The launch path bypasses pybind11's call machinery: kernel[...] is the
-// type's mp_subscript slot (a C function, installed on the pybind11 class and
-// on cudajit.Dispatcher), which returns a Launcher, a small CPython object
-// whose call is vectorcall. So kernel[grid, block](x, y, n) builds no args
-// tuple or kwargs dict and looks no attribute up; the configuration of a
-// repeated subscript is found by identity (launch_config.h).
+// The launch path bypasses pybind11's call machinery: _core.Dispatcher is a
+// class of our own (native_class.h: the C++ dispatcher inline in the Python
+// object, reached with one load), kernel[...] is its mp_subscript slot (a C
+// function that cudajit.Dispatcher inherits), which returns a Launcher, a
+// small CPython object whose call is vectorcall. So kernel[grid, block](x, y,
+// n) builds no args tuple or kwargs dict and looks no attribute up; the
+// configuration of a repeated subscript is found by identity
+// (launch_config.h). The methods are pybind11 functions.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <structmember.h>
@@ -16,17 +18,20 @@
 #include <cstddef>
 #include <memory>
 
+#include "python/src/errors_py.h"
+#include "python/src/native_class.h"
 #include "runtime/args.h"
 #include "runtime/dispatcher.h"
 #include "runtime/errors.h"
 #include "runtime/launch_config.h"
-#include "runtime/signature.h"
 #include "support/error.h"
+#include "types/signature.h"
 
 namespace py = pybind11;
 using cj::rt::Dispatcher;
 using cj::rt::LaunchConfig;
 using cj::rt::Overload;
+using DispatcherClass = cj::py_native::NativeClass<std::shared_ptr<Dispatcher>>;
 
 namespace {
 
@@ -35,7 +40,7 @@ namespace {
 const cj::Type* typeFrom(const py::handle& t) {
   if (!PyUnicode_Check(t.ptr()) && py::hasattr(t, "dtype") && py::hasattr(t, "ndim") &&
       py::hasattr(t, "layout")) {
-    const cj::Type* dtype = cj::rt::parseNumbaType(py::str(t.attr("dtype")).cast<std::string>());
+    const cj::Type* dtype = cj::parseNumbaType(py::str(t.attr("dtype")).cast<std::string>());
     const std::string layout = py::str(t.attr("layout")).cast<std::string>();
     if (!dtype->isScalar() || (layout != "C" && layout != "F" && layout != "A"))
       throw cj::rt::ArgumentTypeError("unsupported array type in a signature: " +
@@ -43,15 +48,15 @@ const cj::Type* typeFrom(const py::handle& t) {
     return cj::arrayTy(dtype->scalar, t.attr("ndim").cast<int>(),
                        layout == "C" ? cj::Layout::C : layout == "F" ? cj::Layout::F : cj::Layout::A);
   }
-  return cj::rt::parseNumbaType(py::str(t).cast<std::string>());
+  return cj::parseNumbaType(py::str(t).cast<std::string>());
 }
 
 // A signature as Python spells it: "void(float32, float32[:])", a tuple or
 // list of type names ("float32[::1]", numba type objects: their str() is
 // parsed), or a numba Signature (anything with .args and .return_type).
-cj::rt::ParsedSignature signatureFrom(const py::handle& sig) {
-  if (PyUnicode_Check(sig.ptr())) return cj::rt::parseSignature(sig.cast<std::string>());
-  cj::rt::ParsedSignature out;
+cj::ParsedSignature signatureFrom(const py::handle& sig) {
+  if (PyUnicode_Check(sig.ptr())) return cj::parseSignature(sig.cast<std::string>());
+  cj::ParsedSignature out;
   py::object args_obj;
   if (py::hasattr(sig, "args") && py::hasattr(sig, "return_type")) {
     args_obj = sig.attr("args");
@@ -86,23 +91,13 @@ py::tuple keyOf(const cj::rt::SignatureKey& key) {
   return py::make_tuple(args, py::make_tuple(key.block[0], key.block[1], key.block[2]));
 }
 
-void checkKernelReturn(const cj::rt::ParsedSignature& s) {
+void checkKernelReturn(const cj::ParsedSignature& s) {
   if (s.return_type && s.return_type != cj::noneTy())
     throw cj::CompileError("", 0, 0, "signature",
                            "a kernel's signature must return void, not " +
                                cj::typeToNumbaString(s.return_type));
 }
 
-// The C++ object inside a pybind11 instance (of the class or a Python
-// subclass), read without pybind11's type lookup.
-template <typename T>
-T* valueOf(PyObject* obj) {
-  auto* inst = reinterpret_cast<py::detail::instance*>(obj);
-  void* v = inst->simple_layout ? inst->simple_value_holder[0] : inst->nonsimple.values_and_holders[0];
-  return static_cast<T*>(v);
-}
-
-PyTypeObject* g_dispatcher_type = nullptr;
 PyTypeObject* g_launcher_type = nullptr;
 
 // ---- Launcher: a kernel bound to a launch configuration ---------------------
@@ -125,7 +120,7 @@ PyObject* launcherCall(PyObject* self, PyObject* const* args, size_t nargsf, PyO
   try {
     l->dispatcher->launch(l->config, args, static_cast<size_t>(PyVectorcall_NARGS(nargsf)));
   } catch (...) {
-    py::detail::try_translate_exceptions();
+    cj::py_errors::setPythonError(std::current_exception());
     return nullptr;
   }
   Py_RETURN_NONE;
@@ -189,10 +184,11 @@ PyTypeObject* makeLauncherType() {
   return reinterpret_cast<PyTypeObject*>(t);
 }
 
-// kernel[key]: the mp_subscript slot.
+// kernel[key]: the mp_subscript slot of _core.Dispatcher (and of its
+// subclasses, which inherit it), so `self` is one of its instances.
 PyObject* dispatcherSubscript(PyObject* self, PyObject* key) {
   try {
-    Dispatcher* d = valueOf<Dispatcher>(self);
+    Dispatcher* d = cj::py_native::valueOf<std::shared_ptr<Dispatcher>>(self).get();
     if (!d) throw cj::rt::ArgumentTypeError("the kernel object was not initialised");
     cj::rt::LaunchConfigCache& cache = d->launchConfigs();
     const LaunchConfig* config = cache.find(key);
@@ -216,16 +212,9 @@ PyObject* dispatcherSubscript(PyObject* self, PyObject* key) {
     l->config = *config;
     return reinterpret_cast<PyObject*>(l);
   } catch (...) {
-    py::detail::try_translate_exceptions();
+    cj::py_errors::setPythonError(std::current_exception());
     return nullptr;
   }
-}
-
-void installFastSubscript(PyTypeObject* type) {
-  if (!type->tp_as_mapping)
-    throw cj::rt::ArgumentTypeError(std::string(type->tp_name) + " has no mapping slots");
-  type->tp_as_mapping->mp_subscript = dispatcherSubscript;
-  PyType_Modified(type);
 }
 
 // ---- inspection and statistics ----------------------------------------------
@@ -236,10 +225,10 @@ Overload& overloadFor(Dispatcher& d, const py::object& signature) {
     throw cj::rt::ArgumentValueError("pass a signature: the kernel has " +
                                      std::to_string(d.overloads().size()) + " compiled signatures");
   }
-  cj::rt::ParsedSignature sig = signatureFrom(signature);
+  cj::ParsedSignature sig = signatureFrom(signature);
   Overload* ov = d.find(sig.args);
   if (!ov)
-    throw py::key_error("no compiled signature " + cj::rt::numbaArgsString(sig.args) +
+    throw py::key_error("no compiled signature " + cj::numbaArgsString(sig.args) +
                         " (see .signatures)");
   return *ov;
 }
@@ -361,12 +350,9 @@ int archNumber(const py::handle& arch) {
                                    "' (write sm_90, compute_90 or 90)");
 }
 
-}  // namespace
+// ---- the bindings, one family at a time ---------------------------------------
 
-void bindDispatcher(py::module_& m) {
-  g_launcher_type = makeLauncherType();
-  m.add_object("Launcher", reinterpret_cast<PyObject*>(g_launcher_type));
-
+void bindOverload(py::module_& m) {
   py::class_<Overload>(m, "Overload", "One compiled signature of a kernel.")
       .def_property_readonly("signature", [](const Overload& o) { return keyOf(o.key); })
       .def_property_readonly("symbol", [](const Overload& o) { return o.compiled.symbol; })
@@ -388,53 +374,68 @@ void bindDispatcher(py::module_& m) {
         return py::object(py::make_tuple(o.key.block[0], o.key.block[1], o.key.block[2]));
       })
       .def_property_readonly("cub_specs", [](const Overload& o) { return o.compiled.cub_specs; });
+}
 
-  py::class_<Dispatcher, std::shared_ptr<Dispatcher>> cls(m, "Dispatcher",
-      "A @cudajit.jit kernel: compiled per argument signature, launched as kernel[grid, block](...)");
-  cls.def(py::init([](py::object py_func, bool fastmath, bool debug, bool lineinfo, int opt, bool cache,
-                      const std::string& fast_compile) {
-             return std::make_shared<Dispatcher>(std::move(py_func),
-                                                 optionsFrom(fastmath, debug, lineinfo, opt, cache, fast_compile));
-           }),
-           py::arg("py_func"), py::arg("fastmath") = false, py::arg("debug") = false,
-           py::arg("lineinfo") = false, py::arg("opt") = 3, py::arg("cache") = false,
-           py::arg("fast_compile") = "")
-      .def("__getitem__", [](py::object self, py::object key) {
-        // Reached only from a subclass without the fast slot: same result.
-        PyObject* r = dispatcherSubscript(self.ptr(), key.ptr());
-        if (!r) throw py::error_already_set();
-        return py::reinterpret_steal<py::object>(r);
-      })
-      .def("__call__", [](Dispatcher&, py::args, py::kwargs) {
+// Construction, explicit compiles, the launch-adjacent helpers.
+void defineCompiling(DispatcherClass& cls) {
+  cls.defInit([](py::handle self, py::object py_func, bool fastmath, bool debug, bool lineinfo,
+                 int opt, bool cache, const std::string& fast_compile) {
+           auto& held = cj::py_native::checkedValue<std::shared_ptr<Dispatcher>>(self);
+           if (held) return;   // a second __init__ changes nothing (as pybind11's classes)
+           held = std::make_shared<Dispatcher>(
+               std::move(py_func), optionsFrom(fastmath, debug, lineinfo, opt, cache, fast_compile));
+         },
+         py::arg("self"), py::arg("py_func"), py::arg("fastmath") = false, py::arg("debug") = false,
+         py::arg("lineinfo") = false, py::arg("opt") = 3, py::arg("cache") = false,
+         py::arg("fast_compile") = "");
+  cls.def("__call__", [](Dispatcher&, py::args, py::kwargs) {
         throw cj::rt::ArgumentValueError(
             "kernel launch configuration was not specified: launch it as "
             "kernel[blocks, threads](...)");
       })
       .def("compile", [](Dispatcher& d, const py::object& sig, const py::object& block) {
-        cj::rt::ParsedSignature s = signatureFrom(sig);
+        cj::ParsedSignature s = signatureFrom(sig);
         checkKernelReturn(s);
         const cj::rt::Block b = blockFrom(block);
         d.compileExplicit(s.args, b);
         Overload* ov = d.find(s.args, d.usesBlockAlgorithms() ? b : cj::rt::Block{{0, 0, 0}});
         return keyOf(ov ? ov->key.args : s.args);
       }, py::arg("signature"), py::arg("block") = py::none(),
-         "Compiles one signature now (no GPU needed); block=(256,) for kernels that use block "
-         "algorithms (they are specialised on the launch block shape).")
+         py::doc("Compiles one signature now (no GPU needed); block=(256,) for kernels that use "
+                 "block algorithms (they are specialised on the launch block shape)."))
       .def("_warm", [](Dispatcher& d, const py::object& sig, const py::object& arch,
                        const py::object& block) {
-        cj::rt::ParsedSignature s = signatureFrom(sig);
+        cj::ParsedSignature s = signatureFrom(sig);
         checkKernelReturn(s);
         return d.warm(s.args, archNumber(arch), blockFrom(block));
       }, py::arg("signature"), py::arg("arch"), py::arg("block") = py::none(),
-         "Puts the kernel for one signature and architecture into the disk cache; True when it "
-         "was compiled, False when it was there already.")
-      .def_property_readonly("_declared_signatures", [](const Dispatcher& d) {
+         py::doc("Puts the kernel for one signature and architecture into the disk cache; True "
+                 "when it was compiled, False when it was there already."))
+      .def("_launch_loop", [](Dispatcher& d, const py::handle& key, long iterations, py::args args) {
+        const LaunchConfig config = cj::rt::parseLaunchConfig(key.ptr());
+        std::vector<PyObject*> raw;
+        for (py::handle a : args) raw.push_back(a.ptr());
+        return d.launchLoop(config, raw.data(), raw.size(), iterations);
+      }, py::doc("Benchmarks only: cuLaunchKernel `iterations` times in a C++ loop with the "
+                 "parameters of one launch (the floor launches are measured against); returns "
+                 "seconds."))
+      .def("_suggest_block_size", [](Dispatcher& d, unsigned shared_bytes, py::args args) {
+        std::vector<PyObject*> raw;
+        for (py::handle a : args) raw.push_back(a.ptr());
+        return d.suggestBlockSize(raw.data(), raw.size(), shared_bytes);
+      }, py::doc("kernel.forall(n) without tpb: the occupancy calculator's block size for these "
+                 "arguments."));
+}
+
+// What was compiled: options, signatures, overloads, statistics, each stage's text.
+void defineInspection(DispatcherClass& cls) {
+  cls.defReadonly("_declared_signatures", [](const Dispatcher& d) {
         py::list out;
         for (const auto& args : d.declared()) out.append(keyOf(args));
         return out;
       })
-      .def_property_readonly("_cache", [](const Dispatcher& d) { return d.options().cache; })
-      .def_property_readonly("_options", [](const Dispatcher& d) {
+      .defReadonly("_cache", [](const Dispatcher& d) { return d.options().cache; })
+      .defReadonly("_options", [](const Dispatcher& d) {
         const cj::rt::DispatcherOptions& o = d.options();
         py::dict out;
         out["fastmath"] = o.fastmath;
@@ -445,72 +446,55 @@ void bindDispatcher(py::module_& m) {
         out["fast_compile"] = o.fast_compile;
         return out;
       })
-      .def_property_readonly("py_func", [](const Dispatcher& d) { return d.pyFunction(); })
-      .def_property_readonly("signatures", [](const Dispatcher& d) {
+      .defReadonly("py_func", [](const Dispatcher& d) { return d.pyFunction(); })
+      .defReadonly("signatures", [](const Dispatcher& d) {
         py::list out;
         for (Overload* ov : d.overloads()) out.append(keyOf(ov->key.args));   // numba's: types only
         return out;
       })
-      .def_property_readonly("overloads", [](py::object self) {
-        Dispatcher& d = self.cast<Dispatcher&>();
+      .defReadonly("overloads", [](py::handle self) {
+        Dispatcher& d = *cj::py_native::checkedValue<std::shared_ptr<Dispatcher>>(self);
         py::dict out;
         for (Overload* ov : d.overloads())
           out[keyOf(ov->key)] = py::cast(ov, py::return_value_policy::reference_internal, self);
         return signatureDict(out);
       })
-      .def_property_readonly("stats", [](Dispatcher& d) {
+      .defReadonly("stats", [](Dispatcher& d) {
         py::dict out;
         for (Overload* ov : d.overloads()) out[keyOf(ov->key)] = statsDict(ov->stats);
         return signatureDict(out);
       }, "Compile statistics per signature: seconds per stage, total, cache_result.")
       .def("inspect_untyped_ir", &Dispatcher::untypedIr,
-           "The decoded function as untyped IR text.")
+           py::doc("The decoded function as untyped IR text."))
       .def("inspect_ir", [](Dispatcher& d, const py::object& sig, const py::object& after) {
         if (after.is_none()) return inspect(d, sig, [](Overload& o) { return o.compiled.typed_ir; });
         return inspectAfter(d, sig, after.cast<std::string>());
       }, py::arg("signature") = py::none(), py::arg("after") = py::none(),
-         "Typed IR after the passes, per signature. after='fold': the IR right after that pass "
-         "instead; after='fold,range' or 'all': {pass: text} per signature.")
+         py::doc("Typed IR after the passes, per signature. after='fold': the IR right after that "
+                 "pass instead; after='fold,range' or 'all': {pass: text} per signature."))
       .def("inspect_nvvm", [](Dispatcher& d, const py::object& sig) {
         return inspect(d, sig, [](Overload& o) { return o.compiled.nvvm_ir; });
-      }, py::arg("signature") = py::none(), "NVVM IR (LLVM text) per signature.")
+      }, py::arg("signature") = py::none(), py::doc("NVVM IR (LLVM text) per signature."))
       .def("inspect_llvm", [](Dispatcher& d, const py::object& sig) {
         return inspect(d, sig, [](Overload& o) { return o.compiled.nvvm_ir; });
-      }, py::arg("signature") = py::none(), "numba's name for inspect_nvvm.")
+      }, py::arg("signature") = py::none(), py::doc("numba's name for inspect_nvvm."))
       .def("inspect_ptx", [](Dispatcher& d, const py::object& sig) {
         return inspect(d, sig, [&d](Overload& o) { return d.ptx(o); });
-      }, py::arg("signature") = py::none(), "PTX per signature.")
+      }, py::arg("signature") = py::none(), py::doc("PTX per signature."))
       .def("inspect_asm", [](Dispatcher& d, const py::object& sig) {
         return inspect(d, sig, [&d](Overload& o) { return d.ptx(o); });
-      }, py::arg("signature") = py::none(), "numba's name for inspect_ptx.");
-  cls.def("_launch_loop", [](Dispatcher& d, const py::handle& key, long iterations, py::args args) {
-    const LaunchConfig config = cj::rt::parseLaunchConfig(key.ptr());
-    std::vector<PyObject*> raw;
-    for (py::handle a : args) raw.push_back(a.ptr());
-    return d.launchLoop(config, raw.data(), raw.size(), iterations);
-  }, "Benchmarks only: cuLaunchKernel `iterations` times in a C++ loop with the parameters of "
-     "one launch (the floor launches are measured against); returns seconds.");
-  cls.def("_suggest_block_size", [](Dispatcher& d, unsigned shared_bytes, py::args args) {
-    std::vector<PyObject*> raw;
-    for (py::handle a : args) raw.push_back(a.ptr());
-    return d.suggestBlockSize(raw.data(), raw.size(), shared_bytes);
-  }, "kernel.forall(n) without tpb: the occupancy calculator's block size for these arguments.");
-  g_dispatcher_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
-  installFastSubscript(g_dispatcher_type);
+      }, py::arg("signature") = py::none(), py::doc("numba's name for inspect_ptx."));
+}
 
-  m.def("_install_fast_subscript", [](const py::handle& type) {
-    if (!PyType_Check(type.ptr()) ||
-        !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type.ptr()), g_dispatcher_type))
-      throw cj::rt::ArgumentTypeError("_install_fast_subscript takes a Dispatcher subclass");
-    installFastSubscript(reinterpret_cast<PyTypeObject*>(type.ptr()));
-  });
+// compile_ptx / compile_cubin and @jit(signature)'s parsing: no Dispatcher.
+void bindAheadOfTime(py::module_& m) {
   m.def("_set_defer_explicit_compiles", &cj::rt::setDeferExplicitCompiles, py::arg("defer"),
         "While True, @jit(signature) records its signatures without compiling (warm CLI).");
 
   m.def("compile_aot", [](const py::object& py_func, const py::object& sig, bool device,
                           bool want_cubin, bool fastmath, const py::object& arch, int opt,
                           bool lineinfo, bool debug, const py::object& block, const std::string& fast_compile) {
-    cj::rt::ParsedSignature s = signatureFrom(sig);
+    cj::ParsedSignature s = signatureFrom(sig);
     if (!device) checkKernelReturn(s);
     cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, false, fast_compile);
     o.arch = archNumber(arch);
@@ -529,11 +513,26 @@ void bindDispatcher(py::module_& m) {
   // Named apart from the typing stage's parse_signature (IR spelling, strings
   // only): this is what @jit(sig) and compile_ptx accept, in numba's spelling.
   m.def("signature_types", [](const py::object& sig) {
-    cj::rt::ParsedSignature s = signatureFrom(sig);
+    cj::ParsedSignature s = signatureFrom(sig);
     py::object ret = s.return_type ? py::object(py::str(cj::typeToNumbaString(s.return_type)))
                                    : py::object(py::none());
     return py::make_tuple(ret, keyOf(s.args));
   }, py::arg("signature"),
      "(return type or None, argument types) in numba's spelling, from a signature string, a "
      "tuple of types or a numba Signature; raises CompileError.");
+}
+
+}  // namespace
+
+void bindDispatcher(py::module_& m) {
+  g_launcher_type = makeLauncherType();
+  m.add_object("Launcher", reinterpret_cast<PyObject*>(g_launcher_type));
+  bindOverload(m);
+  DispatcherClass cls(m, "cudajit._core.Dispatcher",
+                      "A @cudajit.jit kernel: compiled per argument signature, launched as "
+                      "kernel[grid, block](...)",
+                      {{Py_mp_subscript, reinterpret_cast<void*>(&dispatcherSubscript)}});
+  defineCompiling(cls);
+  defineInspection(cls);
+  bindAheadOfTime(m);
 }

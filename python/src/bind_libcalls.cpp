@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "codegen/nvvm_emitter.h"
+#include "codegen/backend.h"
 #include "ir/ir.h"
 #include "libcalls/resolve.h"
 #include "support/error.h"
@@ -61,7 +61,7 @@ void bindLibcalls(py::module_& m) {
           py::list params;
           for (const auto& p : r.signature.params) params.append(ctypeText(p));
           d["signature"] = py::make_tuple(ctypeText(r.signature.ret), params);
-          d["nvvm_declaration"] = cj::codegen::nvvmDeclaration(r.symbol, r.signature);
+          d["nvvm_declaration"] = cj::codegen::nvvmBackend().externDeclaration(r.symbol, r.signature);
           d["temp_bytes"] = r.temp_bytes;
           d["temp_align"] = r.temp_align;
           d["ltoir"] = r.ltoir ? py::bytes(r.ltoir->data(), r.ltoir->size()) : py::bytes();

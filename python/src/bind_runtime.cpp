@@ -1,5 +1,5 @@
 // cudajit._core: the runtime's entry points (driver status, devices, streams,
-// the kernel cache) and the translation of runtime errors into Python ones.
+// the kernel cache). bind_errors.cpp translates the runtime's errors.
 // DeviceNDArray is bound in bind_device_array.cpp; events, page-locked and
 // managed memory and device attributes in bind_host_api.cpp.
 #include <pybind11/numpy.h>
@@ -8,6 +8,7 @@
 
 #include <cstdio>
 
+#include "python/src/native_class.h"
 #include "runtime/args.h"
 #include "runtime/context.h"
 #include "runtime/device_array.h"
@@ -16,7 +17,6 @@
 #include "runtime/kernel_cache.h"
 #include "runtime/memory.h"
 #include "runtime/toolkit_identity.h"
-#include "runtime/signature.h"
 #include "runtime/stream.h"
 
 namespace py = pybind11;
@@ -25,24 +25,6 @@ void bindDeviceArray(py::module_& m);   // bind_device_array.cpp
 void bindHostApi(py::module_& m);       // bind_host_api.cpp
 
 namespace {
-
-void registerRuntimeErrors() {
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const cj::rt::CudaSupportError& e) {
-      py::object cls = py::module_::import("cudajit.errors").attr("CudaSupportError");
-      PyErr_SetObject(cls.ptr(), cls(py::str(e.what())).ptr());
-    } catch (const cj::rt::CudaApiError& e) {
-      py::object cls = py::module_::import("cudajit.errors").attr("CudaAPIError");
-      PyErr_SetObject(cls.ptr(), cls(py::str(e.what()), e.code, e.function).ptr());
-    } catch (const cj::rt::ArgumentTypeError& e) {
-      PyErr_SetString(PyExc_TypeError, e.what());
-    } catch (const cj::rt::ArgumentValueError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
-    }
-  });
-}
 
 py::dict deviceInfoDict(int ordinal) {
   const cj::rt::DeviceInfo& info = cj::rt::deviceInfo(ordinal);
@@ -59,13 +41,20 @@ py::dict deviceInfoDict(int ordinal) {
   return d;
 }
 
+}  // namespace
+
 // cudajit.Stream: a stream cudajit created (owned) or a default / external
-// stream known by its handle.
+// stream known by its handle. A class of our own (native_class.h), so that
+// kernel[grid, block, stream] reads the handle with one load.
 struct StreamRef {
   std::shared_ptr<cj::rt::Stream> owned;
   cj::rt::cu::CUstream handle = nullptr;
   unsigned long long value() const { return reinterpret_cast<uintptr_t>(handle); }
 };
+
+NATIVE_CLASS_CASTER(StreamRef, "Stream")
+
+namespace {
 
 // stream.auto_synchronize(): `with` yields the stream and synchronises it on exit.
 struct StreamSyncGuard {
@@ -76,12 +65,10 @@ StreamRef handleStream(unsigned long long h) {
   return StreamRef{nullptr, reinterpret_cast<cj::rt::cu::CUstream>(static_cast<uintptr_t>(h))};
 }
 
-// The handle inside a cudajit.Stream, read without pybind11's type lookup
-// (kernel[grid, block, stream] on the launch path).
+// The handle inside a cudajit.Stream (kernel[grid, block, stream] on the
+// launch path; args.cpp has checked the type).
 cj::rt::cu::CUstream streamHandleOf(PyObject* obj) {
-  auto* inst = reinterpret_cast<py::detail::instance*>(obj);
-  void* v = inst->simple_layout ? inst->simple_value_holder[0] : inst->nonsimple.values_and_holders[0];
-  return v ? static_cast<const StreamRef*>(v)->handle : nullptr;
+  return cj::py_native::valueOf<StreamRef>(obj).handle;
 }
 
 // One kernel cache entry as `python -m cudajit cache list` shows it.
@@ -118,8 +105,6 @@ py::dict cacheEntryInfo(const std::string& path) {
 }  // namespace
 
 void bindRuntime(py::module_& m) {
-  registerRuntimeErrors();
-
   m.def("is_available", &cj::rt::driverAvailable,
         "True when a CUDA driver and at least one GPU can be used.");
   m.def("unavailable_reason", &cj::rt::driverUnavailableReason,
@@ -145,15 +130,16 @@ void bindRuntime(py::module_& m) {
   py::class_<StreamSyncGuard>(m, "_StreamSyncGuard")
       .def("__enter__", [](const StreamSyncGuard& g) { return g.stream; })
       .def("__exit__", [](const StreamSyncGuard& g, py::args) {
-        const cj::rt::cu::CUstream h = g.stream.cast<const StreamRef&>().handle;
+        const cj::rt::cu::CUstream h = cj::py_native::checkedValue<StreamRef>(g.stream).handle;
         py::gil_scoped_release no_gil;
         cj::rt::synchronizeStream(h);
         return false;
       });
-  py::class_<StreamRef> stream_cls(m, "Stream", "A CUDA stream: pass it as kernel[grid, block, stream].");
-  cj::rt::registerStreamType(reinterpret_cast<PyTypeObject*>(stream_cls.ptr()), &streamHandleOf);
+  cj::py_native::NativeClass<StreamRef> stream_cls(
+      m, "cudajit._core.Stream", "A CUDA stream: pass it as kernel[grid, block, stream].");
+  cj::rt::registerStreamType(stream_cls.type(), &streamHandleOf);
   stream_cls
-      .def_property_readonly("handle", &StreamRef::value, "The CUstream as an int (0: default).")
+      .defReadonly("handle", &StreamRef::value, "The CUstream as an int (0: default).")
       .def("synchronize", [](const StreamRef& s) {
         py::gil_scoped_release no_gil;
         cj::rt::synchronizeStream(s.handle);
@@ -165,14 +151,15 @@ void bindRuntime(py::module_& m) {
         if (r == cj::rt::cu::CUDA_ERROR_NOT_READY) return false;
         cj::rt::check(r, "cuStreamQuery");
         return true;
-      }, "True when all work queued on the stream has finished (never waits).")
+      }, py::doc("True when all work queued on the stream has finished (never waits)."))
       .def("auto_synchronize", [](py::object self) { return StreamSyncGuard{std::move(self)}; },
-           "A context manager that synchronises the stream on exit: `with s.auto_synchronize():`.")
-      .def_property_readonly("external", [](const StreamRef& s) { return !s.owned && s.value() > 2; },
-                             "True for a stream another library created (external_stream).")
+           py::doc("A context manager that synchronises the stream on exit: "
+                   "`with s.auto_synchronize():`."))
+      .defReadonly("external", [](const StreamRef& s) { return !s.owned && s.value() > 2; },
+                   "True for a stream another library created (external_stream).")
       .def("__eq__", [](const StreamRef& a, const py::object& b) {
-        if (!py::isinstance<StreamRef>(b)) return false;
-        return a.handle == b.cast<const StreamRef&>().handle;
+        const StreamRef* other = cj::py_native::valueIf<StreamRef>(b.ptr());
+        return other && a.handle == other->handle;
       })
       .def("__hash__", [](const StreamRef& s) { return py::hash(py::int_(s.value())); })
       .def("__bool__", [](const StreamRef&) { return true; })   // numba: a stream object is truthy, even the default one

@@ -20,7 +20,7 @@
 #include "typeinfer/conversion.h"
 #include "typeinfer/infer.h"
 #include "typeinfer/mangle.h"
-#include "typeinfer/signature.h"
+#include "types/signature.h"
 #include "typeinfer/unify.h"
 
 namespace py = pybind11;
@@ -30,12 +30,12 @@ namespace {
 
 std::vector<const cj::Type*> parseTypes(const std::vector<std::string>& texts) {
   std::vector<const cj::Type*> out;
-  for (const auto& t : texts) out.push_back(ti::parseNumbaType(t));
+  for (const auto& t : texts) out.push_back(cj::parseNumbaType(t));
   return out;
 }
 
 const cj::Type* scalarType(const std::string& text) {
-  const cj::Type* t = ti::parseNumbaType(text);
+  const cj::Type* t = cj::parseNumbaType(text);
   if (!t->isScalar()) throw py::value_error("not a scalar type: " + text);
   return t;
 }
@@ -97,7 +97,7 @@ void bindTypeinfer(py::module_& m) {
   m.def(
       "unify_types",
       [](const std::string& a, const std::string& b) -> std::optional<std::string> {
-        const cj::Type* t = ti::unifyTypes(ti::parseNumbaType(a), ti::parseNumbaType(b));
+        const cj::Type* t = ti::unifyTypes(cj::parseNumbaType(a), cj::parseNumbaType(b));
         if (!t) return std::nullopt;
         return cj::typeToString(t);
       },
@@ -113,17 +113,17 @@ void bindTypeinfer(py::module_& m) {
 
   m.def(
       "parse_numba_type",
-      [](const std::string& text) { return cj::typeToString(ti::parseNumbaType(text)); },
+      [](const std::string& text) { return cj::typeToString(cj::parseNumbaType(text)); },
       "A numba type spelling as IR type text.");
 
   m.def(
       "parse_signature",
       [](const std::string& text) {
-        ti::ParsedSignature sig = ti::parseSignature(text);
+        cj::ParsedSignature sig = cj::parseSignature(text);
         std::vector<std::string> args;
         for (const cj::Type* a : sig.args) args.push_back(cj::typeToString(a));
         std::optional<std::string> ret;
-        if (sig.ret) ret = cj::typeToString(sig.ret);
+        if (sig.return_type) ret = cj::typeToString(sig.return_type);
         return py::make_tuple(ret, args);
       },
       "A numba signature string as (return type or None, [argument types]) in IR type text.");

@@ -1,11 +1,11 @@
-#include "typeinfer/signature.h"
+#include "types/signature.h"
 
 #include <cctype>
 #include <string>
 
 #include "support/error.h"
 
-namespace cj::typeinfer {
+namespace cj {
 namespace {
 
 // Spellings numba accepts that scalars.def does not list.
@@ -168,7 +168,7 @@ ParsedSignature parseSignature(std::string_view text) {
   ParsedSignature out;
   Parser p(text, text);
   if (!p.accept('(')) {
-    out.ret = p.type();
+    out.return_type = p.type();
     p.expect('(');
   }
   if (!p.accept(')')) {
@@ -180,4 +180,13 @@ ParsedSignature parseSignature(std::string_view text) {
   return out;
 }
 
-}  // namespace cj::typeinfer
+std::string numbaArgsString(const std::vector<const Type*>& args) {
+  std::string out = "(";
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (k) out += ", ";
+    out += typeToNumbaString(args[k]);
+  }
+  return out + ")";
+}
+
+}  // namespace cj

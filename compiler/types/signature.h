@@ -1,4 +1,5 @@
-// numba's spelling of types and signatures, parsed:
+// numba's spelling of types and signatures, parsed: what @jit("void(float32,
+// float32[:])"), compile_ptx and the typing of numba type names read.
 //   parseNumbaType("float32[:, ::1]")            -> array(f32, 2d, C)
 //   parseSignature("void(float32, float32[:])")   -> {none, {f32, array(f32, 1d, A)}}
 //
@@ -7,16 +8,20 @@
 // `T[::1]` (C), `T[:, ::1]` (C), `T[::1, :]` (F), `T[:, :]` (A), tuples
 // `UniTuple(T, n)` and `Tuple(T, U, ...)`, `void` / `none`, and the IR text
 // form ("array(f32, 2d, C)", "tuple(i64, f32)").
+//
+// It lives with the types (below type inference) because both the typing
+// stage and the launch path (runtime/) read signatures.
 #pragma once
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "types/types.h"
 
-namespace cj::typeinfer {
+namespace cj {
 
 struct ParsedSignature {
-  const Type* ret = nullptr;          // nullptr when the signature names no return type ("(f32, i64)")
+  const Type* return_type = nullptr;   // nullptr when the text gives only "(args)"
   std::vector<const Type*> args;
 };
 
@@ -24,4 +29,7 @@ struct ParsedSignature {
 const Type* parseNumbaType(std::string_view text);
 ParsedSignature parseSignature(std::string_view text);
 
-}  // namespace cj::typeinfer
+// "(float32, float32[::1])": the spelling of an argument list in messages.
+std::string numbaArgsString(const std::vector<const Type*>& args);
+
+}  // namespace cj
