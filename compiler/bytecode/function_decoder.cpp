@@ -160,7 +160,7 @@ class FunctionDecoder {
           if (!v) v = undefFor(s.index, loc);
           args.push_back(v);
         }
-        e.term->succs[e.succ].args = std::move(args);
+        e.term->setEdgeArgs(e.succ, std::move(args));
       }
     }
   }

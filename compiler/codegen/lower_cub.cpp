@@ -56,7 +56,7 @@ std::pair<uint64_t, uint64_t> sharedBufferLayout(FunctionEmitter& fe) {
   for (const auto& fn : fe.mod().irModule().functions)
     for (const auto& b : fn->blocks)
       for (const auto& in : b->instrs) {
-        if (in->op != ir::Op::Intrinsic || in->name != "cub") continue;
+        if (!in->isIntrinsic(ir::Intrinsic::CubCall)) continue;
         cub::Spec s = specOf(fe, *in);
         if (!sharesBuffer(s)) continue;
         cub::Instance inst = cub::instantiate(s);   // this process's memory cache: cheap

@@ -18,7 +18,7 @@ namespace cj::driver {
 
 namespace {
 
-bool isCubCall(const ir::Instr& in) { return in.op == ir::Op::Intrinsic && in.name == "cub"; }
+bool isCubCall(const ir::Instr& in) { return in.isIntrinsic(ir::Intrinsic::CubCall); }
 
 // The normalized spec of a call of a block algorithm that uses the block's
 // shared storage; false for other instructions.
@@ -117,7 +117,7 @@ std::vector<cub::Spec> cubSpecs(const ir::Module& typed) {
   for (const auto& fn : typed.functions)
     for (const auto& b : fn->blocks)
       for (const auto& in : b->instrs) {
-        if (in->op != ir::Op::Intrinsic || in->name != "cub") continue;
+        if (!in->isIntrinsic(ir::Intrinsic::CubCall)) continue;
         cub::Spec parsed, spec;
         std::string error;
         if (!cub::parseSpec(in->cval.s, &parsed, &error) || !cub::tryNormalize(parsed, &spec, &error))

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -135,6 +136,7 @@ class Verifier {
         if (typed_) checkTypes(b.get(), in);
       }
     }
+    checkUseLists();
   }
 
   [[noreturn]] void fail(const Block* b, const Instr* in, const std::string& message) const {
@@ -282,7 +284,53 @@ class Verifier {
       for (const Instr* a : e.args) check(a, "edge argument");
   }
 
-  // ---- typed rules (TEAM.md, "Contract: typed IR") ----
+  // Every value's use list (Instr::uses) must be exactly the set of operand
+  // slots and edge arguments that hold it: each recorded use names a live
+  // instruction of this function whose slot holds the value, no use is
+  // recorded twice, and there are as many uses as filled slots. (Each use
+  // maps to a distinct slot, so equal counts make the lists complete.) A
+  // pass that writes operands around Instr's setters, or erases an
+  // instruction without dropAllReferences, fails here.
+  void checkUseLists() {
+    size_t slots = 0, uses = 0;
+    for (const auto& b : fn_.blocks)
+      for (const auto& in : b->instrs) {
+        for (const Instr* o : in->operands) slots += o != nullptr;
+        for (const Edge& e : in->succs)
+          for (const Instr* a : e.args) slots += a != nullptr;
+      }
+    std::vector<Use> sorted;
+    auto checkValue = [&](const Block* b, const Instr* v) {
+      const std::vector<Use>& list = v->uses();
+      uses += list.size();
+      for (const Use& u : list) {
+        auto it = defs_.find(u.user);
+        if (it == defs_.end() || it->second.pos < 0)
+          fail(b, v, "use list names an instruction that is not in the function (erased without dropAllReferences?)");
+        const Instr* user = u.user;
+        bool ok = u.succ == Use::kOperandUse
+                      ? u.index < user->operands.size() && user->operands[u.index] == v
+                      : u.succ >= 0 && static_cast<size_t>(u.succ) < user->succs.size() &&
+                            u.index < user->succs[u.succ].args.size() && user->succs[u.succ].args[u.index] == v;
+        if (!ok) fail(b, v, "stale use list: it names a slot of v" + std::to_string(user->id) + " that does not hold the value");
+      }
+      if (list.size() < 2) return;
+      sorted.assign(list.begin(), list.end());
+      auto key = [](const Use& u) { return std::make_tuple(u.user, u.succ, u.index); };
+      std::sort(sorted.begin(), sorted.end(), [&](const Use& x, const Use& y) { return key(x) < key(y); });
+      for (size_t k = 1; k < sorted.size(); ++k)
+        if (sorted[k] == sorted[k - 1]) fail(b, v, "use list records one use twice");
+    };
+    for (const auto& b : fn_.blocks) {
+      for (const auto& p : b->params) checkValue(b.get(), p.get());
+      for (const auto& in : b->instrs) checkValue(b.get(), in.get());
+    }
+    if (uses != slots)
+      fail(nullptr, nullptr, "use lists record " + std::to_string(uses) + " use(s) but " + std::to_string(slots) +
+                                 " operand slot(s) and edge argument(s) hold values (a write bypassed Instr's setters)");
+  }
+
+  // ---- typed rules (docs/internals.md, "typed IR") ----
 
   static std::string ty(const Type* t) { return typeToString(t); }
 
@@ -324,11 +372,12 @@ class Verifier {
   }
 
   void checkIntrinsic(const Block* b, const Instr* in) {
-    const IntrinsicInfo* info = findIntrinsic(in->name);
-    if (!info) fail(b, in, "unknown intrinsic '" + in->name + "'");
+    if (in->intrinsic == Intrinsic::Count) fail(b, in, "unknown intrinsic '" + in->name + "'");
+    const IntrinsicInfo* info = &intrinsicInfo(in->intrinsic);
+    const std::string name(info->name);
     size_t n = in->operands.size();
     if (info->arity >= 0 && n != static_cast<size_t>(info->arity))
-      fail(b, in, "intrinsic " + in->name + " takes " + std::to_string(info->arity) + " operand(s), has " +
+      fail(b, in, "intrinsic " + name + " takes " + std::to_string(info->arity) + " operand(s), has " +
                       std::to_string(n));
     using I = Intrinsic;
     switch (info->id) {
@@ -385,7 +434,7 @@ class Verifier {
       }
       case I::ComplexReal: case I::ComplexImag: case I::ComplexAbs: {
         const Type* c = in->operands[0]->type;
-        if (!c->isComplex()) fail(b, in, in->name + " of " + ty(c) + ", expected a complex number");
+        if (!c->isComplex()) fail(b, in, name + " of " + ty(c) + ", expected a complex number");
         expectType(b, in, in->type, c->scalar == Scalar::Complex64 ? f32Ty() : f64Ty(), "result");
         break;
       }
@@ -417,7 +466,7 @@ class Verifier {
       case I::ShflIdx: case I::ShflUp: case I::ShflDown: case I::ShflBfly: {
         const Type* t = in->type;
         if (t != i32Ty() && t != i64Ty() && t != f32Ty() && t != f64Ty())
-          fail(b, in, in->name + " shuffles " + ty(t) + ", expected i32, i64, f32 or f64");
+          fail(b, in, name + " shuffles " + ty(t) + ", expected i32, i64, f32 or f64");
         expectType(b, in, in->operands[0]->type, i32Ty(), "mask");
         expectType(b, in, in->operands[1]->type, t, "value");
         expectType(b, in, in->operands[2]->type, i32Ty(), "lane");
@@ -431,23 +480,23 @@ class Verifier {
       case I::MatchAny: case I::MatchAllMask: case I::MatchAllPred: {
         const Type* v = in->operands[1]->type;
         if (v != i32Ty() && v != i64Ty() && v != f32Ty() && v != f64Ty())
-          fail(b, in, in->name + " on " + ty(v) + ", expected i32, i64, f32 or f64");
+          fail(b, in, name + " on " + ty(v) + ", expected i32, i64, f32 or f64");
         expectType(b, in, in->operands[0]->type, i32Ty(), "mask");
         expectType(b, in, in->type, info->id == I::MatchAllPred ? boolTy() : i32Ty(), "result");
         break;
       }
       case I::Popc: case I::Brev: case I::Clz: case I::Ffs:
-        if (!in->operands[0]->type->isInt()) fail(b, in, in->name + " takes an integer");
+        if (!in->operands[0]->type->isInt()) fail(b, in, name + " takes an integer");
         expectType(b, in, in->type, info->id == I::Ffs ? u32Ty() : in->operands[0]->type, "result");
         break;
       case I::IsNan: case I::IsInf: case I::IsFinite:
         if (in->operands[0]->type != f32Ty() && in->operands[0]->type != f64Ty())
-          fail(b, in, in->name + " takes f32 or f64");
+          fail(b, in, name + " takes f32 or f64");
         expectType(b, in, in->type, boolTy(), "result");
         break;
       case I::FrexpExp:
         if (in->operands[0]->type != f32Ty() && in->operands[0]->type != f64Ty())
-          fail(b, in, in->name + " takes f32 or f64");
+          fail(b, in, name + " takes f32 or f64");
         expectType(b, in, in->type, i32Ty(), "result");
         break;
       case I::Ldexp:
@@ -459,10 +508,10 @@ class Verifier {
       case I::AtomicAnd: case I::AtomicOr: case I::AtomicXor: case I::AtomicExch: case I::AtomicInc:
       case I::AtomicDec: case I::AtomicCas: {
         size_t nvals = info->id == I::AtomicCas ? 2 : 1;
-        if (n < 1 + nvals) fail(b, in, in->name + " takes an array, its indices and value(s)");
+        if (n < 1 + nvals) fail(b, in, name + " takes an array, its indices and value(s)");
         const Type* arr = expectArray(b, in, in->operands[0]);
         if (n != static_cast<size_t>(arr->ndim) + 1 + nvals)
-          fail(b, in, in->name + " on a " + std::to_string(arr->ndim) + "d array takes " +
+          fail(b, in, name + " on a " + std::to_string(arr->ndim) + "d array takes " +
                           std::to_string(arr->ndim) + " index(es)");
         expectIndices(b, in, 1, arr->ndim);
         const Type* dtype = scalarTy(arr->scalar);
@@ -472,11 +521,11 @@ class Verifier {
       }
       case I::CmathExp: case I::CmathLog: case I::CmathSqrt: case I::CmathSinh: case I::CmathCosh:
       case I::CmathTanh:
-        if (!in->type->isComplex()) fail(b, in, "result of " + in->name + " is " + ty(in->type) + ", expected complex");
+        if (!in->type->isComplex()) fail(b, in, "result of " + name + " is " + ty(in->type) + ", expected complex");
         expectType(b, in, in->operands[0]->type, in->type, "operand");
         break;
       case I::CmathRect: {
-        if (!in->type->isComplex()) fail(b, in, "result of " + in->name + " is " + ty(in->type) + ", expected complex");
+        if (!in->type->isComplex()) fail(b, in, "result of " + name + " is " + ty(in->type) + ", expected complex");
         const Type* part = in->type->scalar == Scalar::Complex64 ? f32Ty() : f64Ty();
         for (const Instr* o : in->operands) expectType(b, in, o->type, part, "operand");
         break;
@@ -493,7 +542,7 @@ class Verifier {
       default: {
         // math.*: every operand and the result share one float type (f32/f64).
         if (in->type != f32Ty() && in->type != f64Ty())
-          fail(b, in, "result of " + in->name + " is " + ty(in->type) + ", expected f32 or f64");
+          fail(b, in, "result of " + name + " is " + ty(in->type) + ", expected f32 or f64");
         for (const Instr* o : in->operands) expectType(b, in, o->type, in->type, "operand");
         break;
       }

@@ -5,19 +5,23 @@
 
 namespace cj::passes {
 
-std::map<ir::Block*, std::vector<ir::Edge*>> incomingEdges(ir::Function& fn) {
-  std::map<ir::Block*, std::vector<ir::Edge*>> in;
+std::map<ir::Block*, std::vector<const ir::Edge*>> incomingEdges(ir::Function& fn) {
+  std::map<ir::Block*, std::vector<const ir::Edge*>> in;
   for (auto& b : fn.blocks)
     if (ir::Instr* t = b->terminator())
-      for (ir::Edge& e : t->succs) in[e.target].push_back(&e);
+      for (const ir::Edge& e : t->succs) in[e.target].push_back(&e);
   return in;
 }
 
-void removeParam(ir::Function& fn, ir::Block* block, size_t index) {
+void removeParamArgs(ir::Function& fn, ir::Block* block, size_t index) {
   for (auto& b : fn.blocks)
     if (ir::Instr* t = b->terminator())
-      for (ir::Edge& e : t->succs)
-        if (e.target == block) e.args.erase(e.args.begin() + static_cast<long>(index));
+      for (size_t s = 0; s < t->succs.size(); ++s)
+        if (t->succs[s].target == block) t->removeEdgeArg(s, index);
+}
+
+void removeParam(ir::Function& fn, ir::Block* block, size_t index) {
+  removeParamArgs(fn, block, index);
   block->params.erase(block->params.begin() + static_cast<long>(index));
   for (size_t i = 0; i < block->params.size(); ++i) block->params[i]->index = static_cast<int64_t>(i);
 }
@@ -30,10 +34,12 @@ bool removeUnreachableBlocks(ir::Function& fn) {
     ir::Block* b = work.back();
     work.pop_back();
     if (ir::Instr* t = b->terminator())
-      for (ir::Edge& e : t->succs)
+      for (const ir::Edge& e : t->succs)
         if (reached.insert(e.target).second) work.push_back(e.target);
   }
   size_t before = fn.blocks.size();
+  for (auto& b : fn.blocks)
+    if (!reached.count(b.get())) ir::dropBlockReferences(b.get());   // their values may use one another
   fn.blocks.erase(std::remove_if(fn.blocks.begin(), fn.blocks.end(),
                                  [&](const std::unique_ptr<ir::Block>& b) { return !reached.count(b.get()); }),
                   fn.blocks.end());
@@ -68,7 +74,7 @@ std::map<ir::Block*, ir::Block*> immediateDominators(const std::vector<ir::Block
   std::map<ir::Block*, std::vector<ir::Block*>> preds;
   for (ir::Block* b : rpo)
     if (ir::Instr* t = b->terminator())
-      for (ir::Edge& e : t->succs) preds[e.target].push_back(b);
+      for (const ir::Edge& e : t->succs) preds[e.target].push_back(b);
   auto intersect = [&](ir::Block* a, ir::Block* b) {
     while (a != b) {
       while (order.at(a) > order.at(b)) a = idom.at(a);

@@ -360,7 +360,7 @@ std::optional<Const> foldCast(const Instr& in) {
 
 void becomeConst(Instr* in, Const c) {
   in->op = Op::Const;
-  in->operands.clear();
+  in->setOperands({});
   in->cval = std::move(c);
   in->index = 0;
   in->name.clear();
@@ -378,9 +378,7 @@ class Folder {
         for (auto& in : b->instrs) changed |= visit(in.get());
       if (!dead_.empty()) {
         for (auto& b : fn_.blocks)
-          b->instrs.erase(std::remove_if(b->instrs.begin(), b->instrs.end(),
-                                         [&](const std::unique_ptr<Instr>& in) { return dead_.count(in.get()); }),
-                          b->instrs.end());
+          ir::eraseInstrsIf(b.get(), [&](const std::unique_ptr<Instr>& in) { return dead_.count(in.get()) != 0; });
         dead_.clear();
       }
       changed_any |= changed;
@@ -436,10 +434,9 @@ class Folder {
       case Op::CondBr: {
         const Const* k = constOf(in->operands[0]);
         if (!k || k->kind != Const::Kind::Bool) return false;
-        ir::Edge taken = in->succs[k->i ? 0 : 1];
+        in->removeSucc(k->i ? 1 : 0);   // the edge not taken
         in->op = Op::Br;
-        in->operands.clear();
-        in->succs = {taken};
+        in->setOperands({});
         return true;
       }
       default: break;

@@ -9,7 +9,7 @@ namespace {
 // parameter back to itself; nullptr if there are several or none. (If every
 // edge from outside passes v, v dominates the block: a path's first entry
 // into the block comes from outside it.)
-ir::Instr* soleIncomingValue(ir::Instr* param, const std::vector<ir::Edge*>& edges) {
+ir::Instr* soleIncomingValue(ir::Instr* param, const std::vector<const ir::Edge*>& edges) {
   ir::Instr* sole = nullptr;
   for (const ir::Edge* e : edges) {
     ir::Instr* v = e->args[static_cast<size_t>(param->index)];

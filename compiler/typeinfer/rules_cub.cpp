@@ -501,7 +501,7 @@ ir::Instr* cubLower(const Site& s, Emitter& e) {
       break;
     }
     case Form::Load: {
-      ir::Instr* items = e.intrinsic("local_array", a.result, {}, {a.spec.items_per_thread});
+      ir::Instr* items = e.intrinsic(ir::Intrinsic::LocalArray, a.result, {}, {a.spec.items_per_thread});
       operands = {arg("array"), e.convert(arg("start"), i64Ty()), items};
       value = items;
       break;
@@ -542,7 +542,7 @@ ir::Instr* cubLower(const Site& s, Emitter& e) {
   cub::Spec pending = a.spec;
   if (items->type->is(TypeKind::Array)) pending.items_per_thread = 0;
   if (f.form == Form::Histogram && !arg("bins")) pending.bins = 0;
-  ir::Instr* call = e.intrinsic("cub", type, operands);
+  ir::Instr* call = e.intrinsic(ir::Intrinsic::CubCall, type, operands);
   call->cval = ir::Const::str(cub::toString(pending));
   call->names = {pyName(s)};
   return value ? value : (type == voidTy() ? nullptr : call);
@@ -559,7 +559,7 @@ const Rule cubCall{cubType, cubLower};
 void finishCubCalls(const FunctionContext& ctx) {
   for (auto& b : ctx.fn().blocks) {
     for (auto& in : b->instrs) {
-      if (in->op != ir::Op::Intrinsic || in->name != "cub") continue;
+      if (!in->isIntrinsic(ir::Intrinsic::CubCall)) continue;
       std::string construct = in->names.empty() ? "cub" : in->names[0];
       cub::Spec spec;
       std::string error;

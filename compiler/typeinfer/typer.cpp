@@ -53,6 +53,8 @@ void removeUnreachableBlocks(ir::Function& fn) {
   std::vector<ir::Block*> live = reversePostOrder(fn);
   std::set<ir::Block*> keep(live.begin(), live.end());
   auto dead = [&](const std::unique_ptr<ir::Block>& b) { return !keep.count(b.get()); };
+  for (auto& b : fn.blocks)
+    if (dead(b)) ir::dropBlockReferences(b.get());   // their values may use one another
   fn.blocks.erase(std::remove_if(fn.blocks.begin(), fn.blocks.end(), dead), fn.blocks.end());
   fn.computePreds();
 }
