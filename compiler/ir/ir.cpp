@@ -27,13 +27,16 @@ int opArity(Op op) { return kOps[static_cast<int>(op)].arity; }
 uint32_t opFlags(Op op) { return kOps[static_cast<int>(op)].flags; }
 
 bool parseOp(std::string_view text, Op* out) {
-  for (int i = 0; i < kNumOps; ++i) {
-    if (kOps[i].name == text) {
-      *out = static_cast<Op>(i);
-      return true;
-    }
-  }
-  return false;
+  // The parser's lookup, hashed (names are string literals: the views stay valid).
+  static const std::unordered_map<std::string_view, Op> kByName = [] {
+    std::unordered_map<std::string_view, Op> m;
+    for (int i = 0; i < kNumOps; ++i) m.emplace(kOps[i].name, static_cast<Op>(i));
+    return m;
+  }();
+  auto it = kByName.find(text);
+  if (it == kByName.end()) return false;
+  *out = it->second;
+  return true;
 }
 
 // ---- constants ---------------------------------------------------------------

@@ -364,6 +364,7 @@ void becomeConst(Instr* in, Const c) {
   in->cval = std::move(c);
   in->index = 0;
   in->name.clear();
+  in->intrinsic = ir::Intrinsic::Count;
 }
 
 class Folder {

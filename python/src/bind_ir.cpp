@@ -3,7 +3,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ir/ir.h"
@@ -22,9 +24,59 @@ cj::ir::Module parseOrThrow(const std::string& text) {
   return m;
 }
 
+// Value `id` of the module's first function (parameters included).
+cj::ir::Instr* valueById(cj::ir::Module& mod, int id) {
+  for (auto& b : mod.functions.at(0)->blocks) {
+    for (auto& p : b->params)
+      if (p->id == id) return p.get();
+    for (auto& in : b->instrs)
+      if (in->id == id) return in.get();
+  }
+  throw py::value_error("no value v" + std::to_string(id) + " in the first function");
+}
+
 }  // namespace
 
 void bindIr(py::module_& m) {
+  // ---- use lists (tests): what Instr::uses records, RAUW, a corrupted list ----
+  m.def(
+      "ir_uses",
+      [](const std::string& text, int id) {
+        cj::ir::Module mod = parseOrThrow(text);
+        std::vector<std::tuple<int, int, int>> out;
+        for (const cj::ir::Use& u : valueById(mod, id)->uses())
+          out.emplace_back(u.user->id, u.succ, static_cast<int>(u.index));
+        std::sort(out.begin(), out.end());
+        return out;
+      },
+      py::arg("text"), py::arg("value"),
+      "The use list of value vN of the first function, as sorted (user id, successor or -1 "
+      "for an operand, slot index) triples.");
+  m.def(
+      "ir_replace_all_uses",
+      [](const std::string& text, int from, int to) {
+        cj::ir::Module mod = parseOrThrow(text);
+        cj::ir::Instr* f = valueById(mod, from);
+        cj::ir::replaceAllUses(f, valueById(mod, to));
+        std::string error;
+        if (!cj::ir::verifyModule(mod, false, &error)) throw py::value_error("invalid after RAUW: " + error);
+        return py::make_tuple(cj::ir::printModule(mod), f->uses().size());
+      },
+      py::arg("text"), py::arg("from_value"), py::arg("to_value"),
+      "Replaces every use of v<from> with v<to> in the first function, verifies (untyped "
+      "rules, use lists included) and returns (printed IR, uses left on v<from>).");
+  m.def(
+      "ir_verify_with_a_use_dropped",
+      [](const std::string& text, int id, bool typed) {
+        cj::ir::Module mod = parseOrThrow(text);
+        cj::ir::UseListTesting::dropOneUse(valueById(mod, id));
+        std::string error;
+        return cj::ir::verifyModule(mod, typed, &error) ? std::string() : error;
+      },
+      py::arg("text"), py::arg("value"), py::arg("typed") = true,
+      "Test hook: forgets one recorded use of vN (as a pass that bypassed Instr's setters "
+      "would), then returns the verifier's message ('' if it did not notice).");
+
   m.def(
       "parse_print_ir",
       [](const std::string& text) { return cj::ir::printModule(parseOrThrow(text)); },
