@@ -315,6 +315,12 @@ class Verifier {
         if (!ok) fail(b, v, "stale use list: it names a slot of v" + std::to_string(user->id) + " that does not hold the value");
       }
       if (list.size() < 2) return;
+      if (list.size() <= 8) {   // the common case: pairwise, no copy
+        for (size_t i = 1; i < list.size(); ++i)
+          for (size_t k = 0; k < i; ++k)
+            if (list[i] == list[k]) fail(b, v, "use list records one use twice");
+        return;
+      }
       sorted.assign(list.begin(), list.end());
       auto key = [](const Use& u) { return std::make_tuple(u.user, u.succ, u.index); };
       std::sort(sorted.begin(), sorted.end(), [&](const Use& x, const Use& y) { return key(x) < key(y); });
