@@ -48,7 +48,7 @@ bool removeTrivialParams(ir::Function& fn) {
           same = a;
         }
         if (!trivial || !same) { ++i; continue; }
-        ir::replaceAllUses(&fn, p, same);
+        ir::replaceAllUses(p, same);
         for (const EdgeRef& e : edges) e.removeArg(i);
         b->params.erase(b->params.begin() + static_cast<long>(i));
         for (size_t k = 0; k < b->params.size(); ++k) b->params[k]->index = static_cast<int64_t>(k);

@@ -7,7 +7,9 @@
 // argument per parameter of its target (Instr::succs[i].args).
 //
 // Ownership: a Module owns Functions, a Function owns Blocks, a Block owns its
-// Instrs (parameters included). Operands are plain pointers into that tree.
+// Instrs (parameters included). Operands are plain pointers into that tree,
+// read-only outside Instr: its setters keep every value's use list exact
+// (Instr::uses; the verifier checks them; docs/internals.md).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -305,9 +307,11 @@ int elementIndexCount(const Instr& in);
 // Inserts `in` into `block` before position `pos` (index into instrs).
 Instr* insertBefore(Block* block, size_t pos, std::unique_ptr<Instr> in);
 // Replaces every use of `from` (operands and edge args) with `to`; time
-// proportional to from's uses. `fn` is unused (kept for callers' clarity).
-void replaceAllUses(Function* fn, Instr* from, Instr* to);
+// proportional to from's uses (its use list), not to the function.
 void replaceAllUses(Instr* from, Instr* to);
+// The same; `fn` is not needed any more (kept so that callers written before
+// use lists still compile).
+void replaceAllUses(Function* fn, Instr* from, Instr* to);
 // Removes the instructions of `block` for which `dead` returns true: drops
 // their references first, so their operands' use lists stay exact. The
 // removed values themselves must have no uses left outside the removed set.

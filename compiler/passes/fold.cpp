@@ -391,7 +391,7 @@ class Folder {
  private:
   // Uses of `in` become `to`; `in` (pure, now unused) is deleted.
   bool forward(Instr* in, Instr* to) {
-    ir::replaceAllUses(&fn_, in, to);
+    ir::replaceAllUses(in, to);
     dead_.insert(in);
     return true;
   }

@@ -37,7 +37,7 @@ bool SimplifyParams::run(ir::Function& fn) {
           ++k;
           continue;
         }
-        ir::replaceAllUses(&fn, p, v);
+        ir::replaceAllUses(p, v);
         if (v->var.empty()) v->var = p->var;   // keep the variable name in the text
         removeParam(fn, b, k);                 // edges keep pointing at b: `edges` stays valid
         changed = changed_any = true;
