@@ -8,14 +8,22 @@ namespace cj::bytecode {
 namespace {
 
 using ir::Block;
-using ir::Edge;
 using ir::Instr;
 
-std::unordered_map<Block*, std::vector<Edge*>> incomingEdges(ir::Function& fn) {
-  std::unordered_map<Block*, std::vector<Edge*>> in;
+// An edge into a block: successor `succ` of terminator `term` (edge args are
+// changed through the terminator, which keeps the use lists right).
+struct EdgeRef {
+  Instr* term;
+  size_t succ;
+  const ir::ValueList& args() const { return term->succs[succ].args; }
+  void removeArg(size_t i) const { term->removeEdgeArg(succ, i); }
+};
+
+std::unordered_map<Block*, std::vector<EdgeRef>> incomingEdges(ir::Function& fn) {
+  std::unordered_map<Block*, std::vector<EdgeRef>> in;
   for (auto& b : fn.blocks)
     if (Instr* t = b->terminator())
-      for (Edge& e : t->succs) in[e.target].push_back(&e);
+      for (size_t s = 0; s < t->succs.size(); ++s) in[t->succs[s].target].push_back({t, s});
   return in;
 }
 
@@ -33,15 +41,15 @@ bool removeTrivialParams(ir::Function& fn) {
         Instr* p = b->params[i].get();
         Instr* same = nullptr;
         bool trivial = true;
-        for (Edge* e : edges) {
-          Instr* a = e->args.at(i);
+        for (const EdgeRef& e : edges) {
+          Instr* a = e.args().at(i);
           if (a == p || a == same) continue;
           if (same) { trivial = false; break; }
           same = a;
         }
         if (!trivial || !same) { ++i; continue; }
-        ir::replaceAllUses(&fn, p, same);
-        for (Edge* e : edges) e->args.erase(e->args.begin() + static_cast<long>(i));
+        ir::replaceAllUses(p, same);
+        for (const EdgeRef& e : edges) e.removeArg(i);
         b->params.erase(b->params.begin() + static_cast<long>(i));
         for (size_t k = 0; k < b->params.size(); ++k) b->params[k]->index = static_cast<int64_t>(k);
         changed = any = true;
@@ -67,15 +75,20 @@ void removeDeadParams(ir::Function& fn) {
   while (!work.empty()) {
     const Instr* p = work.back();
     work.pop_back();
-    for (Edge* e : incoming[p->parent]) use(e->args.at(static_cast<size_t>(p->index)));
+    for (const EdgeRef& e : incoming[p->parent]) use(e.args().at(static_cast<size_t>(p->index)));
+  }
+  // Unlink every argument passed for a dead parameter first: a dead parameter
+  // may be passed on to another dead one, and must have no uses once erased.
+  for (size_t bi = 1; bi < fn.blocks.size(); ++bi) {
+    Block* b = fn.blocks[bi].get();
+    for (size_t i = b->params.size(); i-- > 0;)
+      if (!live.count(b->params[i].get()))
+        for (const EdgeRef& e : incoming[b]) e.removeArg(i);
   }
   for (size_t bi = 1; bi < fn.blocks.size(); ++bi) {
     Block* b = fn.blocks[bi].get();
-    for (size_t i = b->params.size(); i-- > 0;) {
-      if (live.count(b->params[i].get())) continue;
-      for (Edge* e : incoming[b]) e->args.erase(e->args.begin() + static_cast<long>(i));
-      b->params.erase(b->params.begin() + static_cast<long>(i));
-    }
+    for (size_t i = b->params.size(); i-- > 0;)
+      if (!live.count(b->params[i].get())) b->params.erase(b->params.begin() + static_cast<long>(i));
     for (size_t k = 0; k < b->params.size(); ++k) b->params[k]->index = static_cast<int64_t>(k);
   }
 }
@@ -91,6 +104,7 @@ bool mergeStraightLines(ir::Function& fn) {
       if (!t || t->op != ir::Op::Br) continue;
       Block* s = t->succs[0].target;
       if (s == a.get() || s == fn.entry() || incoming[s].size() != 1 || !s->params.empty()) continue;
+      t->dropAllReferences();
       a->instrs.pop_back();
       for (auto& in : s->instrs) {
         in->parent = a.get();
@@ -106,24 +120,12 @@ bool mergeStraightLines(ir::Function& fn) {
 }
 
 void removeUnusedConstants(ir::Function& fn) {
-  std::unordered_map<const Instr*, int> uses;
   for (auto& b : fn.blocks)
-    for (auto& in : b->instrs) {
-      for (Instr* o : in->operands) ++uses[o];
-      for (Edge& e : in->succs)
-        for (Instr* a : e.args) ++uses[a];
-    }
-  for (auto& b : fn.blocks) {
-    auto& v = b->instrs;
-    v.erase(std::remove_if(v.begin(), v.end(),
-                           [&](const std::unique_ptr<Instr>& in) {
-                             // Default argument values (defaults.h) stay for callers.
-                             bool is_default = in->var.rfind("default:", 0) == 0;
-                             return (in->op == ir::Op::Const || in->op == ir::Op::Undef) &&
-                                    uses[in.get()] == 0 && !is_default;
-                           }),
-            v.end());
-  }
+    ir::eraseInstrsIf(b.get(), [](const std::unique_ptr<Instr>& in) {
+      // Default argument values (defaults.h) stay for callers.
+      bool is_default = in->var.rfind("default:", 0) == 0;
+      return (in->op == ir::Op::Const || in->op == ir::Op::Undef) && !in->hasUses() && !is_default;
+    });
 }
 
 }  // namespace

@@ -160,7 +160,7 @@ class FunctionDecoder {
           if (!v) v = undefFor(s.index, loc);
           args.push_back(v);
         }
-        e.term->succs[e.succ].args = std::move(args);
+        e.term->setEdgeArgs(e.succ, std::move(args));
       }
     }
   }
@@ -314,7 +314,10 @@ class FunctionDecoder {
           text += (text.empty() ? "" : ", ") + ir::constToString(a->cval);
       }
       auto& instrs = b_.block()->instrs;
-      if (!instrs.empty() && instrs.back().get() == exc) instrs.pop_back();
+      if (!instrs.empty() && instrs.back().get() == exc) {
+        exc->dropAllReferences();   // its operands' use lists forget it
+        instrs.pop_back();
+      }
       if (name.empty()) name = "Exception";
       return text.empty() ? name : name + ": " + text;
     }

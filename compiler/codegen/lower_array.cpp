@@ -23,7 +23,7 @@ int elementAlign(Scalar s) {
 // The constant shape of a shared or local array (the intrinsic that made it
 // carries it); empty for other arrays and for dynamic shared memory.
 std::vector<int64_t> constantShape(const ir::Instr* arr) {
-  if (arr->op != Op::Intrinsic || (arr->name != "shared_array" && arr->name != "local_array")) return {};
+  if (!arr->isIntrinsic(ir::Intrinsic::SharedArray) && !arr->isIntrinsic(ir::Intrinsic::LocalArray)) return {};
   if (static_cast<int>(arr->ints.size()) != arr->type->ndim) return {};
   for (int64_t n : arr->ints)
     if (n <= 0) return {};

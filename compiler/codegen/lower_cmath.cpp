@@ -411,7 +411,7 @@ void declareLibdevice(const char* names, int arity, Scalar s, std::vector<std::s
 
 // The part type of a complex intrinsic's operand or result.
 Scalar partOfComplex(FunctionEmitter& fe, const ir::Instr& in, const Type* t) {
-  if (!t->isComplex()) fe.fail(in, in.name, "operand of type " + typeToString(t) + " (expected complex)");
+  if (!t->isComplex()) fe.fail(in, in.intrinsicName(), "operand of type " + typeToString(t) + " (expected complex)");
   return complexPart(t->scalar);
 }
 
@@ -458,17 +458,15 @@ void lowerComplexPow(FunctionEmitter& fe, const ir::Instr& in) {
 }
 
 bool lowerCmathIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
-  const ir::IntrinsicInfo* info = ir::findIntrinsic(in.name);
-  if (!info) return false;
   auto unary = [&](Helper h) {
     const ir::Instr* z = in.operands.at(0);
     Scalar part = partOfComplex(fe, in, z->type);
-    if (in.type != z->type) fe.fail(in, in.name, "result type differs from the operand's");
+    if (in.type != z->type) fe.fail(in, in.intrinsicName(), "result type differs from the operand's");
     std::string ct = llvmScalarType(z->type->scalar);
     fe.bind(in, callHelper(fe, h, part, ct, {{ct, fe.val(z)}}));
     return true;
   };
-  switch (info->id) {
+  switch (in.intrinsic) {
     case ir::Intrinsic::CmathExp: return unary(Helper::ComplexExp);
     case ir::Intrinsic::CmathLog: return unary(Helper::ComplexLog);
     case ir::Intrinsic::CmathSqrt: return unary(Helper::ComplexSqrt);
@@ -479,21 +477,21 @@ bool lowerCmathIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
       Scalar part = partOfComplex(fe, in, in.type);
       std::string t = llvmScalarType(part);
       for (const ir::Instr* o : in.operands)
-        if (o->type != scalarTy(part)) fe.fail(in, in.name, "operand of type " + typeToString(o->type));
+        if (o->type != scalarTy(part)) fe.fail(in, in.intrinsicName(), "operand of type " + typeToString(o->type));
       fe.bind(in, callHelper(fe, Helper::ComplexRect, part, llvmScalarType(in.type->scalar),
                              {{t, fe.val(in.operands[0])}, {t, fe.val(in.operands[1])}}));
       return true;
     }
     case ir::Intrinsic::RoundHalfEven: {   // f64 -> i64 (numba: __nv_llrint)
       const ir::Instr* x = in.operands.at(0);
-      if (x->type != f64Ty() || in.type != i64Ty()) fe.fail(in, in.name, "expects f64 -> i64");
+      if (x->type != f64Ty() || in.type != i64Ty()) fe.fail(in, in.intrinsicName(), "expects f64 -> i64");
       fe.mod().declare("declare i64 @__nv_llrint(double)");
       fe.bind(in, fe.emit("call i64 @__nv_llrint(double " + fe.val(x) + ")"));
       return true;
     }
     case ir::Intrinsic::RoundNdigits: {   // (f64, i64) -> f64
       if (in.operands.at(0)->type != f64Ty() || in.operands.at(1)->type != i64Ty() || in.type != f64Ty())
-        fe.fail(in, in.name, "expects (f64, i64) -> f64");
+        fe.fail(in, in.intrinsicName(), "expects (f64, i64) -> f64");
       fe.mod().helper(Helper::FloatIntPow, Scalar::Float64);   // 10.0 ** n, called by the helper
       fe.bind(in, callHelper(fe, Helper::RoundNdigits, Scalar::Float64, "double",
                              {{"double", fe.val(in.operands[0])}, {"i64", fe.val(in.operands[1])}}));

@@ -6,14 +6,12 @@
 namespace cj::codegen {
 
 bool lowerComplexIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
-  const ir::IntrinsicInfo* info = ir::findIntrinsic(in.name);
-  if (!info) return false;
   auto part = [&](const ir::Instr* c, int k) {
-    if (!c->type->isComplex()) fe.fail(in, in.name, "argument of type " + typeToString(c->type));
+    if (!c->type->isComplex()) fe.fail(in, in.intrinsicName(), "argument of type " + typeToString(c->type));
     return fe.emit("extractvalue " + llvmScalarType(c->type->scalar) + " " + fe.val(c) + ", " +
                    std::to_string(k));
   };
-  switch (info->id) {
+  switch (in.intrinsic) {
     case ir::Intrinsic::ComplexReal:
       fe.bind(in, part(in.operands.at(0), 0));
       return true;

@@ -267,6 +267,10 @@ bool removeUnreachableBlocks(Function& fn) {
     for (int n : reversePostOrder(cfg.graph())) reached[n] = 1;
   }
   size_t before = fn.blocks.size();
+  // Unreachable blocks may use one another's values (and reachable ones):
+  // drop every reference first, so that use lists stay exact.
+  for (size_t i = 0; i < before; ++i)
+    if (!reached[i]) dropBlockReferences(fn.blocks[i].get());
   size_t kept = 0;
   for (size_t i = 0; i < before; ++i)
     if (reached[i]) fn.blocks[kept++] = std::move(fn.blocks[i]);

@@ -1,4 +1,6 @@
-// The typed-IR intrinsic table (intrinsics.def) as C++.
+// The typed-IR intrinsic table (intrinsics.def) as C++: an enum id per row
+// (stored on the instruction, Instr::intrinsic) and the row's columns.
+// Names are only for the text form, its parser and messages.
 #pragma once
 #include <cstdint>
 #include <string_view>
@@ -6,21 +8,46 @@
 namespace cj::ir {
 
 enum class Intrinsic : uint16_t {
-#define X(E, name, arity, f32, f64) E,
+#define X(E, name, arity, family, access, f32, f64) E,
 #include "ir/intrinsics.def"
 #undef X
+  Count   // not an intrinsic: the number of rows (and "none" on non-intrinsic instructions)
+};
+
+// The group an intrinsic belongs to (the .def's family column).
+enum class IntrinsicFamily : uint8_t {
+  Sreg,      // special registers: () -> i32
+  Sync,      // barriers, fences, syncwarp, nanosleep
+  Memory,    // shared / local array allocation
+  Atomic,    // element accesses: (arr, indices..., values...) -> old value
+  Cub,       // cooperative block / warp algorithms (LTO-IR library calls)
+  Math,      // math.* on floats (libdevice where the columns name one)
+  Complex,   // complex parts, construction, abs
+  Print,     // vprintf
+  Warp,      // masks, shuffles, votes, match
+  Bits,      // popc, brev, clz, ffs
+  Cmath,     // cmath.* on complex numbers
+  Round,     // round() with and without ndigits
 };
 
 struct IntrinsicInfo {
   Intrinsic id;
   std::string_view name;
   int arity;
-  std::string_view libdevice_f32;
+  IntrinsicFamily family;
+  int access;                       // value operands after the indices of an element access; 0: none
+  std::string_view libdevice_f32;   // "" unless a uniform libdevice call
   std::string_view libdevice_f64;
 };
 
-// nullptr if the name is not in the table.
+// The parser's and the tests' name lookup (hashed); nullptr if the name is not in the table.
 const IntrinsicInfo* findIntrinsic(std::string_view name);
 const IntrinsicInfo& intrinsicInfo(Intrinsic id);
+inline std::string_view intrinsicName(Intrinsic id) { return intrinsicInfo(id).name; }
+inline IntrinsicFamily intrinsicFamily(Intrinsic id) { return intrinsicInfo(id).family; }
+// Element accesses (atomics): operands array, indices, `access` values.
+inline bool isElementAccess(Intrinsic id) { return intrinsicInfo(id).access > 0; }
+// A uniform libdevice call (every operand and the result share one float type).
+inline bool isLibdeviceCall(Intrinsic id) { return !intrinsicInfo(id).libdevice_f32.empty(); }
 
 }  // namespace cj::ir

@@ -27,13 +27,16 @@ int opArity(Op op) { return kOps[static_cast<int>(op)].arity; }
 uint32_t opFlags(Op op) { return kOps[static_cast<int>(op)].flags; }
 
 bool parseOp(std::string_view text, Op* out) {
-  for (int i = 0; i < kNumOps; ++i) {
-    if (kOps[i].name == text) {
-      *out = static_cast<Op>(i);
-      return true;
-    }
-  }
-  return false;
+  // The parser's lookup, hashed (names are string literals: the views stay valid).
+  static const std::unordered_map<std::string_view, Op> kByName = [] {
+    std::unordered_map<std::string_view, Op> m;
+    for (int i = 0; i < kNumOps; ++i) m.emplace(kOps[i].name, static_cast<Op>(i));
+    return m;
+  }();
+  auto it = kByName.find(text);
+  if (it == kByName.end()) return false;
+  *out = it->second;
+  return true;
 }
 
 // ---- constants ---------------------------------------------------------------
@@ -150,6 +153,146 @@ const Type* constType(const Const& c) {
   return unknownTy();
 }
 
+// ---- operands and uses -------------------------------------------------------------
+// A value's uses are an unordered vector: linking appends, unlinking finds the
+// entry (scanning that value's uses only) and swaps the last one into its
+// place. No per-instruction map or set.
+
+void Instr::link(Instr* v, int32_t succ, uint32_t index) {
+  if (v) v->uses_.push_back(Use{this, succ, index});
+}
+
+void Instr::unlink(Instr* v, int32_t succ, uint32_t index) {
+  if (!v) return;
+  auto& u = v->uses_;
+  for (size_t k = u.size(); k-- > 0;) {
+    if (u[k].user == this && u[k].succ == succ && u[k].index == index) {
+      u[k] = u.back();
+      u.pop_back();
+      return;
+    }
+  }
+}
+
+// Slots from..end of `list` moved down by `old_shift` (removal): rewrite the
+// index their values' use entries record.
+void Instr::renumberSlots(const ValueList& list, int32_t succ, size_t from, size_t old_shift) {
+  for (size_t i = from; i < list.size(); ++i) {
+    Instr* v = list[i];
+    if (!v) continue;
+    for (Use& u : v->uses_)
+      if (u.user == this && u.succ == succ && u.index == i + old_shift) {
+        u.index = static_cast<uint32_t>(i);
+        break;
+      }
+  }
+}
+
+void Instr::setOperand(size_t i, Instr* v) {
+  Instr*& slot = operands.v_[i];
+  if (slot == v) return;
+  unlink(slot, Use::kOperandUse, static_cast<uint32_t>(i));
+  slot = v;
+  link(v, Use::kOperandUse, static_cast<uint32_t>(i));
+}
+
+void Instr::addOperand(Instr* v) {
+  operands.v_.push_back(v);
+  link(v, Use::kOperandUse, static_cast<uint32_t>(operands.v_.size() - 1));
+}
+
+void Instr::removeOperand(size_t i) {
+  unlink(operands.v_[i], Use::kOperandUse, static_cast<uint32_t>(i));
+  operands.v_.erase(operands.v_.begin() + static_cast<long>(i));
+  renumberSlots(operands, Use::kOperandUse, i, 1);
+}
+
+void Instr::setOperands(std::vector<Instr*> vs) {
+  for (size_t i = 0; i < operands.v_.size(); ++i) unlink(operands.v_[i], Use::kOperandUse, static_cast<uint32_t>(i));
+  operands.v_ = std::move(vs);
+  for (size_t i = 0; i < operands.v_.size(); ++i) link(operands.v_[i], Use::kOperandUse, static_cast<uint32_t>(i));
+}
+
+void Instr::addSucc(Block* target, std::vector<Instr*> args) {
+  succs.v_.push_back(Edge{target, {}});
+  setEdgeArgs(succs.v_.size() - 1, std::move(args));
+}
+
+void Instr::setEdgeArg(size_t s, size_t i, Instr* v) {
+  Instr*& slot = succs.v_[s].args.v_[i];
+  if (slot == v) return;
+  unlink(slot, static_cast<int32_t>(s), static_cast<uint32_t>(i));
+  slot = v;
+  link(v, static_cast<int32_t>(s), static_cast<uint32_t>(i));
+}
+
+void Instr::addEdgeArg(size_t s, Instr* v) {
+  auto& args = succs.v_[s].args.v_;
+  args.push_back(v);
+  link(v, static_cast<int32_t>(s), static_cast<uint32_t>(args.size() - 1));
+}
+
+void Instr::removeEdgeArg(size_t s, size_t i) {
+  auto& args = succs.v_[s].args.v_;
+  unlink(args[i], static_cast<int32_t>(s), static_cast<uint32_t>(i));
+  args.erase(args.begin() + static_cast<long>(i));
+  renumberSlots(succs.v_[s].args, static_cast<int32_t>(s), i, 1);
+}
+
+void Instr::setEdgeArgs(size_t s, std::vector<Instr*> vs) {
+  auto& args = succs.v_[s].args.v_;
+  for (size_t i = 0; i < args.size(); ++i) unlink(args[i], static_cast<int32_t>(s), static_cast<uint32_t>(i));
+  args = std::move(vs);
+  for (size_t i = 0; i < args.size(); ++i) link(args[i], static_cast<int32_t>(s), static_cast<uint32_t>(i));
+}
+
+void Instr::removeSucc(size_t s) {
+  setEdgeArgs(s, {});
+  succs.v_.erase(succs.v_.begin() + static_cast<long>(s));
+  // The later edges' arguments now sit one successor lower.
+  for (size_t k = s; k < succs.v_.size(); ++k)
+    for (Instr* v : succs.v_[k].args)
+      if (v)
+        for (Use& u : v->uses_)
+          if (u.user == this && u.succ == static_cast<int32_t>(k + 1)) u.succ = static_cast<int32_t>(k);
+}
+
+void Instr::dropAllReferences() {
+  setOperands({});
+  while (!succs.v_.empty()) removeSucc(succs.v_.size() - 1);
+}
+
+void Instr::copyAttributesFrom(const Instr& o) {
+  op = o.op;
+  type = o.type;
+  loc = o.loc;
+  id = o.id;
+  index = o.index;
+  cval = o.cval;
+  intrinsic = o.intrinsic;
+  name = o.name;
+  names = o.names;
+  ints = o.ints;
+  var = o.var;
+  facts = o.facts;
+}
+
+void replaceAllUses(Instr* from, Instr* to) {
+  if (from == to) return;
+  // Each setter removes the entry it rewrites from `from`'s list.
+  while (!from->uses().empty()) {
+    Use u = from->uses().back();
+    if (u.succ == Use::kOperandUse) u.user->setOperand(u.index, to);
+    else u.user->setEdgeArg(static_cast<size_t>(u.succ), u.index, to);
+  }
+}
+
+void replaceAllUses(Function*, Instr* from, Instr* to) { replaceAllUses(from, to); }
+
+void dropBlockReferences(Block* block) {
+  for (auto& in : block->instrs) in->dropAllReferences();
+}
+
 // ---- structure ------------------------------------------------------------------
 
 Instr* Block::addParam(const Type* type, std::string var) {
@@ -173,7 +316,7 @@ std::unique_ptr<Instr> Function::make(Op op, const Type* type, std::vector<Instr
   auto in = std::make_unique<Instr>();
   in->op = op;
   in->type = type;
-  in->operands = std::move(operands);
+  in->setOperands(std::move(operands));
   in->loc = loc;
   in->id = next_id++;
   return in;
@@ -232,15 +375,15 @@ Instr* Builder::constant(Const c, const Type* type) {
 
 Instr* Builder::br(Block* target, std::vector<Instr*> args) {
   Instr* in = emit(Op::Br, voidTy(), {});
-  in->succs.push_back(Edge{target, std::move(args)});
+  in->addSucc(target, std::move(args));
   return in;
 }
 
 Instr* Builder::condBr(Instr* cond, Block* t, std::vector<Instr*> targs, Block* f,
                        std::vector<Instr*> fargs) {
   Instr* in = emit(Op::CondBr, voidTy(), {cond});
-  in->succs.push_back(Edge{t, std::move(targs)});
-  in->succs.push_back(Edge{f, std::move(fargs)});
+  in->addSucc(t, std::move(targs));
+  in->addSucc(f, std::move(fargs));
   return in;
 }
 
@@ -252,7 +395,7 @@ Instr* Builder::ret(Instr* value) {
 
 int elementIndexCount(const Instr& in) {
   bool access = in.op == Op::ArrayLoad || in.op == Op::ArrayStore ||
-                (in.op == Op::Intrinsic && in.name.rfind("atomic_", 0) == 0);
+                (in.op == Op::Intrinsic && in.intrinsic != Intrinsic::Count && isElementAccess(in.intrinsic));
   if (!access || in.operands.empty() || !in.operands[0] || !in.operands[0]->type ||
       !in.operands[0]->type->is(TypeKind::Array))
     return 0;
@@ -266,18 +409,6 @@ Instr* insertBefore(Block* block, size_t pos, std::unique_ptr<Instr> in) {
   Instr* raw = in.get();
   block->instrs.insert(block->instrs.begin() + static_cast<long>(pos), std::move(in));
   return raw;
-}
-
-void replaceAllUses(Function* fn, Instr* from, Instr* to) {
-  for (auto& b : fn->blocks) {
-    for (auto& in : b->instrs) {
-      for (auto*& op : in->operands)
-        if (op == from) op = to;
-      for (auto& e : in->succs)
-        for (auto*& a : e.args)
-          if (a == from) a = to;
-    }
-  }
 }
 
 std::unique_ptr<Function> cloneFunction(const Function& fn, std::string new_name) {
@@ -294,7 +425,8 @@ std::unique_ptr<Function> cloneFunction(const Function& fn, std::string new_name
   std::unordered_map<const Instr*, Instr*> vmap;
   std::unordered_map<const Block*, Block*> bmap;
   auto copyInstr = [&](const Instr& in, Block* parent) {
-    auto c = std::make_unique<Instr>(in);   // copies attributes; pointers fixed below
+    auto c = std::make_unique<Instr>();
+    c->copyAttributesFrom(in);   // operands and edges linked below, once every value exists
     c->parent = parent;
     vmap[&in] = c.get();
     return c;
@@ -310,15 +442,23 @@ std::unique_ptr<Function> cloneFunction(const Function& fn, std::string new_name
     auto it = vmap.find(v);
     return it == vmap.end() ? v : it->second;
   };
-  for (auto& b : out->blocks) {
-    for (auto& in : b->instrs) {
-      for (auto*& op : in->operands) op = mapValue(op);
-      for (auto& e : in->succs) {
-        e.target = bmap.at(e.target);
-        for (auto*& a : e.args) a = mapValue(a);
+  for (size_t bi = 0; bi < fn.blocks.size(); ++bi) {
+    const Block& src = *fn.blocks[bi];
+    Block& dst = *out->blocks[bi];
+    for (size_t k = 0; k < src.instrs.size(); ++k) {
+      const Instr& from = *src.instrs[k];
+      Instr& to = *dst.instrs[k];
+      std::vector<Instr*> ops;
+      ops.reserve(from.operands.size());
+      for (Instr* op : from.operands) ops.push_back(mapValue(op));
+      to.setOperands(std::move(ops));
+      for (const Edge& e : from.succs) {
+        std::vector<Instr*> args;
+        args.reserve(e.args.size());
+        for (Instr* a : e.args) args.push_back(mapValue(a));
+        to.addSucc(bmap.at(e.target), std::move(args));
       }
     }
-    for (auto*& p : b->preds) p = bmap.at(p);
   }
   return out;
 }

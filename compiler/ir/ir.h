@@ -7,7 +7,9 @@
 // argument per parameter of its target (Instr::succs[i].args).
 //
 // Ownership: a Module owns Functions, a Function owns Blocks, a Block owns its
-// Instrs (parameters included). Operands are plain pointers into that tree.
+// Instrs (parameters included). Operands are plain pointers into that tree,
+// read-only outside Instr: its setters keep every value's use list exact
+// (Instr::uses; the verifier checks them; docs/internals.md).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -15,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/intrinsics.h"
 #include "types/types.h"
 
 namespace cj::ir {
@@ -106,31 +109,136 @@ struct Block;
 struct Function;
 struct Instr;
 
+// One use of a value: operand `index` of `user` (succ == kOperandUse), or
+// argument `index` of the edge user->succs[succ]. Every value keeps the list
+// of its uses (Instr::uses()), so "who uses v" and replaceAllUses cost time
+// proportional to the uses, not to the function.
+struct Use {
+  static constexpr int32_t kOperandUse = -1;
+  Instr* user;
+  int32_t succ;
+  uint32_t index;
+  bool operator==(const Use& o) const { return user == o.user && succ == o.succ && index == o.index; }
+};
+
+// A read-only list of values: an instruction's operands or an edge's
+// arguments. Reading is a plain vector read; writing goes through Instr's
+// setters (setOperand, setEdgeArg, ...), which keep the use lists right.
+class ValueList {
+ public:
+  using const_iterator = std::vector<Instr*>::const_iterator;
+  ValueList() = default;
+  ValueList(ValueList&&) = default;
+  ValueList& operator=(ValueList&&) = default;
+
+  Instr* operator[](size_t i) const { return v_[i]; }
+  Instr* at(size_t i) const { return v_.at(i); }
+  Instr* front() const { return v_.front(); }
+  Instr* back() const { return v_.back(); }
+  size_t size() const { return v_.size(); }
+  bool empty() const { return v_.empty(); }
+  const_iterator begin() const { return v_.begin(); }
+  const_iterator end() const { return v_.end(); }
+  const std::vector<Instr*>& vec() const { return v_; }
+  operator const std::vector<Instr*>&() const { return v_; }
+
+ private:
+  friend struct Instr;
+  ValueList(const ValueList&) = default;   // copying would duplicate uses untracked
+  ValueList& operator=(const ValueList&) = default;
+  std::vector<Instr*> v_;
+};
+
 struct Edge {
   Block* target = nullptr;
-  std::vector<Instr*> args;    // one per parameter of target
+  ValueList args;              // one per parameter of target (Instr::setEdgeArg, ...)
+};
+
+// The successors of a terminator, read-only (Instr::addSucc, setSuccTarget, ...).
+class EdgeList {
+ public:
+  using const_iterator = std::vector<Edge>::const_iterator;
+  const Edge& operator[](size_t i) const { return v_[i]; }
+  const Edge& at(size_t i) const { return v_.at(i); }
+  size_t size() const { return v_.size(); }
+  bool empty() const { return v_.empty(); }
+  const_iterator begin() const { return v_.begin(); }
+  const_iterator end() const { return v_.end(); }
+
+ private:
+  friend struct Instr;
+  std::vector<Edge> v_;
 };
 
 struct Instr {
   Op op;
   const Type* type = nullptr;   // result type; voidTy() for no result; unknownTy() untyped
-  std::vector<Instr*> operands;
-  std::vector<Edge> succs;      // terminators only
+  ValueList operands;           // read-only: setOperand / addOperand / removeOperand / setOperands
+  EdgeList succs;               // terminators only; read-only: addSucc / setSuccTarget / setEdgeArg ...
   Loc loc;
   int id = -1;                  // unique in its Function; printed as v<id>
   Block* parent = nullptr;
 
-  // Attributes (which op reads which: see ops.def).
+  // Attributes (which op reads which: see ops.def). cloneFunction copies
+  // them one by one (copyAttributesFrom): add a new one there too.
   int64_t index = 0;            // Param, TupleGet, ArrayDim, ArrayStride
   Const cval;                   // Const
-  std::string name;             // GetAttr attr, Intrinsic name, CallFunc callee, Raise message
+  Intrinsic intrinsic = Intrinsic::Count;   // Intrinsic: which one (its name: intrinsicInfo(id).name)
+  std::string name;             // GetAttr attr, CallFunc callee, Raise message
   std::vector<std::string> names;   // Call keyword names
   std::vector<int64_t> ints;    // Intrinsic integer attributes (shapes of shared/local arrays, ...)
   std::string var;              // the Python variable this value was stored to, if any (for messages and the text form)
   uint32_t facts = 0;           // proven facts (enum Fact); only the passes that prove them set them
 
+  Instr() = default;
+  Instr(const Instr&) = delete;
+  Instr& operator=(const Instr&) = delete;
+
   bool hasResult() const { return type != voidTy(); }
   bool is(Op o) const { return op == o; }
+  bool isIntrinsic(Intrinsic id) const { return op == Op::Intrinsic && intrinsic == id; }
+  // The intrinsic's text-form name (for messages); the kept spelling of an
+  // unknown one (parsed text the verifier will reject).
+  std::string intrinsicName() const {
+    return intrinsic == Intrinsic::Count ? name : std::string(ir::intrinsicName(intrinsic));
+  }
+
+  // ---- operands and edge arguments: the only way to change them ----------------
+  // Each setter updates the use lists of the values it unlinks and links.
+  // Values may be nullptr (the parser's placeholders); null is not tracked.
+  void setOperand(size_t i, Instr* v);
+  void addOperand(Instr* v);
+  void removeOperand(size_t i);              // later operands move down one slot
+  void setOperands(std::vector<Instr*> vs);
+  void addSucc(Block* target, std::vector<Instr*> args = {});
+  void setSuccTarget(size_t s, Block* target) { succs.v_[s].target = target; }
+  void setEdgeArg(size_t s, size_t i, Instr* v);
+  void addEdgeArg(size_t s, Instr* v);
+  void removeEdgeArg(size_t s, size_t i);    // later arguments move down one slot
+  void setEdgeArgs(size_t s, std::vector<Instr*> vs);
+  void removeSucc(size_t s);                 // later successors move down one slot
+  // Unlinks every operand and successor (their uses go). Call it before an
+  // instruction is destroyed; a destroyed value must have no uses left.
+  void dropAllReferences();
+  // Copies the attributes (not operands, successors, parent or uses).
+  void copyAttributesFrom(const Instr& o);
+
+  // ---- uses ---------------------------------------------------------------------
+  const std::vector<Use>& uses() const { return uses_; }
+  bool hasUses() const { return !uses_.empty(); }
+
+ private:
+  friend struct UseListTesting;
+  void link(Instr* v, int32_t succ, uint32_t index);
+  void unlink(Instr* v, int32_t succ, uint32_t index);
+  void renumberSlots(const ValueList& list, int32_t succ, size_t from, size_t old_shift);
+  std::vector<Use> uses_;       // unordered; kept exact by the setters above
+};
+
+// Test hooks (python/src binding): break a use list so tests can show that
+// the verifier notices.
+struct UseListTesting {
+  static void dropOneUse(Instr* v) { if (!v->uses_.empty()) v->uses_.pop_back(); }
 };
 
 struct Block {
@@ -198,8 +306,21 @@ int elementIndexCount(const Instr& in);
 
 // Inserts `in` into `block` before position `pos` (index into instrs).
 Instr* insertBefore(Block* block, size_t pos, std::unique_ptr<Instr> in);
-// Replaces every use of `from` (operands and edge args) in fn with `to`.
+// Replaces every use of `from` (operands and edge args) with `to`; time
+// proportional to from's uses (its use list), not to the function.
+void replaceAllUses(Instr* from, Instr* to);
+// The same; `fn` is not needed any more (kept so that callers written before
+// use lists still compile).
 void replaceAllUses(Function* fn, Instr* from, Instr* to);
+// Removes the instructions of `block` for which `dead` returns true: drops
+// their references first, so their operands' use lists stay exact. The
+// removed values themselves must have no uses left outside the removed set.
+template <class Pred>
+void eraseInstrsIf(Block* block, Pred dead);
+// Drops every reference held by the instructions of `blocks` (operands and
+// edge args), then nothing in them is a user any more: call it before
+// erasing blocks whose values may use one another.
+void dropBlockReferences(Block* block);
 
 // Deep copy of a function (for specialising a device function per signature).
 std::unique_ptr<Function> cloneFunction(const Function& fn, std::string new_name);
@@ -225,5 +346,22 @@ bool parseModule(std::string_view text, Module* out, std::string* error);
 // "func:bbN:vM: message" on the first problem.
 bool verifyFunction(const Function& fn, bool typed, std::string* error);
 bool verifyModule(const Module& m, bool typed, std::string* error);
+
+template <class Pred>
+void eraseInstrsIf(Block* block, Pred dead) {
+  auto& v = block->instrs;
+  // Decide first, then unlink: dropping one instruction's references changes
+  // its operands' uses, which `dead` may be reading.
+  std::vector<char> doomed(v.size());
+  bool any = false;
+  for (size_t i = 0; i < v.size(); ++i) any |= (doomed[i] = dead(v[i]) ? 1 : 0) != 0;
+  if (!any) return;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (doomed[i]) v[i]->dropAllReferences();
+  size_t k = 0;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (!doomed[i]) v[k++] = std::move(v[i]);
+  v.resize(k);
+}
 
 }  // namespace cj::ir

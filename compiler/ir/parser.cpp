@@ -543,7 +543,10 @@ class Parser {
         parseFacts(ln, in);   // intrinsic nonneg[0] atomic_add(...)
         auto name = ln.identifier();
         if (!name) ln.fail("an intrinsic name");
-        in->name = *name;
+        // An unknown name keeps its spelling (id Count) so that the verifier
+        // reports it with the function and value, as for any invalid IR.
+        if (const IntrinsicInfo* info = findIntrinsic(*name)) in->intrinsic = info->id;
+        else in->name = *name;
         if (ln.peek() == '"') in->cval = Const::str(parseStringLiteral(ln));   // intrinsic cub "spec"
         if (ln.peekRaw() == '[') {
           ln.accept('[');
@@ -614,7 +617,7 @@ class Parser {
   void operand(Line& ln, Instr* in) {
     auto v = ln.numbered("v");
     if (!v) ln.fail("a value 'vN'");
-    in->operands.push_back(nullptr);
+    in->addOperand(nullptr);
     fixups_.push_back({in, -1, in->operands.size() - 1, *v, ln.number()});
   }
 
@@ -641,7 +644,7 @@ class Parser {
   void edgeItem(Line& ln, Instr* in) {
     auto b = ln.numbered("bb");
     if (!b) ln.fail("a block 'bbN'");
-    in->succs.push_back(Edge{blockFor(*b), {}});
+    in->addSucc(blockFor(*b));
     referenced_blocks_.emplace(*b, ln.number());
     int edge = static_cast<int>(in->succs.size()) - 1;
     if (ln.peekRaw() != '(') return;
@@ -650,7 +653,7 @@ class Parser {
     for (;;) {
       auto a = ln.numbered("v");
       if (!a) ln.fail("an edge argument 'vN'");
-      in->succs[edge].args.push_back(nullptr);
+      in->addEdgeArg(static_cast<size_t>(edge), nullptr);
       fixups_.push_back({in, edge, in->succs[edge].args.size() - 1, *a, ln.number()});
       if (ln.accept(')')) return;
       ln.expect(',', "',' or ')' in edge arguments");
@@ -714,8 +717,8 @@ class Parser {
       if (it == values_.end())
         throw ParseFailure{"line " + std::to_string(f.line) + ": value v" + std::to_string(f.id) +
                            " is not defined"};
-      if (f.edge < 0) f.user->operands[f.index] = it->second;
-      else f.user->succs[f.edge].args[f.index] = it->second;
+      if (f.edge < 0) f.user->setOperand(f.index, it->second);
+      else f.user->setEdgeArg(static_cast<size_t>(f.edge), f.index, it->second);
     }
     // Instructions without a result print no id; give them fresh ones so
     // that ids stay unique in the function.

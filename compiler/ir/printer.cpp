@@ -78,7 +78,8 @@ std::string body(const Instr& in) {
     case Op::ArrayStride:
       return op + " " + operandList(in.operands) + " [" + std::to_string(in.index) + "]";
     case Op::Intrinsic: {
-      std::string s = op + " " + in.name;
+      // in.name: the spelling of an unknown intrinsic the parser kept for the verifier's message.
+      std::string s = op + " " + (in.intrinsic == Intrinsic::Count ? in.name : std::string(intrinsicName(in.intrinsic)));
       // A string attribute (the CUB spec of `intrinsic cub`).
       if (in.cval.kind == Const::Kind::Str) s += " " + constToString(in.cval);
       if (!in.ints.empty()) {

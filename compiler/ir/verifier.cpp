@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -64,6 +65,7 @@ class Verifier {
         if (typed_) checkTypes(b.get(), in);
       }
     }
+    checkUseLists();
   }
 
   [[noreturn]] void fail(const Block* b, const Instr* in, const std::string& message) const {
@@ -211,6 +213,58 @@ class Verifier {
       for (const Instr* a : e.args) check(a, "edge argument");
   }
 
+  // Every value's use list (Instr::uses) must be exactly the set of operand
+  // slots and edge arguments that hold it: each recorded use names a live
+  // instruction of this function whose slot holds the value, no use is
+  // recorded twice, and there are as many uses as filled slots. (Each use
+  // maps to a distinct slot, so equal counts make the lists complete.) A
+  // pass that writes operands around Instr's setters, or erases an
+  // instruction without dropAllReferences, fails here.
+  void checkUseLists() {
+    size_t slots = 0, uses = 0;
+    for (const auto& b : fn_.blocks)
+      for (const auto& in : b->instrs) {
+        for (const Instr* o : in->operands) slots += o != nullptr;
+        for (const Edge& e : in->succs)
+          for (const Instr* a : e.args) slots += a != nullptr;
+      }
+    std::vector<Use> sorted;
+    auto checkValue = [&](const Block* b, const Instr* v) {
+      const std::vector<Use>& list = v->uses();
+      uses += list.size();
+      for (const Use& u : list) {
+        auto it = defs_.find(u.user);
+        if (it == defs_.end() || it->second.pos < 0)
+          fail(b, v, "use list names an instruction that is not in the function (erased without dropAllReferences?)");
+        const Instr* user = u.user;
+        bool ok = u.succ == Use::kOperandUse
+                      ? u.index < user->operands.size() && user->operands[u.index] == v
+                      : u.succ >= 0 && static_cast<size_t>(u.succ) < user->succs.size() &&
+                            u.index < user->succs[u.succ].args.size() && user->succs[u.succ].args[u.index] == v;
+        if (!ok) fail(b, v, "stale use list: it names a slot of v" + std::to_string(user->id) + " that does not hold the value");
+      }
+      if (list.size() < 2) return;
+      if (list.size() <= 8) {   // the common case: pairwise, no copy
+        for (size_t i = 1; i < list.size(); ++i)
+          for (size_t k = 0; k < i; ++k)
+            if (list[i] == list[k]) fail(b, v, "use list records one use twice");
+        return;
+      }
+      sorted.assign(list.begin(), list.end());
+      auto key = [](const Use& u) { return std::make_tuple(u.user, u.succ, u.index); };
+      std::sort(sorted.begin(), sorted.end(), [&](const Use& x, const Use& y) { return key(x) < key(y); });
+      for (size_t k = 1; k < sorted.size(); ++k)
+        if (sorted[k] == sorted[k - 1]) fail(b, v, "use list records one use twice");
+    };
+    for (const auto& b : fn_.blocks) {
+      for (const auto& p : b->params) checkValue(b.get(), p.get());
+      for (const auto& in : b->instrs) checkValue(b.get(), in.get());
+    }
+    if (uses != slots)
+      fail(nullptr, nullptr, "use lists record " + std::to_string(uses) + " use(s) but " + std::to_string(slots) +
+                                 " operand slot(s) and edge argument(s) hold values (a write bypassed Instr's setters)");
+  }
+
   // ---- typed rules (docs/internals.md, "Contract: typed IR") ----
 
   static std::string ty(const Type* t) { return typeToString(t); }
@@ -252,14 +306,35 @@ class Verifier {
     if (!ok) fail(b, in, "constant " + constToString(in->cval) + " cannot have type " + ty(t));
   }
 
+  // Intrinsics: the table's arity, then the typing rule of the
+  // instruction's family (intrinsics.def's family column), one method each.
   void checkIntrinsic(const Block* b, const Instr* in) {
-    const IntrinsicInfo* info = findIntrinsic(in->name);
-    if (!info) fail(b, in, "unknown intrinsic '" + in->name + "'");
+    if (in->intrinsic == Intrinsic::Count) fail(b, in, "unknown intrinsic '" + in->name + "'");
+    const IntrinsicInfo* info = &intrinsicInfo(in->intrinsic);
     size_t n = in->operands.size();
     if (info->arity >= 0 && n != static_cast<size_t>(info->arity))
-      fail(b, in, "intrinsic " + in->name + " takes " + std::to_string(info->arity) + " operand(s), has " +
-                      std::to_string(n));
+      fail(b, in, "intrinsic " + std::string(info->name) + " takes " + std::to_string(info->arity) +
+                      " operand(s), has " + std::to_string(n));
+    using F = IntrinsicFamily;
+    switch (info->family) {
+      case F::Sreg: case F::Sync: case F::Memory: return checkSimtIntrinsic(b, in, info);
+      case F::Atomic: return checkAtomicIntrinsic(b, in, info);
+      case F::Cub: return checkCubIntrinsic(b, in, info);
+      case F::Complex: case F::Cmath: case F::Round: return checkComplexIntrinsic(b, in, info);
+      case F::Print:
+        expectType(b, in, in->type, voidTy(), "result");
+        for (const Instr* o : in->operands) expectScalar(b, in, o->type, "operand");
+        return;
+      case F::Warp: case F::Bits: return checkWarpIntrinsic(b, in, info);
+      case F::Math: return checkMathIntrinsic(b, in, info);
+    }
+  }
+
+  // special registers, barriers and fences, shared / local arrays
+  void checkSimtIntrinsic(const Block* b, const Instr* in, const IntrinsicInfo* info) {
     using I = Intrinsic;
+    [[maybe_unused]] const std::string name(info->name);
+    [[maybe_unused]] size_t n = in->operands.size();
     switch (info->id) {
       case I::TidX: case I::TidY: case I::TidZ: case I::CtaidX: case I::CtaidY: case I::CtaidZ:
       case I::NtidX: case I::NtidY: case I::NtidZ: case I::NctaidX: case I::NctaidY: case I::NctaidZ:
@@ -284,6 +359,28 @@ class Verifier {
           if (d <= 0 && !dynamic) fail(b, in, "array dimension " + std::to_string(d) + " is not positive");
         break;
       }
+      case I::SyncThreadsCount: case I::SyncThreadsAnd: case I::SyncThreadsOr:
+        expectType(b, in, in->operands[0]->type, i32Ty(), "predicate");
+        expectType(b, in, in->type, i32Ty(), "result");
+        break;
+      case I::ThreadFenceSystem:
+        expectType(b, in, in->type, voidTy(), "result");
+        break;
+      case I::SyncWarp: case I::NanoSleep:
+        expectType(b, in, in->operands[0]->type, info->id == I::SyncWarp ? i32Ty() : u32Ty(), "operand");
+        expectType(b, in, in->type, voidTy(), "result");
+        break;
+      default:
+        fail(b, in, "intrinsic " + name + " has no typing rule in its family");
+    }
+  }
+
+  // atomics: (arr, indices..., values...) -> the old value
+  void checkAtomicIntrinsic(const Block* b, const Instr* in, const IntrinsicInfo* info) {
+    using I = Intrinsic;
+    [[maybe_unused]] const std::string name(info->name);
+    [[maybe_unused]] size_t n = in->operands.size();
+    switch (info->id) {
       case I::AtomicAdd: {
         if (n < 2) fail(b, in, "atomic_add takes an array, its indices and a value");
         const Type* arr = expectArray(b, in, in->operands[0]);
@@ -296,6 +393,32 @@ class Verifier {
         expectType(b, in, in->type, dtype, "result");
         break;
       }
+      case I::AtomicSub: case I::AtomicMax: case I::AtomicMin: case I::AtomicNanMax: case I::AtomicNanMin:
+      case I::AtomicAnd: case I::AtomicOr: case I::AtomicXor: case I::AtomicExch: case I::AtomicInc:
+      case I::AtomicDec: case I::AtomicCas: {
+        size_t nvals = info->id == I::AtomicCas ? 2 : 1;
+        if (n < 1 + nvals) fail(b, in, name + " takes an array, its indices and value(s)");
+        const Type* arr = expectArray(b, in, in->operands[0]);
+        if (n != static_cast<size_t>(arr->ndim) + 1 + nvals)
+          fail(b, in, name + " on a " + std::to_string(arr->ndim) + "d array takes " +
+                          std::to_string(arr->ndim) + " index(es)");
+        expectIndices(b, in, 1, arr->ndim);
+        const Type* dtype = scalarTy(arr->scalar);
+        for (size_t k = n - nvals; k < n; ++k) expectType(b, in, in->operands[k]->type, dtype, "value");
+        expectType(b, in, in->type, dtype, "result");
+        break;
+      }
+      default:
+        fail(b, in, "intrinsic " + name + " has no typing rule in its family");
+    }
+  }
+
+  // CUB calls: the spec attribute and the operand shapes
+  void checkCubIntrinsic(const Block* b, const Instr* in, const IntrinsicInfo* info) {
+    using I = Intrinsic;
+    [[maybe_unused]] const std::string name(info->name);
+    [[maybe_unused]] size_t n = in->operands.size();
+    switch (info->id) {
       case I::CubCall: {
         // The spec's meaning is CUB's (cub/spec.h; checked by type inference
         // and codegen): here only its presence and the operand shapes.
@@ -312,9 +435,20 @@ class Verifier {
           fail(b, in, "result of intrinsic cub is " + ty(t) + ", expected void, a scalar or a tuple");
         break;
       }
+      default:
+        fail(b, in, "intrinsic " + name + " has no typing rule in its family");
+    }
+  }
+
+  // complex parts and construction, cmath, round
+  void checkComplexIntrinsic(const Block* b, const Instr* in, const IntrinsicInfo* info) {
+    using I = Intrinsic;
+    [[maybe_unused]] const std::string name(info->name);
+    [[maybe_unused]] size_t n = in->operands.size();
+    switch (info->id) {
       case I::ComplexReal: case I::ComplexImag: case I::ComplexAbs: {
         const Type* c = in->operands[0]->type;
-        if (!c->isComplex()) fail(b, in, in->name + " of " + ty(c) + ", expected a complex number");
+        if (!c->isComplex()) fail(b, in, name + " of " + ty(c) + ", expected a complex number");
         expectType(b, in, in->type, c->scalar == Scalar::Complex64 ? f32Ty() : f64Ty(), "result");
         break;
       }
@@ -324,88 +458,13 @@ class Verifier {
         for (const Instr* o : in->operands) expectType(b, in, o->type, part, "operand");
         break;
       }
-      case I::Print:
-        expectType(b, in, in->type, voidTy(), "result");
-        for (const Instr* o : in->operands) expectScalar(b, in, o->type, "operand");
-        break;
-      // ---- issue 5 (numba.cuda intrinsics) ----
-      case I::SyncThreadsCount: case I::SyncThreadsAnd: case I::SyncThreadsOr:
-        expectType(b, in, in->operands[0]->type, i32Ty(), "predicate");
-        expectType(b, in, in->type, i32Ty(), "result");
-        break;
-      case I::ThreadFenceSystem:
-        expectType(b, in, in->type, voidTy(), "result");
-        break;
-      case I::SyncWarp: case I::NanoSleep:
-        expectType(b, in, in->operands[0]->type, info->id == I::SyncWarp ? i32Ty() : u32Ty(), "operand");
-        expectType(b, in, in->type, voidTy(), "result");
-        break;
-      case I::ActiveMask: case I::LaneMaskLt:
-        expectType(b, in, in->type, u32Ty(), "result");
-        break;
-      case I::ShflIdx: case I::ShflUp: case I::ShflDown: case I::ShflBfly: {
-        const Type* t = in->type;
-        if (t != i32Ty() && t != i64Ty() && t != f32Ty() && t != f64Ty())
-          fail(b, in, in->name + " shuffles " + ty(t) + ", expected i32, i64, f32 or f64");
-        expectType(b, in, in->operands[0]->type, i32Ty(), "mask");
-        expectType(b, in, in->operands[1]->type, t, "value");
-        expectType(b, in, in->operands[2]->type, i32Ty(), "lane");
-        break;
-      }
-      case I::VoteAll: case I::VoteAny: case I::VoteUni: case I::VoteBallot:
-        expectType(b, in, in->operands[0]->type, i32Ty(), "mask");
-        expectType(b, in, in->operands[1]->type, boolTy(), "predicate");
-        expectType(b, in, in->type, info->id == I::VoteBallot ? i32Ty() : boolTy(), "result");
-        break;
-      case I::MatchAny: case I::MatchAllMask: case I::MatchAllPred: {
-        const Type* v = in->operands[1]->type;
-        if (v != i32Ty() && v != i64Ty() && v != f32Ty() && v != f64Ty())
-          fail(b, in, in->name + " on " + ty(v) + ", expected i32, i64, f32 or f64");
-        expectType(b, in, in->operands[0]->type, i32Ty(), "mask");
-        expectType(b, in, in->type, info->id == I::MatchAllPred ? boolTy() : i32Ty(), "result");
-        break;
-      }
-      case I::Popc: case I::Brev: case I::Clz: case I::Ffs:
-        if (!in->operands[0]->type->isInt()) fail(b, in, in->name + " takes an integer");
-        expectType(b, in, in->type, info->id == I::Ffs ? u32Ty() : in->operands[0]->type, "result");
-        break;
-      case I::IsNan: case I::IsInf: case I::IsFinite:
-        if (in->operands[0]->type != f32Ty() && in->operands[0]->type != f64Ty())
-          fail(b, in, in->name + " takes f32 or f64");
-        expectType(b, in, in->type, boolTy(), "result");
-        break;
-      case I::FrexpExp:
-        if (in->operands[0]->type != f32Ty() && in->operands[0]->type != f64Ty())
-          fail(b, in, in->name + " takes f32 or f64");
-        expectType(b, in, in->type, i32Ty(), "result");
-        break;
-      case I::Ldexp:
-        if (in->type != f32Ty() && in->type != f64Ty()) fail(b, in, "ldexp result must be f32 or f64");
-        expectType(b, in, in->operands[0]->type, in->type, "operand");
-        expectType(b, in, in->operands[1]->type, i32Ty(), "exponent");
-        break;
-      case I::AtomicSub: case I::AtomicMax: case I::AtomicMin: case I::AtomicNanMax: case I::AtomicNanMin:
-      case I::AtomicAnd: case I::AtomicOr: case I::AtomicXor: case I::AtomicExch: case I::AtomicInc:
-      case I::AtomicDec: case I::AtomicCas: {
-        size_t nvals = info->id == I::AtomicCas ? 2 : 1;
-        if (n < 1 + nvals) fail(b, in, in->name + " takes an array, its indices and value(s)");
-        const Type* arr = expectArray(b, in, in->operands[0]);
-        if (n != static_cast<size_t>(arr->ndim) + 1 + nvals)
-          fail(b, in, in->name + " on a " + std::to_string(arr->ndim) + "d array takes " +
-                          std::to_string(arr->ndim) + " index(es)");
-        expectIndices(b, in, 1, arr->ndim);
-        const Type* dtype = scalarTy(arr->scalar);
-        for (size_t k = n - nvals; k < n; ++k) expectType(b, in, in->operands[k]->type, dtype, "value");
-        expectType(b, in, in->type, dtype, "result");
-        break;
-      }
       case I::CmathExp: case I::CmathLog: case I::CmathSqrt: case I::CmathSinh: case I::CmathCosh:
       case I::CmathTanh:
-        if (!in->type->isComplex()) fail(b, in, "result of " + in->name + " is " + ty(in->type) + ", expected complex");
+        if (!in->type->isComplex()) fail(b, in, "result of " + name + " is " + ty(in->type) + ", expected complex");
         expectType(b, in, in->operands[0]->type, in->type, "operand");
         break;
       case I::CmathRect: {
-        if (!in->type->isComplex()) fail(b, in, "result of " + in->name + " is " + ty(in->type) + ", expected complex");
+        if (!in->type->isComplex()) fail(b, in, "result of " + name + " is " + ty(in->type) + ", expected complex");
         const Type* part = in->type->scalar == Scalar::Complex64 ? f32Ty() : f64Ty();
         for (const Instr* o : in->operands) expectType(b, in, o->type, part, "operand");
         break;
@@ -419,25 +478,120 @@ class Verifier {
         expectType(b, in, in->operands[1]->type, i64Ty(), "ndigits");
         expectType(b, in, in->type, f64Ty(), "result");
         break;
+      default:
+        fail(b, in, "intrinsic " + name + " has no typing rule in its family");
+    }
+  }
+
+  // warp masks, shuffles, votes, match; bit operations
+  void checkWarpIntrinsic(const Block* b, const Instr* in, const IntrinsicInfo* info) {
+    using I = Intrinsic;
+    [[maybe_unused]] const std::string name(info->name);
+    [[maybe_unused]] size_t n = in->operands.size();
+    switch (info->id) {
+      case I::ActiveMask: case I::LaneMaskLt:
+        expectType(b, in, in->type, u32Ty(), "result");
+        break;
+      case I::ShflIdx: case I::ShflUp: case I::ShflDown: case I::ShflBfly: {
+        const Type* t = in->type;
+        if (t != i32Ty() && t != i64Ty() && t != f32Ty() && t != f64Ty())
+          fail(b, in, name + " shuffles " + ty(t) + ", expected i32, i64, f32 or f64");
+        expectType(b, in, in->operands[0]->type, i32Ty(), "mask");
+        expectType(b, in, in->operands[1]->type, t, "value");
+        expectType(b, in, in->operands[2]->type, i32Ty(), "lane");
+        break;
+      }
+      case I::VoteAll: case I::VoteAny: case I::VoteUni: case I::VoteBallot:
+        expectType(b, in, in->operands[0]->type, i32Ty(), "mask");
+        expectType(b, in, in->operands[1]->type, boolTy(), "predicate");
+        expectType(b, in, in->type, info->id == I::VoteBallot ? i32Ty() : boolTy(), "result");
+        break;
+      case I::MatchAny: case I::MatchAllMask: case I::MatchAllPred: {
+        const Type* v = in->operands[1]->type;
+        if (v != i32Ty() && v != i64Ty() && v != f32Ty() && v != f64Ty())
+          fail(b, in, name + " on " + ty(v) + ", expected i32, i64, f32 or f64");
+        expectType(b, in, in->operands[0]->type, i32Ty(), "mask");
+        expectType(b, in, in->type, info->id == I::MatchAllPred ? boolTy() : i32Ty(), "result");
+        break;
+      }
+      case I::Popc: case I::Brev: case I::Clz: case I::Ffs:
+        if (!in->operands[0]->type->isInt()) fail(b, in, name + " takes an integer");
+        expectType(b, in, in->type, info->id == I::Ffs ? u32Ty() : in->operands[0]->type, "result");
+        break;
+      default:
+        fail(b, in, "intrinsic " + name + " has no typing rule in its family");
+    }
+  }
+
+  // math.*: float tests and parts; every other one is a uniform libdevice call
+  void checkMathIntrinsic(const Block* b, const Instr* in, const IntrinsicInfo* info) {
+    using I = Intrinsic;
+    [[maybe_unused]] const std::string name(info->name);
+    [[maybe_unused]] size_t n = in->operands.size();
+    switch (info->id) {
+      case I::IsNan: case I::IsInf: case I::IsFinite:
+        if (in->operands[0]->type != f32Ty() && in->operands[0]->type != f64Ty())
+          fail(b, in, name + " takes f32 or f64");
+        expectType(b, in, in->type, boolTy(), "result");
+        break;
+      case I::FrexpExp:
+        if (in->operands[0]->type != f32Ty() && in->operands[0]->type != f64Ty())
+          fail(b, in, name + " takes f32 or f64");
+        expectType(b, in, in->type, i32Ty(), "result");
+        break;
+      case I::Ldexp:
+        if (in->type != f32Ty() && in->type != f64Ty()) fail(b, in, "ldexp result must be f32 or f64");
+        expectType(b, in, in->operands[0]->type, in->type, "operand");
+        expectType(b, in, in->operands[1]->type, i32Ty(), "exponent");
+        break;
       default: {
         // math.*: every operand and the result share one float type (f32/f64).
         if (in->type != f32Ty() && in->type != f64Ty())
-          fail(b, in, "result of " + in->name + " is " + ty(in->type) + ", expected f32 or f64");
+          fail(b, in, "result of " + name + " is " + ty(in->type) + ", expected f32 or f64");
         for (const Instr* o : in->operands) expectType(b, in, o->type, in->type, "operand");
         break;
       }
     }
   }
 
+  // Typed rules per op family: every operand typed, the family's rule, then
+  // edge arguments against the target's parameters.
   void checkTypes(const Block* b, const Instr* in) {
-    const Type* t = in->type;
-    auto opnd = [&](size_t i) { return in->operands[i]->type; };
     for (const Instr* o : in->operands)
       if (o->type == unknownTy() || o->type == voidTy())
         fail(b, in, "operand v" + std::to_string(o->id) + " has type " + ty(o->type));
     switch (in->op) {
       case Op::Param: case Op::Undef: break;
       case Op::Const: checkConst(b, in); break;
+      case Op::GetIter: case Op::Truth: case Op::RangeMake: case Op::IterValid: case Op::IterNext:
+        checkIteration(b, in);
+        break;
+      case Op::Pow: case Op::Add: case Op::Sub: case Op::Mul: case Op::FloorDiv: case Op::Mod:
+      case Op::TrueDiv: case Op::LShift: case Op::RShift: case Op::BitAnd: case Op::BitOr: case Op::BitXor:
+      case Op::Neg: case Op::Pos: case Op::Invert: case Op::Not: case Op::Lt: case Op::Le: case Op::Eq:
+      case Op::Ne: case Op::Gt: case Op::Ge: case Op::Is: case Op::IsNot: case Op::Cast: case Op::Select:
+        checkArithmetic(b, in);
+        break;
+      case Op::TupleMake: case Op::TupleGet: case Op::ArrayDim: case Op::ArrayStride: case Op::ArraySize:
+      case Op::ArrayLoad: case Op::ArrayView: case Op::ArrayStore:
+        checkAggregate(b, in);
+        break;
+      case Op::Intrinsic: checkIntrinsic(b, in); break;
+      case Op::CallFunc: break;   // needs the module: verifyModule checks it
+      case Op::CondBr: case Op::Ret: checkControl(b, in); break;
+      default: break;   // Br, Raise, PY ops (rejected above)
+    }
+    for (const Edge& e : in->succs)
+      for (size_t i = 0; i < e.args.size(); ++i)
+        expectType(b, in, e.args[i]->type, e.target->params[i]->type,
+                   "argument " + std::to_string(i) + " to bb" + std::to_string(e.target->id));
+  }
+
+  // truth, ranges and their iterators
+  void checkIteration(const Block* b, const Instr* in) {
+    [[maybe_unused]] const Type* t = in->type;
+    [[maybe_unused]] auto opnd = [&](size_t i) { return in->operands[i]->type; };
+    switch (in->op) {
       case Op::GetIter:
         if (!opnd(0)->is(TypeKind::Range)) fail(b, in, "getiter of " + ty(opnd(0)) + ", expected a range");
         expectType(b, in, t, rangeIterTy(opnd(0)->scalar), "result");
@@ -446,6 +600,27 @@ class Verifier {
         expectScalar(b, in, opnd(0), "operand");
         expectType(b, in, t, boolTy(), "result");
         break;
+      case Op::RangeMake:
+        if (!t->is(TypeKind::Range)) fail(b, in, "result is " + ty(t) + ", expected a range");
+        for (size_t i = 0; i < 3; ++i) expectType(b, in, opnd(i), scalarTy(t->scalar), "range operand");
+        break;
+      case Op::IterValid:
+        if (!opnd(0)->is(TypeKind::RangeIter)) fail(b, in, "iter_valid of " + ty(opnd(0)));
+        expectType(b, in, t, boolTy(), "result");
+        break;
+      case Op::IterNext:
+        if (!opnd(0)->is(TypeKind::RangeIter)) fail(b, in, "iter_next of " + ty(opnd(0)));
+        expectType(b, in, t, scalarTy(opnd(0)->scalar), "result");
+        break;
+      default: break;
+    }
+  }
+
+  // arithmetic, comparisons, casts, select: numba's rules on scalar operands
+  void checkArithmetic(const Block* b, const Instr* in) {
+    [[maybe_unused]] const Type* t = in->type;
+    [[maybe_unused]] auto opnd = [&](size_t i) { return in->operands[i]->type; };
+    switch (in->op) {
       case Op::Pow:
         // numba types float ** int as the float type without converting the
         // exponent (float32 ** int32 -> float32): allowed besides same types.
@@ -511,6 +686,15 @@ class Verifier {
         expectType(b, in, opnd(1), t, "true value");
         expectType(b, in, opnd(2), t, "false value");
         break;
+      default: break;
+    }
+  }
+
+  // tuples and arrays
+  void checkAggregate(const Block* b, const Instr* in) {
+    [[maybe_unused]] const Type* t = in->type;
+    [[maybe_unused]] auto opnd = [&](size_t i) { return in->operands[i]->type; };
+    switch (in->op) {
       case Op::TupleMake: {
         std::vector<const Type*> elems;
         for (const Instr* o : in->operands) elems.push_back(o->type);
@@ -565,20 +749,15 @@ class Verifier {
         expectType(b, in, in->operands.back()->type, scalarTy(arr->scalar), "stored value");
         break;
       }
-      case Op::Intrinsic: checkIntrinsic(b, in); break;
-      case Op::CallFunc: break;   // needs the module: verifyModule checks it
-      case Op::RangeMake:
-        if (!t->is(TypeKind::Range)) fail(b, in, "result is " + ty(t) + ", expected a range");
-        for (size_t i = 0; i < 3; ++i) expectType(b, in, opnd(i), scalarTy(t->scalar), "range operand");
-        break;
-      case Op::IterValid:
-        if (!opnd(0)->is(TypeKind::RangeIter)) fail(b, in, "iter_valid of " + ty(opnd(0)));
-        expectType(b, in, t, boolTy(), "result");
-        break;
-      case Op::IterNext:
-        if (!opnd(0)->is(TypeKind::RangeIter)) fail(b, in, "iter_next of " + ty(opnd(0)));
-        expectType(b, in, t, scalarTy(opnd(0)->scalar), "result");
-        break;
+      default: break;
+    }
+  }
+
+  // cbr and ret
+  void checkControl(const Block* b, const Instr* in) {
+    [[maybe_unused]] const Type* t = in->type;
+    [[maybe_unused]] auto opnd = [&](size_t i) { return in->operands[i]->type; };
+    switch (in->op) {
       case Op::CondBr:
         expectType(b, in, opnd(0), boolTy(), "condition");
         break;
@@ -594,12 +773,8 @@ class Verifier {
         }
         break;
       }
-      default: break;   // Br, Raise, PY ops (rejected above)
+      default: break;
     }
-    for (const Edge& e : in->succs)
-      for (size_t i = 0; i < e.args.size(); ++i)
-        expectType(b, in, e.args[i]->type, e.target->params[i]->type,
-                   "argument " + std::to_string(i) + " to bb" + std::to_string(e.target->id));
   }
 
   const Function& fn_;

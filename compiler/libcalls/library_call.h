@@ -50,25 +50,26 @@
 
 namespace cj::libcalls {
 
-// X(Enum, "name"): the name is the intrinsic that carries the library's
-// descriptors in the IR and the library's name in messages.
+// X(Enum, intrinsic): the intrinsic (ir/intrinsics.def) that carries the
+// library's descriptors in the IR; its name is the library's name in messages.
 #define CJ_LIBRARIES(X) \
-  X(Cub, "cub")
+  X(Cub, CubCall)
 
 enum class Library : uint8_t {
-#define X(E, name) E,
+#define X(E, ID) E,
   CJ_LIBRARIES(X)
 #undef X
 };
 
-inline std::string_view libraryName(Library lib) {
-  static constexpr std::string_view kNames[] = {
-#define X(E, name) name,
+inline ir::Intrinsic libraryIntrinsic(Library lib) {
+  static constexpr ir::Intrinsic kIntrinsics[] = {
+#define X(E, ID) ir::Intrinsic::ID,
       CJ_LIBRARIES(X)
 #undef X
   };
-  return kNames[static_cast<size_t>(lib)];
+  return kIntrinsics[static_cast<size_t>(lib)];
 }
+inline std::string_view libraryName(Library lib) { return ir::intrinsicName(libraryIntrinsic(lib)); }
 
 // What one call needs from its library.
 struct LibraryCall {
@@ -86,12 +87,12 @@ struct LibraryCall {
 // Where the IR keeps a library call: the instruction and its descriptor.
 // The only places that know the encoding (with makeLibraryCall in typeinfer).
 inline bool isLibraryCall(const ir::Instr& in, Library lib) {
-  return in.op == ir::Op::Intrinsic && in.name == libraryName(lib);
+  return in.isIntrinsic(libraryIntrinsic(lib));
 }
 inline std::optional<LibraryCall> libraryCallOf(const ir::Instr& in) {
   if (in.op != ir::Op::Intrinsic) return std::nullopt;
-#define X(E, text) \
-  if (in.name == text) return LibraryCall{Library::E, in.cval.s};
+#define X(E, ID) \
+  if (in.intrinsic == ir::Intrinsic::ID) return LibraryCall{Library::E, in.cval.s};
   CJ_LIBRARIES(X)
 #undef X
   return std::nullopt;

@@ -35,16 +35,25 @@ bool DeadCodeElimination::run(ir::Function& fn) {
     work.pop_back();
     for (ir::Instr* o : v->operands) mark(o);
     if (v->op == ir::Op::Param && v->parent != fn.entry())
-      for (ir::Edge* e : incoming[v->parent]) mark(e->args[static_cast<size_t>(v->index)]);
+      for (const ir::Edge* e : incoming[v->parent]) mark(e->args[static_cast<size_t>(v->index)]);
   }
 
-  // Sweep.
-  for (auto& b : fn.blocks) {
+  // Sweep: unlink every dead use first (dead values use one another across
+  // blocks), then erase; an erased value must have no uses left.
+  for (auto& b : fn.blocks)
     for (size_t k = b->params.size(); k-- > 0;)
-      if (!live.count(b->params[k].get())) {
-        removeParam(fn, b.get(), k);
+      if (!live.count(b->params[k].get())) removeParamArgs(fn, b.get(), k);
+  for (auto& b : fn.blocks)
+    for (auto& in : b->instrs)
+      if (!live.count(in.get())) in->dropAllReferences();
+  for (auto& b : fn.blocks) {
+    auto& params = b->params;
+    for (size_t k = params.size(); k-- > 0;)
+      if (!live.count(params[k].get())) {
+        params.erase(params.begin() + static_cast<long>(k));
         changed = true;
       }
+    for (size_t k = 0; k < params.size(); ++k) params[k]->index = static_cast<int64_t>(k);
     auto& instrs = b->instrs;
     size_t before = instrs.size();
     instrs.erase(std::remove_if(instrs.begin(), instrs.end(),

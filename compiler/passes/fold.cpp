@@ -360,10 +360,11 @@ std::optional<Const> foldCast(const Instr& in) {
 
 void becomeConst(Instr* in, Const c) {
   in->op = Op::Const;
-  in->operands.clear();
+  in->setOperands({});
   in->cval = std::move(c);
   in->index = 0;
   in->name.clear();
+  in->intrinsic = ir::Intrinsic::Count;
 }
 
 class Folder {
@@ -378,9 +379,7 @@ class Folder {
         for (auto& in : b->instrs) changed |= visit(in.get());
       if (!dead_.empty()) {
         for (auto& b : fn_.blocks)
-          b->instrs.erase(std::remove_if(b->instrs.begin(), b->instrs.end(),
-                                         [&](const std::unique_ptr<Instr>& in) { return dead_.count(in.get()); }),
-                          b->instrs.end());
+          ir::eraseInstrsIf(b.get(), [&](const std::unique_ptr<Instr>& in) { return dead_.count(in.get()) != 0; });
         dead_.clear();
       }
       changed_any |= changed;
@@ -392,7 +391,7 @@ class Folder {
  private:
   // Uses of `in` become `to`; `in` (pure, now unused) is deleted.
   bool forward(Instr* in, Instr* to) {
-    ir::replaceAllUses(&fn_, in, to);
+    ir::replaceAllUses(in, to);
     dead_.insert(in);
     return true;
   }
@@ -436,10 +435,9 @@ class Folder {
       case Op::CondBr: {
         const Const* k = constOf(in->operands[0]);
         if (!k || k->kind != Const::Kind::Bool) return false;
-        ir::Edge taken = in->succs[k->i ? 0 : 1];
+        in->removeSucc(k->i ? 1 : 0);   // the edge not taken
         in->op = Op::Br;
-        in->operands.clear();
-        in->succs = {taken};
+        in->setOperands({});
         return true;
       }
       default: break;

@@ -102,20 +102,20 @@ std::optional<Interval> unsignedView(const Interval& a, const Type* t) {
 // limits: blocks of at most 1024 x 1024 x 64 threads, grids of at most
 // (2^31 - 1) x 65535 x 65535 blocks).
 struct SregBound {
-  const char* name;
+  ir::Intrinsic id;
   int64_t lo, hi;
 };
 constexpr SregBound kSregs[] = {
-    {"sreg.tid.x", 0, 1023},           {"sreg.tid.y", 0, 1023},       {"sreg.tid.z", 0, 63},
-    {"sreg.ntid.x", 1, 1024},          {"sreg.ntid.y", 1, 1024},      {"sreg.ntid.z", 1, 64},
-    {"sreg.ctaid.x", 0, 2147483646},   {"sreg.ctaid.y", 0, 65534},    {"sreg.ctaid.z", 0, 65534},
-    {"sreg.nctaid.x", 1, 2147483647},  {"sreg.nctaid.y", 1, 65535},   {"sreg.nctaid.z", 1, 65535},
-    {"sreg.laneid", 0, 31},            {"sreg.warpsize", 32, 32},
+    {ir::Intrinsic::TidX, 0, 1023},           {ir::Intrinsic::TidY, 0, 1023},       {ir::Intrinsic::TidZ, 0, 63},
+    {ir::Intrinsic::NtidX, 1, 1024},          {ir::Intrinsic::NtidY, 1, 1024},      {ir::Intrinsic::NtidZ, 1, 64},
+    {ir::Intrinsic::CtaidX, 0, 2147483646},   {ir::Intrinsic::CtaidY, 0, 65534},    {ir::Intrinsic::CtaidZ, 0, 65534},
+    {ir::Intrinsic::NctaidX, 1, 2147483647},  {ir::Intrinsic::NctaidY, 1, 65535},   {ir::Intrinsic::NctaidZ, 1, 65535},
+    {ir::Intrinsic::LaneId, 0, 31},            {ir::Intrinsic::WarpSize, 32, 32},
 };
 
-const SregBound* sregBound(const std::string& name) {
+const SregBound* sregBound(ir::Intrinsic id) {
   for (const SregBound& s : kSregs)
-    if (name == s.name) return &s;
+    if (id == s.id) return &s;
   return nullptr;
 }
 
@@ -126,7 +126,7 @@ Wide dimBound(const Type* array) { return (pow2(63) - 1) / scalarByteSize(array-
 // The shape of a shared or local array with a constant shape; empty otherwise
 // (dynamic shared memory has shape () or 0 and its length is known at launch).
 std::vector<int64_t> constantShape(const Instr* arr) {
-  if (arr->op != Op::Intrinsic || (arr->name != "shared_array" && arr->name != "local_array")) return {};
+  if (!arr->isIntrinsic(ir::Intrinsic::SharedArray) && !arr->isIntrinsic(ir::Intrinsic::LocalArray)) return {};
   if (static_cast<int>(arr->ints.size()) != arr->type->ndim) return {};
   for (int64_t n : arr->ints)
     if (n <= 0) return {};
@@ -393,7 +393,7 @@ class Analysis {
         return fits(span(v, v), t) ? span(v, v) : full(t);
       }
       case Op::Intrinsic: {
-        const SregBound* s = sregBound(in.name);
+        const SregBound* s = sregBound(in.intrinsic);
         if (!s) return full(t);
         Interval r = span(s->lo, s->hi);
         return fits(r, t) ? r : full(t);

@@ -9,7 +9,7 @@ namespace {
 // parameter back to itself; nullptr if there are several or none. (If every
 // edge from outside passes v, v dominates the block: a path's first entry
 // into the block comes from outside it.)
-ir::Instr* soleIncomingValue(ir::Instr* param, const std::vector<ir::Edge*>& edges) {
+ir::Instr* soleIncomingValue(ir::Instr* param, const std::vector<const ir::Edge*>& edges) {
   ir::Instr* sole = nullptr;
   for (const ir::Edge* e : edges) {
     ir::Instr* v = e->args[static_cast<size_t>(param->index)];
@@ -37,7 +37,7 @@ bool SimplifyParams::run(ir::Function& fn) {
           ++k;
           continue;
         }
-        ir::replaceAllUses(&fn, p, v);
+        ir::replaceAllUses(p, v);
         if (v->var.empty()) v->var = p->var;   // keep the variable name in the text
         removeParam(fn, b, k);                 // edges keep pointing at b: `edges` stays valid
         changed = changed_any = true;

@@ -63,10 +63,10 @@ ir::Instr* Emitter::constant(ir::Const c, const Type* type) {
   return in;
 }
 
-ir::Instr* Emitter::intrinsic(std::string name, const Type* type, std::vector<ir::Instr*> operands,
+ir::Instr* Emitter::intrinsic(ir::Intrinsic id, const Type* type, std::vector<ir::Instr*> operands,
                               std::vector<int64_t> ints) {
   ir::Instr* in = emit(ir::Op::Intrinsic, type, std::move(operands));
-  in->name = std::move(name);
+  in->intrinsic = id;
   in->ints = std::move(ints);
   return in;
 }

@@ -49,7 +49,7 @@ class Emitter {
   ir::Instr* append(std::unique_ptr<ir::Instr> in);
   ir::Instr* constant(ir::Const c, const Type* type);
   ir::Instr* constInt(int64_t v) { return constant(ir::Const::integer(v), i64Ty()); }
-  ir::Instr* intrinsic(std::string name, const Type* type, std::vector<ir::Instr*> operands,
+  ir::Instr* intrinsic(ir::Intrinsic id, const Type* type, std::vector<ir::Instr*> operands,
                        std::vector<int64_t> ints = {});
   // Converts `v` to `to`: a scalar `cast`, element-wise for tuples, an
   // `undef` of type `to` for a never-assigned value; `v` itself when the
@@ -74,13 +74,15 @@ class Emitter {
 // A Python-level use of a table entry: a symbol used as a value, an attribute
 // of a typed value, or a call with positional and keyword arguments.
 struct Site {
-  Site(const FunctionContext& c, ir::Instr* in, std::string_view n, std::string_view a)
-      : ctx(c), instr(in), name(n), arg(a) {}
+  Site(const FunctionContext& c, ir::Instr* in, std::string_view n, std::string_view a,
+       ir::Intrinsic id = ir::Intrinsic::Count)
+      : ctx(c), instr(in), name(n), arg(a), intrinsic(id) {}
 
   const FunctionContext& ctx;
   ir::Instr* instr;                    // the const / getattr / call being typed or rewritten
   std::string_view name;               // the symbol's qualified name, or the attribute name
-  std::string_view arg;                // the table row's argument column
+  std::string_view arg;                // the table row's argument column, when a string
+  ir::Intrinsic intrinsic;             // the table row's argument column, when I(Enum) (else Count)
   ir::Instr* receiver = nullptr;       // getattr: the object
   std::vector<ir::Instr*> args;        // call: positional arguments
   std::vector<std::string> kw_names;   // call: keyword names ...

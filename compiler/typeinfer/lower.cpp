@@ -24,7 +24,7 @@ void Lowerer::run() {
     std::vector<std::unique_ptr<ir::Instr>> old = std::move(b->instrs);
     b->instrs.clear();
     for (auto& in : old) {
-      for (ir::Instr*& o : in->operands) o = mapped(o);
+      remapOperands(in.get());
       Emitter e(fn, b, b->instrs, in->loc);
       ir::Instr* r = lower(in.get(), e);
       if (r == in.get()) {
@@ -42,10 +42,14 @@ void Lowerer::run() {
   // Uses that come before their definition in block order (loop back edges).
   for (auto& b : fn.blocks)
     for (auto& in : b->instrs) {
-      for (ir::Instr*& o : in->operands) o = mapped(o);
-      for (auto& edge : in->succs)
-        for (ir::Instr*& a : edge.args) a = mapped(a);
+      remapOperands(in.get());
+      for (size_t s = 0; s < in->succs.size(); ++s)
+        for (size_t i = 0; i < in->succs[s].args.size(); ++i)
+          in->setEdgeArg(s, i, mapped(in->succs[s].args[i]));
     }
+  // Nothing in the blocks refers to a replaced instruction now; unlink the
+  // replaced ones' own operands so that the use lists count live uses only.
+  for (auto& dead : graveyard_) dead->dropAllReferences();
   coerceEdges();
   removeUndefParams();
   removeDeadValues();
@@ -81,10 +85,10 @@ ir::Instr* Lowerer::lower(ir::Instr* in, Emitter& e) {
     case ir::Op::IterNext:
       return lowerIterationOp(ctx_, in, e);
     case ir::Op::CondBr:
-      in->operands[0] = e.truth(in->operands[0]);
+      in->setOperand(0, e.truth(in->operands[0]));
       return in;
     case ir::Op::Ret:
-      if (!in->operands.empty()) in->operands[0] = e.convert(in->operands[0], ret_);
+      if (!in->operands.empty()) in->setOperand(0, e.convert(in->operands[0], ret_));
       return in;
     default:
       if (isOperator(in->op)) return lowerOperator(ctx_, in, e);
@@ -104,7 +108,8 @@ void Lowerer::coerceEdges() {
   for (auto& b : ctx_.fn().blocks) {
     ir::Instr* term = b->terminator();
     if (!term) continue;
-    for (auto& edge : term->succs) {
+    for (size_t s = 0; s < term->succs.size(); ++s) {
+      const ir::Edge& edge = term->succs[s];
       for (size_t i = 0; i < edge.args.size(); ++i) {
         const Type* want = edge.target->params.at(i)->type;
         if (want->is(TypeKind::Undef) || want->is(TypeKind::Unknown)) continue;   // removed below
@@ -113,7 +118,7 @@ void Lowerer::coerceEdges() {
         std::unique_ptr<ir::Instr> owned = std::move(b->instrs.back());
         b->instrs.pop_back();
         Emitter e(ctx_.fn(), b.get(), b->instrs, term->loc);
-        edge.args[i] = e.convert(edge.args[i], want);
+        term->setEdgeArg(s, i, e.convert(edge.args[i], want));
         b->instrs.push_back(std::move(owned));
       }
     }
@@ -141,8 +146,10 @@ void Lowerer::removeUndefParams() {
     for (auto& pred : fn.blocks) {
       ir::Instr* t = pred->terminator();
       if (!t) continue;
-      for (auto& edge : t->succs)
-        if (edge.target == b.get()) filter(edge.args);
+      for (size_t s = 0; s < t->succs.size(); ++s)
+        if (t->succs[s].target == b.get())
+          for (size_t i = drop.size(); i-- > 0;)
+            if (drop[i]) t->removeEdgeArg(s, i);
     }
     for (size_t i = 0; i < b->params.size(); ++i)
       if (drop[i]) graveyard_.push_back(std::move(b->params[i]));
@@ -161,20 +168,12 @@ void Lowerer::removeDeadValues() {
   ir::Function& fn = ctx_.fn();
   for (bool changed = true; changed;) {
     changed = false;
-    std::set<const ir::Instr*> used;
-    for (auto& b : fn.blocks)
-      for (auto& in : b->instrs) {
-        for (ir::Instr* o : in->operands) used.insert(o);
-        for (auto& edge : in->succs)
-          for (ir::Instr* a : edge.args) used.insert(a);
-      }
     for (auto& b : fn.blocks) {
-      auto dead = [&](const std::unique_ptr<ir::Instr>& in) {
-        return removable(in.get()) && !used.count(in.get());
-      };
-      auto it = std::remove_if(b->instrs.begin(), b->instrs.end(), dead);
-      if (it != b->instrs.end()) changed = true;
-      b->instrs.erase(it, b->instrs.end());
+      size_t before = b->instrs.size();
+      ir::eraseInstrsIf(b.get(), [&](const std::unique_ptr<ir::Instr>& in) {
+        return removable(in.get()) && !in->hasUses();
+      });
+      changed |= b->instrs.size() != before;
     }
   }
 }

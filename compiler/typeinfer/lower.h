@@ -22,6 +22,9 @@ class Lowerer {
   ir::Instr* lower(ir::Instr* in, Emitter& e);
   ir::Instr* lowerConst(ir::Instr* in, Emitter& e);
   ir::Instr* mapped(ir::Instr* v) const;
+  void remapOperands(ir::Instr* in) {
+    for (size_t i = 0; i < in->operands.size(); ++i) in->setOperand(i, mapped(in->operands[i]));
+  }
   void coerceEdges();
   void removeUndefParams();
   void removeDeadValues();

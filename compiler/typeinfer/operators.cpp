@@ -200,13 +200,13 @@ ir::Instr* lowerOperator(const FunctionContext& ctx, ir::Instr* in, Emitter& e) 
   if (in->op == ir::Op::Pow && result->isFloat() && scalarKind(sig.params[1]) == ScalarKind::Int) {
     // float ** int: numba keeps the exponent an integer (exact repeated
     // multiplication), so the exponent takes the case's integer type.
-    in->operands[0] = e.convert(in->operands[0], result);
-    in->operands[1] = e.convert(in->operands[1], scalarTy(sig.params[1]));
+    in->setOperand(0, e.convert(in->operands[0], result));
+    in->setOperand(1, e.convert(in->operands[1], scalarTy(sig.params[1])));
     in->type = result;
     return in;
   }
   if (in->op == ir::Op::Pos) return e.convert(in->operands[0], result);
-  for (ir::Instr*& o : in->operands) o = e.convert(o, operand);
+  for (size_t i = 0; i < in->operands.size(); ++i) in->setOperand(i, e.convert(in->operands[i], operand));
   in->type = result;
   return in;
 }

@@ -47,10 +47,9 @@ bool pruneNoneBranches(ir::Function& fn) {
     if (!t || t->op != ir::Op::CondBr || t->succs.size() != 2) continue;
     auto c = knownCondition(t->operands[0]);
     if (!c) continue;
-    ir::Edge taken = t->succs[*c ? 0 : 1];
+    t->removeSucc(*c ? 1 : 0);   // the edge not taken
     t->op = ir::Op::Br;
-    t->operands.clear();
-    t->succs = {taken};
+    t->setOperands({});
     changed = true;
   }
   if (changed) fn.computePreds();

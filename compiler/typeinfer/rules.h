@@ -23,7 +23,8 @@ struct SymbolEntry {
   std::string_view name;
   const Rule* value;      // never null; an empty Rule when not usable as a value
   const Rule* call;       // never null; an empty Rule when not callable
-  std::string_view arg;   // what the rule needs: an intrinsic name, a scalar name, ...
+  std::string_view arg;   // what the rule needs when a string: a scalar name, a cmath function, ...
+  ir::Intrinsic intrinsic;   // what the rule needs when an intrinsic (I(Enum) in symbols.def); else Count
 };
 const SymbolEntry* findSymbol(std::string_view qualified_name);
 

@@ -123,11 +123,11 @@ const Type* absType(const Site& s) { return scalarTy(absSignature(s).ret); }
 ir::Instr* absLower(const Site& s, Emitter& e) {
   const Type* t = scalarTy(absSignature(s).ret);
   // numba: abs(complex) is hypot(re, im) in the part type.
-  if (s.argType(0)->isComplex()) return e.intrinsic("complex.abs", t, {s.args[0]});
+  if (s.argType(0)->isComplex()) return e.intrinsic(ir::Intrinsic::ComplexAbs, t, {s.args[0]});
   ir::Instr* v = e.convert(s.args[0], t);
   if (t->isFloat()) {
     const Type* compute = t->scalar == Scalar::Float16 ? f32Ty() : t;
-    return e.convert(e.intrinsic("math.fabs", compute, {e.convert(v, compute)}), t);
+    return e.convert(e.intrinsic(ir::Intrinsic::Fabs, compute, {e.convert(v, compute)}), t);
   }
   if (!t->isSigned()) return v;
   ir::Instr* zero = e.constant(ir::Const::integer(0), t);

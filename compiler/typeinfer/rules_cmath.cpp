@@ -109,10 +109,10 @@ const Type* cmathType(const Site& s) {
   return nullptr;
 }
 
-ir::Instr* re(Emitter& e, ir::Instr* z) { return e.intrinsic("complex.real", scalarTy(partOf(z->type->scalar)), {z}); }
-ir::Instr* im(Emitter& e, ir::Instr* z) { return e.intrinsic("complex.imag", scalarTy(partOf(z->type->scalar)), {z}); }
+ir::Instr* re(Emitter& e, ir::Instr* z) { return e.intrinsic(ir::Intrinsic::ComplexReal, scalarTy(partOf(z->type->scalar)), {z}); }
+ir::Instr* im(Emitter& e, ir::Instr* z) { return e.intrinsic(ir::Intrinsic::ComplexImag, scalarTy(partOf(z->type->scalar)), {z}); }
 ir::Instr* make(Emitter& e, const Type* c, ir::Instr* r, ir::Instr* i) {
-  return e.intrinsic("complex.make", c, {r, i});
+  return e.intrinsic(ir::Intrinsic::ComplexMake, c, {r, i});
 }
 
 // z * j: complex(-z.imag, z.real)
@@ -121,29 +121,42 @@ ir::Instr* timesJ(Emitter& e, ir::Instr* z) {
   return make(e, z->type, e.emit(ir::Op::Neg, i->type, {i}), re(e, z));
 }
 
+// The typed-IR intrinsic of a cmath function that has one of its own, or of
+// the float predicate math.isnan & co applied to each part.
+ir::Intrinsic cmathIntrinsic(std::string_view f) {
+  using I = ir::Intrinsic;
+  static constexpr std::pair<std::string_view, I> kRows[] = {
+      {"exp", I::CmathExp},     {"sqrt", I::CmathSqrt}, {"sinh", I::CmathSinh}, {"cosh", I::CmathCosh},
+      {"tanh", I::CmathTanh},   {"isnan", I::IsNan},    {"isinf", I::IsInf},    {"isfinite", I::IsFinite},
+  };
+  for (const auto& [name, id] : kRows)
+    if (name == f) return id;
+  return I::Count;
+}
+
 ir::Instr* cmathLower(const Site& s, Emitter& e) {
   std::string_view f = s.arg;
   const Type* result = s.instr->type;
   switch (formOf(f)) {
     case Form::Unary: {
       ir::Instr* z = e.convert(s.args[0], result);
-      if (f == "exp" || f == "sqrt") return e.intrinsic("cmath." + std::string(f), result, {z});
-      if (f == "cos") return e.intrinsic("cmath.cosh", result, {timesJ(e, z)});   // cos z = cosh(z j)
+      if (f == "exp" || f == "sqrt") return e.intrinsic(cmathIntrinsic(f), result, {z});
+      if (f == "cos") return e.intrinsic(ir::Intrinsic::CmathCosh, result, {timesJ(e, z)});   // cos z = cosh(z j)
       // sin z = -j sinh(z j), tan z = -j tanh(z j)
-      ir::Instr* r = e.intrinsic(f == "sin" ? "cmath.sinh" : "cmath.tanh", result, {timesJ(e, z)});
+      ir::Instr* r = e.intrinsic(f == "sin" ? ir::Intrinsic::CmathSinh : ir::Intrinsic::CmathTanh, result, {timesJ(e, z)});
       ir::Instr* rr = re(e, r);
       return make(e, result, im(e, r), e.emit(ir::Op::Neg, rr->type, {rr}));
     }
     case Form::Log: {
-      ir::Instr* l = e.intrinsic("cmath.log", result, {e.convert(s.args[0], result)});
+      ir::Instr* l = e.intrinsic(ir::Intrinsic::CmathLog, result, {e.convert(s.args[0], result)});
       if (s.args.size() == 1) return l;
-      ir::Instr* lb = e.intrinsic("cmath.log", result, {e.convert(s.args[1], result)});
+      ir::Instr* lb = e.intrinsic(ir::Intrinsic::CmathLog, result, {e.convert(s.args[1], result)});
       return e.emit(ir::Op::TrueDiv, result, {l, lb});
     }
     case Form::Predicate: {
       Signature sig = resolveCases(s, predicateCases());
       ir::Instr* z = e.convert(s.args[0], scalarTy(sig.params[0]));
-      std::string part_fn = "math." + std::string(f);
+      ir::Intrinsic part_fn = cmathIntrinsic(f);
       ir::Instr* a = e.intrinsic(part_fn, boolTy(), {re(e, z)});
       ir::Instr* b = e.intrinsic(part_fn, boolTy(), {im(e, z)});
       // nan / inf: either part; finite: both parts
@@ -152,24 +165,24 @@ ir::Instr* cmathLower(const Site& s, Emitter& e) {
     case Form::Rect: {
       const Type* work = scalarTy(rectWork(s));
       const Type* c = scalarTy(work->scalar == S::Float32 ? S::Complex64 : S::Complex128);
-      ir::Instr* r = e.intrinsic("cmath.rect", c, {e.convert(s.args[0], work), e.convert(s.args[1], work)});
+      ir::Instr* r = e.intrinsic(ir::Intrinsic::CmathRect, c, {e.convert(s.args[0], work), e.convert(s.args[1], work)});
       return e.convert(r, result);
     }
     case Form::ComplexOnly: {
       ir::Instr* z = s.args[0];
       const Type* part = scalarTy(partOf(z->type->scalar));
-      if (f == "sinh" || f == "cosh" || f == "tanh") return e.intrinsic("cmath." + std::string(f), result, {z});
+      if (f == "sinh" || f == "cosh" || f == "tanh") return e.intrinsic(cmathIntrinsic(f), result, {z});
       if (f == "log10") {   // complex(z.real / LN_10, z.imag / LN_10) of cmath.log(z), in float64
         constexpr double kLn10 = 2.302585092994045684;
-        ir::Instr* l = e.intrinsic("cmath.log", z->type, {z});
+        ir::Instr* l = e.intrinsic(ir::Intrinsic::CmathLog, z->type, {z});
         ir::Instr* ln10 = e.constant(ir::Const::real(kLn10), f64Ty());
         ir::Instr* r = e.emit(ir::Op::TrueDiv, f64Ty(), {e.convert(re(e, l), f64Ty()), ln10});
         ir::Instr* i = e.emit(ir::Op::TrueDiv, f64Ty(), {e.convert(im(e, l), f64Ty()), ln10});
         return e.convert(make(e, scalarTy(S::Complex128), r, i), result);
       }
-      ir::Instr* phase = e.intrinsic("math.atan2", part, {im(e, z), re(e, z)});
+      ir::Instr* phase = e.intrinsic(ir::Intrinsic::Atan2, part, {im(e, z), re(e, z)});
       if (f == "phase") return phase;
-      ir::Instr* mag = e.intrinsic("complex.abs", part, {z});   // polar: (abs(z), phase(z))
+      ir::Instr* mag = e.intrinsic(ir::Intrinsic::ComplexAbs, part, {z});   // polar: (abs(z), phase(z))
       return e.emit(ir::Op::TupleMake, result, {mag, phase});
     }
   }
@@ -199,9 +212,9 @@ ir::Instr* roundLower(const Site& s, Emitter& e) {
   Signature sig = roundSignature(s);
   // numba computes both forms in double (float32 arguments widen exactly).
   ir::Instr* x = e.convert(e.convert(s.args[0], scalarTy(sig.params[0])), f64Ty());
-  if (s.args.size() == 1) return e.intrinsic("round", i64Ty(), {x});
+  if (s.args.size() == 1) return e.intrinsic(ir::Intrinsic::RoundHalfEven, i64Ty(), {x});
   ir::Instr* nd = e.convert(s.args[1], i64Ty());
-  return e.convert(e.intrinsic("round.ndigits", f64Ty(), {x, nd}), scalarTy(sig.ret));
+  return e.convert(e.intrinsic(ir::Intrinsic::RoundNdigits, f64Ty(), {x, nd}), scalarTy(sig.ret));
 }
 
 // ---- pow(a, b) ----------------------------------------------------------------

@@ -430,10 +430,10 @@ std::string operatorWrapper(const Site& s, const Analysis& a) {
 
 // The length of a 1-d array made by `intrinsic <maker>` with a constant
 // shape, looking through block parameters every path gives the same array.
-std::optional<int64_t> madeArrayLength(const ir::Instr* v, std::string_view maker,
+std::optional<int64_t> madeArrayLength(const ir::Instr* v, ir::Intrinsic maker,
                                        std::set<const ir::Instr*>& seen) {
   if (!seen.insert(v).second) return std::nullopt;
-  if (v->op == ir::Op::Intrinsic && v->name == maker) {
+  if (v->isIntrinsic(maker)) {
     int64_t n = 1;
     for (int64_t d : v->ints) n *= d;
     return n;
@@ -455,7 +455,7 @@ std::optional<int64_t> madeArrayLength(const ir::Instr* v, std::string_view make
   return found;
 }
 
-std::optional<int64_t> madeArrayLength(const ir::Instr* v, std::string_view maker) {
+std::optional<int64_t> madeArrayLength(const ir::Instr* v, ir::Intrinsic maker) {
   std::set<const ir::Instr*> seen;
   return madeArrayLength(v, maker, seen);
 }
@@ -502,7 +502,7 @@ ir::Instr* cubLower(const Site& s, Emitter& e) {
       break;
     }
     case Form::Load: {
-      ir::Instr* items = e.intrinsic("local_array", a.result, {}, {a.spec.items_per_thread});
+      ir::Instr* items = e.intrinsic(ir::Intrinsic::LocalArray, a.result, {}, {a.spec.items_per_thread});
       operands = {arg("array"), e.convert(arg("start"), i64Ty()), items};
       value = items;
       break;
@@ -532,9 +532,9 @@ ir::Instr* cubLower(const Site& s, Emitter& e) {
   // Checked now with the items per thread this site shows (finishCubCalls
   // checks again with the real ones), so errors point at the call.
   const ir::Instr* items = f.form == Form::Load || f.form == Form::Store ? operands[2] : operands[0];
-  if (items->type->is(TypeKind::Array)) a.spec.items_per_thread = madeArrayLength(items, "local_array").value_or(1);
+  if (items->type->is(TypeKind::Array)) a.spec.items_per_thread = madeArrayLength(items, ir::Intrinsic::LocalArray).value_or(1);
   if (f.form == Form::Histogram && a.spec.bins == 0)
-    a.spec.bins = static_cast<int>(madeArrayLength(operands[1], "shared_array").value_or(1));
+    a.spec.bins = static_cast<int>(madeArrayLength(operands[1], ir::Intrinsic::SharedArray).value_or(1));
   cub::Spec normalized;
   std::string error;
   if (!cub::tryNormalize(a.spec, &normalized, &error)) s.fail(pyName(s) + "(): " + error);
@@ -569,7 +569,7 @@ void finishCubCalls(const FunctionContext& ctx) {
       size_t items_at = shape == cub::Shape::Load || shape == cub::Shape::Store ? 2 : 0;
       const ir::Instr* items = in->operands.at(items_at);
       if (spec.items_per_thread == 0) {
-        auto n = madeArrayLength(items, "local_array");
+        auto n = madeArrayLength(items, ir::Intrinsic::LocalArray);
         if (!n)
           ctx.fail(in.get(), construct,
                    construct + "(): cannot tell how many items each thread holds",
@@ -578,14 +578,14 @@ void finishCubCalls(const FunctionContext& ctx) {
         spec.items_per_thread = static_cast<int>(*n);
       }
       if (shape == cub::Shape::SortPairs && in->operands[1]->type->is(TypeKind::Array)) {
-        auto n = madeArrayLength(in->operands[1], "local_array");
+        auto n = madeArrayLength(in->operands[1], ir::Intrinsic::LocalArray);
         if (!n || *n != spec.items_per_thread)
           ctx.fail(in.get(), construct,
                    construct + "(): values must be a local array as long as keys (" +
                        std::to_string(spec.items_per_thread) + " items)");
       }
       if (shape == cub::Shape::Histogram) {
-        auto n = madeArrayLength(in->operands[1], "shared_array");
+        auto n = madeArrayLength(in->operands[1], ir::Intrinsic::SharedArray);
         if (spec.bins == 0 && !n)
           ctx.fail(in.get(), construct, construct + "(): cannot tell the number of bins",
                    "pass bins=N, or a cuda.shared.array of constant size as the histogram");

@@ -8,7 +8,7 @@ namespace {
 // ---- special registers: cuda.threadIdx.x & co are i32 values ----------------
 
 const Type* sregType(const Site&) { return i32Ty(); }
-ir::Instr* sregLower(const Site& s, Emitter& e) { return e.intrinsic(std::string(s.arg), i32Ty(), {}); }
+ir::Instr* sregLower(const Site& s, Emitter& e) { return e.intrinsic(s.intrinsic, i32Ty(), {}); }
 
 // ---- grid(n) / gridsize(n): i64 or a tuple of n i64, expanded inline --------
 
@@ -26,9 +26,15 @@ const Type* gridType(const Site& s) {
   return tupleTy(std::vector<const Type*>(n, i64Ty()));
 }
 
-ir::Instr* sreg64(Emitter& e, const char* reg, char dim) {
-  std::string name = std::string("sreg.") + reg + "." + dim;
-  return e.convert(e.intrinsic(name, i32Ty(), {}), i64Ty());   // sign-extended, as numba does
+// One special register per dimension x, y, z.
+using Sreg3 = ir::Intrinsic[3];
+constexpr Sreg3 kTid = {ir::Intrinsic::TidX, ir::Intrinsic::TidY, ir::Intrinsic::TidZ};
+constexpr Sreg3 kNtid = {ir::Intrinsic::NtidX, ir::Intrinsic::NtidY, ir::Intrinsic::NtidZ};
+constexpr Sreg3 kCtaid = {ir::Intrinsic::CtaidX, ir::Intrinsic::CtaidY, ir::Intrinsic::CtaidZ};
+constexpr Sreg3 kNctaid = {ir::Intrinsic::NctaidX, ir::Intrinsic::NctaidY, ir::Intrinsic::NctaidZ};
+
+ir::Instr* sreg64(Emitter& e, const Sreg3& reg, int dim) {
+  return e.convert(e.intrinsic(reg[dim], i32Ty(), {}), i64Ty());   // sign-extended, as numba does
 }
 
 // As numba-cuda: each register sign-extended to i64, then multiplied and added in i64.
@@ -36,15 +42,14 @@ ir::Instr* gridLowerWith(const Site& s, Emitter& e, bool size) {
   int n = gridDims(s);
   std::vector<ir::Instr*> dims;
   for (int d = 0; d < n; ++d) {
-    char xyz = "xyz"[d];
     if (size) {
-      ir::Instr* ntid = sreg64(e, "ntid", xyz);
-      ir::Instr* nctaid = sreg64(e, "nctaid", xyz);
+      ir::Instr* ntid = sreg64(e, kNtid, d);
+      ir::Instr* nctaid = sreg64(e, kNctaid, d);
       dims.push_back(e.emit(ir::Op::Mul, i64Ty(), {ntid, nctaid}));
     } else {
-      ir::Instr* tid = sreg64(e, "tid", xyz);
-      ir::Instr* ntid = sreg64(e, "ntid", xyz);
-      ir::Instr* ctaid = sreg64(e, "ctaid", xyz);
+      ir::Instr* tid = sreg64(e, kTid, d);
+      ir::Instr* ntid = sreg64(e, kNtid, d);
+      ir::Instr* ctaid = sreg64(e, kCtaid, d);
       ir::Instr* base = e.emit(ir::Op::Mul, i64Ty(), {ntid, ctaid});
       dims.push_back(e.emit(ir::Op::Add, i64Ty(), {base, tid}));
     }
@@ -63,7 +68,7 @@ const Type* barrierType(const Site& s) {
   return noneTy();
 }
 ir::Instr* barrierLower(const Site& s, Emitter& e) {
-  e.intrinsic(std::string(s.arg), voidTy(), {});
+  e.intrinsic(s.intrinsic, voidTy(), {});
   return nullptr;
 }
 
@@ -86,7 +91,7 @@ ArraySpec arraySpec(const Site& s) {
   }
   bool valid = !spec.shape.empty();
   // shared.array(0, dtype): the launch's dynamic shared memory (numba semantics).
-  bool dynamic = s.arg == "shared_array" && spec.shape.size() == 1 && spec.shape[0] == 0;
+  bool dynamic = s.intrinsic == ir::Intrinsic::SharedArray && spec.shape.size() == 1 && spec.shape[0] == 0;
   for (int64_t d : spec.shape) valid = valid && (d > 0 || dynamic);
   if (!valid)
     s.fail(std::string(s.name) + "(): shape must be a constant positive integer or tuple of "
@@ -110,7 +115,7 @@ const Type* sharedType(const Site& s) { return memArrayType(s, MemSpace::Shared)
 const Type* localType(const Site& s) { return memArrayType(s, MemSpace::Local); }
 
 ir::Instr* memArrayLower(const Site& s, Emitter& e) {
-  return e.intrinsic(std::string(s.arg), s.instr->type, {}, arraySpec(s).shape);
+  return e.intrinsic(s.intrinsic, s.instr->type, {}, arraySpec(s).shape);
 }
 
 // ---- atomic.add(arr, idx, val) -> the old value -----------------------------------
@@ -158,7 +163,7 @@ ir::Instr* atomicLower(const Site& s, Emitter& e) {
                                                                      : std::vector{s.args[1]};
   for (ir::Instr* i : idx) operands.push_back(e.convert(i, i64Ty()));
   operands.push_back(e.convert(s.args[2], scalarTy(arr->type->scalar)));
-  return e.intrinsic(std::string(s.arg), scalarTy(arr->type->scalar), operands);
+  return e.intrinsic(s.intrinsic, scalarTy(arr->type->scalar), operands);
 }
 
 }  // namespace

@@ -109,7 +109,7 @@ ir::Instr* mathLower(const Site& s, Emitter& e) {
   // int arguments give f64: compute every operand in the result's float type.
   std::vector<ir::Instr*> ops;
   for (ir::Instr* a : s.args) ops.push_back(e.convert(a, scalarTy(sig.ret)));
-  return e.intrinsic(std::string(s.arg), scalarTy(sig.ret), ops);
+  return e.intrinsic(s.intrinsic, scalarTy(sig.ret), ops);
 }
 
 // isnan/isinf/isfinite: integers are never NaN/inf (numba folds them).
@@ -117,14 +117,14 @@ const Type* isnanType(const Site& s) { return scalarTy(resolve(s, isnanCases(), 
 ir::Instr* isnanLower(const Site& s, Emitter& e) {
   Signature sig = resolve(s, isnanCases(), 1);
   if (sig.params[0] != S::Float32 && sig.params[0] != S::Float64)
-    return e.constant(ir::Const::boolean(s.arg == "math.isfinite"), boolTy());
-  return e.intrinsic(std::string(s.arg), boolTy(), {e.convert(s.args[0], scalarTy(sig.params[0]))});
+    return e.constant(ir::Const::boolean(s.intrinsic == ir::Intrinsic::IsFinite), boolTy());
+  return e.intrinsic(s.intrinsic, boolTy(), {e.convert(s.args[0], scalarTy(sig.params[0]))});
 }
 
 const Type* ldexpType(const Site& s) { return scalarTy(resolve(s, ldexpCases(), 2).ret); }
 ir::Instr* ldexpLower(const Site& s, Emitter& e) {
   Signature sig = resolve(s, ldexpCases(), 2);
-  return e.intrinsic("math.ldexp", scalarTy(sig.ret), convertArgs(s, e, sig));
+  return e.intrinsic(ir::Intrinsic::Ldexp, scalarTy(sig.ret), convertArgs(s, e, sig));
 }
 
 // frexp(x) -> (mantissa: float, exponent: i32); modf(x) -> (frac, integral).
@@ -135,8 +135,8 @@ const Type* frexpType(const Site& s) {
 ir::Instr* frexpLower(const Site& s, Emitter& e) {
   Signature sig = resolve(s, frexpCases(), 1);
   ir::Instr* x = e.convert(s.args[0], scalarTy(sig.ret));
-  ir::Instr* m = e.intrinsic("math.frexp.mant", scalarTy(sig.ret), {x});
-  ir::Instr* ex = e.intrinsic("math.frexp.exp", i32Ty(), {x});
+  ir::Instr* m = e.intrinsic(ir::Intrinsic::FrexpMant, scalarTy(sig.ret), {x});
+  ir::Instr* ex = e.intrinsic(ir::Intrinsic::FrexpExp, i32Ty(), {x});
   return e.emit(ir::Op::TupleMake, s.instr->type, {m, ex});
 }
 const Type* modfType(const Site& s) {
@@ -146,8 +146,8 @@ const Type* modfType(const Site& s) {
 ir::Instr* modfLower(const Site& s, Emitter& e) {
   Signature sig = resolve(s, frexpCases(), 1);
   ir::Instr* x = e.convert(s.args[0], scalarTy(sig.ret));
-  ir::Instr* frac = e.intrinsic("math.modf.frac", scalarTy(sig.ret), {x});
-  ir::Instr* whole = e.intrinsic("math.trunc", scalarTy(sig.ret), {x});
+  ir::Instr* frac = e.intrinsic(ir::Intrinsic::ModfFrac, scalarTy(sig.ret), {x});
+  ir::Instr* whole = e.intrinsic(ir::Intrinsic::Trunc, scalarTy(sig.ret), {x});
   return e.emit(ir::Op::TupleMake, s.instr->type, {frac, whole});
 }
 
@@ -167,7 +167,7 @@ const Type* bitsType(const Site& s) { return scalarTy(resolve(s, Cases(), 1).ret
 template <const std::vector<Signature>& (*Cases)()>
 ir::Instr* bitsLower(const Site& s, Emitter& e) {
   Signature sig = resolve(s, Cases(), 1);
-  return e.intrinsic(std::string(s.arg), scalarTy(sig.ret), convertArgs(s, e, sig));
+  return e.intrinsic(s.intrinsic, scalarTy(sig.ret), convertArgs(s, e, sig));
 }
 
 // selp(test, a, b): a and b of one type among numba's list; a select.
@@ -200,7 +200,7 @@ const Type* syncPredType(const Site& s) {
   return i32Ty();
 }
 ir::Instr* syncPredLower(const Site& s, Emitter& e) {
-  return e.intrinsic(std::string(s.arg), i32Ty(), {e.convert(s.args[0], i32Ty())});
+  return e.intrinsic(s.intrinsic, i32Ty(), {e.convert(s.args[0], i32Ty())});
 }
 
 // syncwarp([mask]) -> none; nanosleep(ns) -> none.
@@ -212,7 +212,7 @@ const Type* syncwarpType(const Site& s) {
 }
 ir::Instr* syncwarpLower(const Site& s, Emitter& e) {
   ir::Instr* mask = s.args.empty() ? e.constant(ir::Const::integer(-1), i32Ty()) : e.convert(s.args[0], i32Ty());
-  e.intrinsic("syncwarp", voidTy(), {mask});
+  e.intrinsic(ir::Intrinsic::SyncWarp, voidTy(), {mask});
   return nullptr;
 }
 const Type* nanosleepType(const Site& s) {
@@ -221,7 +221,7 @@ const Type* nanosleepType(const Site& s) {
   return noneTy();
 }
 ir::Instr* nanosleepLower(const Site& s, Emitter& e) {
-  e.intrinsic("nanosleep", voidTy(), {e.convert(s.args[0], u32Ty())});
+  e.intrinsic(ir::Intrinsic::NanoSleep, voidTy(), {e.convert(s.args[0], u32Ty())});
   return nullptr;
 }
 
@@ -230,7 +230,7 @@ const Type* maskType(const Site& s) {
   s.expectArgs(0);
   return u32Ty();
 }
-ir::Instr* maskLower(const Site& s, Emitter& e) { return e.intrinsic(std::string(s.arg), u32Ty(), {}); }
+ir::Instr* maskLower(const Site& s, Emitter& e) { return e.intrinsic(s.intrinsic, u32Ty(), {}); }
 
 // ---- warp: shuffles, votes, matches ---------------------------------------------------
 
@@ -248,7 +248,7 @@ const Type* shflType(const Site& s) {
   return s.argType(1);
 }
 ir::Instr* shflLower(const Site& s, Emitter& e) {
-  return e.intrinsic(std::string(s.arg), s.args[1]->type,
+  return e.intrinsic(s.intrinsic, s.args[1]->type,
                      {e.convert(s.args[0], i32Ty()), s.args[1], e.convert(s.args[2], i32Ty())});
 }
 
@@ -257,11 +257,11 @@ const Type* voteType(const Site& s) {
   s.expectArgs(2);
   if (!s.argType(0)->isInt()) s.fail(nameOf(s) + "() mask must be an integer");
   if (!s.argType(1)->isScalar()) s.fail(nameOf(s) + "() predicate must be a scalar");
-  return s.arg == "vote.ballot" ? i32Ty() : boolTy();
+  return s.intrinsic == ir::Intrinsic::VoteBallot ? i32Ty() : boolTy();
 }
 ir::Instr* voteLower(const Site& s, Emitter& e) {
-  const Type* t = s.arg == "vote.ballot" ? i32Ty() : boolTy();
-  return e.intrinsic(std::string(s.arg), t, {e.convert(s.args[0], i32Ty()), e.truth(s.args[1])});
+  const Type* t = s.intrinsic == ir::Intrinsic::VoteBallot ? i32Ty() : boolTy();
+  return e.intrinsic(s.intrinsic, t, {e.convert(s.args[0], i32Ty()), e.truth(s.args[1])});
 }
 
 const Type* matchCheck(const Site& s) {
@@ -273,7 +273,7 @@ const Type* matchCheck(const Site& s) {
 }
 const Type* matchAnyType(const Site& s) { return matchCheck(s); }
 ir::Instr* matchAnyLower(const Site& s, Emitter& e) {
-  return e.intrinsic("match_any", i32Ty(), {e.convert(s.args[0], i32Ty()), s.args[1]});
+  return e.intrinsic(ir::Intrinsic::MatchAny, i32Ty(), {e.convert(s.args[0], i32Ty()), s.args[1]});
 }
 const Type* matchAllType(const Site& s) {
   matchCheck(s);
@@ -281,8 +281,8 @@ const Type* matchAllType(const Site& s) {
 }
 ir::Instr* matchAllLower(const Site& s, Emitter& e) {
   ir::Instr* mask = e.convert(s.args[0], i32Ty());
-  ir::Instr* m = e.intrinsic("match_all.mask", i32Ty(), {mask, s.args[1]});
-  ir::Instr* p = e.intrinsic("match_all.pred", boolTy(), {mask, s.args[1]});
+  ir::Instr* m = e.intrinsic(ir::Intrinsic::MatchAllMask, i32Ty(), {mask, s.args[1]});
+  ir::Instr* p = e.intrinsic(ir::Intrinsic::MatchAllPred, boolTy(), {mask, s.args[1]});
   return e.emit(ir::Op::TupleMake, s.instr->type, {m, p});
 }
 
@@ -290,12 +290,14 @@ ir::Instr* matchAllLower(const Site& s, Emitter& e) {
 
 enum class AtomicKinds { All, Integer, Unsigned };
 
-AtomicKinds atomicKinds(std::string_view op) {
-  if (op == "atomic_and" || op == "atomic_or" || op == "atomic_xor" || op == "atomic_exch" ||
-      op == "atomic_cas")
-    return AtomicKinds::Integer;
-  if (op == "atomic_inc" || op == "atomic_dec") return AtomicKinds::Unsigned;
-  return AtomicKinds::All;
+AtomicKinds atomicKinds(ir::Intrinsic op) {
+  using I = ir::Intrinsic;
+  switch (op) {
+    case I::AtomicAnd: case I::AtomicOr: case I::AtomicXor: case I::AtomicExch: case I::AtomicCas:
+      return AtomicKinds::Integer;
+    case I::AtomicInc: case I::AtomicDec: return AtomicKinds::Unsigned;
+    default: return AtomicKinds::All;
+  }
 }
 
 bool atomicAllows(AtomicKinds k, S s) {
@@ -319,13 +321,13 @@ const char* allowedText(AtomicKinds k) {
 }
 
 const Type* atomicOpType(const Site& s) {
-  bool cas = s.arg == "atomic_cas";
+  bool cas = s.intrinsic == ir::Intrinsic::AtomicCas;
   s.expectArgs(cas ? 4 : 3);
   const Type* arr = s.argType(0);
   const Type* idx = s.argType(1);
   if (!arr->is(TypeKind::Array))
     s.fail(nameOf(s) + "(): first argument must be an array, got " + typeToString(arr));
-  AtomicKinds k = atomicKinds(s.arg);
+  AtomicKinds k = atomicKinds(s.intrinsic);
   if (!atomicAllows(k, arr->scalar))
     s.fail(nameOf(s) + "() does not support arrays of " + std::string(scalarNumbaName(arr->scalar)),
            std::string("supported: ") + allowedText(k));
@@ -352,7 +354,7 @@ ir::Instr* atomicOpLower(const Site& s, Emitter& e) {
       s.args[1]->type->is(TypeKind::Tuple) ? e.elements(s.args[1]) : std::vector{s.args[1]};
   for (ir::Instr* i : idx) ops.push_back(e.convert(i, i64Ty()));
   for (size_t i = 2; i < s.args.size(); ++i) ops.push_back(e.convert(s.args[i], dt));
-  return e.intrinsic(std::string(s.arg), dt, ops);
+  return e.intrinsic(s.intrinsic, dt, ops);
 }
 
 // compare_and_swap(arr, old, val): cas on arr[0] of a 1-d integer array.
@@ -366,7 +368,7 @@ const Type* compareAndSwapType(const Site& s) {
 }
 ir::Instr* compareAndSwapLower(const Site& s, Emitter& e) {
   const Type* dt = scalarTy(s.args[0]->type->scalar);
-  return e.intrinsic("atomic_cas", dt,
+  return e.intrinsic(ir::Intrinsic::AtomicCas, dt,
                      {s.args[0], e.constInt(0), e.convert(s.args[1], dt), e.convert(s.args[2], dt)});
 }
 

@@ -17,13 +17,13 @@ const Type* realType(const Site& s) {
 ir::Instr* realLower(const Site& s, Emitter& e) {
   const Type* t = s.receiver->type;
   if (!t->isComplex()) return s.receiver;
-  return e.intrinsic("complex.real", realType(s), {s.receiver});
+  return e.intrinsic(ir::Intrinsic::ComplexReal, realType(s), {s.receiver});
 }
 
 ir::Instr* imagLower(const Site& s, Emitter& e) {
   const Type* t = s.receiver->type;
   if (!t->isComplex()) return e.constant(t->isFloat() ? ir::Const::real(0.0) : ir::Const::integer(0), t);
-  return e.intrinsic("complex.imag", realType(s), {s.receiver});
+  return e.intrinsic(ir::Intrinsic::ComplexImag, realType(s), {s.receiver});
 }
 
 // complex(re[, im]) -> complex128 (numba's typing of the builtin).
@@ -38,7 +38,7 @@ const Type* complexType(const Site& s) {
 ir::Instr* complexLower(const Site& s, Emitter& e) {
   const Type* c = scalarTy(Scalar::Complex128);
   if (s.args.size() == 1) return e.convert(s.args[0], c);
-  return e.intrinsic("complex.make", c, {e.convert(s.args[0], f64Ty()), e.convert(s.args[1], f64Ty())});
+  return e.intrinsic(ir::Intrinsic::ComplexMake, c, {e.convert(s.args[0], f64Ty()), e.convert(s.args[1], f64Ty())});
 }
 
 // enumerate(iterable[, start]) and zip(a, b, ...): marker tuples that
@@ -133,7 +133,7 @@ ir::Instr* printLower(const Site& s, Emitter& e) {
     appendItem(e, s.args[i], tmpl, values);
   }
   appendText(tmpl, "\n");
-  e.intrinsic("print", voidTy(), values, tmpl);
+  e.intrinsic(ir::Intrinsic::Print, voidTy(), values, tmpl);
   return nullptr;
 }
 
@@ -155,9 +155,9 @@ ir::Instr* conjugateCallLower(const Site& s, Emitter& e) {
   ir::Instr* z = e.element(s.receiver, 1);
   if (!z->type->isComplex()) return z;
   const Type* part = scalarTy(partOf(z->type->scalar));
-  ir::Instr* re = e.intrinsic("complex.real", part, {z});
-  ir::Instr* im = e.intrinsic("complex.imag", part, {z});
-  return e.intrinsic("complex.make", z->type, {re, e.emit(ir::Op::Neg, part, {im})});
+  ir::Instr* re = e.intrinsic(ir::Intrinsic::ComplexReal, part, {z});
+  ir::Instr* im = e.intrinsic(ir::Intrinsic::ComplexImag, part, {z});
+  return e.intrinsic(ir::Intrinsic::ComplexMake, z->type, {re, e.emit(ir::Op::Neg, part, {im})});
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ ir::Instr* lowerMath(const Site& s, Emitter& e, const Signature& sig) {
   const Type* compute = sig.ret == Scalar::Float16 ? f32Ty() : result;
   std::vector<ir::Instr*> operands;
   for (ir::Instr* a : s.args) operands.push_back(e.convert(a, compute));
-  return e.convert(e.intrinsic(std::string(s.arg), compute, operands), result);
+  return e.convert(e.intrinsic(s.intrinsic, compute, operands), result);
 }
 
 const Type* unaryType(const Site& s) { return scalarTy(resolveMath(s, families::mathUnary(), 1).ret); }

@@ -189,7 +189,7 @@ struct Call {
   const Site& s;
   Emitter& e;
   const UfuncLoop& loop;
-  std::string_view intrinsic;   // the table row's intrinsic, if any
+  ir::Intrinsic intrinsic;      // the table row's intrinsic, if any
   Op op;                        // the table row's IR operation, if any
   std::vector<ir::Instr*> x;
   const Type* T;                // the first input's type (most loops are homogeneous)
@@ -216,8 +216,8 @@ struct Call {
     return e.emit(Op::Select, a->type, {c, a, b});
   }
   ir::Instr* isNan(ir::Instr* v) const { return cmp(Op::Ne, v, v); }
-  ir::Instr* call(std::string_view name, std::vector<ir::Instr*> ops) const {
-    return e.intrinsic(std::string(name), ops[0]->type, ops);
+  ir::Instr* call(ir::Intrinsic id, std::vector<ir::Instr*> ops) const {
+    return e.intrinsic(id, ops[0]->type, ops);
   }
   [[noreturn]] void unsupported() const {
     s.fail(spell(s) + "() on " + typeToString(T) + " (numpy loop '" + loop.text +
@@ -227,7 +227,8 @@ struct Call {
     return scalarTy(complex->scalar == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64);
   }
   ir::Instr* part(const char* which, ir::Instr* z) const {
-    return e.intrinsic(std::string("complex.") + which, partType(z->type), {z});
+    bool real = std::string_view(which) == "real";
+    return e.intrinsic(real ? ir::Intrinsic::ComplexReal : ir::Intrinsic::ComplexImag, partType(z->type), {z});
   }
 };
 
@@ -293,7 +294,7 @@ ir::Instr* divmod(const Call& c) {
 
 // C's fmod: the remainder takes the dividend's sign (0 for a zero divisor).
 ir::Instr* fmod(const Call& c) {
-  if (c.isFloat()) return c.call("math.fmod", {c.x[0], c.x[1]});
+  if (c.isFloat()) return c.call(ir::Intrinsic::Fmod, {c.x[0], c.x[1]});
   ir::Instr* r = c.op2(Op::Mod, c.x[0], c.x[1]);   // floored; 0 for a zero divisor
   if (!scalarSigned(c.kind())) return r;
   ir::Instr* nonzero = c.cmp(Op::Ne, r, c.num(0));
@@ -307,8 +308,8 @@ ir::Instr* identity(const Call& c) { return c.x[0]; }
 
 ir::Instr* absolute(const Call& c) {
   ir::Instr* x = c.x[0];
-  if (c.isComplex()) return c.e.intrinsic("complex.abs", c.R, {x});
-  if (c.isFloat()) return c.call("math.fabs", {x});
+  if (c.isComplex()) return c.e.intrinsic(ir::Intrinsic::ComplexAbs, c.R, {x});
+  if (c.isFloat()) return c.call(ir::Intrinsic::Fabs, {x});
   if (c.isBool() || !scalarSigned(c.kind())) return x;
   return c.select(c.cmp(Op::Lt, x, c.num(0)), c.e.emit(Op::Neg, c.T, {x}), x);
 }
@@ -317,8 +318,8 @@ ir::Instr* absolute(const Call& c) {
 ir::Instr* sign(const Call& c) {
   ir::Instr* x = c.x[0];
   if (c.isComplex()) {
-    ir::Instr* mag = c.e.intrinsic("complex.abs", Call::partType(c.T), {x});
-    ir::Instr* magz = c.e.intrinsic("complex.make", c.T, {mag, c.num(0, mag->type)});
+    ir::Instr* mag = c.e.intrinsic(ir::Intrinsic::ComplexAbs, Call::partType(c.T), {x});
+    ir::Instr* magz = c.e.intrinsic(ir::Intrinsic::ComplexMake, c.T, {mag, c.num(0, mag->type)});
     return c.select(c.cmp(Op::Eq, mag, c.num(0, mag->type)), c.num(0), c.op2(Op::TrueDiv, x, magz));
   }
   ir::Instr* zero = c.num(0);
@@ -333,7 +334,7 @@ ir::Instr* conjugate(const Call& c) {
   ir::Instr* z = c.x[0];
   if (!c.isComplex()) return z;
   ir::Instr* im = c.part("imag", z);
-  return c.e.intrinsic("complex.make", c.T, {c.part("real", z), c.e.emit(Op::Neg, im->type, {im})});
+  return c.e.intrinsic(ir::Intrinsic::ComplexMake, c.T, {c.part("real", z), c.e.emit(Op::Neg, im->type, {im})});
 }
 
 ir::Instr* square(const Call& c) {
@@ -353,9 +354,9 @@ ir::Instr* logaddexp(const Call& c) {
   if (!c.isFloat()) c.unsupported();
   bool base2 = c.s.arg == "logaddexp2";
   ir::Instr *x = c.x[0], *y = c.x[1];
-  const char* expf = base2 ? "math.exp2" : "math.exp";
+  ir::Intrinsic expf = base2 ? ir::Intrinsic::Exp2 : ir::Intrinsic::Exp;
   auto log1pOf = [&](ir::Instr* v) {
-    ir::Instr* l = c.call("math.log1p", {v});
+    ir::Instr* l = c.call(ir::Intrinsic::Log1p, {v});
     return base2 ? c.op2(Op::Mul, l, c.num(1.0 / std::log(2.0))) : l;
   };
   ir::Instr* same = c.op2(Op::Add, x, c.num(base2 ? 1.0 : std::log(2.0)));
@@ -396,7 +397,9 @@ ir::Instr* logical(const Call& c) {
 // isnan/isinf/isfinite: integers are finite; complex numbers by their parts.
 ir::Instr* classify(const Call& c) {
   bool finite = c.s.arg == "isfinite";
-  std::string name = "math." + std::string(c.s.arg);
+  ir::Intrinsic name = c.s.arg == "isfinite" ? ir::Intrinsic::IsFinite
+                       : c.s.arg == "isinf"  ? ir::Intrinsic::IsInf
+                                             : ir::Intrinsic::IsNan;
   if (c.isBool() || c.isInt()) return c.e.constant(ir::Const::boolean(finite), boolTy());
   if (c.isFloat()) return c.e.intrinsic(name, boolTy(), {c.x[0]});
   ir::Instr* re = c.e.intrinsic(name, boolTy(), {c.part("real", c.x[0])});
@@ -405,19 +408,19 @@ ir::Instr* classify(const Call& c) {
 }
 
 ir::Instr* signbit(const Call& c) {
-  ir::Instr* s = c.call("math.copysign", {c.num(1), c.x[0]});
+  ir::Instr* s = c.call(ir::Intrinsic::Copysign, {c.num(1), c.x[0]});
   return c.cmp(Op::Lt, s, c.num(0));
 }
 
 // nextafter(x, copysign(inf, x)) - x, as numba computes it (NaN for inf).
 ir::Instr* spacing(const Call& c) {
   ir::Instr* x = c.x[0];
-  ir::Instr* toward = c.call("math.copysign", {c.num(INFINITY), x});
-  return c.op2(Op::Sub, c.call("math.nextafter", {x, toward}), x);
+  ir::Instr* toward = c.call(ir::Intrinsic::Copysign, {c.num(INFINITY), x});
+  return c.op2(Op::Sub, c.call(ir::Intrinsic::Nextafter, {x, toward}), x);
 }
 
 ir::Instr* ldexp(const Call& c) {
-  return c.e.intrinsic("math.ldexp", c.T, {c.x[0], c.e.convert(c.x[1], i32Ty())});
+  return c.e.intrinsic(ir::Intrinsic::Ldexp, c.T, {c.x[0], c.e.convert(c.x[1], i32Ty())});
 }
 
 // deg2rad/radians and rad2deg/degrees: one multiplication in the loop type.
@@ -437,18 +440,18 @@ ir::Instr* notSupported(const Call& c) {
 struct LowerRow {
   std::string_view name;
   Lowering lower;
-  std::string_view intrinsic = {};
+  ir::Intrinsic intrinsic = ir::Intrinsic::Count;
   Op op = Op::Add;
 };
 
 const LowerRow kLowering[] = {
-    {"add", binaryOp, {}, Op::Add},
-    {"subtract", binaryOp, {}, Op::Sub},
-    {"multiply", binaryOp, {}, Op::Mul},
+    {"add", binaryOp, ir::Intrinsic::Count, Op::Add},
+    {"subtract", binaryOp, ir::Intrinsic::Count, Op::Sub},
+    {"multiply", binaryOp, ir::Intrinsic::Count, Op::Mul},
     {"divide", trueDivide},
-    {"floor_divide", binaryOp, {}, Op::FloorDiv},
-    {"remainder", binaryOp, {}, Op::Mod},
-    {"power", binaryOp, {}, Op::Pow},
+    {"floor_divide", binaryOp, ir::Intrinsic::Count, Op::FloorDiv},
+    {"remainder", binaryOp, ir::Intrinsic::Count, Op::Mod},
+    {"power", binaryOp, ir::Intrinsic::Count, Op::Pow},
     {"float_power", floatPower},
     {"fmod", fmod},
     {"divmod", divmod},
@@ -457,56 +460,56 @@ const LowerRow kLowering[] = {
     {"negative", negative},
     {"positive", identity},
     {"absolute", absolute},
-    {"fabs", unaryMath, "math.fabs"},
+    {"fabs", unaryMath, ir::Intrinsic::Fabs},
     {"sign", sign},
     {"conjugate", conjugate},
     {"square", square},
     {"reciprocal", reciprocal},
-    {"rint", unaryMath, "math.rint"},
-    {"exp", unaryMath, "math.exp"},
-    {"exp2", unaryMath, "math.exp2"},
-    {"expm1", unaryMath, "math.expm1"},
-    {"log", unaryMath, "math.log"},
-    {"log2", unaryMath, "math.log2"},
-    {"log10", unaryMath, "math.log10"},
-    {"log1p", unaryMath, "math.log1p"},
-    {"sqrt", unaryMath, "math.sqrt"},
-    {"cbrt", unaryMath, "math.cbrt"},
-    {"sin", unaryMath, "math.sin"},
-    {"cos", unaryMath, "math.cos"},
-    {"tan", unaryMath, "math.tan"},
-    {"arcsin", unaryMath, "math.asin"},
-    {"arccos", unaryMath, "math.acos"},
-    {"arctan", unaryMath, "math.atan"},
-    {"sinh", unaryMath, "math.sinh"},
-    {"cosh", unaryMath, "math.cosh"},
-    {"tanh", unaryMath, "math.tanh"},
-    {"arcsinh", unaryMath, "math.asinh"},
-    {"arccosh", unaryMath, "math.acosh"},
-    {"arctanh", unaryMath, "math.atanh"},
-    {"floor", unaryMath, "math.floor"},
-    {"ceil", unaryMath, "math.ceil"},
-    {"trunc", unaryMath, "math.trunc"},
-    {"arctan2", binaryMath, "math.atan2"},
-    {"hypot", binaryMath, "math.hypot"},
-    {"copysign", binaryMath, "math.copysign"},
-    {"nextafter", binaryMath, "math.nextafter"},
+    {"rint", unaryMath, ir::Intrinsic::Rint},
+    {"exp", unaryMath, ir::Intrinsic::Exp},
+    {"exp2", unaryMath, ir::Intrinsic::Exp2},
+    {"expm1", unaryMath, ir::Intrinsic::Expm1},
+    {"log", unaryMath, ir::Intrinsic::Log},
+    {"log2", unaryMath, ir::Intrinsic::Log2},
+    {"log10", unaryMath, ir::Intrinsic::Log10},
+    {"log1p", unaryMath, ir::Intrinsic::Log1p},
+    {"sqrt", unaryMath, ir::Intrinsic::Sqrt},
+    {"cbrt", unaryMath, ir::Intrinsic::Cbrt},
+    {"sin", unaryMath, ir::Intrinsic::Sin},
+    {"cos", unaryMath, ir::Intrinsic::Cos},
+    {"tan", unaryMath, ir::Intrinsic::Tan},
+    {"arcsin", unaryMath, ir::Intrinsic::Asin},
+    {"arccos", unaryMath, ir::Intrinsic::Acos},
+    {"arctan", unaryMath, ir::Intrinsic::Atan},
+    {"sinh", unaryMath, ir::Intrinsic::Sinh},
+    {"cosh", unaryMath, ir::Intrinsic::Cosh},
+    {"tanh", unaryMath, ir::Intrinsic::Tanh},
+    {"arcsinh", unaryMath, ir::Intrinsic::Asinh},
+    {"arccosh", unaryMath, ir::Intrinsic::Acosh},
+    {"arctanh", unaryMath, ir::Intrinsic::Atanh},
+    {"floor", unaryMath, ir::Intrinsic::Floor},
+    {"ceil", unaryMath, ir::Intrinsic::Ceil},
+    {"trunc", unaryMath, ir::Intrinsic::Trunc},
+    {"arctan2", binaryMath, ir::Intrinsic::Atan2},
+    {"hypot", binaryMath, ir::Intrinsic::Hypot},
+    {"copysign", binaryMath, ir::Intrinsic::Copysign},
+    {"nextafter", binaryMath, ir::Intrinsic::Nextafter},
     {"deg2rad", angle},
     {"radians", angle},
     {"rad2deg", angle},
     {"degrees", angle},
-    {"bitwise_and", binaryOp, {}, Op::BitAnd},
-    {"bitwise_or", binaryOp, {}, Op::BitOr},
-    {"bitwise_xor", binaryOp, {}, Op::BitXor},
+    {"bitwise_and", binaryOp, ir::Intrinsic::Count, Op::BitAnd},
+    {"bitwise_or", binaryOp, ir::Intrinsic::Count, Op::BitOr},
+    {"bitwise_xor", binaryOp, ir::Intrinsic::Count, Op::BitXor},
     {"invert", invert},
-    {"left_shift", binaryOp, {}, Op::LShift},
-    {"right_shift", binaryOp, {}, Op::RShift},
-    {"greater", compareOp, {}, Op::Gt},
-    {"greater_equal", compareOp, {}, Op::Ge},
-    {"less", compareOp, {}, Op::Lt},
-    {"less_equal", compareOp, {}, Op::Le},
-    {"equal", compareOp, {}, Op::Eq},
-    {"not_equal", compareOp, {}, Op::Ne},
+    {"left_shift", binaryOp, ir::Intrinsic::Count, Op::LShift},
+    {"right_shift", binaryOp, ir::Intrinsic::Count, Op::RShift},
+    {"greater", compareOp, ir::Intrinsic::Count, Op::Gt},
+    {"greater_equal", compareOp, ir::Intrinsic::Count, Op::Ge},
+    {"less", compareOp, ir::Intrinsic::Count, Op::Lt},
+    {"less_equal", compareOp, ir::Intrinsic::Count, Op::Le},
+    {"equal", compareOp, ir::Intrinsic::Count, Op::Eq},
+    {"not_equal", compareOp, ir::Intrinsic::Count, Op::Ne},
     {"logical_and", logical},
     {"logical_or", logical},
     {"logical_xor", logical},
@@ -560,7 +563,7 @@ const Type* realImagType(const Site& s) { return partTypeOf(numberArg(s)); }
 ir::Instr* realImagLower(const Site& s, Emitter& e) {
   const Type* t = s.argType(0);
   bool real = s.arg == "real";
-  if (t->isComplex()) return e.intrinsic(real ? "complex.real" : "complex.imag", partTypeOf(t), {s.args[0]});
+  if (t->isComplex()) return e.intrinsic(real ? ir::Intrinsic::ComplexReal : ir::Intrinsic::ComplexImag, partTypeOf(t), {s.args[0]});
   if (real) return s.args[0];
   return e.constant(t->isFloat() ? ir::Const::real(0.0) : ir::Const::integer(0), t);
 }
@@ -582,13 +585,13 @@ ir::Instr* angleFnLower(const Site& s, Emitter& e) {
   const Type* ft = part->isFloat() && part->scalar != Scalar::Float16 ? part : f64Ty();
   ir::Instr *re, *im;
   if (z->type->isComplex()) {
-    re = e.intrinsic("complex.real", part, {z});
-    im = e.intrinsic("complex.imag", part, {z});
+    re = e.intrinsic(ir::Intrinsic::ComplexReal, part, {z});
+    im = e.intrinsic(ir::Intrinsic::ComplexImag, part, {z});
   } else {
     re = e.convert(z, ft);
     im = e.constant(ir::Const::real(0.0), ft);
   }
-  ir::Instr* r = e.convert(e.intrinsic("math.atan2", ft, {e.convert(im, ft), e.convert(re, ft)}), f64Ty());
+  ir::Instr* r = e.convert(e.intrinsic(ir::Intrinsic::Atan2, ft, {e.convert(im, ft), e.convert(re, ft)}), f64Ty());
   if (!a[1]) return r;
   if (auto c = constantInt(a[1])) {
     if (!*c) return r;
@@ -611,7 +614,7 @@ ir::Instr* sincLower(const Site& s, Emitter& e) {
   ir::Instr* zero = e.emit(Op::Eq, boolTy(), {x, e.constant(ir::Const::real(0.0), f64Ty())});
   x = e.emit(Op::Select, f64Ty(), {zero, e.constant(ir::Const::real(1e-20), f64Ty()), x});
   x = e.emit(Op::Mul, f64Ty(), {x, e.constant(ir::Const::real(M_PI), f64Ty())});
-  return e.emit(Op::TrueDiv, f64Ty(), {e.intrinsic("math.sin", f64Ty(), {x}), x});
+  return e.emit(Op::TrueDiv, f64Ty(), {e.intrinsic(ir::Intrinsic::Sin, f64Ty(), {x}), x});
 }
 
 }  // namespace

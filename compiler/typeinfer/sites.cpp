@@ -16,7 +16,7 @@ const SymbolEntry* valueSymbol(const ir::Const& c) {
 
 const Type* constantType(const FunctionContext& ctx, ir::Instr* in, const ir::Const& c) {
   if (const SymbolEntry* entry = valueSymbol(c))
-    return entry->value->type(Site{ctx, in, entry->name, entry->arg});
+    return entry->value->type(Site{ctx, in, entry->name, entry->arg, entry->intrinsic});
   if (c.kind != ir::Const::Kind::Tuple) return ir::constType(c);
   std::vector<const Type*> elems;
   for (const auto& e : c.elems) elems.push_back(constantType(ctx, in, e));
@@ -25,7 +25,7 @@ const Type* constantType(const FunctionContext& ctx, ir::Instr* in, const ir::Co
 
 ir::Instr* lowerConstant(const FunctionContext& ctx, ir::Instr* in, const ir::Const& c, Emitter& e) {
   if (const SymbolEntry* entry = valueSymbol(c)) {
-    Site site{ctx, in, entry->name, entry->arg};
+    Site site{ctx, in, entry->name, entry->arg, entry->intrinsic};
     return entry->value->lower(site, e);
   }
   if (c.kind != ir::Const::Kind::Tuple) return e.constant(c, ir::constType(c));
@@ -45,7 +45,7 @@ Bound bindGetAttr(const FunctionContext& ctx, ir::Instr* in) {
     if (!entry)
       ctx.fail(in, "getattr ." + in->name, "unsupported attribute " + qualified,
                "cudajit supports the names listed in docs (cuda.threadIdx.x, math.sqrt, ...)");
-    Site site{ctx, in, entry->name, entry->arg};
+    Site site{ctx, in, entry->name, entry->arg, entry->intrinsic};
     site.receiver = obj;
     return Bound{*entry->value ? entry->value : &rules::symbolRef, site};
   }
@@ -65,6 +65,7 @@ Bound bindCall(const FunctionContext& ctx, ir::Instr* in) {
   const Type* t = callee->type;
   const Rule* rule = nullptr;
   std::string_view name, arg;
+  ir::Intrinsic intrinsic = ir::Intrinsic::Count;
   if (t->is(TypeKind::Symbol)) {
     const SymbolEntry* entry = findSymbol(t->name);
     if (!entry || !*entry->call)
@@ -72,6 +73,7 @@ Bound bindCall(const FunctionContext& ctx, ir::Instr* in) {
     rule = entry->call;
     name = entry->name;
     arg = entry->arg;
+    intrinsic = entry->intrinsic;
   } else if (t->is(TypeKind::Tuple) && !t->elems.empty() && t->elems[0]->is(TypeKind::Symbol) &&
              t->elems[0]->name.rfind("method:", 0) == 0) {
     // A bound method (z.conjugate): the rule reads its receiver from the tuple.
@@ -80,13 +82,14 @@ Bound bindCall(const FunctionContext& ctx, ir::Instr* in) {
     rule = entry->call;
     name = entry->name;
     arg = entry->arg;
+    intrinsic = entry->intrinsic;
   } else if (t->is(TypeKind::Function)) {
     rule = &rules::deviceCall;
     name = t->name;
   } else {
     ctx.fail(in, "call", "a value of type " + typeToString(t) + " is not callable");
   }
-  Site site{ctx, in, name, arg};
+  Site site{ctx, in, name, arg, intrinsic};
   if (t->is(TypeKind::Tuple)) site.receiver = callee;
   size_t nargs = in->operands.size() - 1;
   size_t nkw = std::min(in->names.size(), nargs);

@@ -11,18 +11,28 @@ namespace {
 using namespace rules;   // the rule names symbols.def uses
 const Rule none{};        // the table's "not usable this way"
 
+// symbols.def's argument column: a string or I(Enum), an intrinsic id.
+struct Arg {
+  constexpr Arg(const char* s) : text(s) {}
+  constexpr Arg(ir::Intrinsic i) : id(i) {}
+  std::string_view text;
+  ir::Intrinsic id = ir::Intrinsic::Count;
+};
+
 const SymbolEntry kSymbols[] = {
-#define SYMBOL(name, value, call, arg) {name, &value, &call, arg},
+#define I(E) ir::Intrinsic::E
+#define SYMBOL(name, value, call, arg) {name, &value, &call, Arg(arg).text, Arg(arg).id},
 #include "typeinfer/symbols.def"
 #undef SYMBOL
+#undef I
 // numpy.float32(x) & co, and their use as dtypes: one row per scalar type.
 #define X(E, short_name, numba_name, kind, bits, is_signed, nvvm, np) \
-  {"numpy." #numba_name, &none, &scalarCast, #numba_name},
+  {"numpy." #numba_name, &none, &scalarCast, #numba_name, ir::Intrinsic::Count},
 #include "types/scalars.def"
 #undef X
 // np.sqrt(x) & co: numpy ufuncs on scalars (rules_ufunc.cpp), named as the
 // decoder names a ufunc: numpy.<its __name__> (np.abs -> numpy.absolute).
-#define UFUNC(name, nin, nout, loops) {"numpy." #name, &none, &ufunc, #name},
+#define UFUNC(name, nin, nout, loops) {"numpy." #name, &none, &ufunc, #name, ir::Intrinsic::Count},
 #include "typeinfer/ufunc_loops.def"
 #undef UFUNC
 };

@@ -63,6 +63,17 @@ void bindTypeinfer(py::module_& m) {
       "else the typed IR before any pass.");
 
   m.def(
+      "verify_decoded",
+      [](py::object fn) {
+        auto untyped = cj::bytecode::decodeFunction(fn.ptr());
+        std::string error;
+        return cj::ir::verifyModule(*untyped, /*typed=*/false, &error) ? std::string() : error;
+      },
+      py::arg("fn"),
+      "Decodes a Python function and verifies the untyped IR in memory (use lists "
+      "included, which a print / parse round trip would rebuild): '' or the problem.");
+
+  m.def(
       "infer_ir",
       [](py::object fn, const std::vector<std::string>& types, std::optional<bool> kernel) {
         auto untyped = cj::bytecode::decodeFunction(fn.ptr());
