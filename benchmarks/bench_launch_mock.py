@@ -9,7 +9,8 @@ It builds the mock with the C++ compiler ($CXX, g++ or c++), then times in a
 fresh interpreter that loads it (the driver is loaded once per process).
 Prints the median nanoseconds per launch for cudajit device arrays, and for
 the same launch with an explicit cudajit.Stream. Compare two builds on one
-machine, one after the other; the GPU's figures come from bench_launch.py.
+machine, one after the other (PYTHONPATH naming each installed build, as
+scripts/gpu_compare.sh does); the GPU's figures come from bench_launch.py.
 """
 from __future__ import annotations
 
@@ -62,6 +63,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--out", help="accepted for scripts/gpu_compare.sh; the figures are printed")
     a = ap.parse_args()
     cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
     if not cxx:
@@ -72,7 +74,10 @@ def main() -> None:
                         str(REPO / "runtime" / "testing" / "mock_libcuda.cpp"), "-o", str(lib)],
                        check=True)
         env = dict(os.environ, CUDAJIT_CUDA_DRIVER=str(lib))
-        env["PYTHONPATH"] = str(REPO / "python") + os.pathsep + env.get("PYTHONPATH", "")
+        # An installed cudajit named by PYTHONPATH (two builds compared) is
+        # kept; otherwise the source tree's package with its in-tree _core.
+        if not env.get("PYTHONPATH"):
+            env["PYTHONPATH"] = str(REPO / "python")
         subprocess.run([sys.executable, "-c", TIMING, str(a.calls), str(a.runs)], env=env,
                        check=True)
 
