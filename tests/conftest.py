@@ -93,3 +93,18 @@ def run_python():
         return proc.stdout
 
     return run
+
+
+@pytest.fixture(scope="module")
+def cub_cache(tmp_path_factory):
+    """CUB instantiations go to CUDAJIT_TEST_CUB_CACHE, else a fresh directory
+    per test module (modules that compile CUB use it: usefixtures)."""
+    keep = os.environ.get("CUDAJIT_TEST_CUB_CACHE")
+    path = keep or str(tmp_path_factory.mktemp("cub-cache"))
+    old = os.environ.get("CUDAJIT_CACHE_DIR")
+    os.environ["CUDAJIT_CACHE_DIR"] = path
+    yield path
+    if old is None:
+        os.environ.pop("CUDAJIT_CACHE_DIR", None)
+    else:
+        os.environ["CUDAJIT_CACHE_DIR"] = old

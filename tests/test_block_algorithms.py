@@ -36,18 +36,7 @@ GRID = 3   # blocks per launch: results must not leak between blocks
 IPT = 4    # items per thread of the local-array kernels
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cub_cache(tmp_path_factory):
-    """CUB instantiations go to CUDAJIT_TEST_CUB_CACHE, else a fresh directory."""
-    keep = os.environ.get("CUDAJIT_TEST_CUB_CACHE")
-    path = keep or str(tmp_path_factory.mktemp("cub-cache"))
-    old = os.environ.get("CUDAJIT_CACHE_DIR")
-    os.environ["CUDAJIT_CACHE_DIR"] = path
-    yield path
-    if old is None:
-        os.environ.pop("CUDAJIT_CACHE_DIR", None)
-    else:
-        os.environ["CUDAJIT_CACHE_DIR"] = old
+pytestmark = pytest.mark.usefixtures("cub_cache")
 
 
 from ptxas_check import assemble as ptxas_ok  # noqa: E402

@@ -27,17 +27,7 @@ bb0:
 """
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cub_cache(tmp_path_factory):
-    keep = os.environ.get("CUDAJIT_TEST_CUB_CACHE")
-    path = keep or str(tmp_path_factory.mktemp("cub-cache"))
-    old = os.environ.get("CUDAJIT_CACHE_DIR")
-    os.environ["CUDAJIT_CACHE_DIR"] = path
-    yield path
-    if old is None:
-        os.environ.pop("CUDAJIT_CACHE_DIR", None)
-    else:
-        os.environ["CUDAJIT_CACHE_DIR"] = old
+pytestmark = pytest.mark.usefixtures("cub_cache")
 
 
 def test_collect_lists_each_descriptor_once():
