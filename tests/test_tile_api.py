@@ -1,0 +1,369 @@
+"""cudajit.tile (issue 11, groundwork): the public API with cuTile's names and
+signatures, the not-yet-compiled error, and the tile type of compiler/types
+through the _core bindings (text form, interning, parse round trip, shape rules).
+
+No GPU needed: nothing here launches a kernel.
+"""
+
+import inspect
+import math
+import pickle
+import typing
+
+import pytest
+
+import cudajit
+import cudajit.tile as ct
+from cudajit import _core
+from cudajit.errors import CompileError, DeviceOnlyError
+
+# ---- the API surface --------------------------------------------------------------
+
+# The names issue 11 asks for, grouped as docs/tiles.md lists them.
+ISSUE_NAMES = {
+    "launch": ["kernel", "launch", "Constant", "cdiv"],
+    "grid": ["bid", "num_blocks", "num_tiles"],
+    "memory": ["load", "store", "gather", "scatter", "PaddingMode", "TiledView", "Array"],
+    "factories": ["full", "zeros", "ones", "arange"],
+    "dtypes": ["DType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+               "uint64", "float16", "bfloat16", "float32", "float64", "tfloat32"],
+    "shape": ["astype", "reshape", "permute", "transpose", "expand_dims", "broadcast_to", "where"],
+    "math": ["exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh", "abs", "floor",
+             "ceil", "minimum", "maximum", "pow", "add", "sub", "mul", "truediv", "floordiv"],
+    "reductions": ["sum", "max", "min", "prod", "argmax", "argmin", "reduce", "cumsum", "cumprod",
+                   "scan"],
+    "matmul": ["matmul", "mma"],
+    "atomics": ["atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
+                "atomic_xchg", "atomic_cas"],
+    "debug": ["printf", "print"],
+}
+
+
+@pytest.mark.parametrize("group", sorted(ISSUE_NAMES))
+def test_issue_names_exist_and_are_exported(group):
+    for name in ISSUE_NAMES[group]:
+        assert hasattr(ct, name), name
+        assert name in ct.__all__, name
+
+
+def test_every_export_resolves():
+    missing = [name for name in ct.__all__ if not hasattr(ct, name)]
+    assert missing == []
+
+
+OPS = [name for name in ct.__all__ if callable(getattr(ct, name)) and
+       hasattr(getattr(ct, name), "__wrapped__")]
+
+
+def test_there_are_many_ops():
+    assert len(OPS) > 80
+    assert "cdiv" not in OPS   # cdiv is a real host function
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_op_stub_is_a_compiler_symbol_and_device_only(name):
+    op = getattr(ct, name)
+    assert op._cudajit_symbol_ == f"cudajit.tile.{name}"
+    assert op.__name__ == name
+    assert op.__doc__ and op.__doc__.strip()
+    with pytest.raises(DeviceOnlyError, match=rf"cudajit\.tile\.{name} can only be used in tile code"):
+        op(1, 2, 3)
+
+
+def test_module_is_a_compiler_symbol():
+    assert ct._cudajit_symbol_ == "cudajit.tile"
+    assert ct.cdiv._cudajit_symbol_ == "cudajit.tile.cdiv"
+
+
+def _params(fn):
+    return [(p.name, p.kind.name, p.default) for p in inspect.signature(fn).parameters.values()]
+
+
+P, K, KW, VAR = "POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "KEYWORD_ONLY", "VAR_POSITIONAL"
+E = inspect.Parameter.empty
+
+
+def test_signatures_are_cutiles():
+    # Written out from cuTile Python 1.x's documentation, so a drift shows here.
+    assert _params(ct.load) == [
+        ("array", P, E), ("index", K, E), ("shape", K, E), ("order", KW, "C"),
+        ("padding_mode", KW, ct.PaddingMode.UNDETERMINED), ("check_bounds", KW, True),
+        ("latency", KW, None), ("allow_tma", KW, None), ("memory_order", KW, ct.MemoryOrder.WEAK),
+        ("memory_scope", KW, ct.MemoryScope.NONE)]
+    assert [p[0] for p in _params(ct.store)] == [
+        "array", "index", "tile", "order", "check_bounds", "latency", "allow_tma", "memory_order",
+        "memory_scope"]
+    assert _params(ct.mma) == [("x", P, E), ("y", P, E), ("acc", K, E), ("use_fast_acc", KW, False)]
+    assert _params(ct.sum)[:3] == [("x", P, E), ("axis", K, None), ("keepdims", KW, False)]
+    assert _params(ct.cumsum)[:3] == [("x", P, E), ("axis", K, 0), ("reverse", KW, False)]
+    assert _params(ct.arange) == [("size", P, E), ("dtype", KW, E), ("start", KW, 0), ("step", KW, 1)]
+    assert _params(ct.full) == [("shape", K, E), ("fill_value", K, E), ("dtype", K, E)]
+    assert _params(ct.atomic_add)[:3] == [("array", P, E), ("indices", P, E), ("update", P, E)]
+    assert _params(ct.gather)[:4] == [("array", P, E), ("indices", P, E), ("mask", KW, None),
+                                      ("padding_value", KW, 0)]
+    assert _params(ct.where) == [("cond", P, E), ("x", P, E), ("y", P, E)]
+    assert _params(ct.printf) == [("format", K, E), ("args", VAR, E)]
+    assert _params(ct.bid) == [("axis", K, E)]
+
+
+def test_enums_have_cutiles_values():
+    assert {m.name: m.value for m in ct.PaddingMode} == {
+        "UNDETERMINED": "undetermined", "ZERO": "zero", "NEG_ZERO": "neg_zero", "NAN": "nan",
+        "POS_INF": "pos_inf", "NEG_INF": "neg_inf"}
+    assert [m.name for m in ct.MemoryOrder] == ["WEAK", "RELAXED", "ACQUIRE", "RELEASE", "ACQ_REL"]
+    assert [m.name for m in ct.MemoryScope] == ["NONE", "BLOCK", "CLUSTER", "DEVICE", "SYS"]
+    assert ct.RoundingMode.RN.value == "nearest_even"
+    assert ct.PaddingMode.ZERO._cudajit_symbol_ == "cudajit.tile.PaddingMode.ZERO"
+    assert ct.MemoryOrder.ACQ_REL._cudajit_symbol_ == "cudajit.tile.MemoryOrder.ACQ_REL"
+
+
+# ---- cdiv on the host -----------------------------------------------------------------
+
+def test_cdiv_matches_ceil_division():
+    for x in range(0, 200):
+        for y in range(1, 40):
+            assert ct.cdiv(x, y) == math.ceil(x / y), (x, y)
+    assert ct.cdiv(9, 4) == 3 and ct.cdiv(8, 4) == 2   # cuTile's own example
+    big = 2**62 + 1
+    assert ct.cdiv(big, 2**31) == -(-big // 2**31)     # exact for ints past float precision
+
+
+def test_cdiv_by_zero_raises():
+    with pytest.raises(ZeroDivisionError):
+        ct.cdiv(5, 0)
+
+
+# ---- dtypes ---------------------------------------------------------------------------
+
+def test_dtypes():
+    assert str(ct.float32) == "float32" and repr(ct.bfloat16) == "<DType 'bfloat16'>"
+    assert isinstance(ct.float16, ct.DType)
+    assert [ct.int8.bitwidth, ct.float64.bitwidth, ct.tfloat32.bitwidth, ct.bool_.bitwidth] == \
+        [8, 64, 32, 8]
+    assert ct.tfloat32.category == "restricted_float" and ct.uint16.category == "uint"
+    assert ct.float32._cudajit_symbol_ == "numpy.float32"      # the compiler's dtype symbol
+    assert ct.bfloat16._cudajit_symbol_ == "cudajit.tile.bfloat16"
+    assert ct.bfloat16.ir_name is None and ct.int64.ir_name == "i64"
+    assert pickle.loads(pickle.dumps(ct.float16)) is ct.float16
+    with pytest.raises(AttributeError):
+        ct.float32._name = "float64"
+    with pytest.raises(DeviceOnlyError):
+        ct.float32(1.0)
+
+
+@pytest.mark.parametrize("name", ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                                  "uint32", "uint64", "float16", "float32", "float64"])
+def test_every_dtype_with_an_ir_name_is_a_tile_dtype(name):
+    dtype = getattr(ct, name)
+    assert _core.tile_type(dtype.ir_name, (4,)) == f"tile({dtype.ir_name}, 4)"
+
+
+# ---- Constant -------------------------------------------------------------------------
+
+def test_constant_annotation():
+    hint = ct.Constant[int]
+    assert typing.get_origin(hint) is typing.Annotated
+    assert typing.get_args(hint)[0] is int
+    assert isinstance(hint.__metadata__[0], ct.ConstantAnnotation)
+    assert ct.Constant[int] == ct.Constant[int]
+
+
+def test_kernel_finds_constant_parameters():
+    @ct.kernel
+    def k(x, out, TILE: ct.Constant[int], ANY: ct.Constant, plain: int, n=3):
+        pass
+    assert k.parameters == ("x", "out", "TILE", "ANY", "plain", "n")
+    assert k.constant_parameters == ("TILE", "ANY")
+
+
+def test_kernel_finds_constant_parameters_in_string_annotations():
+    namespace = {"ct": ct}
+    exec("from __future__ import annotations\n"
+         "def k(x, TILE: ct.Constant[int], M: Constant[int], other: int):\n"
+         "    pass\n", namespace)
+    assert ct.kernel(namespace["k"]).constant_parameters == ("TILE", "M")
+
+
+# ---- @ct.kernel and launch: recognised, not compiled yet -----------------------------------
+
+@ct.kernel
+def segment_sums(x, out, TILE: ct.Constant[int]):
+    seg = ct.bid(0)
+    t = ct.load(x, index=(seg, 0), shape=(1, TILE))
+    ct.store(out, index=(seg,), tile=ct.sum(t, axis=1))
+
+
+FIRST_LINE = segment_sums.py_func.__code__.co_firstlineno
+
+
+def _check_not_compiled(err):
+    assert isinstance(err, CompileError)
+    text = str(err)
+    assert "segment_sums" in text and "not compiled yet" in text
+    assert err.file == __file__ and err.line == FIRST_LINE
+    assert f"{__file__}:{FIRST_LINE}" in text
+    assert err.construct == "cudajit.tile.kernel"
+
+
+def test_launch_raises_a_clear_compile_error():
+    with pytest.raises(CompileError) as info:
+        ct.launch(None, (4,), segment_sums, (None, None, 1024))
+    _check_not_compiled(info.value)
+
+
+def test_numba_style_launch_raises_the_same_error():
+    with pytest.raises(CompileError) as info:
+        segment_sums[4](None, None, 1024)
+    _check_not_compiled(info.value)
+    with pytest.raises(CompileError):
+        segment_sums[(2, 3)](None, None, 1024)
+
+
+def test_compile_error_is_cudajits():
+    assert issubclass(CompileError, Exception) and CompileError is cudajit.CompileError
+
+
+def test_kernel_keeps_the_function_and_options():
+    assert segment_sums.__name__ == "segment_sums" and segment_sums.py_func.__name__ == "segment_sums"
+    assert segment_sums.options["opt_level"] == 3 and segment_sums.options["num_warps"] is None
+    k8 = segment_sums.replace_hints(num_warps=8)
+    assert k8.options["num_warps"] == 8 and k8.py_func is segment_sums.py_func
+    assert segment_sums.options["num_warps"] is None
+    with pytest.raises(TypeError, match="unknown option"):
+        segment_sums.replace_hints(block=128)
+
+
+def test_kernel_with_options():
+    @ct.kernel(num_warps=8, occupancy=2, num_ctas=2)
+    def k(x):
+        pass
+    assert isinstance(k, ct.TileKernel)
+    assert k.options["num_warps"] == 8 and k.options["occupancy"] == 2
+    with pytest.raises(CompileError, match="'test_kernel_with_options.<locals>.k'"):
+        ct.launch(None, 1, k, (None,))
+
+
+@pytest.mark.parametrize("options", [{"num_warps": 3}, {"num_warps": 64}, {"num_ctas": 32},
+                                     {"occupancy": 0}, {"opt_level": 4}, {"num_worker_warps": 2},
+                                     {"num_warps": True}])
+def test_bad_kernel_options_are_rejected(options):
+    with pytest.raises(ValueError, match="cudajit.tile.kernel: " + next(iter(options))):
+        ct.kernel(**options)(lambda x: None)
+
+
+def test_kernel_misuse():
+    with pytest.raises(TypeError, match="Python functions"):
+        ct.kernel(len)
+    with pytest.raises(TypeError, match="cannot be called directly"):
+        segment_sums(None, None, 1024)
+    with pytest.raises(TypeError, match="grid only"):
+        segment_sums[(4,), (128,)]
+    for grid in [0, (1, 2, 3, 4), (), (2.0,), (-1,)]:
+        with pytest.raises(TypeError, match="grid"):
+            ct.launch(None, grid, segment_sums, (None, None, 1024))
+    with pytest.raises(TypeError, match="takes 3 argument"):
+        ct.launch(None, (1,), segment_sums, (None, None))
+    with pytest.raises(TypeError, match="must be a tuple"):
+        ct.launch(None, (1,), segment_sums, [None, None, 1024])
+
+    @cudajit.jit
+    def simt(x):
+        pass
+    with pytest.raises(TypeError, match="launches @cudajit.tile.kernel"):
+        ct.launch(None, (1,), simt, (None,))
+
+
+def test_type_stub_classes_cannot_be_made_on_the_host():
+    for cls in (ct.Tile, ct.Array, ct.TiledView):
+        with pytest.raises(TypeError, match="only inside tile code"):
+            cls()
+
+
+def test_tile_op_in_a_simt_kernel_is_a_compile_error():
+    # Tiles in SIMT kernels come with the tile pipeline; until then a compile error, not a crash.
+    def simt(out):
+        out[0] = ct.bid(0)
+    with pytest.raises(CompileError, match="bid"):
+        cudajit.compile_ptx(simt, "void(int32[::1])", arch="sm_80")
+
+
+# ---- the tile type (compiler/types) through _core -------------------------------------------
+
+def test_tile_type_text():
+    assert _core.tile_type("float32", (16, 64)) == "tile(f32, 16x64)"
+    assert _core.tile_type("f16", [128]) == "tile(f16, 128)"
+    assert _core.tile_type("int32", ()) == "tile(i32)"             # 0-d: cuTile's scalar tile
+    assert _core.tile_type("bool", (1, 2, 4)) == "tile(b1, 1x2x4)"
+    assert _core.type_numba_string("tile(f32, 16x64)") == "Tile[float32,(16,64)]"
+    assert _core.type_numba_string("tile(i64)") == "Tile[int64,()]"
+
+
+@pytest.mark.parametrize("text", ["tile(f32, 16x64)", "tile(f64, 1)", "tile(u8, 2x1x4x8)", "tile(b1)",
+                                  "tile(i64, 1024)", "tuple(tile(f32, 16), i64)",
+                                  "tuple(tile(f16, 64x64), tile(f32, 64x64))",
+                                  "optional(tile(f32, 4))", "array(f32, 2d, C)"])
+def test_type_text_round_trips(text):
+    assert _core.type_text(text) == text
+    assert _core.type_identity(_core.type_text(text)) == _core.type_identity(text)
+
+
+def test_tile_type_text_tolerates_spaces():
+    assert _core.type_text("tile( f32 ,16x64 )") == "tile(f32, 16x64)"
+    assert _core.parse_tile_type("tile(float32, 16x64)") == ("f32", (16, 64))
+    assert _core.parse_tile_type("tile(i32)") == ("i32", ())
+
+
+def test_tile_types_are_interned():
+    a = _core.type_identity("tile(f32, 16x64)")
+    assert a == _core.type_identity("tile(float32, 16x64)")
+    assert a == _core.type_identity(_core.tile_type("float32", (16, 64)))
+    others = ["tile(f32, 64x16)", "tile(f64, 16x64)", "tile(f32, 16x64x1)", "tile(f32, 1024)",
+              "tile(f32)", "f32", "array(f32, 2d, C)", "tuple(tile(f32, 16x64))"]
+    ids = {_core.type_identity(t) for t in others}
+    assert a not in ids and len(ids) == len(others)
+
+
+@pytest.mark.parametrize("shape, why", [
+    ((12,), "dimension 0 of \\(12\\) is 12, not a power of two"),
+    ((16, 3), "dimension 1 of \\(16, 3\\) is 3, not a power of two"),
+    ((0,), "is 0, not a power of two"),
+    ((-4,), "is -4, not a power of two"),
+    ((1,) * 9, "at most 8 dimensions"),
+    ((4096, 8192), "more than 16777216 elements"),
+    ((2**40, 2**40), "more than 16777216 elements"),
+])
+def test_bad_tile_shapes_are_rejected(shape, why):
+    with pytest.raises(ValueError, match=why):
+        _core.tile_type("float32", shape)
+
+
+def test_tile_limits():
+    assert _core.MAX_TILE_RANK == 8 and _core.MAX_TILE_ELEMENTS == 2**24
+    assert _core.tile_type("f32", (1,) * 8) == "tile(f32, 1x1x1x1x1x1x1x1)"
+    assert _core.tile_type("f32", (4096, 4096)) == "tile(f32, 4096x4096)"
+
+
+@pytest.mark.parametrize("text, why", [
+    ("tile(f32, 12x64)", "dimension 0 of \\(12, 64\\) is 12, not a power of two"),
+    ("tile(f32, 0)", "is 0, not a power of two"),
+    ("tile(c64, 16)", "complex64 is not a tile dtype"),
+    ("tile(f33, 16)", "unknown dtype 'f33'"),
+    ("tile(f32, 16x)", "expected the shape"),
+    ("tile(f32, -16)", "expected the shape"),
+    ("tile(f32, 16x64", "expected '\\)'"),
+    ("tile(f32, 16) x", "unexpected text after"),
+    ("tile(f32, 99999999999999999999)", "expected the shape"),
+    ("tiles(f32, 16)", "expected 'tile\\('"),
+])
+def test_bad_tile_text_is_rejected_with_the_reason(text, why):
+    with pytest.raises(ValueError, match=why):
+        _core.parse_tile_type(text)
+    with pytest.raises(ValueError):
+        _core.type_text(text)
+
+
+def test_complex_is_not_a_tile_dtype():
+    with pytest.raises(ValueError, match="complex128 is not a tile dtype"):
+        _core.tile_type("complex128", (4,))
+    with pytest.raises(ValueError, match="unknown dtype"):
+        _core.tile_type("float8", (4,))
