@@ -367,3 +367,46 @@ def test_complex_is_not_a_tile_dtype():
         _core.tile_type("complex128", (4,))
     with pytest.raises(ValueError, match="unknown dtype"):
         _core.tile_type("float8", (4,))
+
+
+# ---- cuTile's dtype promotion (compiler/types/tile_promotion.cpp) ----------------------------
+
+# cuTile's promotion table for the dtypes cudajit's scalar table has (rows and
+# columns in this order); "--" where cuTile asks for an explicit astype.
+_ORDER = "b1 u8 u16 u32 u64 i8 i16 i32 i64 f16 f32 f64".split()
+_CUTILE_PROMOTION = """
+b1  u8  u16 u32 u64 i8  i16 i32 i64 f16 f32 f64
+u8  u8  u16 u32 u64 --  --  --  --  f16 f32 f64
+u16 u16 u16 u32 u64 --  --  --  --  f16 f32 f64
+u32 u32 u32 u32 u64 --  --  --  --  f16 f32 f64
+u64 u64 u64 u64 u64 --  --  --  --  f16 f32 f64
+i8  --  --  --  --  i8  i16 i32 i64 f16 f32 f64
+i16 --  --  --  --  i16 i16 i32 i64 f16 f32 f64
+i32 --  --  --  --  i32 i32 i32 i64 f16 f32 f64
+i64 --  --  --  --  i64 i64 i64 i64 f16 f32 f64
+f16 f16 f16 f16 f16 f16 f16 f16 f16 f16 f32 f64
+f32 f32 f32 f32 f32 f32 f32 f32 f32 f32 f32 f64
+f64 f64 f64 f64 f64 f64 f64 f64 f64 f64 f64 f64
+"""
+
+
+def test_tile_promotion_is_cutiles_table():
+    rows = [line.split() for line in _CUTILE_PROMOTION.strip().splitlines()]
+    assert len(rows) == len(_ORDER) and all(len(r) == len(_ORDER) for r in rows)
+    for a, row in zip(_ORDER, rows):
+        for b, expected in zip(_ORDER, row):
+            if expected == "--":
+                with pytest.raises(ValueError, match="signed with unsigned"):
+                    _core.tile_promote(a, b)
+            else:
+                assert _core.tile_promote(a, b) == expected, (a, b)
+
+
+def test_tile_promotion_differs_from_numba():
+    # numba widens (int64 + float16 -> float64, int32 + uint32 -> int64); cuTile does not.
+    assert _core.tile_promote("int64", "float16") == "f16"
+    assert _core.binary_result_type("add", "int64", "float16") == "f64"
+    with pytest.raises(ValueError, match="int32 and uint32 .*use astype"):
+        _core.tile_promote("int32", "uint32")
+    with pytest.raises(ValueError, match="complex64 is not a tile dtype"):
+        _core.tile_promote("complex64", "float32")

@@ -12,6 +12,7 @@ void bindCodegen(py::module_& m);    // bind_codegen.cpp
 void bindRuntime(py::module_& m);    // bind_runtime.cpp
 void bindDispatcher(py::module_& m); // bind_dispatcher.cpp
 void bindCub(py::module_& m);        // bind_cub.cpp
+void bindTypes(py::module_& m);      // bind_types.cpp
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "cudajit's C++ core";
@@ -23,4 +24,5 @@ PYBIND11_MODULE(_core, m) {
   bindRuntime(m);
   bindDispatcher(m);
   bindCub(m);
+  bindTypes(m);
 }
