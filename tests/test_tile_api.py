@@ -216,7 +216,9 @@ def test_numba_style_launch_raises_the_same_error():
         segment_sums[4](None, None, 1024)
     _check_not_compiled(info.value)
     with pytest.raises(CompileError):
-        segment_sums[(2, 3)](None, None, 1024)
+        segment_sums[(2, 3),](None, None, 1024)      # a 2-d grid, numba-style
+    with pytest.raises(CompileError):
+        segment_sums[(2,)](None, None, 1024)
 
 
 def test_compile_error_is_cudajits():
@@ -256,8 +258,12 @@ def test_kernel_misuse():
         ct.kernel(len)
     with pytest.raises(TypeError, match="cannot be called directly"):
         segment_sums(None, None, 1024)
-    with pytest.raises(TypeError, match="grid only"):
-        segment_sums[(4,), (128,)]
+    # numba's [blocks, threads, ...] would run silently wrong as a grid: refused.
+    for config in [((4,), (128,)), (4, 128), (4, 128, 0), (1, 2, 3, 4)]:
+        with pytest.raises(TypeError, match="grid only"):
+            segment_sums[config]
+    with pytest.raises(TypeError, match="grid"):
+        segment_sums[(1, 2, 3, 4),]
     for grid in [0, (1, 2, 3, 4), (), (2.0,), (-1,)]:
         with pytest.raises(TypeError, match="grid"):
             ct.launch(None, grid, segment_sums, (None, None, 1024))

@@ -1,7 +1,8 @@
 """``@cudajit.tile.kernel`` and ``cudajit.tile.launch``.
 
 A tile kernel is launched with a grid only: ``ct.launch(stream, grid, kernel,
-args)`` as in cuTile, or ``kernel[grid](*args)`` as numba spells a launch. The
+args)`` as in cuTile, or ``kernel[n](*args)`` / ``kernel[(gx, gy),](*args)`` in
+numba's spelling (a bare ``kernel[a, b]`` is numba's [blocks, threads]: refused). The
 block size is the compiler's choice (``num_warps`` overrides it).
 
 The tile pipeline does not exist yet (issue 11, docs/tiles.md): decorating
@@ -73,8 +74,7 @@ class TileKernel:
                         "use cudajit.tile.launch(stream, grid, kernel, args) or kernel[grid](*args)")
 
     def __getitem__(self, config):
-        grid = _check_grid(config, numba_style=True)
-        return _Launcher(self, grid)
+        return _Launcher(self, _numba_style_grid(config))
 
     def compile(self, args):
         """Compiles the kernel for these launch arguments. Today: raises CompileError."""
@@ -98,12 +98,23 @@ class _Launcher:
         self.kernel.compile(args)
 
 
-def _check_grid(grid, numba_style=False):
+def _numba_style_grid(config):
+    """``kernel[n]`` or ``kernel[(gx, gy),]``. A bare ``kernel[a, b]`` is refused:
+    Python passes it as the tuple (a, b), which numba reads as [blocks, threads];
+    taking it as a 2-d grid would run a ported SIMT launch silently wrong."""
+    if isinstance(config, tuple):
+        if len(config) != 1:
+            raise TypeError(
+                "a tile kernel is launched with a grid only: kernel[n], or kernel[(gx, gy),] for "
+                f"a 2-d or 3-d grid (kernel{list(config)} reads as numba's [blocks, threads, ...]); "
+                "the compiler picks the block size (@cudajit.tile.kernel(num_warps=...) sets it)")
+        config = config[0]
+    return _check_grid(config)
+
+
+def _check_grid(grid):
     """cuTile's Dim3: an int or a tuple of 1 to 3 positive ints."""
     dims = grid if isinstance(grid, tuple) else (grid,)
-    if numba_style and len(dims) == 2 and all(isinstance(d, tuple) for d in dims):
-        raise TypeError("a tile kernel is launched with a grid only (kernel[grid]); the compiler "
-                        "picks the block size (@cudajit.tile.kernel(num_warps=...) overrides it)")
     ok = 1 <= len(dims) <= 3 and all(isinstance(d, int) and not isinstance(d, bool) and d > 0
                                      for d in dims)
     if not ok:
