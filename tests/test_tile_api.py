@@ -10,6 +10,7 @@ import math
 import pickle
 import typing
 
+import numpy as np
 import pytest
 
 import cudajit
@@ -416,3 +417,109 @@ def test_tile_promotion_differs_from_numba():
         _core.tile_promote("int32", "uint32")
     with pytest.raises(ValueError, match="complex64 is not a tile dtype"):
         _core.tile_promote("complex64", "float32")
+
+
+# ---- tile layouts (compiler/types/tile_layout.cpp) ------------------------------------------
+
+def test_blocked_layout_text_and_rules():
+    assert _core.tile_layout([1, 4], [8, 4], [4, 1], [1, 0]) == "blocked<1x4, 8x4, 4x1, 1x0>"
+    assert _core.tile_layout([4], [32], [1], [0]) == "blocked<4, 32, 1, 0>"
+    bad = [
+        (([1, 4], [8, 8], [4, 1], [1, 0]), "multiply to 64, not 32"),
+        (([1, 3], [8, 4], [4, 1], [1, 0]), "power of two, not 3"),
+        (([1, 4], [8, 4], [4, 1], [1, 1]), "not a permutation"),
+        (([1, 4], [8, 4], [4], [1, 0]), "one entry per dimension"),
+        (([1], [32], [64], [0]), "multiply to 64 \\(at most 32\\)"),
+        (([], [], [], []), "1 to 8 dimensions"),
+    ]
+    for args, why in bad:
+        with pytest.raises(ValueError, match=why):
+            _core.tile_layout(*args)
+
+
+@pytest.mark.parametrize("shape, element_bytes, warps, expected", [
+    ((1, 1024), 4, 4, "blocked<1x4, 1x32, 1x4, 1x0>"),      # docs/tiles.md's example
+    ((64, 64), 2, 8, "blocked<1x8, 4x8, 8x1, 1x0>"),
+    ((128, 64), 4, 4, "blocked<1x4, 2x16, 4x1, 1x0>"),
+    ((16,), 4, 4, "blocked<4, 32, 4, 0>"),                   # smaller than a warp: replicated
+    ((8, 2, 32), 8, 2, "blocked<1x1x2, 1x2x16, 2x1x1, 2x1x0>"),
+])
+def test_default_layout(shape, element_bytes, warps, expected):
+    assert _core.default_tile_layout(shape, element_bytes, warps) == expected
+
+
+def test_default_layout_refusals():
+    assert _core.default_tile_layout((), 4, 4) is None          # a 0-d tile is a scalar
+    assert _core.default_tile_layout((16,), 4, 3) is None
+    assert _core.default_tile_layout((16,), 4, 64) is None
+    assert _core.default_tile_layout((12,), 4, 4) is None
+
+
+def test_default_num_warps():
+    assert [_core.default_num_warps(n) for n in (0, 1, 511, 512, 600, 1024, 2048, 4096, 2**20)] == \
+        [1, 1, 1, 2, 2, 4, 8, 8, 8]
+
+
+LAYOUT_CASES = [
+    ("blocked<1x4, 1x32, 1x4, 1x0>", (1, 1024)),
+    ("blocked<1x4, 1x32, 1x4, 1x0>", (4, 64)),        # tile narrower than the coverage
+    ("blocked<1x8, 4x8, 8x1, 1x0>", (64, 64)),
+    ("blocked<2x2, 4x8, 2x2, 0x1>", (16, 32)),        # column-major order
+    ("blocked<4, 32, 4, 0>", (16,)),
+    ("blocked<1x1x2, 1x2x16, 2x1x1, 2x1x0>", (8, 2, 32)),
+    ("blocked<2x1, 16x2, 1x2, 1x0>", (2, 8)),         # replicated along both dimensions
+]
+
+
+@pytest.mark.parametrize("layout, shape", LAYOUT_CASES)
+def test_layout_covers_every_element_and_owner_inverts(layout, shape):
+    held = _core.tile_layout_map(layout, shape)
+    holders = {}
+    for w, lanes in enumerate(held):
+        assert len(lanes) == 32
+        for lane, regs in enumerate(lanes):
+            for r, element in enumerate(regs):
+                holders.setdefault(element, []).append((w, lane, r))
+    elements = set(np.ndindex(*shape))
+    assert set(holders) == elements
+    copies = {len(h) for h in holders.values()}
+    assert len(copies) == 1                              # every element replicated alike
+    regs = len(held[0][0])
+    assert copies.pop() * len(elements) == len(held) * 32 * regs
+    owners = {element: _core.tile_layout_owner(layout, shape, element) for element in elements}
+    for element, owner in owners.items():
+        assert owner in holders[element]
+    assert len(set(owners.values())) == len(elements)     # one writer per element (stores)
+
+
+def test_default_layout_coalesces():
+    # f32 (1, 1024), 4 warps: lane l's registers 0..3 are elements 4l..4l+3 (one 16-byte
+    # vector; a warp covers 512 contiguous bytes), and registers 4..7 repeat 512 further on.
+    held = _core.tile_layout_map("blocked<1x4, 1x32, 1x4, 1x0>", (1, 1024))
+    for w in range(4):
+        for lane in range(32):
+            base = w * 128 + lane * 4
+            assert held[w][lane] == [(0, base + r) for r in range(4)] + \
+                [(0, 512 + base + r) for r in range(4)]
+
+
+def test_tile_type_with_layout():
+    layout = "blocked<1x4, 8x4, 4x1, 1x0>"
+    text = _core.tile_type("float32", (16, 64), layout)
+    assert text == f"tile(f32, 16x64, {layout})"
+    assert _core.type_text(text) == text
+    assert _core.type_text("tile(f32,16x64,blocked<1x4,8x4,4x1,1x0>)") == text
+    assert _core.type_identity(text) != _core.type_identity("tile(f32, 16x64)")
+    assert _core.type_identity(text) == _core.type_identity(_core.type_text(text))
+    assert _core.type_numba_string(text) == "Tile[float32,(16,64)]"
+    assert _core.type_text(f"tuple({text}, i64)") == f"tuple({text}, i64)"
+    with pytest.raises(ValueError, match="has 1 dimension\\(s\\), the tile \\(16, 64\\) 2"):
+        _core.tile_type("float32", (16, 64), "blocked<4, 32, 4, 0>")
+    with pytest.raises(ValueError, match="has 1 dimension\\(s\\)"):
+        _core.parse_tile_type("tile(f32, 16x64, blocked<4, 32, 4, 0>)")
+    with pytest.raises(ValueError, match="multiply to 16, not 32"):
+        _core.parse_tile_type("tile(f32, 16x64, blocked<1x4, 4x4, 4x1, 1x0>)")
+    with pytest.raises(ValueError, match="expected a layout"):
+        _core.parse_tile_type("tile(f32, 16x64, blocked)")
+    with pytest.raises(ValueError, match="expected the shape"):
+        _core.parse_tile_type("tile(f32, blocked<4, 32, 4, 0>)")    # a 0-d tile has no layout

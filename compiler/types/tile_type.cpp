@@ -6,6 +6,7 @@
 // inference rules and error messages share one definition.
 #include <cctype>
 
+#include "types/tile_layout.h"
 #include "types/types.h"
 
 namespace cj {
@@ -22,7 +23,7 @@ std::string joinShape(const std::vector<int64_t>& shape, std::string_view sep) {
   return s;
 }
 
-// A cursor over the tile text "tile(<dtype>[, <d0>x<d1>x...])".
+// A cursor over the tile text "tile(<dtype>[, <d0>x<d1>x...[, <layout>]])".
 struct TileTextParser {
   std::string_view s;
   size_t pos = 0;
@@ -84,12 +85,22 @@ struct TileTextParser {
         ++pos;
       }
     }
+    const TileLayout* layout = nullptr;
+    if (!shape.empty() && eat(',')) {   // the layout runs to its closing '>'
+      size_t close = s.find('>', pos);
+      if (close == std::string_view::npos) return fail("expected a layout such as blocked<1x4, 8x4, 4x1, 1x0>");
+      std::string why;
+      layout = parseTileLayout(s.substr(pos, close + 1 - pos), &why);
+      if (!layout) return fail(why);
+      pos = close + 1;
+    }
     if (!eat(')')) return fail("expected ')'");
     skipSpace();
     if (pos != s.size()) return fail("unexpected text after ')'");
     if (std::string why = tileDtypeError(dtype); !why.empty()) return fail(why);
     if (std::string why = tileShapeError(shape); !why.empty()) return fail(why);
-    return tileTy(dtype, shape);
+    if (std::string why = tileLayoutError(shape, layout); !why.empty()) return fail(why);
+    return tileTy(dtype, shape, layout);
   }
 };
 
@@ -120,6 +131,14 @@ std::string tileDtypeError(Scalar dtype) {
   return "";
 }
 
+std::string tileLayoutError(const std::vector<int64_t>& shape, const TileLayout* layout) {
+  if (!layout) return "";
+  if (layout->rank() != static_cast<int>(shape.size()))
+    return "the layout " + tileLayoutToString(layout) + " has " + std::to_string(layout->rank()) +
+           " dimension(s), the tile (" + joinShape(shape, ", ") + ") " + std::to_string(shape.size());
+  return "";
+}
+
 int64_t tileElements(const Type* tile) {
   int64_t n = 1;
   for (int64_t d : tile->shape) n *= d;
@@ -129,6 +148,7 @@ int64_t tileElements(const Type* tile) {
 std::string tileTypeToString(const Type* tile) {
   std::string s = "tile(" + std::string(scalarShortName(tile->scalar));
   if (!tile->shape.empty()) s += ", " + joinShape(tile->shape, "x");
+  if (tile->tile_layout) s += ", " + tileLayoutToString(tile->tile_layout);
   return s + ")";
 }
 

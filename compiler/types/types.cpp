@@ -28,14 +28,14 @@ const ScalarRow& row(Scalar s) { return kScalars[static_cast<int>(s)]; }
 
 // The interning table: a key made of every field, mapped to the one Type.
 using Key = std::tuple<int, int, int, int, int, bool, std::vector<const Type*>, std::string,
-                       std::vector<int64_t>>;
+                       std::vector<int64_t>, const TileLayout*>;
 
 const Type* intern(Type t) {
   static std::mutex mu;
   static std::map<Key, std::unique_ptr<Type>> table;
   Key key{static_cast<int>(t.kind), static_cast<int>(t.scalar), t.ndim,
           static_cast<int>(t.layout), static_cast<int>(t.space), t.readonly, t.elems, t.name,
-          t.shape};
+          t.shape, t.tile_layout};
   std::lock_guard<std::mutex> lock(mu);
   auto it = table.find(key);
   if (it != table.end()) return it->second.get();
@@ -126,12 +126,14 @@ const Type* rangeIterTy(Scalar index) {
   return intern(std::move(t));
 }
 
-const Type* tileTy(Scalar dtype, const std::vector<int64_t>& shape) {
-  if (!tileShapeError(shape).empty() || !tileDtypeError(dtype).empty()) return nullptr;
+const Type* tileTy(Scalar dtype, const std::vector<int64_t>& shape, const TileLayout* layout) {
+  if (!tileShapeError(shape).empty() || !tileDtypeError(dtype).empty() || !tileLayoutError(shape, layout).empty())
+    return nullptr;
   Type t;
   t.kind = TypeKind::Tile;
   t.scalar = dtype;
   t.shape = shape;
+  t.tile_layout = layout;
   return intern(std::move(t));
 }
 

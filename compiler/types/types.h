@@ -10,6 +10,8 @@
 
 namespace cj {
 
+struct TileLayout;   // types/tile_layout.h
+
 enum class ScalarKind : uint8_t { Bool, Int, Float, Complex };
 
 enum class Scalar : uint8_t {
@@ -48,6 +50,7 @@ struct Type {
   std::vector<const Type*> elems;     // Tuple
   std::string name;                   // Symbol / Function
   std::vector<int64_t> shape;         // Tile: extent of each dimension, outermost first ({} = 0-d)
+  const TileLayout* tile_layout = nullptr;  // Tile: set by the layout pass, nullptr before it
 
   bool is(TypeKind k) const { return kind == k; }
   bool isScalar() const { return kind == TypeKind::Scalar; }
@@ -92,8 +95,8 @@ bool isOptional(const Type* t);
 inline const Type* optionalValue(const Type* optional) { return optional->elems[2]; }
 
 // ---- Tiles (cuTile's tile model; docs/tiles.md) ---------------------------------
-// A tile type is a dtype and a constant shape; the register layout is not part
-// of the type: the tile pipeline's layout pass assigns it. cuTile's rule: every
+// A tile type is a dtype, a constant shape and, once the tile pipeline's layout
+// pass has run, a layout (types/tile_layout.h). cuTile's rule: every
 // dimension is a power of two (1 included); a 0-d tile (shape {}) is a scalar
 // tile. Our own limits, checked here so that later products cannot overflow:
 // at most kMaxTileRank dimensions and kMaxTileElements elements. Whether a tile
@@ -107,10 +110,15 @@ constexpr int64_t kMaxTileElements = int64_t{1} << 24;
 std::string tileShapeError(const std::vector<int64_t>& shape);
 // Why `dtype` cannot be a tile's element type, or "" (complex has no tile form).
 std::string tileDtypeError(Scalar dtype);
-// The interned tile type; nullptr when tileShapeError or tileDtypeError object.
-const Type* tileTy(Scalar dtype, const std::vector<int64_t>& shape);
+// Why `layout` cannot spread a tile of `shape` (its rank differs; a 0-d tile
+// has no layout), or "". A null layout is always fine.
+std::string tileLayoutError(const std::vector<int64_t>& shape, const TileLayout* layout);
+// The interned tile type; nullptr when tileShapeError, tileDtypeError or
+// tileLayoutError object.
+const Type* tileTy(Scalar dtype, const std::vector<int64_t>& shape, const TileLayout* layout = nullptr);
 int64_t tileElements(const Type* tile);       // product of the shape (1 for 0-d)
-// Text form: tile(f32, 16x64), tile(i32, 128), tile(b1) for a 0-d tile.
+// Text form: tile(f32, 16x64), tile(i32, 128), tile(b1) for a 0-d tile; with a
+// layout, tile(f32, 16x64, blocked<1x4, 8x4, 4x1, 1x0>).
 std::string tileTypeToString(const Type* tile);
 // cuTile's spelling, used in error messages: Tile[float32,(16,64)].
 std::string tileTypeToNumbaString(const Type* tile);

@@ -6,13 +6,21 @@
 //   tile_type("float32", (16, 64))   -> "tile(f32, 16x64)"; ValueError says why a shape is bad
 //   parse_tile_type("tile(f32, 16x64)") -> ("f32", (16, 64)); ValueError with the reason
 //   tile_promote("int64", "float16") -> "f16" (cuTile's rules); ValueError when refused
+// and of tile layouts (types/tile_layout.h):
+//   tile_layout([1, 4], [8, 4], [4, 1], [1, 0]) -> "blocked<1x4, 8x4, 4x1, 1x0>"
+//   default_tile_layout((1, 1024), 4, 4)        -> "blocked<1x4, 1x32, 1x4, 1x0>" (or None)
+//   default_num_warps(elements)                 -> 1..8
+//   tile_layout_map(layout, shape)  -> [warp][lane][reg] -> element tuple; plus registers per thread
+//   tile_layout_owner(layout, shape, element) -> (warp, lane, reg)
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "types/tile_layout.h"
 #include "types/tile_promotion.h"
 #include "types/types.h"
 
@@ -37,6 +45,21 @@ py::tuple shapeTuple(const std::vector<int64_t>& shape) {
   return out;
 }
 
+const cj::TileLayout* layoutOrThrow(const std::string& text) {
+  std::string why;
+  const cj::TileLayout* l = cj::parseTileLayout(text, &why);
+  if (!l) throw py::value_error(why);
+  return l;
+}
+
+// A layout and a shape it can spread (the layout map and owner bindings).
+const cj::TileLayout* layoutForShape(const std::string& text, const std::vector<int64_t>& shape) {
+  const cj::TileLayout* l = layoutOrThrow(text);
+  if (std::string why = cj::tileShapeError(shape); !why.empty()) throw py::value_error(why);
+  if (std::string why = cj::tileLayoutError(shape, l); !why.empty()) throw py::value_error(why);
+  return l;
+}
+
 }  // namespace
 
 void bindTypes(py::module_& m) {
@@ -55,14 +78,16 @@ void bindTypes(py::module_& m) {
 
   m.def(
       "tile_type",
-      [](const std::string& dtype, const std::vector<int64_t>& shape) {
+      [](const std::string& dtype, const std::vector<int64_t>& shape, const std::optional<std::string>& layout) {
         cj::Scalar s;
         if (!cj::parseScalar(dtype, &s)) throw py::value_error("unknown dtype '" + dtype + "'");
         if (std::string why = cj::tileDtypeError(s); !why.empty()) throw py::value_error(why);
         if (std::string why = cj::tileShapeError(shape); !why.empty()) throw py::value_error(why);
-        return cj::typeToString(cj::tileTy(s, shape));
+        const cj::TileLayout* l = layout ? layoutOrThrow(*layout) : nullptr;
+        if (std::string why = cj::tileLayoutError(shape, l); !why.empty()) throw py::value_error(why);
+        return cj::typeToString(cj::tileTy(s, shape, l));
       },
-      py::arg("dtype"), py::arg("shape"),
+      py::arg("dtype"), py::arg("shape"), py::arg("layout") = py::none(),
       "The IR text of the tile type of a dtype and a shape; ValueError says why a shape is bad.");
 
   m.def(
@@ -86,6 +111,59 @@ void bindTypes(py::module_& m) {
         return std::string(cj::scalarShortName(out));
       },
       "cuTile's promotion of two tile dtypes (short name); ValueError when cuTile refuses it.");
+
+  m.def(
+      "tile_layout",
+      [](const std::vector<int>& spt, const std::vector<int>& tpw, const std::vector<int>& wpc,
+         const std::vector<int>& order) {
+        if (std::string why = cj::blockedLayoutError(spt, tpw, wpc, order); !why.empty())
+          throw py::value_error(why);
+        return cj::tileLayoutToString(cj::blockedLayout(spt, tpw, wpc, order));
+      },
+      "The text of a blocked layout (size per thread, threads per warp, warps per CTA, order).");
+
+  m.def(
+      "default_tile_layout",
+      [](const std::vector<int64_t>& shape, int element_bytes, int num_warps) -> std::optional<std::string> {
+        const cj::TileLayout* l = cj::defaultBlockedLayout(shape, element_bytes, num_warps);
+        if (!l) return std::nullopt;
+        return cj::tileLayoutToString(l);
+      },
+      "The blocked layout a load gives a tile by default, or None (0-d tile, bad warp count).");
+
+  m.def("default_num_warps", &cj::defaultNumWarps,
+        "The block size in warps the compiler picks for a kernel whose largest tile has this many elements.");
+
+  m.def(
+      "tile_layout_map",
+      [](const std::string& layout, const std::vector<int64_t>& shape) {
+        const cj::TileLayout* l = layoutForShape(layout, shape);
+        int64_t regs = cj::registersPerThread(l, shape);
+        py::list warps;
+        for (int w = 0; w < l->numWarps(); ++w) {
+          py::list lanes;
+          for (int lane = 0; lane < 32; ++lane) {
+            py::list held;
+            for (int64_t r = 0; r < regs; ++r) held.append(shapeTuple(cj::elementOf(l, shape, w, lane, r)));
+            lanes.append(std::move(held));
+          }
+          warps.append(std::move(lanes));
+        }
+        return warps;
+      },
+      "[warp][lane][register] -> the element (a tuple) that register holds, for a layout and a tile shape.");
+
+  m.def(
+      "tile_layout_owner",
+      [](const std::string& layout, const std::vector<int64_t>& shape, const std::vector<int64_t>& element) {
+        const cj::TileLayout* l = layoutForShape(layout, shape);
+        if (element.size() != shape.size()) throw py::value_error("the element needs one index per dimension");
+        for (size_t d = 0; d < shape.size(); ++d)
+          if (element[d] < 0 || element[d] >= shape[d]) throw py::value_error("element outside the tile");
+        cj::ElementOwner o = cj::ownerOf(l, shape, element);
+        return py::make_tuple(o.warp, o.lane, o.reg);
+      },
+      "(warp, lane, register) of an element's first owner.");
 
   m.attr("MAX_TILE_RANK") = cj::kMaxTileRank;
   m.attr("MAX_TILE_ELEMENTS") = cj::kMaxTileElements;
