@@ -180,9 +180,10 @@ def test_kernel_finds_constant_parameters():
 def test_kernel_finds_constant_parameters_in_string_annotations():
     namespace = {"ct": ct}
     exec("from __future__ import annotations\n"
-         "def k(x, TILE: ct.Constant[int], M: Constant[int], other: int):\n"
+         "def k(x, TILE: ct.Constant[int], M: Constant[int], other: int, N: tile.Constant,\n"
+         "      C: ConstantLike[int]):\n"
          "    pass\n", namespace)
-    assert ct.kernel(namespace["k"]).constant_parameters == ("TILE", "M")
+    assert ct.kernel(namespace["k"]).constant_parameters == ("TILE", "M", "N")
 
 
 # ---- @ct.kernel and launch: recognised, not compiled yet -----------------------------------

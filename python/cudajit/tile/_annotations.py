@@ -34,10 +34,9 @@ Constant = typing.Annotated[T, ConstantAnnotation()]
 def is_constant_annotation(annotation):
     """True for ``Constant``, ``Constant[X]`` (and the string forms of both, as
     ``from __future__ import annotations`` leaves them)."""
-    if isinstance(annotation, str):
-        text = annotation.replace(" ", "")
-        return any(text == p or text.startswith(p + "[")
-                   for p in ("Constant", "ct.Constant", "cudajit.tile.Constant"))
+    if isinstance(annotation, str):   # "Constant[int]", "ct.Constant", "tile.Constant[int]"
+        head = annotation.replace(" ", "").split("[", 1)[0]
+        return head.rsplit(".", 1)[-1] == "Constant"
     return any(isinstance(m, ConstantAnnotation) for m in getattr(annotation, "__metadata__", ()))
 
 
