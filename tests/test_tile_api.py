@@ -524,3 +524,124 @@ def test_tile_type_with_layout():
         _core.parse_tile_type("tile(f32, 16x64, blocked)")
     with pytest.raises(ValueError, match="expected the shape"):
         _core.parse_tile_type("tile(f32, blocked<4, 32, 4, 0>)")    # a 0-d tile has no layout
+
+
+# ---- the tile shape algebra (compiler/types/tile_shapes.cpp), against numpy -------------------
+
+SHAPES = [(), (1,), (8,), (4, 1), (1, 16), (4, 16), (2, 1, 8), (2, 4, 8)]
+
+
+def _numpy_shape(fn):
+    try:
+        return tuple(fn())
+    except ValueError:   # numpy's AxisError is one too
+        return None
+
+
+@pytest.mark.parametrize("a", SHAPES)
+@pytest.mark.parametrize("b", SHAPES)
+def test_broadcast_shapes_match_numpy(a, b):
+    expected = _numpy_shape(lambda: np.broadcast_shapes(a, b))
+    if expected is None:
+        with pytest.raises(ValueError, match="do not broadcast"):
+            _core.tile_broadcast_shapes(a, b)
+    else:
+        assert _core.tile_broadcast_shapes(a, b) == expected
+        assert _core.tile_broadcast_to(a, expected) == expected
+    if expected != b:
+        with pytest.raises(ValueError, match="cannot broadcast"):
+            _core.tile_broadcast_to(a, b)
+
+
+def test_broadcast_message_and_size_limit():
+    with pytest.raises(ValueError, match=r"shapes \(16, 64\) and \(32,\) do not broadcast: 64 against 32"):
+        _core.tile_broadcast_shapes((16, 64), (32,))
+    with pytest.raises(ValueError, match="more than 16777216 elements"):
+        _core.tile_broadcast_shapes((4096, 1), (1, 8192))
+
+
+@pytest.mark.parametrize("shape", [s for s in SHAPES if s])
+def test_reduce_shape_matches_numpy(shape):
+    rank = len(shape)
+    choices = [None] + [(a,) for a in range(-rank, rank)] + [(0, rank - 1)] if rank > 1 else \
+        [None, (0,), (-1,)]
+    for axes in choices:
+        for keepdims in (False, True):
+            expected = np.zeros(shape).sum(axis=axes, keepdims=keepdims).shape
+            got = _core.tile_reduce_shape(shape, None if axes is None else list(axes), keepdims)
+            assert got == expected, (shape, axes, keepdims)
+    with pytest.raises(ValueError, match=f"axis {rank} is out of range for a {rank}-d tile"):
+        _core.tile_reduce_shape(shape, [rank])
+    with pytest.raises(ValueError, match="given twice"):
+        _core.tile_reduce_shape(shape, [0, -rank])
+
+
+def test_reshape_matches_numpy():
+    cases = [((16, 2), (8, -1)), ((16, 2), (32,)), ((2, 4, 8), (-1,)), ((8,), (2, 2, 2)),
+             ((), (1, 1)), ((4, 16), (1, -1, 4)), ((1,), ())]
+    for shape, target in cases:
+        assert _core.tile_reshape(shape, target) == np.zeros(shape).reshape(target).shape
+    for shape, target, why in [((16, 2), (8, 8), r"cannot reshape \(16, 2\) \(32 elements\) into \(8, 8\)"),
+                               ((16, 2), (-1, -1), "only one extent may be -1"),
+                               ((16, 2), (0, 32), "extents are positive"),
+                               ((16, 2), (3, -1), "cannot reshape"),
+                               ((16, 4), (2**40, 2**40), "cannot reshape"),
+                               ((4, 8), (32, 1, 1, 1, 1, 1, 1, 1, 1), "at most 8 dimensions")]:
+        with pytest.raises(ValueError, match=why):
+            _core.tile_reshape(shape, target)
+
+
+def test_permute_transpose_expand_cat_match_numpy():
+    z = np.zeros((2, 4, 8))
+    for axes in [(0, 1, 2), (2, 0, 1), (1, -1, 0), (-3, -2, -1)]:
+        assert _core.tile_permute(z.shape, axes) == np.transpose(z, axes).shape
+    for bad in [(0, 1), (0, 0, 1), (0, 1, 3)]:
+        with pytest.raises(ValueError):
+            _core.tile_permute(z.shape, bad)
+    assert _core.tile_transpose((4, 16)) == (16, 4)
+    assert _core.tile_transpose(z.shape, 0, 2) == np.swapaxes(z, 0, 2).shape
+    assert _core.tile_transpose(z.shape, -1, 1) == np.swapaxes(z, -1, 1).shape
+    with pytest.raises(ValueError, match="3-d tile needs axis0 and axis1"):
+        _core.tile_transpose(z.shape)
+    with pytest.raises(ValueError, match="both axis0 and axis1, or neither"):
+        _core.tile_transpose(z.shape, 0)
+    with pytest.raises(ValueError, match="2 or more dimensions"):
+        _core.tile_transpose((8,))
+    for axis in range(-4, 4):
+        assert _core.tile_expand_dims(z.shape, axis) == np.expand_dims(z, axis).shape
+    with pytest.raises(ValueError, match="out of range"):
+        _core.tile_expand_dims(z.shape, 4)
+    assert _core.tile_expand_dims((), 0) == (1,)
+    for axis in range(-3, 3):
+        assert _core.tile_cat(z.shape, z.shape, axis) == np.concatenate([z, z], axis).shape
+    with pytest.raises(ValueError, match=r"same shape .* got \(2, 4\) and \(2, 8\)"):
+        _core.tile_cat((2, 4), (2, 8), 1)
+
+
+MATMUL_SHAPES = [(4,), (8,), (2, 4), (4, 8), (8, 4), (2, 2, 4), (2, 4, 8), (1, 4, 8), (2, 8, 4),
+                 (4, 4, 8)]
+
+
+@pytest.mark.parametrize("x", MATMUL_SHAPES)
+@pytest.mark.parametrize("y", MATMUL_SHAPES)
+def test_matmul_shape_matches_numpy(x, y):
+    expected = _numpy_shape(lambda: np.matmul(np.zeros(x), np.zeros(y)).shape)
+    if expected is None:
+        with pytest.raises(ValueError):
+            _core.tile_matmul_shape(x, y)
+    else:
+        assert _core.tile_matmul_shape(x, y) == expected
+
+
+def test_matmul_shape_messages():
+    with pytest.raises(ValueError, match=r"matmul of \(64, 32\) and \(16, 64\): the inner extents 32 and 16"):
+        _core.tile_matmul_shape((64, 32), (16, 64))
+    with pytest.raises(ValueError, match="1-d to 3-d"):
+        _core.tile_matmul_shape((2, 2, 4, 8), (8, 4))
+    with pytest.raises(ValueError, match="1-d to 3-d"):
+        _core.tile_matmul_shape((), (8, 4))
+
+
+def test_shape_algebra_rejects_non_tile_inputs():
+    with pytest.raises(ValueError, match="not a power of two"):
+        _core.tile_broadcast_shapes((12,), (1,))

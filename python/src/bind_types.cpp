@@ -12,6 +12,10 @@
 //   default_num_warps(elements)                 -> 1..8
 //   tile_layout_map(layout, shape)  -> [warp][lane][reg] -> element tuple; plus registers per thread
 //   tile_layout_owner(layout, shape, element) -> (warp, lane, reg)
+// and of the tile shape algebra (types/tile_shapes.h), each a result tuple or ValueError(why):
+//   tile_broadcast_shapes(a, b), tile_broadcast_to(a, to), tile_reduce_shape(s, axes, keepdims),
+//   tile_reshape(s, target), tile_permute(s, axes), tile_transpose(s, axis0, axis1),
+//   tile_expand_dims(s, axis), tile_cat(a, b, axis), tile_matmul_shape(x, y)
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -22,6 +26,7 @@
 
 #include "types/tile_layout.h"
 #include "types/tile_promotion.h"
+#include "types/tile_shapes.h"
 #include "types/types.h"
 
 namespace py = pybind11;
@@ -43,6 +48,79 @@ py::tuple shapeTuple(const std::vector<int64_t>& shape) {
   py::tuple out(shape.size());
   for (size_t i = 0; i < shape.size(); ++i) out[i] = py::int_(shape[i]);
   return out;
+}
+
+// Shape-algebra arguments must be tile shapes; results come back as tuples.
+const cj::TileShape& tileShape(const cj::TileShape& shape) {
+  if (std::string why = cj::tileShapeError(shape); !why.empty()) throw py::value_error(why);
+  return shape;
+}
+py::tuple shapeResult(bool ok, const cj::TileShape& out, const std::string& why) {
+  if (!ok) throw py::value_error(why);
+  return shapeTuple(out);
+}
+
+void bindTileShapes(py::module_& m) {
+  using S = cj::TileShape;
+  m.def("tile_broadcast_shapes", [](const S& a, const S& b) {
+    S out;
+    std::string why;
+    bool ok = cj::broadcastTileShapes(tileShape(a), tileShape(b), &out, &why);
+    return shapeResult(ok, out, why);
+  });
+  m.def("tile_broadcast_to", [](const S& from, const S& to) {
+    std::string why;
+    bool ok = cj::broadcastTileShapeTo(tileShape(from), tileShape(to), &why);
+    return shapeResult(ok, to, why);
+  });
+  m.def(
+      "tile_reduce_shape",
+      [](const S& s, const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
+        S out;
+        std::string why;
+        bool ok = cj::reduceTileShape(tileShape(s), axes, keepdims, &out, &why);
+        return shapeResult(ok, out, why);
+      },
+      py::arg("shape"), py::arg("axes") = py::none(), py::arg("keepdims") = false);
+  m.def("tile_reshape", [](const S& s, const S& target) {
+    S out;
+    std::string why;
+    bool ok = cj::reshapeTileShape(tileShape(s), target, &out, &why);
+    return shapeResult(ok, out, why);
+  });
+  m.def("tile_permute", [](const S& s, const std::vector<int64_t>& axes) {
+    S out;
+    std::string why;
+    bool ok = cj::permuteTileShape(tileShape(s), axes, &out, &why);
+    return shapeResult(ok, out, why);
+  });
+  m.def(
+      "tile_transpose",
+      [](const S& s, std::optional<int64_t> axis0, std::optional<int64_t> axis1) {
+        S out;
+        std::string why;
+        bool ok = cj::transposeTileShape(tileShape(s), axis0, axis1, &out, &why);
+        return shapeResult(ok, out, why);
+      },
+      py::arg("shape"), py::arg("axis0") = py::none(), py::arg("axis1") = py::none());
+  m.def("tile_expand_dims", [](const S& s, int64_t axis) {
+    S out;
+    std::string why;
+    bool ok = cj::expandDimsTileShape(tileShape(s), axis, &out, &why);
+    return shapeResult(ok, out, why);
+  });
+  m.def("tile_cat", [](const S& a, const S& b, int64_t axis) {
+    S out;
+    std::string why;
+    bool ok = cj::catTileShapes(tileShape(a), tileShape(b), axis, &out, &why);
+    return shapeResult(ok, out, why);
+  });
+  m.def("tile_matmul_shape", [](const S& x, const S& y) {
+    S out;
+    std::string why;
+    bool ok = cj::matmulTileShape(tileShape(x), tileShape(y), &out, &why);
+    return shapeResult(ok, out, why);
+  });
 }
 
 const cj::TileLayout* layoutOrThrow(const std::string& text) {
@@ -164,6 +242,8 @@ void bindTypes(py::module_& m) {
         return py::make_tuple(o.warp, o.lane, o.reg);
       },
       "(warp, lane, register) of an element's first owner.");
+
+  bindTileShapes(m);
 
   m.attr("MAX_TILE_RANK") = cj::kMaxTileRank;
   m.attr("MAX_TILE_ELEMENTS") = cj::kMaxTileElements;
