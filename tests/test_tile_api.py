@@ -332,7 +332,7 @@ def test_tile_types_are_interned():
 
 
 @pytest.mark.parametrize("shape, why", [
-    ((12,), "dimension 0 of \\(12\\) is 12, not a power of two"),
+    ((12,), "dimension 0 of \\(12,\\) is 12, not a power of two"),
     ((16, 3), "dimension 1 of \\(16, 3\\) is 3, not a power of two"),
     ((0,), "is 0, not a power of two"),
     ((-4,), "is -4, not a power of two"),

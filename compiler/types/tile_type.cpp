@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "types/tile_layout.h"
+#include "types/tile_shapes.h"
 #include "types/types.h"
 
 namespace cj {
@@ -114,11 +115,11 @@ std::string tileShapeError(const std::vector<int64_t>& shape) {
   for (size_t i = 0; i < shape.size(); ++i) {
     int64_t d = shape[i];
     if (!isPowerOfTwo(d))
-      return "dimension " + std::to_string(i) + " of (" + joinShape(shape, ", ") + ") is " +
+      return "dimension " + std::to_string(i) + " of " + tileShapeText(shape) + " is " +
              std::to_string(d) + ", not a power of two (cuTile requires every tile dimension to be one)";
     // Both factors are at most kMaxTileElements here, so the product cannot overflow.
     if (d > kMaxTileElements || elements * d > kMaxTileElements)
-      return "the tile (" + joinShape(shape, ", ") + ") has more than " + std::to_string(kMaxTileElements) +
+      return "the tile " + tileShapeText(shape) + " has more than " + std::to_string(kMaxTileElements) +
              " elements";
     elements *= d;
   }
@@ -135,7 +136,7 @@ std::string tileLayoutError(const std::vector<int64_t>& shape, const TileLayout*
   if (!layout) return "";
   if (layout->rank() != static_cast<int>(shape.size()))
     return "the layout " + tileLayoutToString(layout) + " has " + std::to_string(layout->rank()) +
-           " dimension(s), the tile (" + joinShape(shape, ", ") + ") " + std::to_string(shape.size());
+           " dimension(s), the tile " + tileShapeText(shape) + " " + std::to_string(shape.size());
   return "";
 }
 
