@@ -223,6 +223,19 @@ def test_numba_style_launch_raises_the_same_error():
         segment_sums[(2,)](None, None, 1024)
 
 
+def test_simt_entry_points_refuse_tile_kernels():
+    with pytest.raises(CompileError) as info:
+        cudajit.compile_ptx(segment_sums, "void(float32[:, ::1], float32[::1], int64)")
+    _check_not_compiled(info.value)
+    with pytest.raises(CompileError) as info:
+        cudajit.compile_cubin(segment_sums, "void(float32[:, ::1], float32[::1], int64)")
+    _check_not_compiled(info.value)
+    with pytest.raises(TypeError, match="cannot be applied to a @cudajit.tile.kernel"):
+        cudajit.jit(segment_sums)
+    with pytest.raises(TypeError, match="cannot be applied to a @cudajit.tile.kernel"):
+        cudajit.jit(device=True)(segment_sums)
+
+
 def test_compile_error_is_cudajits():
     assert issubclass(CompileError, Exception) and CompileError is cudajit.CompileError
 

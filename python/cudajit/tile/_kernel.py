@@ -43,6 +43,9 @@ class TileKernel:
     """A function decorated with ``@cudajit.tile.kernel``: the entry point of tile code,
     run by every block of the grid it is launched over."""
 
+    # cudajit.jit / compile_ptx recognise tile kernels by this, without importing this module.
+    _cudajit_tile_kernel_ = True
+
     def __init__(self, py_func, *, num_ctas=None, occupancy=None, opt_level=3,
                  num_worker_warps=None, num_warps=None):
         if not isinstance(py_func, types.FunctionType):
@@ -81,6 +84,10 @@ class TileKernel:
         if len(args) != len(self.parameters):
             raise TypeError(f"tile kernel '{self.py_func.__qualname__}' takes "
                             f"{len(self.parameters)} argument(s), got {len(args)}")
+        self.compile_error()
+
+    def compile_error(self):
+        """Raises the CompileError every compile of a tile kernel gets today."""
         raise not_compiled_yet(self.py_func)
 
     def __repr__(self):
