@@ -27,13 +27,15 @@ constexpr ScalarRow kScalars[] = {
 const ScalarRow& row(Scalar s) { return kScalars[static_cast<int>(s)]; }
 
 // The interning table: a key made of every field, mapped to the one Type.
-using Key = std::tuple<int, int, int, int, int, bool, std::vector<const Type*>, std::string>;
+using Key = std::tuple<int, int, int, int, int, bool, std::vector<const Type*>, std::string,
+                       std::vector<int64_t>, const TileLayout*>;
 
 const Type* intern(Type t) {
   static std::mutex mu;
   static std::map<Key, std::unique_ptr<Type>> table;
   Key key{static_cast<int>(t.kind), static_cast<int>(t.scalar), t.ndim,
-          static_cast<int>(t.layout), static_cast<int>(t.space), t.readonly, t.elems, t.name};
+          static_cast<int>(t.layout), static_cast<int>(t.space), t.readonly, t.elems, t.name,
+          t.shape, t.tile_layout};
   std::lock_guard<std::mutex> lock(mu);
   auto it = table.find(key);
   if (it != table.end()) return it->second.get();
@@ -124,6 +126,17 @@ const Type* rangeIterTy(Scalar index) {
   return intern(std::move(t));
 }
 
+const Type* tileTy(Scalar dtype, const std::vector<int64_t>& shape, const TileLayout* layout) {
+  if (!tileShapeError(shape).empty() || !tileDtypeError(dtype).empty() || !tileLayoutError(shape, layout).empty())
+    return nullptr;
+  Type t;
+  t.kind = TypeKind::Tile;
+  t.scalar = dtype;
+  t.shape = shape;
+  t.tile_layout = layout;
+  return intern(std::move(t));
+}
+
 std::string_view scalarShortName(Scalar s) { return row(s).short_name; }
 std::string_view scalarNumbaName(Scalar s) { return row(s).numba_name; }
 std::string_view scalarNvvmType(Scalar s) { return row(s).nvvm; }
@@ -197,6 +210,7 @@ std::string typeToString(const Type* t) {
     case TypeKind::Function: return "fn(" + t->name + ")";
     case TypeKind::Range: return "range(" + std::string(scalarShortName(t->scalar)) + ")";
     case TypeKind::RangeIter: return "rangeiter(" + std::string(scalarShortName(t->scalar)) + ")";
+    case TypeKind::Tile: return tileTypeToString(t);
   }
   return "<bad type>";
 }
@@ -232,7 +246,13 @@ struct TypeParser {
   const Type* parse() {
     skipSpace();
     if (eat('?')) return unknownTy();
+    size_t start = pos;
     std::string_view w = word();
+    if (w == "tile") {   // tile_type.cpp owns the tile grammar
+      untilClose();
+      if (!eat(')')) return nullptr;
+      return parseTileType(s.substr(start, pos - start));
+    }
     if (w == "undef") return undefTy();
     if (w == "void") return voidTy();
     if (w == "none") return noneTy();
@@ -337,6 +357,7 @@ std::string typeToNumbaString(const Type* t) {
       }
       return s + ")";
     }
+    case TypeKind::Tile: return tileTypeToNumbaString(t);
     default: return typeToString(t);
   }
 }

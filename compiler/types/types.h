@@ -10,6 +10,8 @@
 
 namespace cj {
 
+struct TileLayout;   // types/tile_layout.h
+
 enum class ScalarKind : uint8_t { Bool, Int, Float, Complex };
 
 enum class Scalar : uint8_t {
@@ -32,6 +34,7 @@ enum class TypeKind : uint8_t {
   Range,     // a range object (start, stop, step) of an integer type
   RangeIter, // the iterator over a Range; mutable state lives in codegen
   String,    // a constant string (print arguments)
+  Tile,      // a cuTile tile: dtype (scalar) and a constant shape (shape); see docs/tiles.md
 };
 
 enum class Layout : uint8_t { C, F, A };       // contiguous C, contiguous F, any strides
@@ -46,9 +49,12 @@ struct Type {
   bool readonly = false;              // Array
   std::vector<const Type*> elems;     // Tuple
   std::string name;                   // Symbol / Function
+  std::vector<int64_t> shape;         // Tile: extent of each dimension, outermost first ({} = 0-d)
+  const TileLayout* tile_layout = nullptr;  // Tile: set by the layout pass, nullptr before it
 
   bool is(TypeKind k) const { return kind == k; }
   bool isScalar() const { return kind == TypeKind::Scalar; }
+  bool isTile() const { return kind == TypeKind::Tile; }
   bool isInt() const;      // any integer scalar (not bool)
   bool isFloat() const;    // f16/f32/f64
   bool isComplex() const;
@@ -88,6 +94,40 @@ const Type* optionalTy(const Type* value);
 bool isOptional(const Type* t);
 inline const Type* optionalValue(const Type* optional) { return optional->elems[2]; }
 
+// ---- Tiles (cuTile's tile model; docs/tiles.md) ---------------------------------
+// A tile type is a dtype, a constant shape and, once the tile pipeline's layout
+// pass has run, a layout (types/tile_layout.h). cuTile's rule: every
+// dimension is a power of two (1 included); a 0-d tile (shape {}) is a scalar
+// tile. Our own limits, checked here so that later products cannot overflow:
+// at most kMaxTileRank dimensions and kMaxTileElements elements. Whether a tile
+// fits in registers plus shared memory depends on the layout and the block
+// size, so that check belongs to the layout pass, not to the type.
+constexpr int kMaxTileRank = 8;
+constexpr int64_t kMaxTileElements = int64_t{1} << 24;
+
+// Why `shape` cannot be a tile shape ("dimension 1 is 12, not a power of two"),
+// or "" when it can. Callers turn the reason into a CompileError with a location.
+std::string tileShapeError(const std::vector<int64_t>& shape);
+// Why `dtype` cannot be a tile's element type, or "" (complex has no tile form).
+std::string tileDtypeError(Scalar dtype);
+// Why `layout` cannot spread a tile of `shape` (its rank differs; a 0-d tile
+// has no layout), or "". A null layout is always fine.
+std::string tileLayoutError(const std::vector<int64_t>& shape, const TileLayout* layout);
+// The interned tile type; nullptr when tileShapeError, tileDtypeError or
+// tileLayoutError object.
+const Type* tileTy(Scalar dtype, const std::vector<int64_t>& shape, const TileLayout* layout = nullptr);
+int64_t tileElements(const Type* tile);       // product of the shape (1 for 0-d)
+// Text form: tile(f32, 16x64), tile(i32, 128), tile(b1) for a 0-d tile; with a
+// layout, tile(f32, 16x64, blocked<1x4, 8x4, 4x1, 1x0>).
+std::string tileTypeToString(const Type* tile);
+// cuTile's spelling, used in error messages: Tile[float32,(16,64)].
+std::string tileTypeToNumbaString(const Type* tile);
+// Parses the text form above (the whole of `text`, spaces allowed around the
+// parts). On failure returns nullptr and, when `error` is given, says why.
+// parseType() calls it for text that starts with "tile(", so the IR parser
+// reads tile types with no change of its own.
+const Type* parseTileType(std::string_view text, std::string* error = nullptr);
+
 // Scalar table lookups.
 std::string_view scalarShortName(Scalar s);   // "f32"
 std::string_view scalarNumbaName(Scalar s);   // "float32"
@@ -104,13 +144,13 @@ bool parseScalar(std::string_view name, Scalar* out);
 // Text form, stable (golden tests read it):
 //   f32, i64, b1, array(f32, 2d, C), array(f32, 1d, A, shared), tuple(i64, f32),
 //   sym(cudajit.grid), fn(axpy__helper), range(i64), rangeiter(i64), none, str,
-//   void, undef, ?, optional(f64)
+//   void, undef, ?, optional(f64), tile(f32, 16x64)
 std::string typeToString(const Type* t);
 // Parses what typeToString prints; nullptr on error.
 const Type* parseType(std::string_view text);
 
 // numba's signature spelling: "float32", "float32[:]", "float32[:, ::1]",
-// "float32[::1, :]", "UniTuple(int64, 2)"; used in error messages and
+// "float32[::1, :]", "UniTuple(int64, 2)", "Tile[float32,(16,64)]"; used in error messages and
 // kernel.signatures.
 std::string typeToNumbaString(const Type* t);
 

@@ -49,7 +49,14 @@ def _fast_compile(option):
     return str(option)   # _core checks the level
 
 
+def _refuse_tile_kernel(obj):
+    if getattr(obj, "_cudajit_tile_kernel_", False):
+        raise TypeError("jit() cannot be applied to a @cudajit.tile.kernel (a tile kernel is "
+                        "not a SIMT kernel)")
+
+
 def _make(py_func, signatures, device, options):
+    _refuse_tile_kernel(py_func)
     if device:
         return DeviceFunction(py_func, signatures or (), options)
     kernel = Dispatcher(py_func, fastmath=bool(options.get("fastmath", False)),
@@ -93,6 +100,7 @@ def jit(func_or_sig=None, device=False, **options):
         return _make(func_or_sig, None, device, options)
     if isinstance(func_or_sig, (Dispatcher, DeviceFunction)):
         raise TypeError("jit() was applied twice to the same function")
+    _refuse_tile_kernel(func_or_sig)
     signatures = list(func_or_sig) if isinstance(func_or_sig, list) else [func_or_sig]
 
     def decorate(f):
@@ -117,6 +125,8 @@ def _arch_number(cc, arch):
 def _py_func(pyfunc):
     if isinstance(pyfunc, (Dispatcher, DeviceFunction)):
         return pyfunc.py_func
+    if getattr(pyfunc, "_cudajit_tile_kernel_", False):
+        pyfunc.compile_error()   # tile kernels: CompileError until the tile pipeline exists
     return pyfunc
 
 

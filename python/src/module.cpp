@@ -13,6 +13,7 @@ void bindRuntime(py::module_& m);    // bind_runtime.cpp
 void bindDispatcher(py::module_& m); // bind_dispatcher.cpp
 void bindCub(py::module_& m);        // bind_cub.cpp
 void bindLibcalls(py::module_& m);   // bind_libcalls.cpp
+void bindTypes(py::module_& m);      // bind_types.cpp
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "cudajit's C++ core";
@@ -25,4 +26,5 @@ PYBIND11_MODULE(_core, m) {
   bindDispatcher(m);
   bindCub(m);
   bindLibcalls(m);
+  bindTypes(m);
 }

@@ -1,0 +1,44 @@
+"""cudajit.tile: cuTile Python's tile programming model (``import cudajit.tile as ct``).
+
+A tile kernel works on whole tiles of arrays; the compiler maps each tile onto
+the threads, registers, shared memory and tensor cores of a block::
+
+    import cudajit.tile as ct
+
+    @ct.kernel
+    def vector_add(a, b, c, TILE: ct.Constant[int]):
+        i = ct.bid(0)
+        ta = ct.load(a, index=(i,), shape=(TILE,), padding_mode=ct.PaddingMode.ZERO)
+        tb = ct.load(b, index=(i,), shape=(TILE,), padding_mode=ct.PaddingMode.ZERO)
+        ct.store(c, index=(i,), tile=ta + tb)
+
+    ct.launch(stream, (ct.cdiv(n, 1024),), vector_add, (a, b, c, 1024))
+
+The names and their meaning are cuTile's (docs.nvidia.com/cuda/cutile-python),
+so a cuTile kernel ports by changing its import. Status: the API is here and
+recognised; tile kernels are not compiled yet, and a launch raises
+``CompileError`` naming the kernel. docs/tiles.md lists every name, its status
+and the compiler design.
+"""
+
+from ._annotations import Array, Constant, ConstantAnnotation, Tile, TiledView
+from ._dtypes import DTYPES as _DTYPES
+from ._dtypes import DType
+from ._enums import MemoryOrder, MemoryScope, PaddingMode, RoundingMode
+from ._kernel import TileKernel, kernel, launch
+from ._ops import STUBS as _STUBS
+
+# The decoder freezes a global that is this module to this symbol, so that
+# `ct.load` inside a kernel folds to "cudajit.tile.load".
+_cudajit_symbol_ = "cudajit.tile"
+
+globals().update(_DTYPES)
+globals().update(_STUBS)
+
+__all__ = [
+    "kernel", "launch", "TileKernel",
+    "Constant", "ConstantAnnotation", "Tile", "Array", "TiledView",
+    "DType", *_DTYPES,
+    "PaddingMode", "RoundingMode", "MemoryOrder", "MemoryScope",
+    *_STUBS,
+]

@@ -1,0 +1,166 @@
+"""``@cudajit.tile.kernel`` and ``cudajit.tile.launch``.
+
+A tile kernel is launched with a grid only: ``ct.launch(stream, grid, kernel,
+args)`` as in cuTile, or ``kernel[n](*args)`` / ``kernel[(gx, gy),](*args)`` in
+numba's spelling (a bare ``kernel[a, b]`` is numba's [blocks, threads]: refused). The
+block size is the compiler's choice (``num_warps`` overrides it).
+
+The tile pipeline does not exist yet (issue 11, docs/tiles.md): decorating
+works and checks its options, and every compile or launch raises a
+``CompileError`` that names the kernel and where it is defined. Never a crash,
+never a launch of something else.
+"""
+
+import functools
+import inspect
+import types
+import typing
+
+from ._annotations import is_constant_annotation
+from ._errors import not_compiled_yet
+
+
+def _check_option(name, value, ok, rule):
+    if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and ok(value)):
+        raise ValueError(f"cudajit.tile.kernel: {name} must be {rule}, got {value!r}")
+
+
+def _is_power_of_two(v):
+    return v > 0 and v & (v - 1) == 0
+
+
+def _constant_parameters(py_func):
+    """The names of the parameters annotated ``Constant`` / ``Constant[...]``, in order."""
+    try:
+        hints = typing.get_type_hints(py_func, include_extras=True)
+    except Exception:   # an annotation that does not evaluate: read the raw ones
+        hints = dict(getattr(py_func, "__annotations__", {}))
+    params = inspect.signature(py_func).parameters
+    return tuple(p for p in params if p in hints and is_constant_annotation(hints[p]))
+
+
+class TileKernel:
+    """A function decorated with ``@cudajit.tile.kernel``: the entry point of tile code,
+    run by every block of the grid it is launched over."""
+
+    # cudajit.jit / compile_ptx recognise tile kernels by this, without importing this module.
+    _cudajit_tile_kernel_ = True
+
+    def __init__(self, py_func, *, num_ctas=None, occupancy=None, opt_level=3,
+                 num_worker_warps=None, num_warps=None):
+        if not isinstance(py_func, types.FunctionType):
+            raise TypeError("cudajit.tile.kernel decorates Python functions, not "
+                            f"{type(py_func).__name__}")
+        _check_option("num_ctas", num_ctas, lambda v: _is_power_of_two(v) and v <= 16,
+                      "a power of two from 1 to 16")
+        _check_option("occupancy", occupancy, lambda v: 1 <= v <= 32, "an int from 1 to 32")
+        _check_option("opt_level", opt_level, lambda v: 0 <= v <= 3, "an int from 0 to 3")
+        _check_option("num_worker_warps", num_worker_warps, lambda v: v in (4, 8), "4 or 8")
+        _check_option("num_warps", num_warps, lambda v: _is_power_of_two(v) and v <= 32,
+                      "a power of two from 1 to 32 (at most 1024 threads)")
+        functools.update_wrapper(self, py_func)
+        self.py_func = py_func
+        self.options = {"num_ctas": num_ctas, "occupancy": occupancy, "opt_level": opt_level,
+                        "num_worker_warps": num_worker_warps, "num_warps": num_warps}
+        self.parameters = tuple(inspect.signature(py_func).parameters)
+        self.constant_parameters = _constant_parameters(py_func)
+
+    def replace_hints(self, **hints):
+        """A new kernel of the same function with some options changed (its own cache)."""
+        unknown = set(hints) - set(self.options)
+        if unknown:
+            raise TypeError(f"replace_hints() got unknown option(s): {', '.join(sorted(unknown))}")
+        return TileKernel(self.py_func, **{**self.options, **hints})
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"tile kernel '{self.py_func.__qualname__}' cannot be called directly: "
+                        "use cudajit.tile.launch(stream, grid, kernel, args) or kernel[grid](*args)")
+
+    def __getitem__(self, config):
+        return _Launcher(self, _numba_style_grid(config))
+
+    def compile(self, args):
+        """Compiles the kernel for these launch arguments. Today: raises CompileError."""
+        if len(args) != len(self.parameters):
+            raise TypeError(f"tile kernel '{self.py_func.__qualname__}' takes "
+                            f"{len(self.parameters)} argument(s), got {len(args)}")
+        self.compile_error()
+
+    def compile_error(self):
+        """Raises the CompileError every compile of a tile kernel gets today."""
+        raise not_compiled_yet(self.py_func)
+
+    def __repr__(self):
+        return f"<cudajit.tile.kernel {self.py_func.__qualname__}>"
+
+
+class _Launcher:
+    """``kernel[grid]``: calling it launches on the default stream."""
+
+    def __init__(self, kernel, grid):
+        self.kernel = kernel
+        self.grid = grid
+
+    def __call__(self, *args):
+        self.kernel.compile(args)
+
+
+def _numba_style_grid(config):
+    """``kernel[n]`` or ``kernel[(gx, gy),]``. A bare ``kernel[a, b]`` is refused:
+    Python passes it as the tuple (a, b), which numba reads as [blocks, threads];
+    taking it as a 2-d grid would run a ported SIMT launch silently wrong."""
+    if isinstance(config, tuple):
+        if len(config) != 1:
+            raise TypeError(
+                "a tile kernel is launched with a grid only: kernel[n], or kernel[(gx, gy),] for "
+                f"a 2-d or 3-d grid (kernel{list(config)} reads as numba's [blocks, threads, ...]); "
+                "the compiler picks the block size (@cudajit.tile.kernel(num_warps=...) sets it)")
+        config = config[0]
+    return _check_grid(config)
+
+
+def _check_grid(grid):
+    """cuTile's Dim3: an int or a tuple of 1 to 3 positive ints."""
+    dims = grid if isinstance(grid, tuple) else (grid,)
+    ok = 1 <= len(dims) <= 3 and all(isinstance(d, int) and not isinstance(d, bool) and d > 0
+                                     for d in dims)
+    if not ok:
+        raise TypeError(f"a tile kernel's grid is an int or a tuple of 1 to 3 positive ints, "
+                        f"got {grid!r}")
+    return dims
+
+
+def kernel(function=None, /, *, num_ctas=None, occupancy=None, opt_level=3,
+           num_worker_warps=None, num_warps=None):
+    """Marks a Python function as a tile kernel (cuTile's ``@ct.kernel``).
+
+    Options (cuTile's): ``num_ctas`` (blocks per cluster, a power of two up to
+    16), ``occupancy`` (blocks per SM hint, 1..32), ``opt_level`` (0..3),
+    ``num_worker_warps`` (4 or 8). cudajit's own: ``num_warps`` (block size in
+    warps; the compiler picks one otherwise). Parameters annotated
+    ``Constant[...]`` are compile-time constants: each value compiles its own
+    kernel.
+
+    Not compiled yet: a launch raises ``CompileError`` (docs/tiles.md).
+    """
+    options = {"num_ctas": num_ctas, "occupancy": occupancy, "opt_level": opt_level,
+               "num_worker_warps": num_worker_warps, "num_warps": num_warps}
+    if function is None:
+        return lambda f: TileKernel(f, **options)
+    return TileKernel(function, **options)
+
+
+def launch(stream, grid, kernel, kernel_args, /):
+    """Launches a tile kernel over ``grid`` blocks on ``stream`` (cuTile's ``ct.launch``).
+
+    ``grid`` is an int or a tuple of up to 3 ints; ``kernel_args`` a tuple with
+    one value per kernel parameter (arrays, scalars, the values of ``Constant``
+    parameters). Not compiled yet: raises ``CompileError`` naming the kernel.
+    """
+    if not isinstance(kernel, TileKernel):
+        raise TypeError("cudajit.tile.launch launches @cudajit.tile.kernel functions, not "
+                        f"{type(kernel).__name__} (launch @cudajit.jit kernels as kernel[grid, block])")
+    _check_grid(grid)
+    if not isinstance(kernel_args, tuple):
+        raise TypeError(f"kernel_args must be a tuple, got {type(kernel_args).__name__}")
+    kernel.compile(kernel_args)
