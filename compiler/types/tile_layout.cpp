@@ -7,6 +7,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "types/text_cursor.h"
 #include "types/types.h"
 
 namespace cj {
@@ -183,59 +184,22 @@ std::string tileLayoutToString(const TileLayout* l) {
          join(l->warps_per_cta) + ", " + join(l->order) + ">";
 }
 
-namespace {
-
-struct LayoutTextParser {
-  std::string_view s;
-  size_t pos = 0;
-
-  void skipSpace() {
-    while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\t')) ++pos;
-  }
-  bool eat(char c) {
-    skipSpace();
-    if (pos < s.size() && s[pos] == c) {
-      ++pos;
-      return true;
-    }
-    return false;
-  }
-  // 4x1x2: small non-negative ints joined by 'x'.
-  bool list(std::vector<int>* out) {
-    skipSpace();
-    for (;;) {
-      size_t start = pos;
-      int64_t v = 0;
-      while (pos < s.size() && std::isdigit(static_cast<unsigned char>(s[pos])) && pos - start < 9)
-        v = v * 10 + (s[pos++] - '0');
-      if (pos == start) return false;
-      out->push_back(static_cast<int>(v));
-      if (pos == s.size() || s[pos] != 'x') return true;
-      ++pos;
-    }
-  }
-};
-
-}  // namespace
-
 const TileLayout* parseTileLayout(std::string_view text, std::string* error) {
   auto fail = [&](const std::string& why) -> const TileLayout* {
     if (error) *error = "bad tile layout '" + std::string(text) + "': " + why;
     return nullptr;
   };
-  LayoutTextParser p{text, 0};
-  p.skipSpace();
-  if (text.substr(p.pos, 7) != "blocked") return fail("expected 'blocked<'");
-  p.pos += 7;
-  if (!p.eat('<')) return fail("expected 'blocked<'");
+  TextCursor p{text, 0};
+  if (!p.eatWord("blocked") || !p.eat('<')) return fail("expected 'blocked<'");
   std::vector<int> parts[4];
   for (int i = 0; i < 4; ++i) {
     if (i && !p.eat(',')) return fail("expected 4 lists: size per thread, threads per warp, warps, order");
-    if (!p.list(&parts[i])) return fail("expected a list of ints joined by 'x', e.g. 1x4");
+    std::vector<int64_t> list;
+    if (!p.xList(&list, 9)) return fail("expected a list of ints joined by 'x', e.g. 1x4");
+    parts[i].assign(list.begin(), list.end());   // at most 9 digits: each fits an int
   }
   if (!p.eat('>')) return fail("expected '>'");
-  p.skipSpace();
-  if (p.pos != text.size()) return fail("unexpected text after '>'");
+  if (!p.atEnd()) return fail("unexpected text after '>'");
   if (std::string why = blockedLayoutError(parts[0], parts[1], parts[2], parts[3]); !why.empty())
     return fail(why);
   return blockedLayout(parts[0], parts[1], parts[2], parts[3]);

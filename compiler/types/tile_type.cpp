@@ -6,6 +6,7 @@
 // inference rules and error messages share one definition.
 #include <cctype>
 
+#include "types/text_cursor.h"
 #include "types/tile_layout.h"
 #include "types/tile_shapes.h"
 #include "types/types.h"
@@ -25,67 +26,22 @@ std::string joinShape(const std::vector<int64_t>& shape, std::string_view sep) {
 }
 
 // A cursor over the tile text "tile(<dtype>[, <d0>x<d1>x...[, <layout>]])".
-struct TileTextParser {
-  std::string_view s;
-  size_t pos = 0;
+struct TileTextParser : TextCursor {
   std::string error;
 
-  void skipSpace() {
-    while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\t')) ++pos;
-  }
-  bool eat(char c) {
-    skipSpace();
-    if (pos < s.size() && s[pos] == c) {
-      ++pos;
-      return true;
-    }
-    return false;
-  }
-  bool eatWord(std::string_view w) {
-    skipSpace();
-    if (s.substr(pos, w.size()) != w) return false;
-    pos += w.size();
-    return true;
-  }
-  std::string_view ident() {
-    skipSpace();
-    size_t start = pos;
-    while (pos < s.size() && (std::isalnum(static_cast<unsigned char>(s[pos])) || s[pos] == '_')) ++pos;
-    return s.substr(start, pos - start);
-  }
   const Type* fail(std::string why) {
     error = "bad tile type '" + std::string(s) + "': " + why;
     return nullptr;
   }
-  // A decimal extent; digits only (no sign), at most 18 of them so it fits in int64.
-  bool extent(int64_t* out) {
-    size_t start = pos;
-    int64_t v = 0;
-    while (pos < s.size() && std::isdigit(static_cast<unsigned char>(s[pos]))) {
-      if (pos - start == 18) return false;
-      v = v * 10 + (s[pos] - '0');
-      ++pos;
-    }
-    *out = v;
-    return pos > start;
-  }
-
   const Type* parse() {
     if (!eatWord("tile") || !eat('(')) return fail("expected 'tile('");
     std::string_view name = ident();
     Scalar dtype;
     if (name.empty() || !parseScalar(name, &dtype)) return fail("unknown dtype '" + std::string(name) + "'");
     std::vector<int64_t> shape;
-    if (eat(',')) {
-      skipSpace();
-      for (;;) {
-        int64_t d;
-        if (!extent(&d)) return fail("expected the shape as extents joined by 'x', e.g. 16x64");
-        shape.push_back(d);
-        if (pos == s.size() || s[pos] != 'x') break;
-        ++pos;
-      }
-    }
+    // At most 18 digits an extent, so that it fits in int64.
+    if (eat(',') && !xList(&shape, 18))
+      return fail("expected the shape as extents joined by 'x', e.g. 16x64");
     const TileLayout* layout = nullptr;
     if (!shape.empty() && eat(',')) {   // the layout runs to its closing '>'
       size_t close = s.find('>', pos);
@@ -96,8 +52,7 @@ struct TileTextParser {
       pos = close + 1;
     }
     if (!eat(')')) return fail("expected ')'");
-    skipSpace();
-    if (pos != s.size()) return fail("unexpected text after ')'");
+    if (!atEnd()) return fail("unexpected text after ')'");
     if (std::string why = tileDtypeError(dtype); !why.empty()) return fail(why);
     if (std::string why = tileShapeError(shape); !why.empty()) return fail(why);
     if (std::string why = tileLayoutError(shape, layout); !why.empty()) return fail(why);
@@ -158,7 +113,8 @@ std::string tileTypeToNumbaString(const Type* tile) {
 }
 
 const Type* parseTileType(std::string_view text, std::string* error) {
-  TileTextParser p{text, 0, {}};
+  TileTextParser p;
+  p.s = text;
   const Type* t = p.parse();
   if (!t && error) *error = p.error;
   return t;
