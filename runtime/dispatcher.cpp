@@ -213,6 +213,9 @@ void applyOptions(const DispatcherOptions& options, int arch, driver::CompileOpt
   o.target.debug = o.codegen.debug = options.debug;
   o.target.lineinfo = o.codegen.lineinfo = options.lineinfo;
   o.target.fast_compile = options.fast_compile;
+  o.tile = options.tile;
+  o.num_warps = options.num_warps;
+  o.constant_args = options.constants;
 }
 }  // namespace
 
@@ -550,8 +553,11 @@ void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_
   const cu::CUstream stream = config.stream_given ? config.stream : defaultStreamFor(la, device);
   if (!la.staged.empty() || !la.producer_streams.empty()) stageIn(la, stream);
   ov.params.pack(ov.slots, la.values.data(), nargs);
+  const unsigned* block = config.block;
+  const unsigned tile_block[3] = {static_cast<unsigned>(ov.compiled.block_threads), 1, 1};
+  if (ov.compiled.block_threads) block = tile_block;   // a tile kernel: the compiler's block
   check(api.cuLaunchKernel(loaded.function, config.grid[0], config.grid[1], config.grid[2],
-                           config.block[0], config.block[1], config.block[2], config.shared_bytes,
+                           block[0], block[1], block[2], config.shared_bytes,
                            stream, ov.params.pointers(), nullptr),
         "cuLaunchKernel");
   stageOut(la, stream);

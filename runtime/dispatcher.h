@@ -61,6 +61,11 @@ struct DispatcherOptions {
   int arch = 0;          // 0: the current device's compute capability (90 without a GPU)
   bool cache = false;    // read and write the disk cache (kernel_cache.h)
   std::string fast_compile;   // -Ofast-compile level for libNVVM and ptxas; empty: off
+  // cudajit.tile kernels: compiled by the tile pipeline, launched with the
+  // block size the compiler chose (a launch's block shape is ignored).
+  bool tile = false;
+  int num_warps = 0;                                   // 0: the compiler picks
+  std::vector<std::pair<int, ir::Const>> constants;    // Constant[...] parameters: (index, value)
 };
 
 enum class CacheOutcome { Off, Miss, Hit, Corrupt, Unwritable };

@@ -75,6 +75,11 @@ KernelKey kernelKey(const KernelKeyParts& p) {
        " debug=" + std::to_string(o.target.debug) + " lineinfo=" + std::to_string(o.target.lineinfo) + " fast_compile=" + o.target.fast_compile +
        " device=" + std::to_string(o.device) + " block=" + std::to_string(o.infer.block_dims[0]) + "," +
        std::to_string(o.infer.block_dims[1]) + "," + std::to_string(o.infer.block_dims[2]) + "\n";
+  if (o.tile) {   // tile kernels: the model, the warp count asked for, the Constant values
+    t += "tile num_warps=" + std::to_string(o.num_warps);
+    for (const auto& [index, value] : o.constant_args) t += " " + std::to_string(index) + "=" + ir::constToString(value);
+    t += "\n";
+  }
   std::string args;
   for (const Type* a : *p.args) args += typeToString(a) + ";";
   t += "args " + args + "\n";
@@ -102,6 +107,7 @@ std::string serializeKernel(const CachedKernel& k) {
   w.add("nvvm_ir", c.nvvm_ir);
   w.add("ptx", c.ptx);
   w.add("cubin", std::string(c.cubin.begin(), c.cubin.end()));
+  if (c.block_threads) w.add("block_threads", std::to_string(c.block_threads));   // tile kernels
   if (c.block_specialised) {   // block algorithms: the CUB specs it was linked with, one a line
     std::string specs;
     for (const auto& spec : c.cub_specs) specs += spec + "\n";
@@ -130,6 +136,7 @@ bool deserializeKernel(const std::string& body, CachedKernel* out) {
       else if (name == "nvvm_ir") c.nvvm_ir = value;
       else if (name == "ptx") c.ptx = value;
       else if (name == "cubin") { c.cubin.assign(value.begin(), value.end()); has_cubin = !value.empty(); }
+      else if (name == "block_threads") c.block_threads = std::stoi(value);
       else if (name == "cub_specs") {
         c.block_specialised = true;
         for (size_t at = 0, nl; (nl = value.find('\n', at)) != std::string::npos; at = nl + 1)

@@ -19,10 +19,9 @@ using ir::Op;
 // BINARY_OP's argument (NB_* order); the in-place forms follow at +13.
 constexpr int kNumBinaryOps = 13;
 constexpr Op kBinaryOps[kNumBinaryOps] = {
-    Op::Add,  Op::BitAnd, Op::FloorDiv, Op::LShift, Op::Mul /* @: rejected */, Op::Mul,
+    Op::Add,  Op::BitAnd, Op::FloorDiv, Op::LShift, Op::MatMul, Op::Mul,
     Op::Mod,  Op::BitOr,  Op::Pow,      Op::RShift, Op::Sub, Op::TrueDiv, Op::BitXor,
 };
-constexpr int kMatMul = 4;
 
 // COMPARE_OP's argument (cmp_op order).
 constexpr Op kCompareOps[] = {Op::Lt, Op::Le, Op::Eq, Op::Ne, Op::Gt, Op::Ge};
@@ -479,7 +478,6 @@ class FunctionDecoder {
         int k = in.arg % kNumBinaryOps;
         if (in.arg < 0 || in.arg >= 2 * kNumBinaryOps)
           fail(in.loc, "BINARY_OP", "unknown BINARY_OP argument " + std::to_string(in.arg));
-        if (k == kMatMul) fail(in.loc, "@ operator", "matrix multiplication (@) is not supported in kernels");
         Instr* rhs = popValue(st, in);
         Instr* lhs = popValue(st, in);
         st.stack.push_back(emit(kBinaryOps[k], {lhs, rhs}));

@@ -198,6 +198,10 @@ void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
     case F::Round:
       if (lowerCmathIntrinsic(fe, in)) return;
       break;
+    case F::Global: return lowerGlobalIntrinsic(fe, in);
+    case F::Tile:
+      fe.fail(in, in.intrinsicName(), "internal error: tile operation '" + in.intrinsicName() +
+                                          "' reached codegen (the tile pipeline lowers every one)");
   }
   fe.fail(in, in.intrinsicName(), "codegen has no lowering for intrinsic '" + in.intrinsicName() + "'");
 }

@@ -21,5 +21,6 @@ void lowerWarpIntrinsic(FunctionEmitter& fe, const ir::Instr& in);        // low
 void lowerBitIntrinsic(FunctionEmitter& fe, const ir::Instr& in);         // lower_bits.cpp
 void lowerFloatMathIntrinsic(FunctionEmitter& fe, const ir::Instr& in);   // lower_float_math.cpp
 void lowerAtomicIntrinsic(FunctionEmitter& fe, const ir::Instr& in);      // lower_atomic.cpp
+void lowerGlobalIntrinsic(FunctionEmitter& fe, const ir::Instr& in);      // lower_global.cpp
 
 }  // namespace cj::codegen

@@ -121,6 +121,11 @@ std::string ModuleEmitter::run() {
     const ir::Function& fn = *module_.functions[i];
     bool kernel = isKernelOf(module_, i);
     FunctionEmitter fe(*this, fn, kernel);
+    if (kernel && fn.num_warps) {
+      // A tile kernel runs with exactly its chosen block: ptxas may use the registers that leaves.
+      const int block[3] = {fn.num_warps * 32, 1, 1};
+      requireBlock(block);
+    }
     bodies.push_back(device_only && i == 0 ? exported(fe.run()) : fe.run());
     if (kernel) kernels.emplace_back(functionName(fn), fe.paramTypeList());
   }

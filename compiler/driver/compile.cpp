@@ -55,9 +55,32 @@ const ir::Module& withEntryKind(const ir::Module& untyped, bool device,
   return **storage;
 }
 
-// The pipeline a module runs: one kind of kernel today (the tile issue picks
-// "tile" here for tile kernels).
-std::string_view pipelineFor(const ir::Module&) { return "simt"; }
+// The pipeline a module runs: "tile" for tile kernels, "simt" otherwise.
+std::string_view pipelineFor(const ir::Module&, const CompileOptions& options) {
+  return options.tile ? "tile" : "simt";
+}
+
+// The source with Constant parameters' uses replaced by their values (a copy;
+// the decoded module is shared by every signature).
+const ir::Module& withConstants(const ir::Module& source, const CompileOptions& options,
+                                std::unique_ptr<ir::Module>* storage) {
+  if (options.constant_args.empty() || source.functions.empty()) return source;
+  *storage = std::make_unique<ir::Module>();
+  for (const auto& fn : source.functions) (*storage)->functions.push_back(ir::cloneFunction(*fn, fn->name));
+  ir::Function& entry = *(*storage)->functions.front();
+  ir::Block* b = entry.entry();
+  for (const auto& [index, value] : options.constant_args) {
+    if (index < 0 || index >= static_cast<int>(b->params.size())) continue;
+    ir::Instr* param = b->params[index].get();
+    auto c = entry.make(ir::Op::Const, unknownTy(), {}, {});
+    c->cval = value;
+    c->var = param->var;
+    c->parent = b;
+    ir::Instr* raw = ir::insertBefore(b, 0, std::move(c));
+    ir::replaceAllUses(param, raw);
+  }
+  return **storage;
+}
 
 // Type inference and the passes: the typed module codegen lowers.
 std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
@@ -67,8 +90,8 @@ std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
                                              CompiledKernel& out,
                                              std::vector<passes::IrSnapshot>* snapshots) {
   StageTimes& t = out.times;
-  std::unique_ptr<ir::Module> flipped;
-  const ir::Module& source = withEntryKind(untyped, options.device, &flipped);
+  std::unique_ptr<ir::Module> flipped, frozen;
+  const ir::Module& source = withConstants(withEntryKind(untyped, options.device, &flipped), options, &frozen);
   out.untyped_ir = ir::printModule(source);
 
   typeinfer::InferOptions infer = options.infer;
@@ -83,12 +106,18 @@ std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
   if (!options.device) checkKernelReturn(entry);
 
   // Every change to the IR from here on is a pass of the pipeline.
+  if (options.tile) typed->functions.front()->num_warps = options.num_warps;
   timed(&t.passes, [&] {
     std::vector<passes::IrSnapshot> s =
-        passes::runPipeline(*typed, {pipelineFor(*typed)}, pipeline);
+        passes::runPipeline(*typed, {pipelineFor(*typed, options)}, pipeline);
     if (snapshots) *snapshots = std::move(s);
     return 0;
   });
+  if (options.tile) {
+    ir::Function& kernel = *typed->functions.front();
+    if (kernel.num_warps == 0) kernel.num_warps = 1;   // no tile at all: one warp runs the scalar code
+    out.block_threads = kernel.num_warps * 32;
+  }
   return typed;
 }
 
@@ -209,9 +238,9 @@ std::vector<passes::IrSnapshot> irAfterPasses(const ir::Module& untyped,
     for (const passes::IrSnapshot& s : snapshots) ran = ran || s.pass == name;
     if (!ran) {
       std::string list;
-      for (std::string_view p : passes::pipelinePasses(pipelineFor(untyped))) list += (list.empty() ? "" : ", ") + std::string(p);
+      for (std::string_view p : passes::pipelinePasses(pipelineFor(untyped, options))) list += (list.empty() ? "" : ", ") + std::string(p);
       throw CompileError("", 0, 0, "inspect_ir(after=...)",
-                         "pass '" + name + "' is not in the pipeline '" + std::string(pipelineFor(untyped)) + "'", "its passes: " + list);
+                         "pass '" + name + "' is not in the pipeline '" + std::string(pipelineFor(untyped, options)) + "'", "its passes: " + list);
     }
   }
   return snapshots;

@@ -32,6 +32,13 @@ struct CompileOptions {
   // JIT compiler when the kernel is for the GPU in hand. Returns an empty
   // cubin when it cannot; nvJitLink then assembles (and reports errors).
   std::function<std::vector<char>(const std::string& ptx, const link::TargetOptions&)> assembler;
+  // Tile kernels (cudajit.tile): the "tile" pipeline runs; `num_warps` is the
+  // block size the kernel asked for (0: the compiler's choice).
+  bool tile = false;
+  int num_warps = 0;
+  // Parameters frozen to compile-time values (cuTile's Constant[...]): the
+  // kernel keeps them in its signature, but its body sees the constants.
+  std::vector<std::pair<int, ir::Const>> constant_args;
 };
 
 // Wall time of each stage, seconds. `nvvm` is libNVVM (NVVM IR -> PTX or
@@ -58,6 +65,8 @@ struct CompiledKernel {
   // these CUB instantiations (text form of their specs).
   bool block_specialised = false;
   std::vector<std::string> cub_specs;
+  // Tile kernels: the block size the compiler chose (num_warps * 32); 0 otherwise.
+  int block_threads = 0;
 };
 
 // Decodes once (the untyped module can be reused for other signatures).

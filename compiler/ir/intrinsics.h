@@ -28,6 +28,8 @@ enum class IntrinsicFamily : uint8_t {
   Bits,      // popc, brev, clz, ffs
   Cmath,     // cmath.* on complex numbers
   Round,     // round() with and without ndigits
+  Global,    // loads and stores by address (what tiles lower to)
+  Tile,      // tile operations (removed by the tile pipeline before codegen)
 };
 
 struct IntrinsicInfo {
@@ -49,5 +51,18 @@ inline IntrinsicFamily intrinsicFamily(Intrinsic id) { return intrinsicInfo(id).
 inline bool isElementAccess(Intrinsic id) { return intrinsicInfo(id).access > 0; }
 // A uniform libdevice call (every operand and the result share one float type).
 inline bool isLibdeviceCall(Intrinsic id) { return !intrinsicInfo(id).libdevice_f32.empty(); }
+
+// Intrinsics without side effects that dead-code elimination may remove
+// (the op `intrinsic` is SIDE as a whole): the tile operations but stores,
+// and array_address.
+inline bool isPureIntrinsic(Intrinsic id) {
+  return (intrinsicFamily(id) == IntrinsicFamily::Tile && id != Intrinsic::TileStore) || id == Intrinsic::ArrayAddress;
+}
+
+// The attributes of tile intrinsics (Instr::ints[0] of tile.load: the padding;
+// of tile.reduce / argreduce / scan: the combining operation). Values are
+// part of the IR text: append only.
+enum class TilePadding : int64_t { Undetermined, Zero, NegZero, Nan, PosInf, NegInf };
+enum class TileReduceKind : int64_t { Sum, Prod, Max, Min, And, Or, Xor };
 
 }  // namespace cj::ir

@@ -262,6 +262,7 @@ struct Function {
   std::vector<std::unique_ptr<Block>> blocks;   // blocks[0] is the entry; its params are the arguments
   const Type* return_type = nullptr;            // unknownTy() until inferred
   bool is_kernel = false;
+  int num_warps = 0;            // tile kernels: the block's warps (text: "num_warps=4"); 0: not a tile kernel
   int next_id = 0;
 
   Block* entry() const { return blocks.front().get(); }

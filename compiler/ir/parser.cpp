@@ -387,6 +387,11 @@ class Parser {
     ln.expect('>', "'->'");
     fn_->return_type = ln.type();
     if (ln.accept("kernel")) fn_->is_kernel = true;
+    if (ln.accept("num_warps=")) {
+      auto n = ln.integer();
+      if (!n || *n < 1 || *n > 32) ln.fail("a warp count from 1 to 32 after num_warps=");
+      fn_->num_warps = static_cast<int>(*n);
+    }
     if (ln.accept("py=")) fn_->py_name = word(ln, "a Python name after 'py='");
     if (ln.accept('@')) {
       // "@file.py:3": the line is after the last ':'.

@@ -13,6 +13,7 @@
 #include "ir/cfg.h"
 #include "ir/intrinsics.h"
 #include "ir/ir.h"
+#include "ir/verify_tile.h"
 
 namespace cj::ir {
 namespace {
@@ -272,6 +273,26 @@ class Verifier {
   void expectType(const Block* b, const Instr* in, const Type* got, const Type* want, const std::string& what) {
     if (got != want) fail(b, in, what + " is " + ty(got) + ", expected " + ty(want));
   }
+  // An elementwise op on tiles: every operand and a non-void, non-b1-scalar
+  // result are tiles of one shape and layout. False when no operand is a tile.
+  bool checkTileElementwise(const Block* b, const Instr* in) {
+    const Type* first = nullptr;
+    for (const Instr* o : in->operands)
+      if (o->type->isTile()) { first = o->type; break; }
+    if (!first) {
+      if (in->type->isTile()) fail(b, in, "result is " + ty(in->type) + " but no operand is a tile");
+      return false;
+    }
+    auto same = [&](const Type* x, const std::string& what) {
+      if (!x->isTile() || x->shape != first->shape || x->tile_layout != first->tile_layout)
+        fail(b, in, what + " is " + ty(x) + ", expected a tile shaped like " + ty(first));
+    };
+    for (size_t i = 0; i < in->operands.size(); ++i) same(in->operands[i]->type, "operand " + std::to_string(i));
+    same(in->type, "result");
+    return true;
+  }
+  static const Type* tileElementType(const Type* t) { return t->isTile() ? scalarTy(t->scalar) : t; }
+
   void expectSameOperands(const Block* b, const Instr* in) {
     const Type* a = in->operands[0]->type;
     const Type* c = in->operands[1]->type;
@@ -327,6 +348,11 @@ class Verifier {
         return;
       case F::Warp: case F::Bits: return checkWarpIntrinsic(b, in, info);
       case F::Math: return checkMathIntrinsic(b, in, info);
+      case F::Global: case F::Tile: {
+        std::string why = info->family == F::Tile ? tileIntrinsicError(*in) : globalIntrinsicError(*in);
+        if (!why.empty()) fail(b, in, why);
+        return;
+      }
     }
   }
 
@@ -525,6 +551,17 @@ class Verifier {
 
   // math.*: float tests and parts; every other one is a uniform libdevice call
   void checkMathIntrinsic(const Block* b, const Instr* in, const IntrinsicInfo* info) {
+    if (checkTileElementwise(b, in)) {
+      // The scalar rule on element types: same as below, with tiles unwrapped.
+      const Type* t = tileElementType(in->type);
+      if (info->id == Intrinsic::IsNan || info->id == Intrinsic::IsInf || info->id == Intrinsic::IsFinite) {
+        expectType(b, in, t, boolTy(), "result element");
+        return;
+      }
+      if (t != f32Ty() && t != f64Ty()) fail(b, in, "result element of " + std::string(info->name) + " is " + ty(t) + ", expected f32 or f64");
+      for (const Instr* o : in->operands) expectType(b, in, tileElementType(o->type), t, "operand element");
+      return;
+    }
     using I = Intrinsic;
     [[maybe_unused]] const std::string name(info->name);
     [[maybe_unused]] size_t n = in->operands.size();
@@ -618,8 +655,12 @@ class Verifier {
 
   // arithmetic, comparisons, casts, select: numba's rules on scalar operands
   void checkArithmetic(const Block* b, const Instr* in) {
-    [[maybe_unused]] const Type* t = in->type;
-    [[maybe_unused]] auto opnd = [&](size_t i) { return in->operands[i]->type; };
+    // On tiles: the scalar rule on the element types, once the shapes agree.
+    const bool tiles = checkTileElementwise(b, in);
+    [[maybe_unused]] const Type* t = tiles ? tileElementType(in->type) : in->type;
+    [[maybe_unused]] auto opnd = [&](size_t i) {
+      return tiles ? tileElementType(in->operands[i]->type) : in->operands[i]->type;
+    };
     switch (in->op) {
       case Op::Pow:
         // numba types float ** int as the float type without converting the

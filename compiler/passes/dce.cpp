@@ -11,7 +11,10 @@ namespace {
 
 // Kept whatever uses it: side effects, terminators, and ops that are not
 // marked PURE (a load may fault; iter_next advances its iterator).
-bool isRoot(const ir::Instr& in) { return !(ir::opFlags(in.op) & ir::PURE); }
+bool isRoot(const ir::Instr& in) {
+  if (in.op == ir::Op::Intrinsic && in.intrinsic != ir::Intrinsic::Count && ir::isPureIntrinsic(in.intrinsic)) return false;
+  return !(ir::opFlags(in.op) & ir::PURE);
+}
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include "passes/range.h"
 #include "passes/remove_unreachable.h"
 #include "passes/simplify_params.h"
+#include "passes/tile_passes.h"
 #include "support/error.h"
 
 namespace cj::passes {
@@ -31,6 +32,8 @@ constexpr PassRow kPasses[] = {
     {RemoveUnreachable::kName, makePass<RemoveUnreachable>},
     {ValueRange::kName, makePass<ValueRange>},
     {CubBarriers::kName, makePass<CubBarriers>},
+    {TileAssignLayouts::kName, makePass<TileAssignLayouts>},
+    {TileLower::kName, makePass<TileLower>},
 };
 
 // Passes registered at run time (tests); names own their storage.

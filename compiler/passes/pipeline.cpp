@@ -11,6 +11,7 @@
 #include "passes/pass.h"
 #include "passes/range.h"
 #include "passes/simplify_params.h"
+#include "passes/tile_passes.h"
 #include "support/error.h"
 
 namespace cj::passes {
@@ -32,6 +33,11 @@ const std::vector<PipelineRow>& pipelines() {
       {"simt",
        {SimplifyParams::kName, Fold::kName, DeadCodeElimination::kName, ValueRange::kName,
         CubBarriers::kName}},
+      // Tile kernels (docs/tiles.md): dead tiles go first (no layout, no
+      // code), the tile passes leave SIMT IR, then the SIMT passes.
+      {"tile",
+       {DeadCodeElimination::kName, TileAssignLayouts::kName, TileLower::kName, SimplifyParams::kName, Fold::kName,
+        DeadCodeElimination::kName, ValueRange::kName, CubBarriers::kName}},
   };
   return rows;
 }

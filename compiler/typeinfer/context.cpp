@@ -25,6 +25,25 @@ std::optional<ir::Const> constantOf(const ir::Instr* v) {
       }
       return ir::Const::tuple(std::move(elems));
     }
+    case ir::Op::Add: case ir::Op::Sub: case ir::Op::Mul: case ir::Op::FloorDiv: {
+      // Integer arithmetic on constants (TILE * 2, N // 4): shapes are often
+      // built so from Constant parameters. Python semantics; no overflow.
+      auto a = constantOf(v->operands[0]);
+      auto b = constantOf(v->operands[1]);
+      if (!a || !b || a->kind != ir::Const::Kind::Int || b->kind != ir::Const::Kind::Int) return std::nullopt;
+      int64_t r = 0;
+      bool ok = true;
+      switch (v->op) {
+        case ir::Op::Add: ok = !__builtin_add_overflow(a->i, b->i, &r); break;
+        case ir::Op::Sub: ok = !__builtin_sub_overflow(a->i, b->i, &r); break;
+        case ir::Op::Mul: ok = !__builtin_mul_overflow(a->i, b->i, &r); break;
+        default:
+          ok = b->i != 0 && !(a->i == INT64_MIN && b->i == -1);
+          if (ok) r = a->i / b->i - ((a->i % b->i != 0) && ((a->i < 0) != (b->i < 0)));
+      }
+      if (!ok) return std::nullopt;
+      return ir::Const::integer(r);
+    }
     case ir::Op::Cast:
       // An integer constant converted to another integer type keeps its value
       // as far as shapes and indices are concerned.

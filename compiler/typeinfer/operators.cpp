@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "typeinfer/templates.h"
+#include "typeinfer/tile_rules.h"
 
 namespace cj::typeinfer {
 namespace {
@@ -132,10 +133,13 @@ ir::Instr* emitCompare(Emitter& e, ir::Op op, ir::Instr* a, ir::Instr* b) {
 }  // namespace
 
 bool isOperator(ir::Op op) {
-  return operatorTemplates(op) != nullptr || op == ir::Op::Is || op == ir::Op::IsNot;
+  return operatorTemplates(op) != nullptr || op == ir::Op::Is || op == ir::Op::IsNot || op == ir::Op::MatMul;
 }
 
 const Type* operatorType(const FunctionContext& ctx, ir::Instr* in) {
+  if (isTileOperation(in)) return tileOperatorType(ctx, in);
+  if (in->op == ir::Op::MatMul)
+    ctx.fail(in, "@ operator", "matrix multiplication (@) works on cudajit.tile tiles only, not on " + operandList(in));
   switch (in->op) {
     case ir::Op::Is:
     case ir::Op::IsNot: {
@@ -166,6 +170,7 @@ const Type* operatorType(const FunctionContext& ctx, ir::Instr* in) {
 }
 
 ir::Instr* lowerOperator(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
+  if (isTileOperation(in)) return lowerTileOperator(ctx, in, e);
   switch (in->op) {
     case ir::Op::Is:
     case ir::Op::IsNot: {

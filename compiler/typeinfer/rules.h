@@ -115,6 +115,22 @@ extern const Rule ufunc;
 extern const Rule numpyRealImag;   // np.real / np.imag (arg = "real" | "imag")
 extern const Rule numpyAngle;      // np.angle(z, deg=False)
 extern const Rule numpySinc;       // np.sinc(x)
+// rules_tile.cpp / tile_elementwise.cpp: cudajit.tile (arg: the function's name
+// where one rule serves several)
+extern const Rule tileBid, tileNumBlocks, tileCdiv, tileNumTiles, tileLoad, tileStore;
+extern const Rule tileFull;          // full / zeros / ones (arg)
+extern const Rule tileArange, tileAstype, tileReshape, tileExpandDims, tileBroadcastTo;
+extern const Rule tilePermute;       // permute / transpose (arg)
+extern const Rule tileItem;
+extern const Rule tileReduce;        // sum / prod / max / min / argmax / argmin (arg)
+extern const Rule tileScan;          // cumsum / cumprod (arg)
+extern const Rule tileMatmul, tileMma;
+extern const Rule tileNamedOp;       // add, sub, ..., greater, negative (arg)
+extern const Rule tileMinMax;        // minimum / maximum (arg)
+extern const Rule tileWhere;
+extern const Rule tileMath;          // exp, ... (I(Enum)); rsqrt, abs (arg)
+extern const Rule tileMethod;        // x.astype & co: a bound method (attributes.def)
+extern const Rule tileShapeAttr, dtypeAttr, tileNdimAttr;
 }  // namespace rules
 
 }  // namespace cj::typeinfer

@@ -125,13 +125,11 @@ def _arch_number(cc, arch):
 def _py_func(pyfunc):
     if isinstance(pyfunc, (Dispatcher, DeviceFunction)):
         return pyfunc.py_func
-    if getattr(pyfunc, "_cudajit_tile_kernel_", False):
-        pyfunc.compile_error()   # tile kernels: CompileError until the tile pipeline exists
     return pyfunc
 
 
 def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, cc=None,
-                opt=True, arch="sm_90", block=None, fast_compile=None):
+                opt=True, arch="sm_90", block=None, fast_compile=None, constants=None):
     """Compiles ``pyfunc`` for one signature to PTX without a GPU.
 
     Returns ``(ptx, return_type)``; the return type is numba's spelling
@@ -139,8 +137,12 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
     ``device=True`` compiles a device function (a ``.func``). Kernels that use
     block algorithms (``cuda.block.*``, ``cuda.warp.*``) need the launch block
     shape, ``block=(256,)``; their PTX is the linked result (the CUB
-    instantiations included, after link-time optimisation).
+    instantiations included, after link-time optimisation). A
+    ``@cudajit.tile.kernel`` takes the values of its ``Constant`` parameters
+    as ``constants={"TILE": 128}``.
     """
+    if getattr(pyfunc, "_cudajit_tile_kernel_", False):
+        return pyfunc.compile_ptx(sig, constants=constants, cc=cc, arch=arch), "none"
     ptx, _, resty, _ = _core.compile_aot(_py_func(pyfunc), sig, device=device, want_cubin=False,
                                          fastmath=fastmath, arch=_arch_number(cc, arch),
                                          opt=_opt_level(opt), lineinfo=lineinfo, debug=debug,

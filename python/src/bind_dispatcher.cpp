@@ -280,6 +280,27 @@ cj::rt::DispatcherOptions optionsFrom(bool fastmath, bool debug, bool lineinfo, 
   return o;
 }
 
+// cudajit.tile kernels: the tile model, num_warps (None: the compiler's), and
+// the Constant parameters' values as {index: value} (int, float or bool).
+void tileOptionsFrom(const py::object& tile, cj::rt::DispatcherOptions& o) {
+  if (tile.is_none()) return;
+  py::dict t = tile.cast<py::dict>();
+  o.tile = true;
+  if (t.contains("num_warps") && !t["num_warps"].is_none()) o.num_warps = t["num_warps"].cast<int>();
+  if (!t.contains("constants")) return;
+  for (auto item : t["constants"].cast<py::dict>()) {
+    int index = item.first.cast<int>();
+    py::handle v = item.second;
+    cj::ir::Const c;
+    if (PyBool_Check(v.ptr())) c = cj::ir::Const::boolean(v.ptr() == Py_True);
+    else if (PyLong_Check(v.ptr())) c = cj::ir::Const::integer(v.cast<int64_t>());
+    else if (PyFloat_Check(v.ptr())) c = cj::ir::Const::real(v.cast<double>());
+    else throw cj::rt::ArgumentTypeError("a Constant parameter must be an int, float or bool, got " +
+                                         std::string(Py_TYPE(v.ptr())->tp_name));
+    o.constants.emplace_back(index, std::move(c));
+  }
+}
+
 py::dict statsDict(const cj::rt::CompileStats& s) {
   const cj::driver::StageTimes& t = s.stages;
   py::dict d;
@@ -379,15 +400,16 @@ void bindOverload(py::module_& m) {
 // Construction, explicit compiles, the launch-adjacent helpers.
 void defineCompiling(DispatcherClass& cls) {
   cls.defInit([](py::handle self, py::object py_func, bool fastmath, bool debug, bool lineinfo,
-                 int opt, bool cache, const std::string& fast_compile) {
+                 int opt, bool cache, const std::string& fast_compile, const py::object& tile) {
            auto& held = cj::py_native::checkedValue<std::shared_ptr<Dispatcher>>(self);
            if (held) return;   // a second __init__ changes nothing (as pybind11's classes)
-           held = std::make_shared<Dispatcher>(
-               std::move(py_func), optionsFrom(fastmath, debug, lineinfo, opt, cache, fast_compile));
+           cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, cache, fast_compile);
+           tileOptionsFrom(tile, o);
+           held = std::make_shared<Dispatcher>(std::move(py_func), std::move(o));
          },
          py::arg("self"), py::arg("py_func"), py::arg("fastmath") = false, py::arg("debug") = false,
          py::arg("lineinfo") = false, py::arg("opt") = 3, py::arg("cache") = false,
-         py::arg("fast_compile") = "");
+         py::arg("fast_compile") = "", py::arg("tile") = py::none());
   cls.def("__call__", [](Dispatcher&, py::args, py::kwargs) {
         throw cj::rt::ArgumentValueError(
             "kernel launch configuration was not specified: launch it as "
@@ -493,10 +515,12 @@ void bindAheadOfTime(py::module_& m) {
 
   m.def("compile_aot", [](const py::object& py_func, const py::object& sig, bool device,
                           bool want_cubin, bool fastmath, const py::object& arch, int opt,
-                          bool lineinfo, bool debug, const py::object& block, const std::string& fast_compile) {
+                          bool lineinfo, bool debug, const py::object& block, const std::string& fast_compile,
+                          const py::object& tile) {
     cj::ParsedSignature s = signatureFrom(sig);
     if (!device) checkKernelReturn(s);
     cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, false, fast_compile);
+    tileOptionsFrom(tile, o);
     o.arch = archNumber(arch);
     cj::rt::AotResult r = cj::rt::compileAot(py_func, s.args, device, want_cubin, o, blockFrom(block));
     const cj::Type* ret = r.return_type ? r.return_type : cj::noneTy();
@@ -506,7 +530,7 @@ void bindAheadOfTime(py::module_& m) {
   }, py::arg("py_func"), py::arg("signature"), py::arg("device") = false,
      py::arg("want_cubin") = false, py::arg("fastmath") = false, py::arg("arch") = 90,
      py::arg("opt") = 3, py::arg("lineinfo") = false, py::arg("debug") = false,
-     py::arg("block") = py::none(), py::arg("fast_compile") = "",
+     py::arg("block") = py::none(), py::arg("fast_compile") = "", py::arg("tile") = py::none(),
      "(ptx, cubin or None, return type, symbol) for one signature; no GPU needed. block: the "
      "launch block shape of kernels with block algorithms (their PTX is the linked result).");
 

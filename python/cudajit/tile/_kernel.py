@@ -5,10 +5,10 @@ args)`` as in cuTile, or ``kernel[n](*args)`` / ``kernel[(gx, gy),](*args)`` in
 numba's spelling (a bare ``kernel[a, b]`` is numba's [blocks, threads]: refused). The
 block size is the compiler's choice (``num_warps`` overrides it).
 
-The tile pipeline does not exist yet (issue 11, docs/tiles.md): decorating
-works and checks its options, and every compile or launch raises a
-``CompileError`` that names the kernel and where it is defined. Never a crash,
-never a launch of something else.
+A kernel compiles once per (argument types, values of its ``Constant``
+parameters): each set of constant values has its own C++ dispatcher (the
+SIMT kernels' launch path), which compiles with the "tile" pipeline and
+launches with the block size the compiler chose.
 """
 
 import functools
@@ -16,8 +16,8 @@ import inspect
 import types
 import typing
 
+from .. import _core
 from ._annotations import is_constant_annotation
-from ._errors import not_compiled_yet
 
 
 def _check_option(name, value, ok, rule):
@@ -64,6 +64,8 @@ class TileKernel:
                         "num_worker_warps": num_worker_warps, "num_warps": num_warps}
         self.parameters = tuple(inspect.signature(py_func).parameters)
         self.constant_parameters = _constant_parameters(py_func)
+        self._constant_index = tuple(self.parameters.index(p) for p in self.constant_parameters)
+        self._dispatchers = {}   # Constant values -> _core.Dispatcher
 
     def replace_hints(self, **hints):
         """A new kernel of the same function with some options changed (its own cache)."""
@@ -79,16 +81,66 @@ class TileKernel:
     def __getitem__(self, config):
         return _Launcher(self, _numba_style_grid(config))
 
-    def compile(self, args):
-        """Compiles the kernel for these launch arguments. Today: raises CompileError."""
+    def _check_args(self, args):
         if len(args) != len(self.parameters):
             raise TypeError(f"tile kernel '{self.py_func.__qualname__}' takes "
                             f"{len(self.parameters)} argument(s), got {len(args)}")
-        self.compile_error()
 
-    def compile_error(self):
-        """Raises the CompileError every compile of a tile kernel gets today."""
-        raise not_compiled_yet(self.py_func)
+    def _constants(self, values):
+        """{parameter index: value} for the Constant parameters, checked."""
+        out = {}
+        for i, v in zip(self._constant_index, values):
+            if not isinstance(v, (bool, int, float)):
+                raise TypeError(f"tile kernel '{self.py_func.__qualname__}': Constant parameter "
+                                f"'{self.parameters[i]}' must be an int, float or bool, got "
+                                f"{type(v).__name__}")
+            out[i] = v
+        return out
+
+    def dispatcher(self, args):
+        """The compiled form for these launch arguments' Constant values (a
+        ``_core.Dispatcher``: ``inspect_ir``, ``inspect_ptx``, ``stats``)."""
+        self._check_args(args)
+        values = tuple(args[i] for i in self._constant_index)
+        key = tuple((type(v), v) for v in values)
+        d = self._dispatchers.get(key)
+        if d is None:
+            d = _core.Dispatcher(self.py_func, opt=self.options["opt_level"],
+                                 tile={"num_warps": self.options["num_warps"],
+                                       "constants": self._constants(values)})
+            self._dispatchers[key] = d
+        return d
+
+    def compile(self, args):
+        """Compiles the kernel for these launch arguments (no launch)."""
+        d = self.dispatcher(args)
+        return d
+
+    def _launch(self, stream, grid, args):
+        d = self.dispatcher(args)
+        gx = grid + (1,) * (3 - len(grid))
+        if stream is None:
+            d[gx, 1](*args)
+        else:
+            d[gx, 1, stream](*args)
+
+    def compile_ptx(self, signature, constants=None, cc=None, arch="sm_90"):
+        """PTX for one signature (a type per parameter, numba's spelling)
+        and the Constant parameters' values by name; needs no GPU."""
+        constants = dict(constants or {})
+        missing = [p for p in self.constant_parameters if p not in constants]
+        if missing:
+            raise TypeError(f"compile_ptx: values needed for the Constant parameter(s) {missing}")
+        values = {self.parameters.index(k): v for k, v in constants.items()}
+        from ..decorators import _arch_number
+        ptx, _, _, _ = _core.compile_aot(self.py_func, signature, arch=_arch_number(cc, arch),
+                                         opt=self.options["opt_level"],
+                                         tile={"num_warps": self.options["num_warps"],
+                                               "constants": self._constants_by_index(values)})
+        return ptx
+
+    def _constants_by_index(self, values):
+        return self._constants([values[i] for i in self._constant_index])
 
     def __repr__(self):
         return f"<cudajit.tile.kernel {self.py_func.__qualname__}>"
@@ -102,7 +154,7 @@ class _Launcher:
         self.grid = grid
 
     def __call__(self, *args):
-        self.kernel.compile(args)
+        self.kernel._launch(None, self.grid, args)
 
 
 def _numba_style_grid(config):
@@ -141,7 +193,6 @@ def kernel(function=None, /, *, num_ctas=None, occupancy=None, opt_level=3,
     ``Constant[...]`` are compile-time constants: each value compiles its own
     kernel.
 
-    Not compiled yet: a launch raises ``CompileError`` (docs/tiles.md).
     """
     options = {"num_ctas": num_ctas, "occupancy": occupancy, "opt_level": opt_level,
                "num_worker_warps": num_worker_warps, "num_warps": num_warps}
@@ -155,12 +206,12 @@ def launch(stream, grid, kernel, kernel_args, /):
 
     ``grid`` is an int or a tuple of up to 3 ints; ``kernel_args`` a tuple with
     one value per kernel parameter (arrays, scalars, the values of ``Constant``
-    parameters). Not compiled yet: raises ``CompileError`` naming the kernel.
+    parameters).
     """
     if not isinstance(kernel, TileKernel):
         raise TypeError("cudajit.tile.launch launches @cudajit.tile.kernel functions, not "
                         f"{type(kernel).__name__} (launch @cudajit.jit kernels as kernel[grid, block])")
-    _check_grid(grid)
+    dims = _check_grid(grid)
     if not isinstance(kernel_args, tuple):
         raise TypeError(f"kernel_args must be a tuple, got {type(kernel_args).__name__}")
-    kernel.compile(kernel_args)
+    kernel._launch(stream, dims, kernel_args)

@@ -1,0 +1,15 @@
+// The verifier's rules for the tile intrinsics and the address-based global
+// loads and stores they lower to (intrinsics.def, families Tile and Global).
+// Internal to the ir stage: verifier.cpp calls them; each returns why the
+// instruction is malformed, or "".
+#pragma once
+#include <string>
+
+#include "ir/ir.h"
+
+namespace cj::ir {
+
+std::string tileIntrinsicError(const Instr& in);
+std::string globalIntrinsicError(const Instr& in);
+
+}  // namespace cj::ir

@@ -1,0 +1,431 @@
+// tile-assign-layouts and tile-lower (tile_passes.h): the driver of the
+// lowering (blocks, parameters, edges), the layout arithmetic, the moves of
+// values between layouts, and the elementwise and shape operations. Memory,
+// reductions and matmul are in tile_lower_memory/reduce/dot.cpp.
+#include <algorithm>
+#include <set>
+
+#include "ir/cfg.h"
+#include "passes/tile_lowering.h"
+#include "passes/tile_passes.h"
+#include "support/error.h"
+
+namespace cj::passes {
+
+const TileLayout* tileLayoutFor(const std::vector<int64_t>& shape, int num_warps) {
+  // One layout per shape, whatever the dtype (4-byte vectors per thread along
+  // the last dimension): elementwise operations then never move data.
+  return shape.empty() ? nullptr : defaultBlockedLayout(shape, 4, num_warps);
+}
+
+namespace {
+
+[[noreturn]] void failAt(const ir::Function& fn, const ir::Instr* in, const std::string& what, const std::string& msg) {
+  throw CompileError(fn.filename, in ? in->loc.line : 0, in ? in->loc.col : 0, what, msg);
+}
+
+bool isTileOp(const ir::Instr& in) {
+  if (in.type->isTile()) return true;
+  for (const ir::Instr* o : in.operands)
+    if (o->type->isTile()) return true;
+  return false;
+}
+
+template <class F>
+void forEachValue(ir::Function& fn, F f) {
+  for (auto& b : fn.blocks) {
+    for (auto& p : b->params) f(*p);
+    for (auto& in : b->instrs) f(*in);
+  }
+}
+
+}  // namespace
+
+bool TileAssignLayouts::run(ir::Function& fn) {
+  int64_t largest = 0;
+  bool dot = false, any = false;
+  forEachValue(fn, [&](ir::Instr& in) {
+    if (in.type->isTile()) {
+      any = true;
+      largest = std::max(largest, tileElements(in.type));
+    }
+    dot = dot || in.isIntrinsic(ir::Intrinsic::TileDot);
+  });
+  if (!any) return false;
+  if (fn.num_warps == 0) fn.num_warps = dot ? 4 : defaultNumWarps(largest);
+  forEachValue(fn, [&](ir::Instr& in) {
+    if (in.type->isTile() && !in.type->tile_layout && !in.type->shape.empty())
+      in.type = tileTy(in.type->scalar, in.type->shape, tileLayoutFor(in.type->shape, fn.num_warps));
+  });
+  return true;
+}
+
+namespace tile {
+
+// ---- layouts -----------------------------------------------------------------------
+
+LayoutInfo::LayoutInfo(const Type* t) : shape(t->shape), layout(t->tile_layout), rank(static_cast<int>(t->shape.size())) {
+  if (!layout) {
+    off.assign(1, std::vector<int64_t>{});
+    return;
+  }
+  regs = registersPerThread(layout, shape);
+  std::vector<int64_t> along(rank);
+  for (int d = 0; d < rank; ++d) {
+    int64_t cov = int64_t{layout->size_per_thread[d]} * layout->threads_per_warp[d] * layout->warps_per_cta[d];
+    along[d] = layout->size_per_thread[d] * std::max<int64_t>(1, shape[d] / cov);
+  }
+  lane_shift.assign(rank, 0);
+  warp_shift.assign(rank, 0);
+  int ls = 0, ws = 0;
+  for (int d : layout->order) {
+    lane_shift[d] = ls;
+    warp_shift[d] = ws;
+    for (int n = layout->threads_per_warp[d]; n > 1; n >>= 1) ++ls;
+    for (int n = layout->warps_per_cta[d]; n > 1; n >>= 1) ++ws;
+  }
+  off.assign(regs, std::vector<int64_t>(rank));
+  for (int64_t r = 0; r < regs; ++r) {
+    int64_t id = r;
+    for (int d : layout->order) {
+      int64_t rd = id % along[d];
+      id /= along[d];
+      int64_t spt = layout->size_per_thread[d];
+      int64_t cov = spt * layout->threads_per_warp[d] * layout->warps_per_cta[d];
+      off[r][d] = rd / spt * cov + rd % spt;
+    }
+  }
+}
+
+int64_t LayoutInfo::base(int d, int warp, int lane) const {
+  if (!layout) return 0;
+  int64_t spt = layout->size_per_thread[d], tpw = layout->threads_per_warp[d], wpc = layout->warps_per_cta[d];
+  int64_t l = (lane >> lane_shift[d]) & (tpw - 1);
+  int64_t w = (warp >> warp_shift[d]) & (wpc - 1);
+  return w * spt * tpw + l * spt;
+}
+
+std::vector<int64_t> LayoutInfo::cStrides() const {
+  std::vector<int64_t> s(rank, 1);
+  for (int d = rank - 2; d >= 0; --d) s[d] = s[d + 1] * shape[d + 1];
+  return s;
+}
+
+// ---- emission --------------------------------------------------------------------------
+
+Lowering::Lowering(ir::Function& f, int warps) : fn(f), num_warps(warps) {
+  auto make = [&](ir::Op op, const Type* t, std::vector<ir::Instr*> ops) {
+    return emitTo(prologue, fn.make(op, t, std::move(ops), {}));
+  };
+  auto c = [&](int64_t v) {
+    auto in = fn.make(ir::Op::Const, i32Ty(), {}, {});
+    in->cval = ir::Const::integer(v);
+    return emitTo(prologue, std::move(in));
+  };
+  auto tid_in = fn.make(ir::Op::Intrinsic, i32Ty(), {}, {});
+  tid_in->intrinsic = ir::Intrinsic::TidX;
+  ir::Instr* tid = emitTo(prologue, std::move(tid_in));
+  lane_ = make(ir::Op::BitAnd, i32Ty(), {tid, c(31)});
+  warp_ = make(ir::Op::RShift, i32Ty(), {tid, c(5)});
+}
+
+ir::Instr* Lowering::emitTo(std::vector<std::unique_ptr<ir::Instr>>& out, std::unique_ptr<ir::Instr> in) {
+  ir::Instr* raw = in.get();
+  out.push_back(std::move(in));
+  return raw;
+}
+
+ir::Instr* Lowering::emit(ir::Op op, const Type* type, std::vector<ir::Instr*> operands) {
+  return emitTo(*out_, fn.make(op, type, std::move(operands), loc_));
+}
+
+ir::Instr* Lowering::intrinsic(ir::Intrinsic id, const Type* type, std::vector<ir::Instr*> operands,
+                               std::vector<int64_t> ints) {
+  auto in = fn.make(ir::Op::Intrinsic, type, std::move(operands), loc_);
+  in->intrinsic = id;
+  in->ints = std::move(ints);
+  return emitTo(*out_, std::move(in));
+}
+
+ir::Instr* Lowering::constant(ir::Const c, const Type* type) {
+  auto in = fn.make(ir::Op::Const, type, {}, loc_);
+  in->cval = std::move(c);
+  return emitTo(*out_, std::move(in));
+}
+
+ir::Instr* Lowering::sharedArray(Scalar dtype, int64_t n) {
+  auto in = fn.make(ir::Op::Intrinsic, arrayTy(dtype, 1, Layout::C, MemSpace::Shared), {}, loc_);
+  in->intrinsic = ir::Intrinsic::SharedArray;
+  in->ints = {n};
+  return emitTo(prologue, std::move(in));
+}
+
+ir::Instr* Lowering::loadShared(ir::Instr* arr, ir::Instr* index) {
+  ir::Instr* v = emit(ir::Op::ArrayLoad, scalarTy(arr->type->scalar), {arr, toI64(index)});
+  v->facts |= ir::indexNonNegFact(0);
+  return v;
+}
+
+void Lowering::storeShared(ir::Instr* arr, ir::Instr* index, ir::Instr* value) {
+  ir::Instr* s = emit(ir::Op::ArrayStore, voidTy(), {arr, toI64(index), value});
+  s->facts |= ir::indexNonNegFact(0);
+}
+
+const LayoutInfo& Lowering::info(const Type* tile) {
+  auto& slot = infos_[tile];
+  if (!slot) slot = std::make_unique<LayoutInfo>(tile);
+  return *slot;
+}
+
+ir::Instr* Lowering::position(const LayoutInfo& l, int64_t r, int d) {
+  if (!l.layout || l.shape[d] == 1) return i32(0);
+  auto key = std::make_pair(l.layout, d);
+  ir::Instr*& base = bases_[key];
+  if (!base) {
+    // base_d = warp_d * spt * tpw + lane_d * spt, at the entry.
+    auto c = [&](int64_t v) {
+      auto in = fn.make(ir::Op::Const, i32Ty(), {}, {});
+      in->cval = ir::Const::integer(v);
+      return emitTo(prologue, std::move(in));
+    };
+    auto op = [&](ir::Op o, ir::Instr* a, ir::Instr* b) { return emitTo(prologue, fn.make(o, i32Ty(), {a, b}, {})); };
+    int64_t spt = l.layout->size_per_thread[d], tpw = l.layout->threads_per_warp[d], wpc = l.layout->warps_per_cta[d];
+    ir::Instr* lane_d = op(ir::Op::BitAnd, op(ir::Op::RShift, lane_, c(l.lane_shift[d])), c(tpw - 1));
+    ir::Instr* warp_d = op(ir::Op::BitAnd, op(ir::Op::RShift, warp_, c(l.warp_shift[d])), c(wpc - 1));
+    base = op(ir::Op::Add, op(ir::Op::Mul, warp_d, c(spt * tpw)), op(ir::Op::Mul, lane_d, c(spt)));
+  }
+  ir::Instr* x = l.off[r][d] ? add(base, i32(l.off[r][d])) : base;
+  return emit(ir::Op::BitAnd, i32Ty(), {x, i32(l.shape[d] - 1)});
+}
+
+ir::Instr* Lowering::linear(const LayoutInfo& l, int64_t r, const std::vector<int64_t>& coef) {
+  ir::Instr* sum = nullptr;
+  for (int d = 0; d < l.rank; ++d) {
+    if (coef[d] == 0 || l.shape[d] == 1) continue;
+    ir::Instr* p = position(l, r, d);
+    ir::Instr* term = coef[d] == 1 ? p : mul(p, i32(coef[d]));
+    sum = sum ? add(sum, term) : term;
+  }
+  return sum ? sum : i32(0);
+}
+
+std::vector<ir::Instr*> Lowering::redistribute(const Held& src, Scalar dtype, int64_t space, const LayoutInfo& dst,
+                                               const std::vector<int64_t>& dst_coef) {
+  auto srcLin = [&](int w, int l, size_t k) {
+    int64_t s = 0;
+    for (int d = 0; d < src.layout->rank; ++d) s += src.layout->pos(d, w, l, src.regs[k]) * src.coef[d];
+    return s;
+  };
+  auto dstLin = [&](int w, int l, int64_t r) {
+    int64_t s = 0;
+    for (int d = 0; d < dst.rank; ++d) s += dst.pos(d, w, l, r) * dst_coef[d];
+    return s;
+  };
+  // In registers: one source slot per destination register, for every thread.
+  std::vector<size_t> pick(dst.regs);
+  bool in_registers = true;
+  for (int64_t r = 0; r < dst.regs && in_registers; ++r) {
+    bool found = false;
+    for (size_t k = 0; k < src.regs.size() && !found; ++k) {
+      bool all = true;
+      for (int t = 0; t < threads() && all; ++t) all = srcLin(t / 32, t % 32, k) == dstLin(t / 32, t % 32, r);
+      if (all) {
+        pick[r] = k;
+        found = true;
+      }
+    }
+    in_registers = found;
+  }
+  std::vector<ir::Instr*> out(dst.regs);
+  if (in_registers) {
+    for (int64_t r = 0; r < dst.regs; ++r) out[r] = src.values[pick[r]];
+    return out;
+  }
+  // Through shared memory: every thread writes what it holds (copies of one
+  // element write the same value), then reads what it needs.
+  ir::Instr* buf = sharedArray(dtype, space);
+  for (size_t k = 0; k < src.regs.size(); ++k)
+    storeShared(buf, linear(*src.layout, src.regs[k], src.coef), src.values[k]);
+  barrier();
+  for (int64_t r = 0; r < dst.regs; ++r) out[r] = loadShared(buf, linear(dst, r, dst_coef));
+  barrier();   // the buffer may be written again (a loop) before every thread has read it
+  return out;
+}
+
+}  // namespace tile
+
+// ---- the pass ------------------------------------------------------------------------------
+
+namespace {
+
+using tile::LayoutInfo;
+using tile::Lowering;
+
+std::vector<int64_t> allRegs(const LayoutInfo& l) {
+  std::vector<int64_t> r(l.regs);
+  for (int64_t i = 0; i < l.regs; ++i) r[i] = i;
+  return r;
+}
+
+// A tile moved into the layout and shape of `to`: element e of the result is
+// the source element of linear index Σ e_d * coef_d.
+std::vector<ir::Instr*> moveTile(Lowering& lw, const ir::Instr* from, const Type* to, const std::vector<int64_t>& coef) {
+  const LayoutInfo& src = lw.info(from->type);
+  const LayoutInfo& dst = lw.info(to);
+  Lowering::Held held{&src, allRegs(src), lw.frag(from), src.cStrides()};
+  return lw.redistribute(held, to->scalar, std::max<int64_t>(1, tileElements(from->type)), dst, coef);
+}
+
+std::vector<int64_t> broadcastCoef(const Type* from, const Type* to) {
+  std::vector<int64_t> strides = LayoutInfo(from).cStrides();
+  std::vector<int64_t> coef(to->shape.size());
+  for (size_t d = 0; d < coef.size(); ++d) coef[d] = from->shape[d] == 1 ? 0 : strides[d];
+  return coef;
+}
+
+std::vector<int64_t> permuteCoef(const Type* from, const std::vector<int64_t>& perm) {
+  std::vector<int64_t> strides = LayoutInfo(from).cStrides();
+  std::vector<int64_t> coef(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) coef[i] = strides[perm[i]];
+  return coef;
+}
+
+// Elementwise: the scalar op once per register.
+void lowerElementwise(Lowering& lw, ir::Instr* in) {
+  const LayoutInfo& l = lw.info(in->type);
+  std::vector<ir::Instr*> out(l.regs);
+  const Type* elem = scalarTy(in->type->scalar);
+  for (int64_t r = 0; r < l.regs; ++r) {
+    std::vector<ir::Instr*> ops;
+    for (ir::Instr* o : in->operands) ops.push_back(lw.frag(o)[r]);
+    ir::Instr* v = in->op == ir::Op::Intrinsic ? lw.intrinsic(in->intrinsic, elem, ops, in->ints) : lw.emit(in->op, elem, ops);
+    v->facts = in->facts;
+    out[r] = v;
+  }
+  lw.frags[in] = std::move(out);
+}
+
+void lowerTileIntrinsic(Lowering& lw, ir::Instr* in) {
+  using I = ir::Intrinsic;
+  switch (in->intrinsic) {
+    case I::TileLoad: return tile::lowerTileLoad(lw, in);
+    case I::TileStore: return tile::lowerTileStore(lw, in);
+    case I::TileReduce: case I::TileArgReduce: return tile::lowerTileReduce(lw, in);
+    case I::TileDot: return tile::lowerTileDot(lw, in);
+    case I::TileScan: return tile::lowerTileScan(lw, in);
+    case I::TileFull:
+      lw.frags[in] = std::vector<ir::Instr*>(lw.info(in->type).regs, in->operands[0]);
+      return;
+    case I::TileArange: {
+      const LayoutInfo& l = lw.info(in->type);
+      std::vector<ir::Instr*> out(l.regs);
+      for (int64_t r = 0; r < l.regs; ++r) {
+        ir::Instr* p = lw.position(l, r, 0);
+        out[r] = in->type->scalar == Scalar::Int32 ? p : lw.emit(ir::Op::Cast, scalarTy(in->type->scalar), {p});
+      }
+      lw.frags[in] = std::move(out);
+      return;
+    }
+    case I::TileBroadcast:
+      lw.frags[in] = moveTile(lw, in->operands[0], in->type, broadcastCoef(in->operands[0]->type, in->type));
+      return;
+    case I::TileReshape:
+    case I::TileConvertLayout:
+      lw.frags[in] = moveTile(lw, in->operands[0], in->type, LayoutInfo(in->type).cStrides());
+      return;
+    case I::TilePermute:
+      lw.frags[in] = moveTile(lw, in->operands[0], in->type, permuteCoef(in->operands[0]->type, in->ints));
+      return;
+    case I::TileItem:
+      ir::replaceAllUses(in, lw.frag(in->operands[0])[0]);
+      return;
+    default:
+      failAt(lw.fn, in, in->intrinsicName(), "internal error: no tile lowering for " + in->intrinsicName());
+  }
+}
+
+}  // namespace
+
+bool TileLower::run(ir::Function& fn) {
+  bool any = false;
+  forEachValue(fn, [&](ir::Instr& in) { any = any || in.type->isTile(); });
+  if (!any) return false;
+  if (fn.num_warps == 0) failAt(fn, nullptr, "tile-lower", "internal error: tile-assign-layouts did not run");
+  Lowering lw(fn, fn.num_warps);
+  std::vector<std::unique_ptr<ir::Instr>> graveyard;
+
+  // Tile block parameters become one parameter per register.
+  for (auto& b : fn.blocks) {
+    std::vector<std::unique_ptr<ir::Instr>> params;
+    for (auto& p : b->params) {
+      if (!p->type->isTile()) {
+        params.push_back(std::move(p));
+        continue;
+      }
+      std::vector<ir::Instr*> regs;
+      for (int64_t r = 0; r < lw.info(p->type).regs; ++r) {
+        auto np = fn.make(ir::Op::Param, scalarTy(p->type->scalar), {}, p->loc);
+        np->parent = b.get();
+        np->var = p->var;
+        regs.push_back(np.get());
+        params.push_back(std::move(np));
+      }
+      lw.frags[p.get()] = regs;
+      graveyard.push_back(std::move(p));
+    }
+    b->params = std::move(params);
+    for (size_t k = 0; k < b->params.size(); ++k) b->params[k]->index = static_cast<int64_t>(k);
+  }
+
+  for (ir::Block* b : ir::reversePostOrder(fn)) {
+    std::vector<std::unique_ptr<ir::Instr>> out;
+    for (auto& in : b->instrs) {
+      lw.setOutput(&out, in->loc);
+      if (ir::isTerminator(in->op)) {
+        if (std::any_of(in->operands.begin(), in->operands.end(), [](const ir::Instr* o) { return o->type->isTile(); }))
+          failAt(fn, in.get(), "tile", "a tile cannot be returned or branched on");
+        for (size_t s = 0; s < in->succs.size(); ++s) {
+          std::vector<ir::Instr*> args;
+          bool tiles = false;
+          for (ir::Instr* a : in->succs[s].args) {
+            if (!a->type->isTile()) {
+              args.push_back(a);
+              continue;
+            }
+            tiles = true;
+            for (ir::Instr* r : lw.frag(a)) args.push_back(r);
+          }
+          if (tiles) in->setEdgeArgs(s, args);
+        }
+        out.push_back(std::move(in));
+        continue;
+      }
+      if (!isTileOp(*in)) {
+        out.push_back(std::move(in));
+        continue;
+      }
+      if (in->op == ir::Op::CallFunc)
+        failAt(fn, in.get(), "tile", "tiles cannot be passed to or returned from device functions yet");
+      if (in->op == ir::Op::Intrinsic && ir::intrinsicFamily(in->intrinsic) == ir::IntrinsicFamily::Tile)
+        lowerTileIntrinsic(lw, in.get());
+      else
+        lowerElementwise(lw, in.get());
+      graveyard.push_back(std::move(in));
+    }
+    for (auto& in : out)
+      if (in) in->parent = b;
+    b->instrs = std::move(out);
+  }
+  // The prologue (thread ids, layout bases, shared buffers) opens the entry block.
+  ir::Block* entry = fn.entry();
+  for (auto& in : lw.prologue) in->parent = entry;
+  lw.prologue.insert(lw.prologue.end(), std::make_move_iterator(entry->instrs.begin()),
+                     std::make_move_iterator(entry->instrs.end()));
+  entry->instrs = std::move(lw.prologue);
+  for (auto& g : graveyard) g->dropAllReferences();
+  graveyard.clear();
+  fn.computePreds();
+  return true;
+}
+
+}  // namespace cj::passes

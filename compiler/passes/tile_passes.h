@@ -1,0 +1,34 @@
+// The passes of the "tile" pipeline (docs/tiles.md, "The tile pipeline"):
+//
+//   tile-assign-layouts   picks the function's warp count (Function::num_warps,
+//                         unless the kernel set one) and gives every tile
+//                         value a blocked layout in its type
+//   tile-lower            rewrites every tile value into per-thread scalar
+//                         fragments and every tile operation into SIMT IR
+//                         (global vector loads and stores, warp shuffles,
+//                         shared memory, barriers); no tile type remains
+#pragma once
+#include <string_view>
+
+#include "passes/pass.h"
+
+namespace cj::passes {
+
+class TileAssignLayouts : public Pass {
+ public:
+  static constexpr std::string_view kName = "tile-assign-layouts";
+  std::string_view name() const override { return kName; }
+  bool run(ir::Function& fn) override;
+};
+
+class TileLower : public Pass {
+ public:
+  static constexpr std::string_view kName = "tile-lower";
+  std::string_view name() const override { return kName; }
+  bool run(ir::Function& fn) override;
+};
+
+// The layout every tile of `shape` gets in a function of `num_warps` warps.
+const TileLayout* tileLayoutFor(const std::vector<int64_t>& shape, int num_warps);
+
+}  // namespace cj::passes

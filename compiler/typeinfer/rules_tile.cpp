@@ -1,0 +1,743 @@
+// cudajit.tile: cuTile's functions typed and rewritten into tile IR
+// (docs/tiles.md). Every rule checks its shapes and dtypes with the shape
+// algebra and promotion of types/tile_shapes.h and types/tile_promotion.h, and
+// the rewrite makes every operation see equal shapes and dtypes: scalars
+// become `tile.full`, lower ranks `tile.reshape`, extents of 1
+// `tile.broadcast`, other dtypes `cast`. Elementwise operators on tiles are
+// typeinfer/tile_operators.cpp; this file holds the named functions.
+#include <algorithm>
+#include <optional>
+
+#include "typeinfer/infer.h"
+#include "typeinfer/rules.h"
+#include "typeinfer/tile_rules.h"
+#include "types/tile_promotion.h"
+#include "types/tile_shapes.h"
+
+namespace cj::typeinfer {
+
+// ---- shared helpers (tile_rules.h) ---------------------------------------------
+
+std::string tileOpName(std::string_view qualified) {
+  size_t dot = qualified.rfind('.');
+  return "ct." + std::string(dot == std::string_view::npos ? qualified : qualified.substr(dot + 1));
+}
+
+const Type* tileTypeOrFail(const FunctionContext& ctx, const ir::Instr* at, const std::string& op, Scalar dtype,
+                           const std::vector<int64_t>& shape) {
+  if (const Type* t = tileTy(dtype, shape)) return t;
+  std::string why = tileDtypeError(dtype);
+  if (why.empty()) why = "tile shape " + tileShapeText(shape) + ": " + tileShapeError(shape);
+  ctx.fail(at, op, op + ": " + why);
+}
+
+TileOperand tileOperand(const ir::Instr* v) {
+  TileOperand o;
+  const Type* t = v->type;
+  if (t->isTile()) {
+    o.tile = true;
+    o.dtype = t->scalar;
+    o.shape = t->shape;
+  } else if (t->isScalar()) {
+    o.dtype = t->scalar;
+    o.literal = true;   // scalars are weakly typed beside tiles (cuTile types Python ints as int32)
+  } else {
+    o.valid = false;
+  }
+  return o;
+}
+
+namespace {
+int category(Scalar s) {
+  switch (scalarKind(s)) {
+    case ScalarKind::Bool: return 0;
+    case ScalarKind::Int: return 1;
+    default: return 2;
+  }
+}
+}  // namespace
+
+bool tileResultDtype(const std::vector<TileOperand>& ops, Scalar* out, std::string* why) {
+  // Typed operands decide; literals join only where their category is higher
+  // than every typed operand's (then as int32 / float32), cuTile's rule.
+  std::optional<Scalar> typed;
+  for (const TileOperand& o : ops) {
+    if (o.literal) continue;
+    if (!typed) {
+      typed = o.dtype;
+    } else if (!promoteTileDtypes(*typed, o.dtype, &*typed, why)) {
+      return false;
+    }
+  }
+  for (const TileOperand& o : ops) {
+    if (!o.literal) continue;
+    Scalar lit = category(o.dtype) == 2 ? Scalar::Float32 : category(o.dtype) == 1 ? Scalar::Int32 : Scalar::Bool;
+    if (!typed) {
+      typed = lit;
+    } else if (category(o.dtype) > category(*typed)) {
+      typed = lit;
+    }
+  }
+  *out = typed.value_or(Scalar::Float32);
+  return true;
+}
+
+ir::Instr* toTile(Emitter& e, ir::Instr* v, Scalar dtype, const std::vector<int64_t>& shape) {
+  const Type* want = tileTy(dtype, shape);
+  if (!v->type->isTile()) {
+    ir::Instr* scalar = e.convert(v, scalarTy(dtype));
+    return e.intrinsic(ir::Intrinsic::TileFull, want, {scalar});
+  }
+  if (v->type->scalar != dtype) v = e.emit(ir::Op::Cast, tileTy(dtype, v->type->shape), {v});
+  if (v->type->shape.size() < shape.size()) {
+    std::vector<int64_t> padded(shape.size() - v->type->shape.size(), 1);
+    padded.insert(padded.end(), v->type->shape.begin(), v->type->shape.end());
+    v = e.intrinsic(ir::Intrinsic::TileReshape, tileTy(dtype, padded), {v});
+  }
+  if (v->type->shape != shape) v = e.intrinsic(ir::Intrinsic::TileBroadcast, want, {v});
+  return v;
+}
+
+namespace rules {
+namespace {
+
+using TileShapeV = std::vector<int64_t>;
+
+std::string op(const Site& s) { return tileOpName(s.name); }
+
+[[noreturn]] void failOp(const Site& s, const std::string& message, const std::string& hint = {}) {
+  s.fail(op(s) + ": " + message, hint);
+}
+
+const Type* makeTile(const Site& s, Scalar dtype, const TileShapeV& shape) {
+  return tileTypeOrFail(s.ctx, s.instr, op(s), dtype, shape);
+}
+
+// A compile-time shape: an int or a tuple of ints.
+TileShapeV constShape(const Site& s, const ir::Instr* v, const char* what) {
+  auto c = constantOf(v);
+  TileShapeV shape;
+  if (c && (c->kind == ir::Const::Kind::Int)) return {c->i};
+  if (c && c->kind == ir::Const::Kind::Tuple) {
+    for (const ir::Const& d : c->elems) {
+      if (d.kind != ir::Const::Kind::Int) c.reset();
+      if (!c) break;
+      shape.push_back(d.i);
+    }
+    if (c) return shape;
+  }
+  failOp(s, std::string(what) + " must be a compile-time constant (use a Constant[int] parameter)",
+         "declare the parameter as NAME: ct.Constant[int] and build shapes from it");
+}
+
+std::vector<int64_t> constInts(const Site& s, const ir::Instr* v, const char* what) { return constShape(s, v, what); }
+
+int64_t constIntArg(const Site& s, const ir::Instr* v, const char* what) {
+  auto c = constantInt(v);
+  if (!c) failOp(s, std::string(what) + " must be a compile-time constant integer");
+  return *c;
+}
+
+bool constBoolArg(const Site& s, const ir::Instr* v, const char* what, bool fallback) {
+  if (!v) return fallback;
+  auto c = constantOf(v);
+  if (c && (c->kind == ir::Const::Kind::Bool || c->kind == ir::Const::Kind::Int)) return c->i != 0;
+  failOp(s, std::string(what) + " must be a compile-time constant bool");
+}
+
+Scalar dtypeArg(const Site& s, const ir::Instr* v) {
+  if (auto d = dtypeOf(v)) return *d;
+  auto c = constantOf(v);
+  if (c && c->kind == ir::Const::Kind::Symbol && c->s.rfind("cudajit.tile.", 0) == 0)
+    failOp(s, "dtype " + c->s.substr(13) + " is not supported by cudajit.tile yet (docs/tiles.md)");
+  failOp(s, "expected a dtype (ct.float32, ...), got " + typeToString(v->type));
+}
+
+// A tile or a scalar (a 0-d tile) operand's dtype and shape.
+TileOperand valueArg(const Site& s, const ir::Instr* v, const char* what) {
+  TileOperand o = tileOperand(v);
+  if (!o.valid) failOp(s, std::string(what) + " must be a tile or a number, got " + typeToString(v->type));
+  return o;
+}
+
+int64_t normaliseAxis(const Site& s, int64_t axis, size_t rank) {
+  int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r)
+    failOp(s, "axis " + std::to_string(axis) + " is out of range for a " + std::to_string(rank) + "-d tile");
+  return axis < 0 ? axis + r : axis;
+}
+
+const Type* arrayArg(const Site& s, const ir::Instr* v) {
+  if (!v->type->is(TypeKind::Array)) failOp(s, "expected an array, got " + typeToString(v->type));
+  return v->type;
+}
+
+// The tile coordinates of load/store: an int or a tuple of ints, one per dimension.
+std::vector<ir::Instr*> coordinates(const Site& s, Emitter* e, ir::Instr* index, int ndim) {
+  std::vector<ir::Instr*> out;
+  const Type* t = index->type;
+  size_t n = t->is(TypeKind::Tuple) ? t->elems.size() : 1;
+  bool ints = t->is(TypeKind::Tuple) ? std::all_of(t->elems.begin(), t->elems.end(), [](const Type* x) { return x->isInt() || x->isBool(); })
+                                     : (t->isInt() || t->isBool());
+  if (!ints || static_cast<int>(n) != ndim)
+    failOp(s, "index must be " + std::to_string(ndim) + " integer(s) for a " + std::to_string(ndim) +
+                  "-d array, got " + typeToString(t));
+  if (!e) return out;
+  std::vector<ir::Instr*> parts = t->is(TypeKind::Tuple) ? e->elements(index) : std::vector<ir::Instr*>{index};
+  for (ir::Instr* p : parts) out.push_back(e->convert(p, i64Ty()));
+  return out;
+}
+
+// ---- bid / num_blocks / cdiv / num_tiles ---------------------------------------
+
+constexpr ir::Intrinsic kCtaid[3] = {ir::Intrinsic::CtaidX, ir::Intrinsic::CtaidY, ir::Intrinsic::CtaidZ};
+constexpr ir::Intrinsic kNctaid[3] = {ir::Intrinsic::NctaidX, ir::Intrinsic::NctaidY, ir::Intrinsic::NctaidZ};
+
+int gridAxis(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"axis"}, 1);
+  int64_t axis = constIntArg(s, a[0], "axis");
+  if (axis < 0 || axis > 2) failOp(s, "axis must be 0, 1 or 2, got " + std::to_string(axis));
+  return static_cast<int>(axis);
+}
+const Type* gridRegType(const Site& s) {
+  gridAxis(s);
+  return i32Ty();
+}
+ir::Instr* bidLower(const Site& s, Emitter& e) { return e.intrinsic(kCtaid[gridAxis(s)], i32Ty(), {}); }
+ir::Instr* numBlocksLower(const Site& s, Emitter& e) { return e.intrinsic(kNctaid[gridAxis(s)], i32Ty(), {}); }
+
+const Type* cdivType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"x", "y"}, 2);
+  if (!a[0]->type->isInt() || !a[1]->type->isInt()) failOp(s, "takes two integers");
+  return binaryResultType(ir::Op::FloorDiv, a[0]->type, a[1]->type);
+}
+ir::Instr* cdivLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"x", "y"}, 2);
+  const Type* t = s.instr->type;
+  ir::Instr* x = e.convert(a[0], t);
+  ir::Instr* y = e.convert(a[1], t);
+  ir::Instr* one = e.constant(ir::Const::integer(1), t);
+  // (x - 1) // y + 1, as cuTile computes it.
+  ir::Instr* q = e.emit(ir::Op::FloorDiv, t, {e.emit(ir::Op::Sub, t, {x, one}), y});
+  return e.emit(ir::Op::Add, t, {q, one});
+}
+
+const Type* numTilesType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"array", "axis", "shape", "order"}, 3);
+  const Type* arr = arrayArg(s, a[0]);
+  normaliseAxis(s, constIntArg(s, a[1], "axis"), arr->ndim);
+  constShape(s, a[2], "shape");
+  return i32Ty();
+}
+ir::Instr* numTilesLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"array", "axis", "shape", "order"}, 3);
+  const Type* arr = a[0]->type;
+  int64_t axis = normaliseAxis(s, constIntArg(s, a[1], "axis"), arr->ndim);
+  TileShapeV shape = constShape(s, a[2], "shape");
+  if (static_cast<int>(shape.size()) != arr->ndim) failOp(s, "shape must have one extent per array dimension");
+  ir::Instr* dim = e.emit(ir::Op::ArrayDim, i64Ty(), {a[0]});
+  dim->index = axis;
+  ir::Instr* tile = e.constInt(shape[axis]);
+  ir::Instr* one = e.constInt(1);
+  ir::Instr* q = e.emit(ir::Op::FloorDiv, i64Ty(), {e.emit(ir::Op::Sub, i64Ty(), {dim, one}), tile});
+  return e.convert(e.emit(ir::Op::Add, i64Ty(), {q, one}), i32Ty());
+}
+
+// ---- load / store -----------------------------------------------------------------
+
+const std::vector<std::string_view> kLoadParams = {"array", "index", "shape", "order", "padding_mode",
+                                                    "check_bounds", "latency", "allow_tma",
+                                                    "memory_order", "memory_scope"};
+const std::vector<std::string_view> kStoreParams = {"array", "index", "tile", "order", "check_bounds",
+                                                     "latency", "allow_tma", "memory_order", "memory_scope"};
+
+void checkOrder(const Site& s, const ir::Instr* order) {
+  if (!order) return;
+  auto c = constantOf(order);
+  if (c && c->kind == ir::Const::Kind::Str && c->s == "C") return;
+  if (c && c->kind == ir::Const::Kind::None) return;
+  failOp(s, "only order='C' is supported by cudajit.tile (docs/tiles.md)");
+}
+
+ir::TilePadding paddingArg(const Site& s, const ir::Instr* v) {
+  if (!v) return ir::TilePadding::Undetermined;
+  auto c = constantOf(v);
+  static const std::pair<const char*, ir::TilePadding> kModes[] = {
+      {"UNDETERMINED", ir::TilePadding::Undetermined}, {"ZERO", ir::TilePadding::Zero},
+      {"NEG_ZERO", ir::TilePadding::NegZero},          {"NAN", ir::TilePadding::Nan},
+      {"POS_INF", ir::TilePadding::PosInf},            {"NEG_INF", ir::TilePadding::NegInf}};
+  // A symbol's name is in its type (the value may still be a getattr while typing).
+  std::string sym = v->type->is(TypeKind::Symbol) ? v->type->name : c && c->kind == ir::Const::Kind::Symbol ? c->s : "";
+  for (const auto& [name, mode] : kModes)
+    if (sym == std::string("cudajit.tile.PaddingMode.") + name) return mode;
+  failOp(s, "padding_mode must be a ct.PaddingMode member");
+}
+
+const Type* loadType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind(kLoadParams, 3);
+  const Type* arr = arrayArg(s, a[0]);
+  coordinates(s, nullptr, a[1], arr->ndim);
+  TileShapeV shape = constShape(s, a[2], "shape");
+  if (static_cast<int>(shape.size()) != arr->ndim)
+    failOp(s, "shape " + tileShapeText(shape) + " must have one extent per dimension of the " +
+                  std::to_string(arr->ndim) + "-d array");
+  checkOrder(s, a[3]);
+  ir::TilePadding pad = paddingArg(s, a[4]);
+  bool is_float = scalarKind(arr->scalar) == ScalarKind::Float;
+  if (!is_float && pad != ir::TilePadding::Undetermined && pad != ir::TilePadding::Zero)
+    failOp(s, "this padding_mode needs a float array, not " + std::string(scalarNumbaName(arr->scalar)));
+  return makeTile(s, arr->scalar, shape);
+}
+
+ir::Instr* loadLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind(kLoadParams, 3);
+  std::vector<ir::Instr*> operands = {a[0]};
+  for (ir::Instr* c : coordinates(s, &e, a[1], a[0]->type->ndim)) operands.push_back(c);
+  return e.intrinsic(ir::Intrinsic::TileLoad, s.instr->type, operands, {static_cast<int64_t>(paddingArg(s, a[4]))});
+}
+
+const Type* storeType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind(kStoreParams, 3);
+  const Type* arr = arrayArg(s, a[0]);
+  if (arr->readonly) failOp(s, "the array is read-only");
+  coordinates(s, nullptr, a[1], arr->ndim);
+  TileOperand t = valueArg(s, a[2], "tile");
+  if (static_cast<int>(t.shape.size()) > arr->ndim)
+    failOp(s, "a " + std::to_string(t.shape.size()) + "-d tile does not fit a " + std::to_string(arr->ndim) + "-d array");
+  checkOrder(s, a[3]);
+  return noneTy();
+}
+
+ir::Instr* storeLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind(kStoreParams, 3);
+  const Type* arr = a[0]->type;
+  TileOperand t = tileOperand(a[2]);
+  TileShapeV shape(arr->ndim - t.shape.size(), 1);
+  shape.insert(shape.end(), t.shape.begin(), t.shape.end());
+  std::vector<ir::Instr*> operands = {a[0]};
+  for (ir::Instr* c : coordinates(s, &e, a[1], arr->ndim)) operands.push_back(c);
+  operands.push_back(toTile(e, a[2], arr->scalar, shape));
+  e.intrinsic(ir::Intrinsic::TileStore, voidTy(), operands);
+  return nullptr;
+}
+
+// ---- factories ------------------------------------------------------------------------
+
+struct FullArgs {
+  TileShapeV shape;
+  ir::Instr* value = nullptr;   // null: zeros / ones
+  Scalar dtype = Scalar::Float32;
+};
+
+FullArgs fullArgs(const Site& s) {
+  FullArgs f;
+  std::string_view fn = s.arg;
+  if (fn == "full") {
+    std::vector<ir::Instr*> a = s.bind({"shape", "fill_value", "dtype"}, 2);
+    f.shape = constShape(s, a[0], "shape");
+    f.value = a[1];
+    TileOperand v = valueArg(s, a[1], "fill_value");
+    if (v.tile) failOp(s, "fill_value must be a number");
+    f.dtype = a[2] ? dtypeArg(s, a[2]) : (v.literal && category(v.dtype) == 2 ? Scalar::Float32
+                                          : v.literal && category(v.dtype) == 1 ? Scalar::Int32 : v.dtype);
+  } else {
+    std::vector<ir::Instr*> a = s.bind({"shape", "dtype"}, 1);
+    f.shape = constShape(s, a[0], "shape");
+    if (a[1]) f.dtype = dtypeArg(s, a[1]);
+  }
+  return f;
+}
+const Type* fullType(const Site& s) {
+  FullArgs f = fullArgs(s);
+  return makeTile(s, f.dtype, f.shape);
+}
+ir::Instr* fullLower(const Site& s, Emitter& e) {
+  FullArgs f = fullArgs(s);
+  ir::Instr* v = f.value ? f.value : e.constant(ir::Const::integer(s.arg == "ones" ? 1 : 0), i64Ty());
+  return e.intrinsic(ir::Intrinsic::TileFull, s.instr->type, {e.convert(v, scalarTy(f.dtype))});
+}
+
+const Type* arangeType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"size", "dtype"}, 1);
+  int64_t n = constIntArg(s, a[0], "size");
+  Scalar dt = a[1] ? dtypeArg(s, a[1]) : Scalar::Int32;
+  if (scalarKind(dt) != ScalarKind::Int && scalarKind(dt) != ScalarKind::Float)
+    failOp(s, "dtype must be an integer or float type");
+  return makeTile(s, dt, {n});
+}
+ir::Instr* arangeLower(const Site& s, Emitter& e) { return e.intrinsic(ir::Intrinsic::TileArange, s.instr->type, {}); }
+
+// ---- functions of one tile and methods ------------------------------------------------
+// A rule's subject: the first argument of ct.f(x, ...), or the receiver of
+// x.f(...) (a bound method: tuple(sym method:tile.f, x)).
+
+const Type* subjectType(const Site& s) {
+  if (s.receiver) return s.receiver->type->elems[1];
+  if (s.args.empty()) {
+    for (size_t k = 0; k < s.kw_names.size(); ++k)
+      if (s.kw_names[k] == "x") return s.kw_args[k]->type;
+    failOp(s, "missing required argument 'x'");
+  }
+  return s.args[0]->type;
+}
+ir::Instr* subject(const Site& s, Emitter& e) {
+  if (s.receiver) return e.element(s.receiver, 1);
+  if (s.args.empty())
+    for (size_t k = 0; k < s.kw_names.size(); ++k)
+      if (s.kw_names[k] == "x") return s.kw_args[k];
+  return s.args[0];
+}
+// The remaining arguments bound to `params` (the subject excluded).
+std::vector<ir::Instr*> rest(const Site& s, const std::vector<std::string_view>& params, size_t required) {
+  std::vector<std::string_view> all = params;
+  if (!s.receiver) all.insert(all.begin(), "x");
+  std::vector<ir::Instr*> a = s.bind(all, required + (s.receiver ? 0 : 1));
+  if (!s.receiver) a.erase(a.begin());
+  return a;
+}
+const Type* subjectTile(const Site& s) {
+  const Type* t = subjectType(s);
+  if (t->isTile()) return t;
+  if (t->isScalar()) return tileTy(t->scalar, {});
+  failOp(s, "x must be a tile, got " + typeToString(t));
+}
+// The subject as a tile (a scalar becomes a 0-d tile).
+ir::Instr* subjectAsTile(const Site& s, Emitter& e) {
+  ir::Instr* x = subject(s, e);
+  if (x->type->isTile()) return x;
+  return e.intrinsic(ir::Intrinsic::TileFull, tileTy(x->type->scalar, {}), {x});
+}
+
+const Type* astypeType(const Site& s) {
+  std::vector<ir::Instr*> a = rest(s, {"dtype", "rounding_mode"}, 1);
+  Scalar dt = dtypeArg(s, a[0]);
+  const Type* x = subjectType(s);
+  if (x->isScalar()) return scalarTy(dt);
+  if (!x->isTile()) failOp(s, "x must be a tile, got " + typeToString(x));
+  return makeTile(s, dt, x->shape);
+}
+ir::Instr* astypeLower(const Site& s, Emitter& e) {
+  ir::Instr* x = subject(s, e);
+  if (x->type == s.instr->type) return x;
+  if (!x->type->isTile()) return e.convert(x, s.instr->type);
+  return e.emit(ir::Op::Cast, s.instr->type, {x});
+}
+
+const Type* reshapeType(const Site& s) {
+  std::vector<ir::Instr*> a = rest(s, {"shape"}, 1);
+  const Type* x = subjectTile(s);
+  TileShapeV out;
+  std::string why;
+  if (!reshapeTileShape(x->shape, constShape(s, a[0], "shape"), &out, &why)) failOp(s, why);
+  return makeTile(s, x->scalar, out);
+}
+ir::Instr* reshapeLower(const Site& s, Emitter& e) {
+  ir::Instr* x = subjectAsTile(s, e);
+  if (x->type == s.instr->type) return x;
+  return e.intrinsic(ir::Intrinsic::TileReshape, s.instr->type, {x});
+}
+
+const Type* expandDimsType(const Site& s) {
+  std::vector<ir::Instr*> a = rest(s, {"axis"}, 1);
+  const Type* x = subjectTile(s);
+  TileShapeV out;
+  std::string why;
+  if (!expandDimsTileShape(x->shape, constIntArg(s, a[0], "axis"), &out, &why)) failOp(s, why);
+  return makeTile(s, x->scalar, out);
+}
+
+const Type* broadcastToType(const Site& s) {
+  std::vector<ir::Instr*> a = rest(s, {"shape"}, 1);
+  const Type* x = subjectTile(s);
+  TileShapeV to = constShape(s, a[0], "shape");
+  std::string why;
+  if (!broadcastTileShapeTo(x->shape, to, &why)) failOp(s, why);
+  return makeTile(s, x->scalar, to);
+}
+ir::Instr* broadcastToLower(const Site& s, Emitter& e) {
+  ir::Instr* x = subject(s, e);
+  return toTile(e, x, s.instr->type->scalar, s.instr->type->shape);
+}
+
+// permute(x, axes) / transpose(x, axis0=None, axis1=None): the permutation.
+std::vector<int64_t> permutation(const Site& s, const Type* x) {
+  std::vector<int64_t> perm;
+  TileShapeV out;
+  std::string why;
+  if (s.arg == "permute") {
+    std::vector<ir::Instr*> a = rest(s, {"axes"}, 1);
+    perm = constInts(s, a[0], "axes");
+    if (!permuteTileShape(x->shape, perm, &out, &why)) failOp(s, why);
+    for (int64_t& p : perm)
+      if (p < 0) p += static_cast<int64_t>(x->shape.size());
+    return perm;
+  }
+  std::vector<ir::Instr*> a = rest(s, {"axis0", "axis1"}, 0);
+  std::optional<int64_t> a0, a1;
+  if (a[0] && !a[0]->type->is(TypeKind::None)) a0 = constIntArg(s, a[0], "axis0");
+  if (a[1] && !a[1]->type->is(TypeKind::None)) a1 = constIntArg(s, a[1], "axis1");
+  if (!transposeTileShape(x->shape, a0, a1, &out, &why)) failOp(s, why);
+  int64_t r = static_cast<int64_t>(x->shape.size());
+  for (int64_t d = 0; d < r; ++d) perm.push_back(d);
+  if (!a0 && !a1) {
+    std::reverse(perm.begin(), perm.end());
+  } else {
+    int64_t i = a0.value_or(0), j = a1.value_or(0);
+    if (i < 0) i += r;
+    if (j < 0) j += r;
+    std::swap(perm[i], perm[j]);
+  }
+  return perm;
+}
+const Type* permuteType(const Site& s) {
+  const Type* x = subjectTile(s);
+  std::vector<int64_t> perm = permutation(s, x);
+  TileShapeV out;
+  for (int64_t p : perm) out.push_back(x->shape[p]);
+  return makeTile(s, x->scalar, out);
+}
+ir::Instr* permuteLower(const Site& s, Emitter& e) {
+  ir::Instr* x = subjectAsTile(s, e);
+  std::vector<int64_t> perm = permutation(s, x->type);
+  bool identity = true;
+  for (size_t d = 0; d < perm.size(); ++d) identity = identity && perm[d] == static_cast<int64_t>(d);
+  if (identity) return x;
+  return e.intrinsic(ir::Intrinsic::TilePermute, s.instr->type, {x}, perm);
+}
+
+const Type* itemType(const Site& s) {
+  rest(s, {}, 0);
+  const Type* x = subjectTile(s);
+  if (tileElements(x) != 1) failOp(s, "item() of a tile of shape " + tileShapeText(x->shape) + " (one element needed)");
+  return scalarTy(x->scalar);
+}
+ir::Instr* itemLower(const Site& s, Emitter& e) {
+  ir::Instr* x = subject(s, e);
+  if (!x->type->isTile()) return x;
+  return e.intrinsic(ir::Intrinsic::TileItem, s.instr->type, {x});
+}
+
+// ---- reductions and scans --------------------------------------------------------------
+
+struct ReduceSpec {
+  ir::TileReduceKind kind;
+  bool arg;        // argmax / argmin
+};
+ReduceSpec reduceSpec(std::string_view fn) {
+  if (fn == "sum") return {ir::TileReduceKind::Sum, false};
+  if (fn == "prod") return {ir::TileReduceKind::Prod, false};
+  if (fn == "max") return {ir::TileReduceKind::Max, false};
+  if (fn == "min") return {ir::TileReduceKind::Min, false};
+  if (fn == "argmax") return {ir::TileReduceKind::Max, true};
+  return {ir::TileReduceKind::Min, true};   // argmin
+}
+
+// The axes reduced (sorted, non-negative) and keepdims.
+std::vector<int64_t> reduceAxes(const Site& s, const Type* x, bool* keepdims) {
+  std::vector<ir::Instr*> a = rest(s, {"axis", "keepdims"}, 0);
+  *keepdims = constBoolArg(s, a[1], "keepdims", false);
+  std::vector<int64_t> axes;
+  size_t r = x->shape.size();
+  if (!a[0] || a[0]->type->is(TypeKind::None)) {
+    for (size_t d = 0; d < r; ++d) axes.push_back(static_cast<int64_t>(d));
+  } else {
+    for (int64_t ax : constInts(s, a[0], "axis")) axes.push_back(normaliseAxis(s, ax, r));
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) failOp(s, "an axis is repeated");
+  return axes;
+}
+
+const Type* reduceType(const Site& s) {
+  const Type* x = subjectTile(s);
+  bool keepdims = false;
+  std::vector<int64_t> axes = reduceAxes(s, x, &keepdims);
+  ReduceSpec spec = reduceSpec(s.arg);
+  if (spec.arg && axes.size() != 1 && axes.size() != x->shape.size())
+    failOp(s, "reduces over one axis or all of them");
+  if (x->scalar == Scalar::Bool && !spec.arg) failOp(s, "is not defined on bool tiles; astype first");
+  TileShapeV out;
+  for (size_t d = 0; d < x->shape.size(); ++d) {
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+    if (!reduced) out.push_back(x->shape[d]);
+    else if (keepdims) out.push_back(1);
+  }
+  return makeTile(s, spec.arg ? Scalar::Int32 : x->scalar, out);
+}
+
+ir::Instr* reduceLower(const Site& s, Emitter& e) {
+  ir::Instr* x = subjectAsTile(s, e);
+  bool keepdims = false;
+  std::vector<int64_t> axes = reduceAxes(s, x->type, &keepdims);
+  ReduceSpec spec = reduceSpec(s.arg);
+  if (spec.arg) {
+    if (axes.size() > 1 || (axes.size() == 1 && x->type->shape.size() > 1 && axes.size() == x->type->shape.size())) {
+      // argmax over every axis: of the C-order flattening.
+      x = e.intrinsic(ir::Intrinsic::TileReshape, tileTy(x->type->scalar, {tileElements(x->type)}), {x});
+      axes = {0};
+    }
+    if (x->type->shape.empty()) return e.intrinsic(ir::Intrinsic::TileFull, s.instr->type, {e.constant(ir::Const::integer(0), i32Ty())});
+    TileShapeV kept = x->type->shape;
+    kept[axes[0]] = 1;
+    ir::Instr* r = e.intrinsic(ir::Intrinsic::TileArgReduce, tileTy(Scalar::Int32, kept), {x},
+                               {static_cast<int64_t>(spec.kind), axes[0]});
+    return r->type == s.instr->type ? r : e.intrinsic(ir::Intrinsic::TileReshape, s.instr->type, {r});
+  }
+  for (int64_t ax : axes) {
+    TileShapeV kept = x->type->shape;
+    kept[ax] = 1;
+    x = e.intrinsic(ir::Intrinsic::TileReduce, tileTy(x->type->scalar, kept), {x}, {static_cast<int64_t>(spec.kind), ax});
+  }
+  return x->type == s.instr->type ? x : e.intrinsic(ir::Intrinsic::TileReshape, s.instr->type, {x});
+}
+
+const Type* scanType(const Site& s) {
+  std::vector<ir::Instr*> a = rest(s, {"axis", "reverse"}, 0);
+  const Type* x = subjectTile(s);
+  if (x->shape.empty()) failOp(s, "needs a tile of at least one dimension");
+  normaliseAxis(s, a[0] ? constIntArg(s, a[0], "axis") : 0, x->shape.size());
+  constBoolArg(s, a[1], "reverse", false);
+  if (x->scalar == Scalar::Bool) failOp(s, "is not defined on bool tiles; astype first");
+  return x;
+}
+ir::Instr* scanLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = rest(s, {"axis", "reverse"}, 0);
+  ir::Instr* x = subject(s, e);
+  int64_t axis = normaliseAxis(s, a[0] ? constIntArg(s, a[0], "axis") : 0, x->type->shape.size());
+  bool reverse = constBoolArg(s, a[1], "reverse", false);
+  auto kind = s.arg == "cumsum" ? ir::TileReduceKind::Sum : ir::TileReduceKind::Prod;
+  return e.intrinsic(ir::Intrinsic::TileScan, x->type, {x}, {static_cast<int64_t>(kind), axis, reverse ? 1 : 0});
+}
+
+// ---- matmul / mma -------------------------------------------------------------------------
+
+// The accumulator dtype of x @ y for operand dtype `d` (cuTile's table).
+bool mmaAccumulates(Scalar operand, Scalar acc) {
+  switch (operand) {
+    case Scalar::Float16: return acc == Scalar::Float16 || acc == Scalar::Float32;
+    case Scalar::Float32: return acc == Scalar::Float32;
+    case Scalar::Float64: return acc == Scalar::Float64;
+    case Scalar::Int8: case Scalar::UInt8: return acc == Scalar::Int32;
+    default: return false;
+  }
+}
+Scalar matmulAccumulator(Scalar operand) {
+  switch (operand) {
+    case Scalar::Float16: return Scalar::Float32;
+    case Scalar::Int8: case Scalar::UInt8: return Scalar::Int32;
+    default: return operand;
+  }
+}
+
+struct MatmulTypes {
+  const Type* x;
+  const Type* y;
+  Scalar dtype;
+  TileShapeV out;
+};
+MatmulTypes matmulTypes(const Site& s, const Type* x, const Type* y) {
+  if (!x->isTile() || !y->isTile()) failOp(s, "operands must be tiles, got " + typeToString(x) + " and " + typeToString(y));
+  MatmulTypes m{x, y, x->scalar, {}};
+  std::string why;
+  if (!matmulTileShape(x->shape, y->shape, &m.out, &why)) failOp(s, why);
+  if (m.out.size() != 2 || x->shape.size() != 2 || y->shape.size() != 2)
+    failOp(s, "cudajit.tile multiplies 2-d tiles (batched matmul is not supported yet)");
+  if (!promoteTileDtypes(x->scalar, y->scalar, &m.dtype, &why)) failOp(s, why);
+  if (!mmaAccumulates(m.dtype, matmulAccumulator(m.dtype)))
+    failOp(s, "matmul of " + std::string(scalarNumbaName(m.dtype)) + " tiles is not supported");
+  return m;
+}
+
+const Type* matmulType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"x", "y"}, 2);
+  MatmulTypes m = matmulTypes(s, a[0]->type, a[1]->type);
+  return makeTile(s, m.dtype, m.out);
+}
+ir::Instr* emitDot(Emitter& e, ir::Instr* x, ir::Instr* y, ir::Instr* acc, Scalar operand) {
+  x = toTile(e, x, operand, x->type->shape);
+  y = toTile(e, y, operand, y->type->shape);
+  return e.intrinsic(ir::Intrinsic::TileDot, acc->type, {x, y, acc});
+}
+ir::Instr* matmulLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"x", "y"}, 2);
+  MatmulTypes m = matmulTypes(s, a[0]->type, a[1]->type);
+  Scalar acc_dtype = matmulAccumulator(m.dtype);
+  ir::Instr* zero = e.constant(ir::Const::integer(0), i64Ty());
+  ir::Instr* acc = e.intrinsic(ir::Intrinsic::TileFull, tileTy(acc_dtype, m.out), {e.convert(zero, scalarTy(acc_dtype))});
+  ir::Instr* r = emitDot(e, a[0], a[1], acc, m.dtype);
+  return toTile(e, r, m.dtype, m.out);
+}
+
+const Type* mmaType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"x", "y", "acc"}, 3);
+  MatmulTypes m = matmulTypes(s, a[0]->type, a[1]->type);
+  const Type* acc = a[2]->type;
+  if (!acc->isTile() || acc->shape != m.out)
+    failOp(s, "acc must be a tile of shape " + tileShapeText(m.out) + ", got " + typeToString(acc));
+  if (!mmaAccumulates(m.dtype, acc->scalar))
+    failOp(s, std::string(scalarNumbaName(m.dtype)) + " x " + std::string(scalarNumbaName(m.dtype)) +
+                  " does not accumulate in " + std::string(scalarNumbaName(acc->scalar)));
+  return acc;
+}
+ir::Instr* mmaLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"x", "y", "acc"}, 3);
+  MatmulTypes m = matmulTypes(s, a[0]->type, a[1]->type);
+  return emitDot(e, a[0], a[1], a[2], m.dtype);
+}
+
+// ---- attributes of tiles ----------------------------------------------------------------
+// x.astype, x.reshape, ...: bound methods, tuple(sym method:tile.<name>, x),
+// that the call rows "method:tile.<name>" of tile_symbols.def take apart.
+
+std::string methodSymbol(const Site& s) { return "method:tile." + std::string(s.name); }
+const Type* methodAttrType(const Site& s) { return tupleTy({symbolTy(methodSymbol(s)), s.receiver->type}); }
+ir::Instr* methodAttrLower(const Site& s, Emitter& e) {
+  std::string sym = methodSymbol(s);
+  return e.emit(ir::Op::TupleMake, s.instr->type, {e.constant(ir::Const::symbol(sym), symbolTy(sym)), s.receiver});
+}
+
+const Type* shapeAttrType(const Site& s) {
+  return tupleTy(std::vector<const Type*>(s.receiver->type->shape.size(), i64Ty()));
+}
+ir::Instr* shapeAttrLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> dims;
+  for (int64_t d : s.receiver->type->shape) dims.push_back(e.constInt(d));
+  return e.emit(ir::Op::TupleMake, s.instr->type, dims);
+}
+const Type* ndimAttrType(const Site&) { return i64Ty(); }
+ir::Instr* ndimAttrLower(const Site& s, Emitter& e) {
+  return e.constInt(static_cast<int64_t>(s.receiver->type->shape.size()));
+}
+std::string dtypeSymbol(const Site& s) { return "numpy." + std::string(scalarNumbaName(s.receiver->type->scalar)); }
+const Type* dtypeAttrType(const Site& s) { return symbolTy(dtypeSymbol(s)); }
+ir::Instr* dtypeAttrLower(const Site& s, Emitter& e) {
+  return e.constant(ir::Const::symbol(dtypeSymbol(s)), s.instr->type);
+}
+
+}  // namespace
+
+const Rule tileMethod{methodAttrType, methodAttrLower};
+const Rule tileShapeAttr{shapeAttrType, shapeAttrLower};
+const Rule dtypeAttr{dtypeAttrType, dtypeAttrLower};
+const Rule tileNdimAttr{ndimAttrType, ndimAttrLower};
+const Rule tileBid{gridRegType, bidLower};
+const Rule tileNumBlocks{gridRegType, numBlocksLower};
+const Rule tileCdiv{cdivType, cdivLower};
+const Rule tileNumTiles{numTilesType, numTilesLower};
+const Rule tileLoad{loadType, loadLower};
+const Rule tileStore{storeType, storeLower};
+const Rule tileFull{fullType, fullLower};
+const Rule tileArange{arangeType, arangeLower};
+const Rule tileAstype{astypeType, astypeLower};
+const Rule tileReshape{reshapeType, reshapeLower};
+const Rule tileExpandDims{expandDimsType, reshapeLower};
+const Rule tileBroadcastTo{broadcastToType, broadcastToLower};
+const Rule tilePermute{permuteType, permuteLower};
+const Rule tileItem{itemType, itemLower};
+const Rule tileReduce{reduceType, reduceLower};
+const Rule tileScan{scanType, scanLower};
+const Rule tileMatmul{matmulType, matmulLower};
+const Rule tileMma{mmaType, mmaLower};
+
+}  // namespace rules
+}  // namespace cj::typeinfer

@@ -1,0 +1,282 @@
+// Elementwise operations on tiles: Python's operators (a + b, a < b, -a,
+// a @ b), cuTile's function forms (ct.add, ct.minimum, ct.where, ...) and its
+// math (ct.exp, ...). Shapes broadcast as NumPy's, dtypes promote as cuTile's
+// (tile_rules.h); the rewrite leaves every operation with operands of one
+// shape and dtype, as the verifier wants.
+#include <algorithm>
+
+#include "typeinfer/rules.h"
+#include "typeinfer/tile_rules.h"
+#include "types/tile_shapes.h"
+
+namespace cj::typeinfer {
+namespace {
+
+bool isCompare(ir::Op op) {
+  switch (op) {
+    case ir::Op::Lt: case ir::Op::Le: case ir::Op::Gt: case ir::Op::Ge: case ir::Op::Eq: case ir::Op::Ne:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string spelling(ir::Op op) {
+  switch (op) {
+    case ir::Op::Add: return "+";
+    case ir::Op::Sub: return "-";
+    case ir::Op::Mul: return "*";
+    case ir::Op::TrueDiv: return "/";
+    case ir::Op::FloorDiv: return "//";
+    case ir::Op::Mod: return "%";
+    case ir::Op::Pow: return "**";
+    case ir::Op::LShift: return "<<";
+    case ir::Op::RShift: return ">>";
+    case ir::Op::BitAnd: return "&";
+    case ir::Op::BitOr: return "|";
+    case ir::Op::BitXor: return "^";
+    case ir::Op::MatMul: return "@";
+    case ir::Op::Neg: return "unary -";
+    case ir::Op::Pos: return "unary +";
+    case ir::Op::Invert: return "~";
+    default: return std::string(ir::opName(op));
+  }
+}
+
+// What an elementwise operation computes in and returns.
+struct Elementwise {
+  Scalar compute;                 // operands converted to it
+  Scalar result;                  // result dtype (b1 for comparisons)
+  std::vector<int64_t> shape;     // broadcast shape
+};
+
+Elementwise elementwise(const FunctionContext& ctx, const ir::Instr* at, const std::string& what, ir::Op op,
+                        const std::vector<const ir::Instr*>& operands) {
+  std::vector<TileOperand> ops;
+  std::string types;
+  for (const ir::Instr* v : operands) {
+    ops.push_back(tileOperand(v));
+    types += (types.empty() ? "" : " and ") + typeToNumbaString(v->type);
+    if (!ops.back().valid) ctx.fail(at, what, what + ": unsupported operand " + typeToNumbaString(v->type));
+  }
+  Elementwise r;
+  std::string why;
+  for (const TileOperand& o : ops) {
+    std::vector<int64_t> out;
+    if (!broadcastTileShapes(r.shape, o.shape, &out, &why))
+      ctx.fail(at, what, what + ": shapes do not broadcast: " + types + ": " + why);
+    r.shape = out;
+  }
+  if (!tileResultDtype(ops, &r.compute, &why)) ctx.fail(at, what, what + ": " + types + ": " + why);
+  ScalarKind k = scalarKind(r.compute);
+  switch (op) {
+    case ir::Op::TrueDiv:
+      if (k != ScalarKind::Float) r.compute = Scalar::Float32;
+      break;
+    case ir::Op::LShift: case ir::Op::RShift: case ir::Op::Invert:
+      if (k != ScalarKind::Int) ctx.fail(at, what, what + " needs integer tiles, got " + types);
+      break;
+    case ir::Op::BitAnd: case ir::Op::BitOr: case ir::Op::BitXor:
+      if (k != ScalarKind::Int && k != ScalarKind::Bool) ctx.fail(at, what, what + " needs integer or bool tiles, got " + types);
+      break;
+    case ir::Op::Add: case ir::Op::Sub: case ir::Op::Mul: case ir::Op::FloorDiv: case ir::Op::Mod: case ir::Op::Pow:
+    case ir::Op::Neg:
+      if (k == ScalarKind::Bool) ctx.fail(at, what, what + " is not defined on bool tiles; astype first");
+      break;
+    default:
+      break;
+  }
+  r.result = isCompare(op) ? Scalar::Bool : r.compute;
+  return r;
+}
+
+ir::Instr* emitElementwise(Emitter& e, ir::Op op, const Elementwise& r, const std::vector<ir::Instr*>& operands) {
+  std::vector<ir::Instr*> ops;
+  for (ir::Instr* v : operands) ops.push_back(toTile(e, v, r.compute, r.shape));
+  return e.emit(op, tileTy(r.result, r.shape), ops);
+}
+
+ir::Instr* emitDotOperator(const FunctionContext& ctx, ir::Instr* in, Emitter& e);
+const Type* dotOperatorType(const FunctionContext& ctx, ir::Instr* in);
+
+}  // namespace
+
+bool isTileOperation(const ir::Instr* in) {
+  return std::any_of(in->operands.begin(), in->operands.end(), [](const ir::Instr* o) { return o->type->isTile(); });
+}
+
+const Type* tileOperatorType(const FunctionContext& ctx, ir::Instr* in) {
+  std::string what = spelling(in->op);
+  if (in->op == ir::Op::MatMul) return dotOperatorType(ctx, in);
+  if (in->op == ir::Op::Not || in->op == ir::Op::Is || in->op == ir::Op::IsNot)
+    ctx.fail(in, what, "'" + what + "' has no meaning for a tile (the truth value of a tile is ambiguous)");
+  std::vector<const ir::Instr*> ops(in->operands.begin(), in->operands.end());
+  Elementwise r = elementwise(ctx, in, what, in->op, ops);
+  return tileTypeOrFail(ctx, in, what, r.result, r.shape);
+}
+
+ir::Instr* lowerTileOperator(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
+  if (in->op == ir::Op::MatMul) return emitDotOperator(ctx, in, e);
+  std::vector<const ir::Instr*> ops(in->operands.begin(), in->operands.end());
+  Elementwise r = elementwise(ctx, in, spelling(in->op), in->op, ops);
+  if (in->op == ir::Op::Pos) return toTile(e, in->operands[0], r.compute, r.shape);
+  std::vector<ir::Instr*> operands(in->operands.begin(), in->operands.end());
+  return emitElementwise(e, in->op, r, operands);
+}
+
+namespace {
+
+// x @ y is ct.matmul(x, y): the matmul rule types and lowers it.
+Site dotSite(const FunctionContext& ctx, ir::Instr* in) {
+  Site s{ctx, in, "cudajit.tile.matmul", "matmul"};
+  s.args = {in->operands[0], in->operands[1]};
+  return s;
+}
+const Type* dotOperatorType(const FunctionContext& ctx, ir::Instr* in) {
+  return rules::tileMatmul.type(dotSite(ctx, in));
+}
+ir::Instr* emitDotOperator(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
+  return rules::tileMatmul.lower(dotSite(ctx, in), e);
+}
+
+// ---- function forms -------------------------------------------------------------
+
+struct NamedOp {
+  std::string_view name;
+  ir::Op op;
+};
+constexpr NamedOp kBinary[] = {
+    {"add", ir::Op::Add},          {"sub", ir::Op::Sub},           {"mul", ir::Op::Mul},
+    {"truediv", ir::Op::TrueDiv},  {"floordiv", ir::Op::FloorDiv}, {"mod", ir::Op::Mod},
+    {"pow", ir::Op::Pow},          {"bitwise_and", ir::Op::BitAnd}, {"bitwise_or", ir::Op::BitOr},
+    {"bitwise_xor", ir::Op::BitXor}, {"bitwise_lshift", ir::Op::LShift}, {"bitwise_rshift", ir::Op::RShift},
+    {"greater", ir::Op::Gt},       {"greater_equal", ir::Op::Ge},  {"less", ir::Op::Lt},
+    {"less_equal", ir::Op::Le},    {"equal", ir::Op::Eq},          {"not_equal", ir::Op::Ne},
+    {"negative", ir::Op::Neg},     {"bitwise_not", ir::Op::Invert},
+};
+ir::Op namedOp(std::string_view name) {
+  for (const NamedOp& n : kBinary)
+    if (n.name == name) return n.op;
+  return ir::Op::Add;
+}
+bool unaryNamed(std::string_view name) { return name == "negative" || name == "bitwise_not"; }
+
+std::vector<ir::Instr*> namedOperands(const Site& s) {
+  return unaryNamed(s.arg) ? s.bind({"x"}, 1) : s.bind({"x", "y"}, 2);
+}
+
+const Type* namedType(const Site& s) {
+  std::vector<ir::Instr*> a = namedOperands(s);
+  std::vector<const ir::Instr*> ops(a.begin(), a.end());
+  std::string what = tileOpName(s.name);
+  Elementwise r = elementwise(s.ctx, s.instr, what, namedOp(s.arg), ops);
+  return tileTypeOrFail(s.ctx, s.instr, what, r.result, r.shape);
+}
+ir::Instr* namedLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = namedOperands(s);
+  std::vector<const ir::Instr*> ops(a.begin(), a.end());
+  Elementwise r = elementwise(s.ctx, s.instr, tileOpName(s.name), namedOp(s.arg), ops);
+  return emitElementwise(e, namedOp(s.arg), r, a);
+}
+
+// minimum / maximum: compare and select (NaN from the first operand's side, as fminf does not).
+const Type* minMaxType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"x", "y"}, 2);
+  std::vector<const ir::Instr*> ops(a.begin(), a.end());
+  std::string what = tileOpName(s.name);
+  Elementwise r = elementwise(s.ctx, s.instr, what, ir::Op::Lt, ops);
+  return tileTypeOrFail(s.ctx, s.instr, what, r.compute, r.shape);
+}
+ir::Instr* minMaxLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"x", "y"}, 2);
+  std::vector<const ir::Instr*> ops(a.begin(), a.end());
+  Elementwise r = elementwise(s.ctx, s.instr, tileOpName(s.name), ir::Op::Lt, ops);
+  ir::Instr* x = toTile(e, a[0], r.compute, r.shape);
+  ir::Instr* y = toTile(e, a[1], r.compute, r.shape);
+  ir::Instr* pick_x = e.emit(s.arg == "minimum" ? ir::Op::Lt : ir::Op::Gt, tileTy(Scalar::Bool, r.shape), {x, y});
+  return e.emit(ir::Op::Select, x->type, {pick_x, x, y});
+}
+
+const Type* whereType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"cond", "x", "y"}, 3);
+  std::vector<const ir::Instr*> ops = {a[1], a[2]};
+  std::string what = tileOpName(s.name);
+  TileOperand c = tileOperand(a[0]);
+  if (!c.valid || c.dtype != Scalar::Bool) s.ctx.fail(s.instr, what, what + ": cond must be a bool tile, got " + typeToNumbaString(a[0]->type));
+  Elementwise v = elementwise(s.ctx, s.instr, what, ir::Op::Lt, ops);
+  std::vector<int64_t> shape;
+  std::string why;
+  if (!broadcastTileShapes(c.shape, v.shape, &shape, &why)) s.ctx.fail(s.instr, what, what + ": " + why);
+  return tileTypeOrFail(s.ctx, s.instr, what, v.compute, shape);
+}
+ir::Instr* whereLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"cond", "x", "y"}, 3);
+  const Type* t = s.instr->type;
+  ir::Instr* c = toTile(e, a[0], Scalar::Bool, t->shape);
+  return e.emit(ir::Op::Select, t, {c, toTile(e, a[1], t->scalar, t->shape), toTile(e, a[2], t->scalar, t->shape)});
+}
+
+// Math: floats compute in f32 or f64 (f16 in f32, cast back; integers as f32).
+Scalar mathCompute(Scalar d) {
+  if (d == Scalar::Float64) return Scalar::Float64;
+  return Scalar::Float32;
+}
+Scalar mathResult(Scalar d) { return scalarKind(d) == ScalarKind::Float ? d : Scalar::Float32; }
+
+std::vector<ir::Instr*> mathOperands(const Site& s) {
+  if (s.intrinsic == ir::Intrinsic::Atan2) return s.bind({"x1", "x2"}, 2);
+  std::vector<ir::Instr*> a = s.bind({"x", "rounding_mode", "flush_to_zero"}, 1);
+  return {a[0]};
+}
+
+Elementwise mathShape(const Site& s) {
+  std::vector<ir::Instr*> a = mathOperands(s);
+  std::vector<const ir::Instr*> ops(a.begin(), a.end());
+  return elementwise(s.ctx, s.instr, tileOpName(s.name), ir::Op::Lt, ops);
+}
+
+const Type* mathType(const Site& s) {
+  Elementwise r = mathShape(s);
+  std::string what = tileOpName(s.name);
+  bool predicate = s.intrinsic == ir::Intrinsic::IsNan;
+  if (s.arg == "abs") return tileTypeOrFail(s.ctx, s.instr, what, r.compute, r.shape);
+  return tileTypeOrFail(s.ctx, s.instr, what, predicate ? Scalar::Bool : mathResult(r.compute), r.shape);
+}
+
+ir::Instr* mathLower(const Site& s, Emitter& e) {
+  Elementwise r = mathShape(s);
+  std::vector<ir::Instr*> a = mathOperands(s);
+  const Type* out = s.instr->type;
+  if (s.arg == "abs" && scalarKind(r.compute) == ScalarKind::Int) {
+    ir::Instr* x = toTile(e, a[0], r.compute, r.shape);
+    ir::Instr* zero = toTile(e, e.constant(ir::Const::integer(0), i64Ty()), r.compute, r.shape);
+    ir::Instr* neg = e.emit(ir::Op::Lt, tileTy(Scalar::Bool, r.shape), {x, zero});
+    return e.emit(ir::Op::Select, out, {neg, e.emit(ir::Op::Neg, x->type, {x}), x});
+  }
+  Scalar c = mathCompute(r.compute);
+  const Type* ct = tileTy(c, r.shape);
+  std::vector<ir::Instr*> ops;
+  for (ir::Instr* v : a) ops.push_back(toTile(e, v, c, r.shape));
+  ir::Instr* v;
+  if (s.arg == "rsqrt") {
+    ir::Instr* root = e.intrinsic(ir::Intrinsic::Sqrt, ct, ops);
+    ir::Instr* one = toTile(e, e.constant(ir::Const::real(1.0), f64Ty()), c, r.shape);
+    v = e.emit(ir::Op::TrueDiv, ct, {one, root});
+  } else if (s.intrinsic == ir::Intrinsic::IsNan) {
+    return e.intrinsic(ir::Intrinsic::IsNan, out, ops);
+  } else {
+    v = e.intrinsic(s.arg == "abs" ? ir::Intrinsic::Fabs : s.intrinsic, ct, ops);
+  }
+  return v->type == out ? v : e.emit(ir::Op::Cast, out, {v});
+}
+
+}  // namespace
+
+namespace rules {
+const Rule tileNamedOp{namedType, namedLower};
+const Rule tileMinMax{minMaxType, minMaxLower};
+const Rule tileWhere{whereType, whereLower};
+const Rule tileMath{mathType, mathLower};
+}  // namespace rules
+
+}  // namespace cj::typeinfer
