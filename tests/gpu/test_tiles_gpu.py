@@ -51,13 +51,21 @@ BASE_SEED = int(_ENV_SEED) if _ENV_SEED else int(np.random.SeedSequence().entrop
 # ---------------------------------------------------------------------------
 
 
+class SeededRng:
+    """np.random.default_rng([BASE_SEED, test id]) with ``seed_text`` for failure messages."""
+
+    def __init__(self, request):
+        sub = zlib.crc32(request.node.nodeid.encode())
+        self.gen = np.random.default_rng([BASE_SEED, sub])
+        self.seed_text = f"[{IMPL}, CUDAJIT_TEST_SEED={BASE_SEED}, test {request.node.name}]"
+
+    def __getattr__(self, name):
+        return getattr(self.gen, name)
+
+
 @pytest.fixture
 def rng(request):
-    """A generator seeded from BASE_SEED and the test's id; ``rng.seed_text`` for messages."""
-    sub = zlib.crc32(request.node.nodeid.encode())
-    g = np.random.default_rng([BASE_SEED, sub])
-    g.seed_text = f"[{IMPL}, CUDAJIT_TEST_SEED={BASE_SEED}, test {request.node.name}]"
-    return g
+    return SeededRng(request)
 
 
 HOWS = ["launch", "index"]
