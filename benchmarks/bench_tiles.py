@@ -7,7 +7,7 @@ Rows (full sizes; --quick uses small ones):
   fp16 / bf16 matmul  4096^3, fp32 accumulate, C in the inputs' dtype:
                       torch.matmul (cuBLAS), a Triton kernel (the tutorial's, autotune off,
                       128x256x64, 8 warps, 3 stages), cuTile and cudajit.tile (cuTile's MatMul
-                      sample kernel, 128x256x64)
+                      sample kernel, 128x256x64; --mm-tiles changes the tile kernel's)
   tf32 matmul         4096^3 float32 in and out through tfloat32 (torch with
                       allow_tf32; Triton tl.dot input_precision="tf32", 128x128x32, 8 warps,
                       3 stages; the tile kernel with 128x128x32)
@@ -371,7 +371,7 @@ def row_matmul(torch, impls, triton_impl, dtype_name, size, reps):
                                       "TFLOP/s", reps, 5)
         else:
             cells["triton"] = Cell(text=f"n/a ({triton_impl.reason})")
-        tm, tn, tk = (128, 256, 64) if dtype_name != "tf32" else (128, 128, 32)
+        tm, tn, tk = TILE_MM16 if dtype_name != "tf32" else TILE_MM32
         for impl in impls:
             Cx = torch.empty((M, N), device="cuda", dtype=tdt)
             ok = (impl.obj is not None, impl.reason)
@@ -538,6 +538,9 @@ def row_firstcall(torch, tile_names, triton_impl, size):
 # Main
 # ---------------------------------------------------------------------------
 
+TILE_MM16 = (128, 256, 64)      # the tile kernel's (tm, tn, tk): 16-bit inputs (--mm-tiles)
+TILE_MM32 = (128, 128, 32)      # tf32 (--mm-tiles-tf32)
+
 ROWS = ["fp16", "bf16", "tf32", "softmax", "layernorm", "segsum", "firstcall"]
 COLUMNS = ["torch", "triton", "cuda.tile", "cudajit.tile", "cudajit block.sum"]
 
@@ -595,7 +598,12 @@ def main(argv=None):
     p.add_argument("--only", default="", help=f"comma-separated rows among {','.join(ROWS)}")
     p.add_argument("--reps", type=int, default=None)
     p.add_argument("--json", default=None)
+    p.add_argument("--mm-tiles", default="128x256x64", help="tm x tn x tk of the tile matmul, 16-bit inputs")
+    p.add_argument("--mm-tiles-tf32", default="128x128x32", help="tm x tn x tk of the tile matmul, tf32")
     a = p.parse_args(argv)
+    global TILE_MM16, TILE_MM32
+    TILE_MM16 = tuple(int(v) for v in a.mm_tiles.split("x"))
+    TILE_MM32 = tuple(int(v) for v in a.mm_tiles_tf32.split("x"))
     only = [s.strip() for s in a.only.split(",") if s.strip()]
     unknown = [s for s in only if s not in ROWS]
     if unknown:
@@ -642,8 +650,9 @@ def main(argv=None):
         if impl.obj is None:
             print(f"  {impl.name}: n/a ({impl.reason})")
 
-    titles = {"fp16": f"fp16 matmul {mm}^3 (f32 acc)", "bf16": f"bf16 matmul {mm}^3 (f32 acc)",
-              "tf32": f"tf32 matmul {mm}^3", "softmax": f"softmax {sm_rows}x{sm_cols} f32",
+    t16 = "x".join(map(str, TILE_MM16))
+    titles = {"fp16": f"fp16 matmul {mm}^3 (f32 acc; tile {t16})", "bf16": f"bf16 matmul {mm}^3 (f32 acc; tile {t16})",
+              "tf32": f"tf32 matmul {mm}^3 (tile {'x'.join(map(str, TILE_MM32))})", "softmax": f"softmax {sm_rows}x{sm_cols} f32",
               "layernorm": f"layernorm {sm_rows}x{sm_cols} f32",
               "segsum": f"segment sum {seg}x{seglen} f32", "firstcall": f"first call, fp16 matmul {mm}^3"}
     results = {}

@@ -21,6 +21,10 @@ Conventions:
 - kernels are launched with ``ct.launch(stream, grid, kernel, args)`` and, with
   cudajit only, also as ``kernel[grid](*args)`` (the ``how`` parameter);
 - cudajit only: bad kernels raise ``cudajit.CompileError`` naming the operation.
+
+Every test here passed under cuda.tile 1.7.0 on an H100 (the spec the cudajit
+compiler must meet); the cudajit-only ones are the ``index`` launches and the
+CompileError checks.
 """
 import importlib
 import os
@@ -1518,6 +1522,193 @@ def test_segment_sum(segments, length, tile, how, rng):
     mag = np.abs(x.astype(np.float64)).sum(axis=1).max()
     check(out.get(rng), x.astype(np.float64).sum(axis=1), rng,
           f"segment sums {segments}x{length} tile {tile}", 0, 4 * np.finfo(np.float32).eps * mag)
+
+
+# ===========================================================================
+# More of cuTile's API: call spellings, batched matmul, cat, newaxis indexing,
+# cumprod, scan / reduce with a function, gather / scatter, atomic_add
+# ===========================================================================
+
+
+@ct.kernel
+def k_spellings(x, y, z, T: ConstInt):
+    i = ct.bid(0)
+    t = ct.load(x, (i,), T)                         # positional index, an int shape
+    ct.store(y, (i,), t)                            # positional tile
+    u = ct.load(x, index=(i,), shape=(T,), padding_mode=ct.PaddingMode.ZERO)
+    ct.store(z, index=(i,), tile=u.astype(z.dtype) * 2)
+
+
+def test_load_store_spellings(rng):
+    n, T = 300, 64
+    x = rand(rng, n, np.float32)
+    y, z = Guarded((n,), np.float32), Guarded((n,), np.float64)
+    run(k_spellings, cdiv(n, T), (cp.asarray(x), y.array, z.array, T))
+    check(y.get(rng), x, rng, "ct.load(x, (i,), T) / ct.store(y, (i,), t)")
+    check(z.get(rng), x.astype(np.float64) * 2, rng, "keyword spelling")
+
+
+@ct.kernel
+def k_matmul_batched(a, b, c, NB: ConstInt, TM: ConstInt, TN: ConstInt, TK: ConstInt):
+    ta = ct.load(a, index=(0, 0, 0), shape=(NB, TM, TK))
+    tb = ct.load(b, index=(0, 0), shape=(TK, TN))              # broadcast over the batch
+    acc = ct.full((NB, TM, TN), 1.0, dtype=ct.float32)
+    ct.store(c, index=(0, 0, 0), tile=ct.mma(ta, tb, acc))
+
+
+def test_matmul_batched(rng):
+    NB, TM, TN, TK = 4, 32, 16, 32
+    a = randn(rng, (NB, TM, TK), np.float16)
+    b = randn(rng, (TK, TN), np.float16)
+    c = cp.full((NB, TM, TN), np.nan, np.float32)
+    run(k_matmul_batched, 1, (cp.asarray(a), cp.asarray(b), c, NB, TM, TN, TK))
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    check(cp.asnumpy(c), a64 @ b64 + 1, rng, "batched mma (3-d x 2-d)", 0,
+          _matmul_tol("float16", TK, np.abs(a64) @ np.abs(b64)))
+
+
+@ct.kernel
+def k_cat(x, y, out0, out1, T: ConstInt):
+    tx = ct.load(x, index=(0, 0), shape=(T, T))
+    ty = ct.load(y, index=(0, 0), shape=(T, T))
+    ct.store(out0, index=(0, 0), tile=ct.cat((tx, ty), 0))
+    ct.store(out1, index=(0, 0), tile=ct.cat((tx, ty), axis=1))
+
+
+def test_cat(rng):
+    T = 16
+    x = rand(rng, (T, T), np.int32, -100, 100)
+    y = rand(rng, (T, T), np.int32, -100, 100)
+    o0, o1 = Guarded((2 * T, T), np.int32), Guarded((T, 2 * T), np.int32)
+    run(k_cat, 1, (cp.asarray(x), cp.asarray(y), o0.array, o1.array, T))
+    check(o0.get(rng), np.concatenate([x, y], 0), rng, "cat axis 0")
+    check(o1.get(rng), np.concatenate([x, y], 1), rng, "cat axis 1")
+
+
+@ct.kernel
+def k_newaxis(col, row, out, TM: ConstInt, TN: ConstInt):
+    tc = ct.load(col, index=(0,), shape=(TM,))
+    tr = ct.load(row, index=(0,), shape=(TN,))
+    ct.store(out, index=(0, 0), tile=tc[:, None] - tr[None, :])
+
+
+def test_getitem_newaxis(rng):
+    TM, TN = 32, 64
+    c, r = rand(rng, TM, np.float32), rand(rng, TN, np.float32)
+    out = Guarded((TM, TN), np.float32)
+    run(k_newaxis, 1, (cp.asarray(c), cp.asarray(r), out.array, TM, TN))
+    check(out.get(rng), c[:, None] - r[None, :], rng, "t[:, None] - u[None, :]")
+
+
+def _combine_add(a, b):
+    return a + b
+
+
+def _combine_max(a, b):
+    return ct.maximum(a, b)
+
+
+@ct.kernel
+def k_scan_reduce(x, cp_out, scan_out, red_out, TM: ConstInt, TN: ConstInt):
+    i = ct.bid(0)
+    t = ct.load(x, index=(i, 0), shape=(TM, TN))
+    ct.store(cp_out, index=(i, 0), tile=ct.cumprod(t, axis=1))
+    ct.store(scan_out, index=(i, 0), tile=ct.scan(t, 1, _combine_add, 0, reverse=True))
+    ct.store(red_out, index=(i,), tile=ct.reduce(t, 1, _combine_max, -1000000))
+
+
+def test_cumprod_scan_reduce(rng):
+    TM, TN, blocks = 8, 16, 3
+    x = rng.choice(np.array([-1, 1, 1, 2], np.int32), size=(blocks * TM, TN))
+    o_cp, o_scan = Guarded(x.shape, np.int32), Guarded(x.shape, np.int32)
+    o_red = Guarded((blocks * TM,), np.int32)
+    run(k_scan_reduce, blocks, (cp.asarray(x), o_cp.array, o_scan.array, o_red.array, TM, TN))
+    check(o_cp.get(rng), np.cumprod(x, axis=1, dtype=np.int32), rng, "cumprod axis 1")
+    check(o_scan.get(rng), np.flip(np.cumsum(np.flip(x, 1), axis=1, dtype=np.int32), 1), rng,
+          "scan(add, reverse=True)")
+    check(o_red.get(rng), x.max(axis=1), rng, "reduce(maximum)")
+
+
+@ct.kernel
+def k_gather_scatter(x, g_out, s_out, n, T: ConstInt):
+    i = ct.bid(0)
+    pos = i * T + ct.arange(T, dtype=ct.int32)
+    rev = n - 1 - pos                                          # negative past the end: out of bounds
+    t = ct.gather(x, rev, padding_value=-7.0)                  # x reversed; -7 where out of bounds
+    ct.store(g_out, index=(i,), tile=t)
+    ct.scatter(s_out, pos, t, mask=t > 0)                      # positive values only; pos >= n skipped
+
+
+@ct.kernel
+def k_gather_2d(X, out, TM: ConstInt, TN: ConstInt):
+    i, j = ct.bid(0), ct.bid(1)
+    r = ct.expand_dims(i * TM + ct.arange(TM, dtype=ct.int32), 1)          # (TM, 1)
+    c = ct.expand_dims(X.shape[1] - 1 - (j * TN + ct.arange(TN, dtype=ct.int32)), 0)   # (1, TN)
+    t = ct.gather(X, (r, c), mask=(r + c) % 3 != 0, padding_value=0.5)
+    ct.store(out, index=(i, j), tile=t)
+
+
+def test_gather_scatter_1d(rng):
+    n, T = 1000, 128
+    x = rand(rng, n, np.float32)
+    padded = cdiv(n, T) * T
+    g_out = poisoned(padded, np.float32)
+    s_out = Guarded((n,), np.float32)
+    run(k_gather_scatter, cdiv(n, T), (cp.asarray(x), g_out, s_out.array, n, T))
+    want_g = np.full(padded, -7.0, np.float32)
+    want_g[:n] = x[::-1]
+    check(cp.asnumpy(g_out), want_g, rng, "gather with out-of-bounds padding_value")
+    got_s = s_out.get(rng)
+    want_s = np.where(x[::-1] > 0, x[::-1], np.nan).astype(np.float32)
+    check(got_s, want_s, rng, "scatter with mask (masked elements untouched)")
+
+
+def test_gather_2d_mask(rng):
+    M, N, TM, TN = 40, 70, 16, 32
+    X = rand(rng, (M, N), np.float32)
+    out = Guarded((M, N), np.float32)
+    run(k_gather_2d, (cdiv(M, TM), cdiv(N, TN)), (cp.asarray(X), out.array, TM, TN))
+    r = np.arange(M)[:, None]
+    c = (N - 1 - np.arange(N))[None, :]
+    want = np.where((r + c) % 3 != 0, X[r, c], np.float32(0.5)).astype(np.float32)
+    check(out.get(rng), want, rng, "gather 2-d with mask")
+
+
+@ct.kernel
+def k_histogram(x, hist, n, T: ConstInt):
+    i = ct.bid(0)
+    pos = i * T + ct.arange(T, dtype=ct.int32)
+    v = ct.gather(x, pos, padding_value=-1)                    # -1 past the end: out of bounds
+    ct.atomic_add(hist, v, 1)
+
+
+@ct.kernel
+def k_atomic_old(y, old_out, upd, T: ConstInt):
+    i = ct.bid(0)
+    pos = i * T + ct.arange(T, dtype=ct.int32)
+    u = ct.load(upd, index=(i,), shape=(T,))
+    old = ct.atomic_add(y, pos, u)                             # unique indices: old = y before
+    ct.store(old_out, index=(i,), tile=old)
+
+
+@pytest.mark.parametrize("bins", [16, 1000])
+def test_atomic_add_histogram(bins, rng):
+    n, T = 5000, 256
+    x = rng.integers(0, bins, size=n).astype(np.int32)
+    hist = cp.zeros(bins, np.int32)
+    run(k_histogram, cdiv(n, T), (cp.asarray(x), hist, n, T))
+    check(cp.asnumpy(hist), np.bincount(x, minlength=bins).astype(np.int32), rng, "atomic_add histogram")
+
+
+def test_atomic_add_returns_old(rng):
+    n, T = 1024, 128
+    y0 = rand(rng, n, np.int32, -1000, 1000)
+    u = rand(rng, n, np.int32, -1000, 1000)
+    y = cp.asarray(y0)
+    old = Guarded((n,), np.int32)
+    run(k_atomic_old, n // T, (y, old.array, cp.asarray(u), T))
+    check(old.get(rng), y0, rng, "atomic_add returns the old values")
+    check(cp.asnumpy(y), y0 + u, rng, "atomic_add result")
 
 
 # ===========================================================================
