@@ -186,7 +186,7 @@ def test_kernel_finds_constant_parameters_in_string_annotations():
     assert ct.kernel(namespace["k"]).constant_parameters == ("TILE", "M", "N")
 
 
-# ---- @ct.kernel and launch: recognised, not compiled yet -----------------------------------
+# ---- @ct.kernel and launch: compiled by the tile pipeline ------------------------------------
 
 @ct.kernel
 def segment_sums(x, out, TILE: ct.Constant[int]):
@@ -195,45 +195,45 @@ def segment_sums(x, out, TILE: ct.Constant[int]):
     ct.store(out, index=(seg,), tile=ct.sum(t, axis=1))
 
 
-FIRST_LINE = segment_sums.py_func.__code__.co_firstlineno
+SEGMENT_SIG = "void(float32[:, ::1], float32[::1], int64)"
 
 
-def _check_not_compiled(err):
-    assert isinstance(err, CompileError)
-    text = str(err)
-    assert "segment_sums" in text and "not compiled yet" in text
-    assert err.file == __file__ and err.line == FIRST_LINE
-    assert f"{__file__}:{FIRST_LINE}" in text
-    assert err.construct == "cudajit.tile.kernel"
+def test_compile_ptx_of_a_tile_kernel():
+    ptx, resty = cudajit.compile_ptx(segment_sums, SEGMENT_SIG, constants={"TILE": 1024})
+    assert resty == "none"
+    assert ".reqntid 128, 1, 1" in ptx            # 1024 elements: 4 warps, the compiler's choice
+    assert "ld.global.v4" in ptx and "shfl.sync.bfly" in ptx and "bar.sync" in ptx
+    small, _ = cudajit.compile_ptx(segment_sums, SEGMENT_SIG, constants={"TILE": 64})
+    assert ".reqntid 32, 1, 1" in small           # each Constant value compiles its own kernel
+    assert small != ptx
 
 
-def test_launch_raises_a_clear_compile_error():
-    with pytest.raises(CompileError) as info:
-        ct.launch(None, (4,), segment_sums, (None, None, 1024))
-    _check_not_compiled(info.value)
-
-
-def test_numba_style_launch_raises_the_same_error():
-    with pytest.raises(CompileError) as info:
-        segment_sums[4](None, None, 1024)
-    _check_not_compiled(info.value)
-    with pytest.raises(CompileError):
-        segment_sums[(2, 3),](None, None, 1024)      # a 2-d grid, numba-style
-    with pytest.raises(CompileError):
-        segment_sums[(2,)](None, None, 1024)
+def test_constant_values_are_required_and_checked():
+    with pytest.raises(TypeError, match="TILE"):
+        cudajit.compile_ptx(segment_sums, SEGMENT_SIG)
+    with pytest.raises(TypeError, match="takes 3 argument"):
+        segment_sums[4](None, None)
+    with pytest.raises(TypeError, match="must be an int, float or bool"):
+        ct.launch(None, (4,), segment_sums, (None, None, "1024"))
 
 
 def test_simt_entry_points_refuse_tile_kernels():
-    with pytest.raises(CompileError) as info:
-        cudajit.compile_ptx(segment_sums, "void(float32[:, ::1], float32[::1], int64)")
-    _check_not_compiled(info.value)
-    with pytest.raises(CompileError) as info:
-        cudajit.compile_cubin(segment_sums, "void(float32[:, ::1], float32[::1], int64)")
-    _check_not_compiled(info.value)
     with pytest.raises(TypeError, match="cannot be applied to a @cudajit.tile.kernel"):
         cudajit.jit(segment_sums)
     with pytest.raises(TypeError, match="cannot be applied to a @cudajit.tile.kernel"):
         cudajit.jit(device=True)(segment_sums)
+
+
+def test_a_bad_tile_shape_names_the_line():
+    @ct.kernel
+    def bad(x, out):
+        t = ct.load(x, index=(0,), shape=(12,))
+        ct.store(out, index=(0,), tile=t)
+    with pytest.raises(CompileError) as info:
+        cudajit.compile_ptx(bad, "void(float32[::1], float32[::1])")
+    err = info.value
+    assert err.file == __file__ and "ct.load" in str(err) and "power of two" in str(err)
+    assert err.line == bad.py_func.__code__.co_firstlineno + 2
 
 
 def test_compile_error_is_cudajits():
@@ -256,8 +256,8 @@ def test_kernel_with_options():
         pass
     assert isinstance(k, ct.TileKernel)
     assert k.options["num_warps"] == 8 and k.options["occupancy"] == 2
-    with pytest.raises(CompileError, match="'test_kernel_with_options.<locals>.k'"):
-        ct.launch(None, 1, k, (None,))
+    ptx, _ = cudajit.compile_ptx(k, "void(float32[::1])")
+    assert ".reqntid 256, 1, 1" in ptx             # num_warps=8
 
 
 @pytest.mark.parametrize("options", [{"num_warps": 3}, {"num_warps": 64}, {"num_ctas": 32},
@@ -301,11 +301,18 @@ def test_type_stub_classes_cannot_be_made_on_the_host():
 
 
 def test_tile_op_in_a_simt_kernel_is_a_compile_error():
-    # Tiles in SIMT kernels come with the tile pipeline; until then a compile error, not a crash.
+    # ct.bid is the block index in any kernel; tiles in SIMT kernels are a compile error, not a crash.
     def simt(out):
         out[0] = ct.bid(0)
-    with pytest.raises(CompileError, match="bid"):
-        cudajit.compile_ptx(simt, "void(int32[::1])", arch="sm_80")
+    ptx, _ = cudajit.compile_ptx(simt, "void(int32[::1])", arch="sm_80")
+    assert "%ctaid.x" in ptx
+
+    def tiles(x, out):
+        t = ct.load(x, index=(0,), shape=(32,))
+        ct.store(out, index=(0,), tile=t)
+    with pytest.raises(CompileError, match="not supported yet.*tile.load") as info:
+        cudajit.compile_ptx(tiles, "void(float32[::1], float32[::1])", arch="sm_80")
+    assert info.value.line == tiles.__code__.co_firstlineno + 1
 
 
 # ---- the tile type (compiler/types) through _core -------------------------------------------

@@ -60,6 +60,19 @@ std::string_view pipelineFor(const ir::Module&, const CompileOptions& options) {
   return options.tile ? "tile" : "simt";
 }
 
+// Tile operations in a SIMT kernel: not yet (docs/tiles.md, "Tiles inside
+// SIMT kernels"); a CompileError at the first one.
+void refuseTiles(const ir::Module& m) {
+  for (const auto& fn : m.functions)
+    for (const auto& b : fn->blocks)
+      for (const auto& in : b->instrs)
+        if (in->type->isTile())
+          throw CompileError(fn->filename, in->loc.line, in->loc.col,
+                             in->op == ir::Op::Intrinsic ? in->intrinsicName() : std::string(ir::opName(in->op)),
+                             "tile operations run in @cudajit.tile.kernel kernels; inside @cudajit.jit "
+                             "(SIMT) kernels they are not supported yet (docs/tiles.md)");
+}
+
 // The source with Constant parameters' uses replaced by their values (a copy;
 // the decoded module is shared by every signature).
 const ir::Module& withConstants(const ir::Module& source, const CompileOptions& options,
@@ -105,6 +118,7 @@ std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
   out.return_type = entry.return_type;
   if (!options.device) checkKernelReturn(entry);
 
+  if (!options.tile) refuseTiles(*typed);
   // Every change to the IR from here on is a pass of the pipeline.
   if (options.tile) typed->functions.front()->num_warps = options.num_warps;
   timed(&t.passes, [&] {

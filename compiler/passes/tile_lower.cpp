@@ -154,6 +154,12 @@ ir::Instr* Lowering::constant(ir::Const c, const Type* type) {
 }
 
 ir::Instr* Lowering::sharedArray(Scalar dtype, int64_t n) {
+  int64_t bytes = n * scalarByteSize(dtype);
+  shared_bytes += bytes;
+  if (bytes > largest_shared) {
+    largest_shared = bytes;
+    largest_shared_at = current_;
+  }
   auto in = fn.make(ir::Op::Intrinsic, arrayTy(dtype, 1, Layout::C, MemSpace::Shared), {}, loc_);
   in->intrinsic = ir::Intrinsic::SharedArray;
   in->ints = {n};
@@ -404,6 +410,7 @@ bool TileLower::run(ir::Function& fn) {
         out.push_back(std::move(in));
         continue;
       }
+      lw.setCurrent(in.get());
       if (in->op == ir::Op::CallFunc)
         failAt(fn, in.get(), "tile", "tiles cannot be passed to or returned from device functions yet");
       if (in->op == ir::Op::Intrinsic && ir::intrinsicFamily(in->intrinsic) == ir::IntrinsicFamily::Tile)
@@ -422,6 +429,21 @@ bool TileLower::run(ir::Function& fn) {
   lw.prologue.insert(lw.prologue.end(), std::make_move_iterator(entry->instrs.begin()),
                      std::make_move_iterator(entry->instrs.end()));
   entry->instrs = std::move(lw.prologue);
+  // Static shared memory is 48 KB a block; larger needs the dynamic kind,
+  // which the tensor-core matmul path brings (docs/tiles.md).
+  constexpr int64_t kStaticSharedLimit = 48 * 1024;
+  if (lw.shared_bytes > kStaticSharedLimit) {
+    const ir::Instr* at = lw.largest_shared_at;
+    std::string what = at ? (at->op == ir::Op::Intrinsic ? at->intrinsicName() : std::string(ir::opName(at->op))) : "tile";
+    std::string shapes;
+    if (at)
+      for (const ir::Instr* o : at->operands)
+        if (o->type->isTile()) shapes += (shapes.empty() ? "" : ", ") + typeToNumbaString(o->type);
+    failAt(fn, at, what,
+           "the tiles of this kernel need " + std::to_string(lw.shared_bytes / 1024) +
+               " KB of shared memory (" + what + (shapes.empty() ? "" : " of " + shapes) + " takes " +
+               std::to_string(lw.largest_shared / 1024) + " KB); a tile kernel has 48 KB: use smaller tiles");
+  }
   for (auto& g : graveyard) g->dropAllReferences();
   graveyard.clear();
   fn.computePreds();

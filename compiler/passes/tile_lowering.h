@@ -89,9 +89,16 @@ class Lowering {
 
   std::vector<std::unique_ptr<ir::Instr>> prologue;   // inserted at the top of the entry block
 
+  // Static shared memory the lowering allocated, and the operation that took the most.
+  int64_t shared_bytes = 0;
+  int64_t largest_shared = 0;
+  const ir::Instr* largest_shared_at = nullptr;
+  void setCurrent(const ir::Instr* in) { current_ = in; }
+
  private:
   std::vector<std::unique_ptr<ir::Instr>>* out_ = nullptr;
   ir::Loc loc_;
+  const ir::Instr* current_ = nullptr;
   ir::Instr* lane_ = nullptr;
   ir::Instr* warp_ = nullptr;
   std::map<const Type*, std::unique_ptr<LayoutInfo>> infos_;

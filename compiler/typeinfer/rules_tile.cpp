@@ -206,14 +206,32 @@ const Type* gridRegType(const Site& s) {
 ir::Instr* bidLower(const Site& s, Emitter& e) { return e.intrinsic(kCtaid[gridAxis(s)], i32Ty(), {}); }
 ir::Instr* numBlocksLower(const Site& s, Emitter& e) { return e.intrinsic(kNctaid[gridAxis(s)], i32Ty(), {}); }
 
+// cdiv of tiles: elementwise -((-x) // y), rounding toward +inf as cuTile.
+const Type* tileCdivType(const Site& s, const std::vector<ir::Instr*>& a) {
+  std::vector<TileOperand> ops = {tileOperand(a[0]), tileOperand(a[1])};
+  Scalar dt;
+  std::string why;
+  TileShapeV shape;
+  if (!ops[0].valid || !ops[1].valid || !tileResultDtype(ops, &dt, &why)) failOp(s, "takes integers or integer tiles " + why);
+  if (scalarKind(dt) != ScalarKind::Int) failOp(s, "takes integers or integer tiles");
+  if (!broadcastTileShapes(ops[0].shape, ops[1].shape, &shape, &why)) failOp(s, why);
+  return makeTile(s, dt, shape);
+}
 const Type* cdivType(const Site& s) {
   std::vector<ir::Instr*> a = s.bind({"x", "y"}, 2);
+  if (a[0]->type->isTile() || a[1]->type->isTile()) return tileCdivType(s, a);
   if (!a[0]->type->isInt() || !a[1]->type->isInt()) failOp(s, "takes two integers");
   return binaryResultType(ir::Op::FloorDiv, a[0]->type, a[1]->type);
 }
 ir::Instr* cdivLower(const Site& s, Emitter& e) {
   std::vector<ir::Instr*> a = s.bind({"x", "y"}, 2);
   const Type* t = s.instr->type;
+  if (t->isTile()) {
+    ir::Instr* x = toTile(e, a[0], t->scalar, t->shape);
+    ir::Instr* y = toTile(e, a[1], t->scalar, t->shape);
+    ir::Instr* q = e.emit(ir::Op::FloorDiv, t, {e.emit(ir::Op::Neg, t, {x}), y});
+    return e.emit(ir::Op::Neg, t, {q});
+  }
   ir::Instr* x = e.convert(a[0], t);
   ir::Instr* y = e.convert(a[1], t);
   ir::Instr* one = e.constant(ir::Const::integer(1), t);
@@ -251,13 +269,29 @@ const std::vector<std::string_view> kLoadParams = {"array", "index", "shape", "o
 const std::vector<std::string_view> kStoreParams = {"array", "index", "tile", "order", "check_bounds",
                                                      "latency", "allow_tma", "memory_order", "memory_scope"};
 
-void checkOrder(const Site& s, const ir::Instr* order) {
-  if (!order) return;
+// load/store's `order`: tile dimension i is array axis order[i] ('C': the
+// identity, 'F': reversed, or a permutation).
+std::vector<int64_t> axisOrder(const Site& s, const ir::Instr* order, int ndim) {
+  std::vector<int64_t> perm(ndim);
+  for (int d = 0; d < ndim; ++d) perm[d] = d;
+  if (!order) return perm;
   auto c = constantOf(order);
-  if (c && c->kind == ir::Const::Kind::Str && c->s == "C") return;
-  if (c && c->kind == ir::Const::Kind::None) return;
-  failOp(s, "only order='C' is supported by cudajit.tile (docs/tiles.md)");
+  if (c && (c->kind == ir::Const::Kind::None || (c->kind == ir::Const::Kind::Str && c->s == "C"))) return perm;
+  if (c && c->kind == ir::Const::Kind::Str && c->s == "F") {
+    std::reverse(perm.begin(), perm.end());
+    return perm;
+  }
+  if (c && c->kind == ir::Const::Kind::Tuple && static_cast<int>(c->elems.size()) == ndim) {
+    std::vector<int64_t> p;
+    for (const ir::Const& e : c->elems)
+      if (e.kind == ir::Const::Kind::Int) p.push_back(e.i < 0 ? e.i + ndim : e.i);
+    std::vector<int64_t> sorted = p;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted == perm) return p;
+  }
+  failOp(s, "order must be 'C', 'F' or a constant permutation of the array's axes");
 }
+void checkOrder(const Site& s, const ir::Instr* order, int ndim) { axisOrder(s, order, ndim); }
 
 ir::TilePadding paddingArg(const Site& s, const ir::Instr* v) {
   if (!v) return ir::TilePadding::Undetermined;
@@ -281,7 +315,7 @@ const Type* loadType(const Site& s) {
   if (static_cast<int>(shape.size()) != arr->ndim)
     failOp(s, "shape " + tileShapeText(shape) + " must have one extent per dimension of the " +
                   std::to_string(arr->ndim) + "-d array");
-  checkOrder(s, a[3]);
+  checkOrder(s, a[3], arr->ndim);
   ir::TilePadding pad = paddingArg(s, a[4]);
   bool is_float = scalarKind(arr->scalar) == ScalarKind::Float;
   if (!is_float && pad != ir::TilePadding::Undetermined && pad != ir::TilePadding::Zero)
@@ -289,11 +323,29 @@ const Type* loadType(const Site& s) {
   return makeTile(s, arr->scalar, shape);
 }
 
+bool isIdentity(const std::vector<int64_t>& perm) {
+  for (size_t d = 0; d < perm.size(); ++d)
+    if (perm[d] != static_cast<int64_t>(d)) return false;
+  return true;
+}
+
 ir::Instr* loadLower(const Site& s, Emitter& e) {
   std::vector<ir::Instr*> a = s.bind(kLoadParams, 3);
-  std::vector<ir::Instr*> operands = {a[0]};
-  for (ir::Instr* c : coordinates(s, &e, a[1], a[0]->type->ndim)) operands.push_back(c);
-  return e.intrinsic(ir::Intrinsic::TileLoad, s.instr->type, operands, {static_cast<int64_t>(paddingArg(s, a[4]))});
+  int nd = a[0]->type->ndim;
+  std::vector<int64_t> order = axisOrder(s, a[3], nd);
+  std::vector<ir::Instr*> coords = coordinates(s, &e, a[1], nd);
+  // Loaded in the array's axis order, then permuted into the tile's.
+  TileShapeV shape(nd);
+  std::vector<ir::Instr*> operands(1 + nd);
+  operands[0] = a[0];
+  for (int i = 0; i < nd; ++i) {
+    shape[order[i]] = s.instr->type->shape[i];
+    operands[1 + order[i]] = coords[i];
+  }
+  const Type* loaded = tileTy(s.instr->type->scalar, shape);
+  ir::Instr* t = e.intrinsic(ir::Intrinsic::TileLoad, loaded, operands, {static_cast<int64_t>(paddingArg(s, a[4]))});
+  if (isIdentity(order)) return t;
+  return e.intrinsic(ir::Intrinsic::TilePermute, s.instr->type, {t}, order);
 }
 
 const Type* storeType(const Site& s) {
@@ -304,7 +356,7 @@ const Type* storeType(const Site& s) {
   TileOperand t = valueArg(s, a[2], "tile");
   if (static_cast<int>(t.shape.size()) > arr->ndim)
     failOp(s, "a " + std::to_string(t.shape.size()) + "-d tile does not fit a " + std::to_string(arr->ndim) + "-d array");
-  checkOrder(s, a[3]);
+  checkOrder(s, a[3], arr->ndim);
   return noneTy();
 }
 
@@ -314,9 +366,23 @@ ir::Instr* storeLower(const Site& s, Emitter& e) {
   TileOperand t = tileOperand(a[2]);
   TileShapeV shape(arr->ndim - t.shape.size(), 1);
   shape.insert(shape.end(), t.shape.begin(), t.shape.end());
-  std::vector<ir::Instr*> operands = {a[0]};
-  for (ir::Instr* c : coordinates(s, &e, a[1], arr->ndim)) operands.push_back(c);
-  operands.push_back(toTile(e, a[2], arr->scalar, shape));
+  std::vector<int64_t> order = axisOrder(s, a[3], arr->ndim);
+  std::vector<ir::Instr*> coords = coordinates(s, &e, a[1], arr->ndim);
+  ir::Instr* tile = toTile(e, a[2], arr->scalar, shape);
+  std::vector<ir::Instr*> operands(1 + arr->ndim);
+  operands[0] = a[0];
+  if (!isIdentity(order)) {
+    // Tile dimension i goes to array axis order[i]: permute by the inverse first.
+    std::vector<int64_t> inverse(arr->ndim);
+    TileShapeV stored(arr->ndim);
+    for (int i = 0; i < arr->ndim; ++i) {
+      inverse[order[i]] = i;
+      stored[order[i]] = shape[i];
+    }
+    tile = e.intrinsic(ir::Intrinsic::TilePermute, tileTy(arr->scalar, stored), {tile}, inverse);
+  }
+  for (int i = 0; i < arr->ndim; ++i) operands[1 + order[i]] = coords[i];
+  operands.push_back(tile);
   e.intrinsic(ir::Intrinsic::TileStore, voidTy(), operands);
   return nullptr;
 }
@@ -357,15 +423,25 @@ ir::Instr* fullLower(const Site& s, Emitter& e) {
   return e.intrinsic(ir::Intrinsic::TileFull, s.instr->type, {e.convert(v, scalarTy(f.dtype))});
 }
 
+const std::vector<std::string_view> kArangeParams = {"size", "dtype", "start", "step"};
 const Type* arangeType(const Site& s) {
-  std::vector<ir::Instr*> a = s.bind({"size", "dtype"}, 1);
+  std::vector<ir::Instr*> a = s.bind(kArangeParams, 1);
+  for (int k = 2; k < 4; ++k)
+    if (a[k] && !a[k]->type->isScalar()) failOp(s, "start and step must be numbers");
   int64_t n = constIntArg(s, a[0], "size");
   Scalar dt = a[1] ? dtypeArg(s, a[1]) : Scalar::Int32;
   if (scalarKind(dt) != ScalarKind::Int && scalarKind(dt) != ScalarKind::Float)
     failOp(s, "dtype must be an integer or float type");
   return makeTile(s, dt, {n});
 }
-ir::Instr* arangeLower(const Site& s, Emitter& e) { return e.intrinsic(ir::Intrinsic::TileArange, s.instr->type, {}); }
+ir::Instr* arangeLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind(kArangeParams, 1);
+  const Type* t = s.instr->type;
+  ir::Instr* r = e.intrinsic(ir::Intrinsic::TileArange, t, {});
+  if (a[3]) r = e.emit(ir::Op::Mul, t, {r, toTile(e, a[3], t->scalar, t->shape)});
+  if (a[2]) r = e.emit(ir::Op::Add, t, {r, toTile(e, a[2], t->scalar, t->shape)});
+  return r;
+}
 
 // ---- functions of one tile and methods ------------------------------------------------
 // A rule's subject: the first argument of ct.f(x, ...), or the receiver of

@@ -1,0 +1,108 @@
+"""Every tile operation through the whole compiler without a GPU: type
+inference, the tile pipeline, libNVVM, and ptxas for sm_80 and sm_90
+(docs/tiles.md). The GPU checks of the same operations against numpy are
+tests/gpu/test_tiles_gpu.py."""
+import shutil
+import subprocess
+
+import pytest
+
+import cudajit
+import cudajit.tile as ct
+
+ZERO = ct.PaddingMode.ZERO
+F32_2D = "float32[:, ::1]"
+F32_1D = "float32[::1]"
+
+
+@ct.kernel
+def k_elementwise(x, y, out, T: ct.Constant[int]):
+    a = ct.load(x, index=(ct.bid(0),), shape=(T,), padding_mode=ZERO)
+    b = ct.load(y, index=(ct.bid(0),), shape=(T,), padding_mode=ZERO)
+    r = ct.where(a > b, a * 2.0 - b, ct.exp(a) / (b + 1.0)) + ct.maximum(a, b) ** 2
+    r = r + ct.sqrt(ct.abs(a)) + ct.floor(b) + (a // 3.0) + ct.arange(T, dtype=ct.float32)
+    ct.store(out, index=(ct.bid(0),), tile=r.astype(ct.float16).astype(ct.float32))
+
+
+@ct.kernel
+def k_reduce(x, out, TM: ct.Constant[int], TN: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0), 0), shape=(TM, TN), padding_mode=ct.PaddingMode.NEG_INF)
+    m = ct.max(t, axis=1, keepdims=True)
+    s = ct.sum(ct.exp(t - m), axis=0) + ct.argmax(t, axis=0).astype(ct.float32)
+    ct.store(out, index=(ct.bid(0),), tile=s + ct.min(t) + ct.sum(ct.prod(t, axis=1)))
+
+
+@ct.kernel
+def k_shapes(x, out, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0), 0), shape=(T, 2 * T))
+    u = ct.transpose(t)                              # (2T, T)
+    v = ct.permute(ct.expand_dims(ct.reshape(u, (T, 2 * T)), 0), (1, 0, 2))
+    row = ct.sum(t, axis=0, keepdims=True)           # (1, 2T), broadcast back
+    ct.store(out, index=(ct.bid(0), 0), tile=ct.reshape(v, (T, 2 * T)) + ct.broadcast_to(row, (T, 2 * T)))
+
+
+@ct.kernel
+def k_scan(x, out, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    ct.store(out, index=(ct.bid(0),), tile=ct.cumsum(t, axis=0) + ct.cumsum(t, axis=0, reverse=True))
+
+
+@ct.kernel
+def k_matmul(a, b, c, BM: ct.Constant[int], BN: ct.Constant[int], BK: ct.Constant[int]):
+    acc = ct.zeros((BM, BN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, axis=1, shape=(BM, BK))):
+        x = ct.load(a, index=(ct.bid(0), k), shape=(BM, BK), padding_mode=ZERO)
+        y = ct.load(b, index=(k, ct.bid(1)), shape=(BK, BN), padding_mode=ZERO)
+        acc = ct.mma(x, y, acc)
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=acc.astype(c.dtype))
+
+
+@ct.kernel
+def k_matmul_f64(a, b, c, T: ct.Constant[int]):
+    x = ct.load(a, index=(ct.bid(0), 0), shape=(T, T), padding_mode=ZERO)
+    y = ct.load(b, index=(0, ct.bid(1)), shape=(T, T), padding_mode=ZERO)
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=x @ y)
+
+
+CASES = [
+    ("elementwise", k_elementwise, [F32_1D] * 3 + ["int64"], {"T": 256}, ["ld.global.v4", "st.global"]),
+    ("reduce", k_reduce, [F32_2D, F32_1D, "int64", "int64"], {"TM": 16, "TN": 64}, ["shfl.sync.bfly", "bar.sync"]),
+    ("shapes", k_shapes, [F32_2D, F32_2D, "int64"], {"T": 16}, ["st.shared", "ld.shared"]),
+    ("scan", k_scan, [F32_1D, F32_1D, "int64"], {"T": 128}, ["bar.sync"]),
+    ("matmul f16", k_matmul, ["float16[:, ::1]"] * 3 + ["int64"] * 3, {"BM": 32, "BN": 32, "BK": 16}, ["fma.rn.f32"]),
+    ("matmul f64", k_matmul_f64, ["float64[:, ::1]"] * 3 + ["int64"], {"T": 16}, ["fma.rn.f64"]),
+]
+
+PTXAS = shutil.which("ptxas") or (shutil.which("/usr/local/cuda/bin/ptxas"))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name,kernel,sig,constants,expect", CASES, ids=[c[0] for c in CASES])
+def test_tile_kernel_compiles(name, kernel, sig, constants, expect, arch, tmp_path):
+    ptx, _ = cudajit.compile_ptx(kernel, sig, constants=constants, arch=arch)
+    assert f".target {arch}" in ptx and ".reqntid" in ptx
+    for text in expect:
+        assert text in ptx, f"{name}: no {text} in the PTX"
+    if PTXAS is None:
+        pytest.skip("ptxas is not installed: the PTX is not assembled")
+    src = tmp_path / "k.ptx"
+    src.write_text(ptx)
+    r = subprocess.run([PTXAS, f"-arch={arch}", str(src), "-o", str(tmp_path / "k.cubin")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_too_much_shared_memory_is_a_compile_error():
+    with pytest.raises(cudajit.CompileError, match="KB of shared memory.*tile.dot"):
+        cudajit.compile_ptx(k_matmul, ["float32[:, ::1]"] * 3 + ["int64"] * 3,
+                            constants={"BM": 128, "BN": 128, "BK": 64})
+
+
+def test_shape_mismatch_names_both_shapes():
+    @ct.kernel
+    def bad(x, out):
+        a = ct.load(x, index=(0,), shape=(16,))
+        b = ct.load(x, index=(0,), shape=(32,))
+        ct.store(out, index=(0,), tile=a + b)
+    with pytest.raises(cudajit.CompileError, match=r"\+.*\(16,\).*\(32,\)|16.*32"):
+        cudajit.compile_ptx(bad, [F32_1D, F32_1D])
