@@ -106,3 +106,19 @@ def test_shape_mismatch_names_both_shapes():
         ct.store(out, index=(0,), tile=a + b)
     with pytest.raises(cudajit.CompileError, match=r"\+.*\(16,\).*\(32,\)|16.*32"):
         cudajit.compile_ptx(bad, [F32_1D, F32_1D])
+
+
+def _block_of(bid, n):
+    # A plain Python helper, as cuTile kernels call them: scalars in, scalars out.
+    return (bid * 7) % n
+
+
+@ct.kernel
+def k_helper(x, out, T: ct.Constant[int]):
+    b = _block_of(ct.bid(0), ct.num_blocks(0))
+    ct.store(out, index=(b,), tile=ct.load(x, index=(b,), shape=(T,)) * 2)
+
+
+def test_plain_python_helpers_are_device_functions():
+    ptx, _ = cudajit.compile_ptx(k_helper, [F32_1D, F32_1D, "int64"], constants={"T": 64})
+    assert ".reqntid" in ptx

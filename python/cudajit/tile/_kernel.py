@@ -20,6 +20,30 @@ from .. import _core
 from ._annotations import is_constant_annotation
 
 
+def _with_device_helpers(py_func, seen=None):
+    """cuTile calls plain Python helper functions from kernels; cudajit's decoder
+    takes device functions. The kernel's function with a globals view in which
+    every plain function it names is a device function (recursively)."""
+    from ..dispatcher import DeviceFunction
+    seen = {} if seen is None else seen
+    if py_func in seen:
+        return seen[py_func]
+    names = [n for n in py_func.__code__.co_names
+             if isinstance(py_func.__globals__.get(n), types.FunctionType)]
+    if not names:
+        seen[py_func] = py_func
+        return py_func
+    env = dict(py_func.__globals__)
+    clone = types.FunctionType(py_func.__code__, env, py_func.__name__, py_func.__defaults__,
+                               py_func.__closure__)
+    clone.__qualname__ = py_func.__qualname__
+    clone.__kwdefaults__ = py_func.__kwdefaults__
+    seen[py_func] = clone
+    for n in names:
+        env[n] = DeviceFunction(_with_device_helpers(py_func.__globals__[n], seen))
+    return clone
+
+
 def _check_option(name, value, ok, rule):
     if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and ok(value)):
         raise ValueError(f"cudajit.tile.kernel: {name} must be {rule}, got {value!r}")
@@ -105,7 +129,7 @@ class TileKernel:
         key = tuple((type(v), v) for v in values)
         d = self._dispatchers.get(key)
         if d is None:
-            d = _core.Dispatcher(self.py_func, opt=self.options["opt_level"],
+            d = _core.Dispatcher(_with_device_helpers(self.py_func), opt=self.options["opt_level"],
                                  tile={"num_warps": self.options["num_warps"],
                                        "constants": self._constants(values)})
             self._dispatchers[key] = d
@@ -133,7 +157,7 @@ class TileKernel:
             raise TypeError(f"compile_ptx: values needed for the Constant parameter(s) {missing}")
         values = {self.parameters.index(k): v for k, v in constants.items()}
         from ..decorators import _arch_number
-        ptx, _, _, _ = _core.compile_aot(self.py_func, signature, arch=_arch_number(cc, arch),
+        ptx, _, _, _ = _core.compile_aot(_with_device_helpers(self.py_func), signature, arch=_arch_number(cc, arch),
                                          opt=self.options["opt_level"],
                                          tile={"num_warps": self.options["num_warps"],
                                                "constants": self._constants_by_index(values)})
