@@ -903,7 +903,6 @@ ERROR_CASES = [
     (_err_undefined, "global 'not_defined_anywhere'", "L:undef"),
     (_err_plain_function, "global 'plain_helper'", "L:plain"),
     (_err_store_attr, "attribute assignment", "L:attr"),
-    (_err_matmul, "@ operator", "L:matmul"),
     (_err_bad_math, "math.no_such_function", "L:nomath"),
     (_err_module, "global 'sys'", "L:sys"),
     (_err_reraise, "re-raise", "L:raise"),
@@ -925,6 +924,16 @@ def test_unsupported_constructs_raise_compile_error(fn, construct, marker):
     text = str(e)
     assert text.startswith(f"{__file__}:{e.line}")
     assert f"[{construct}]" in text
+
+
+def test_matmul_operator_is_decoded_and_refused_on_scalars():
+    # `@` decodes (tile kernels use it); on numbers, type inference refuses it at its line.
+    assert "matmul" in _core.decode_ir(_err_matmul)
+    with pytest.raises(CompileError) as info:
+        _core.infer_ir(_err_matmul, ["float32", "float32"], kernel=False)
+    e = info.value
+    assert e.construct == "@ operator" and "tiles only" in str(e)
+    assert e.file == __file__ and e.line == line_of(_err_matmul, "L:matmul")
 
 
 def test_unsupported_global_message_names_type_file_and_line():
