@@ -525,6 +525,20 @@ Block launchBlock(const LaunchConfig& config) {
 }
 }  // namespace
 
+namespace {
+// The block a launch runs with: the configuration's, or for a tile kernel the
+// one its compiler chose (CompiledKernel::block_threads).
+struct LaunchBlock {
+  unsigned dims[3];
+  LaunchBlock(const Overload& ov, const LaunchConfig& config) {
+    const bool tile = ov.compiled.block_threads != 0;
+    dims[0] = tile ? static_cast<unsigned>(ov.compiled.block_threads) : config.block[0];
+    dims[1] = tile ? 1 : config.block[1];
+    dims[2] = tile ? 1 : config.block[2];
+  }
+};
+}  // namespace
+
 void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_t nargs) {
   const DriverApi& api = driver();   // no driver / no GPU: CudaSupportError before any work
   if (static_cast<int>(nargs) != numArgs()) {
@@ -553,11 +567,9 @@ void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_
   const cu::CUstream stream = config.stream_given ? config.stream : defaultStreamFor(la, device);
   if (!la.staged.empty() || !la.producer_streams.empty()) stageIn(la, stream);
   ov.params.pack(ov.slots, la.values.data(), nargs);
-  const unsigned* block = config.block;
-  const unsigned tile_block[3] = {static_cast<unsigned>(ov.compiled.block_threads), 1, 1};
-  if (ov.compiled.block_threads) block = tile_block;   // a tile kernel: the compiler's block
+  const LaunchBlock block(ov, config);
   check(api.cuLaunchKernel(loaded.function, config.grid[0], config.grid[1], config.grid[2],
-                           block[0], block[1], block[2], config.shared_bytes,
+                           block.dims[0], block.dims[1], block.dims[2], config.shared_bytes,
                            stream, ov.params.pointers(), nullptr),
         "cuLaunchKernel");
   stageOut(la, stream);
@@ -580,10 +592,11 @@ double Dispatcher::launchLoop(const LaunchConfig& config, PyObject* const* args,
   const cu::CUstream stream = config.stream_given ? config.stream : defaultStreamFor(la, device);
   PackedParams params;
   params.pack(ov.slots, la.values.data(), nargs);
+  const LaunchBlock block(ov, config);
   const auto start = Clock::now();
   for (long k = 0; k < iterations; ++k)
     check(api.cuLaunchKernel(loaded.function, config.grid[0], config.grid[1], config.grid[2],
-                             config.block[0], config.block[1], config.block[2],
+                             block.dims[0], block.dims[1], block.dims[2],
                              config.shared_bytes, stream, params.pointers(), nullptr),
           "cuLaunchKernel");
   return secondsSince(start);

@@ -2,12 +2,9 @@
 // ir/intrinsics.def), what tile loads and stores become:
 //
 //   array_address        ptrtoint of the view's data pointer
-//   global.load/store    plain LLVM (vector) loads and stores in the global
-//                        address space, aligned to the vector's size: the
-//                        tile lowering only emits them where it checked that
-//   global.load_if/      inline PTX with a predicate (`@p ld.global`), so a
-//   global.store_if      masked-off element is never accessed at all, even
-//                        when its address lies outside any allocation
+//   global.load_if/      inline PTX with a predicate (`@p ld.global[.v2/.v4]`),
+//   global.store_if      so a masked-off access never happens, even when its
+//                        address lies outside any allocation
 #include "codegen/lower_intrinsic.h"
 #include "ir/intrinsics.h"
 
@@ -52,59 +49,6 @@ std::string fromAsm(FunctionEmitter& fe, Scalar s, const std::string& v) {
   if (s == Scalar::Bool) return fe.emit("icmp ne i16 " + v + ", 0");
   if (scalarByteSize(s) == 1) return fe.emit("trunc i16 " + v + " to i8");
   return v;
-}
-
-std::string globalPointer(FunctionEmitter& fe, const ir::Instr* addr, const std::string& pointee) {
-  return fe.emit("inttoptr i64 " + fe.val(addr) + " to " + pointee + " addrspace(1)*");
-}
-
-// A memory value (bool: i8) of scalar `s` to its register form and back.
-std::string memToReg(FunctionEmitter& fe, Scalar s, const std::string& v) {
-  return s == Scalar::Bool ? fe.emit("icmp ne i8 " + v + ", 0") : v;
-}
-std::string regToMem(FunctionEmitter& fe, Scalar s, const std::string& v) {
-  return s == Scalar::Bool ? fe.emit("zext i1 " + v + " to i8") : v;
-}
-
-void lowerLoad(FunctionEmitter& fe, const ir::Instr& in) {
-  int64_t w = in.ints.empty() ? 1 : in.ints[0];
-  const Type* elem = w == 1 ? in.type : in.type->elems[0];
-  Scalar s = elem->scalar;
-  std::string mem = llvmMemType(s);
-  int align = static_cast<int>(w) * scalarByteSize(s);
-  if (w == 1) {
-    std::string p = globalPointer(fe, in.operands[0], mem);
-    std::string v = fe.emit("load " + mem + ", " + mem + " addrspace(1)* " + p + ", align " + std::to_string(align));
-    fe.bind(in, memToReg(fe, s, v));
-    return;
-  }
-  std::string vec = "<" + std::to_string(w) + " x " + mem + ">";
-  std::string p = globalPointer(fe, in.operands[0], vec);
-  std::string v = fe.emit("load " + vec + ", " + vec + " addrspace(1)* " + p + ", align " + std::to_string(align));
-  std::vector<std::pair<std::string, std::string>> fields;
-  for (int64_t k = 0; k < w; ++k)
-    fields.push_back({llvmScalarType(s), memToReg(fe, s, fe.emit("extractelement " + vec + " " + v + ", i32 " + std::to_string(k)))});
-  fe.bind(in, fe.makeStruct(llvmType(in.type), fields));
-}
-
-void lowerStore(FunctionEmitter& fe, const ir::Instr& in) {
-  size_t w = in.operands.size() - 1;
-  Scalar s = in.operands[1]->type->scalar;
-  std::string mem = llvmMemType(s);
-  std::string align = std::to_string(w * scalarByteSize(s));
-  if (w == 1) {
-    std::string p = globalPointer(fe, in.operands[0], mem);
-    fe.emitLine("store " + mem + " " + regToMem(fe, s, fe.val(in.operands[1])) + ", " + mem + " addrspace(1)* " + p +
-                ", align " + align);
-    return;
-  }
-  std::string vec = "<" + std::to_string(w) + " x " + mem + ">";
-  std::string cur = "undef";
-  for (size_t k = 0; k < w; ++k)
-    cur = fe.emit("insertelement " + vec + " " + cur + ", " + mem + " " + regToMem(fe, s, fe.val(in.operands[1 + k])) +
-                  ", i32 " + std::to_string(k));
-  std::string p = globalPointer(fe, in.operands[0], vec);
-  fe.emitLine("store " + vec + " " + cur + ", " + vec + " addrspace(1)* " + p + ", align " + align);
 }
 
 // "{$0, $1}" style operand lists of inline PTX.
@@ -177,8 +121,6 @@ void lowerArrayAddress(FunctionEmitter& fe, const ir::Instr& in) {
 void lowerGlobalIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
   switch (in.intrinsic) {
     case Intrinsic::ArrayAddress: return lowerArrayAddress(fe, in);
-    case Intrinsic::GlobalLoad: return lowerLoad(fe, in);
-    case Intrinsic::GlobalStore: return lowerStore(fe, in);
     case Intrinsic::GlobalLoadIf: return lowerLoadIf(fe, in);
     case Intrinsic::GlobalStoreIf: return lowerStoreIf(fe, in);
     default: fe.fail(in, in.intrinsicName(), "not a global memory intrinsic");

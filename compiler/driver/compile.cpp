@@ -56,7 +56,7 @@ const ir::Module& withEntryKind(const ir::Module& untyped, bool device,
 }
 
 // The pipeline a module runs: "tile" for tile kernels, "simt" otherwise.
-std::string_view pipelineFor(const ir::Module&, const CompileOptions& options) {
+std::string_view pipelineFor(const CompileOptions& options) {
   return options.tile ? "tile" : "simt";
 }
 
@@ -123,7 +123,7 @@ std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
   if (options.tile) typed->functions.front()->num_warps = options.num_warps;
   timed(&t.passes, [&] {
     std::vector<passes::IrSnapshot> s =
-        passes::runPipeline(*typed, {pipelineFor(*typed, options)}, pipeline);
+        passes::runPipeline(*typed, {pipelineFor(options)}, pipeline);
     if (snapshots) *snapshots = std::move(s);
     return 0;
   });
@@ -252,9 +252,9 @@ std::vector<passes::IrSnapshot> irAfterPasses(const ir::Module& untyped,
     for (const passes::IrSnapshot& s : snapshots) ran = ran || s.pass == name;
     if (!ran) {
       std::string list;
-      for (std::string_view p : passes::pipelinePasses(pipelineFor(untyped, options))) list += (list.empty() ? "" : ", ") + std::string(p);
+      for (std::string_view p : passes::pipelinePasses(pipelineFor(options))) list += (list.empty() ? "" : ", ") + std::string(p);
       throw CompileError("", 0, 0, "inspect_ir(after=...)",
-                         "pass '" + name + "' is not in the pipeline '" + std::string(pipelineFor(untyped, options)) + "'", "its passes: " + list);
+                         "pass '" + name + "' is not in the pipeline '" + std::string(pipelineFor(options)) + "'", "its passes: " + list);
     }
   }
   return snapshots;

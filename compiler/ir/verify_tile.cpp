@@ -1,21 +1,16 @@
-// Shapes, dtypes and attributes of tile intrinsics, checked against the
-// shape algebra of types/tile_shapes.h so that the verifier and type
-// inference agree on what a well-formed tile op is.
+// Shapes, dtypes and attributes of tile intrinsics and of the address-based
+// global accesses they lower to: the invariants type inference establishes
+// (every operand already broadcast and cast) and the tile passes rely on.
 #include "ir/verify_tile.h"
 
 #include <algorithm>
-
-#include "types/tile_shapes.h"
+#include <vector>
 
 namespace cj::ir {
 namespace {
 
-std::string shapeText(const Type* t) { return typeToString(t); }
-
-bool isTile(const Instr* v) { return v->type->isTile(); }
-
-std::string expectTile(const Instr& in, const Instr* v, const std::string& what) {
-  return isTile(v) ? "" : what + " is " + typeToString(v->type) + ", expected a tile";
+std::string expectTile(const Instr* v, const std::string& what) {
+  return v->type->isTile() ? "" : what + " is " + typeToString(v->type) + ", expected a tile";
 }
 
 // Array operand, then one i64 tile coordinate per dimension.
@@ -72,25 +67,25 @@ std::string tileIntrinsicError(const Instr& in) {
         return "arange of " + typeToString(t);
       return "";
     case Intrinsic::TileBroadcast: {
-      if (auto why = expectTile(in, in.operands[0], "operand"); !why.empty()) return why;
+      if (auto why = expectTile(in.operands[0], "operand"); !why.empty()) return why;
       if (!t->isTile() || t->scalar != operand(0)->scalar) return "result must be a tile of the operand's dtype";
       const auto& from = operand(0)->shape;
       if (from.size() != t->shape.size()) return "broadcast keeps the rank";
       for (size_t d = 0; d < from.size(); ++d)
         if (from[d] != t->shape[d] && from[d] != 1)
-          return "cannot broadcast " + shapeText(operand(0)) + " to " + shapeText(t);
+          return "cannot broadcast " + typeToString(operand(0)) + " to " + typeToString(t);
       return "";
     }
     case Intrinsic::TileReshape:
     case Intrinsic::TileConvertLayout:
-      if (auto why = expectTile(in, in.operands[0], "operand"); !why.empty()) return why;
+      if (auto why = expectTile(in.operands[0], "operand"); !why.empty()) return why;
       if (!t->isTile() || t->scalar != operand(0)->scalar || tileElements(t) != tileElements(operand(0)))
         return "result must be a tile of the operand's dtype and element count";
       if (in.intrinsic == Intrinsic::TileConvertLayout && t->shape != operand(0)->shape)
         return "convert_layout keeps the shape";
       return "";
     case Intrinsic::TilePermute: {
-      if (auto why = expectTile(in, in.operands[0], "operand"); !why.empty()) return why;
+      if (auto why = expectTile(in.operands[0], "operand"); !why.empty()) return why;
       const auto& from = operand(0)->shape;
       if (in.ints.size() != from.size() || !t->isTile() || t->shape.size() != from.size())
         return "permute needs one axis per dimension";
@@ -105,11 +100,11 @@ std::string tileIntrinsicError(const Instr& in) {
     case Intrinsic::TileReduce:
     case Intrinsic::TileArgReduce:
     case Intrinsic::TileScan: {
-      if (auto why = expectTile(in, in.operands[0], "operand"); !why.empty()) return why;
+      if (auto why = expectTile(in.operands[0], "operand"); !why.empty()) return why;
       const Type* x = operand(0);
       int64_t axis = attr(in, 1);
       if (attr(in, 0) < 0 || attr(in, 0) > static_cast<int64_t>(TileReduceKind::Xor)) return "unknown combining kind";
-      if (axis < 0 || axis >= static_cast<int64_t>(x->shape.size())) return "axis out of range for " + shapeText(x);
+      if (axis < 0 || axis >= static_cast<int64_t>(x->shape.size())) return "axis out of range for " + typeToString(x);
       if (!t->isTile()) return "result must be a tile";
       if (in.intrinsic == Intrinsic::TileScan) {
         if (t != x) return "a scan keeps the operand's type";
@@ -123,18 +118,18 @@ std::string tileIntrinsicError(const Instr& in) {
     }
     case Intrinsic::TileDot: {
       for (size_t i = 0; i < 3; ++i)
-        if (auto why = expectTile(in, in.operands[i], "operand " + std::to_string(i)); !why.empty()) return why;
+        if (auto why = expectTile(in.operands[i], "operand " + std::to_string(i)); !why.empty()) return why;
       const Type *x = operand(0), *y = operand(1), *acc = operand(2);
       if (x->shape.size() != 2 || y->shape.size() != 2 || acc->shape.size() != 2)
         return "tile.dot takes 2-d tiles";
       if (x->shape[1] != y->shape[0] || acc->shape[0] != x->shape[0] || acc->shape[1] != y->shape[1])
-        return "shapes do not chain: " + shapeText(x) + " @ " + shapeText(y) + " + " + shapeText(acc);
+        return "shapes do not chain: " + typeToString(x) + " @ " + typeToString(y) + " + " + typeToString(acc);
       if (x->scalar != y->scalar) return "operands of different dtypes";
       if (t != acc) return "result must have the accumulator's type";
       return "";
     }
     case Intrinsic::TileItem:
-      if (auto why = expectTile(in, in.operands[0], "operand"); !why.empty()) return why;
+      if (auto why = expectTile(in.operands[0], "operand"); !why.empty()) return why;
       if (tileElements(operand(0)) != 1) return "item of a tile with more than one element";
       if (t != scalarTy(operand(0)->scalar)) return "result must be the tile's dtype";
       return "";
@@ -149,17 +144,6 @@ std::string globalIntrinsicError(const Instr& in) {
     case Intrinsic::ArrayAddress:
       if (!operand(0)->is(TypeKind::Array)) return "operand must be an array";
       return in.type == i64Ty() ? "" : "result must be i64";
-    case Intrinsic::GlobalLoad: {
-      if (operand(0) != i64Ty()) return "address must be i64";
-      int64_t w = attr(in, 0);
-      if (w < 1 || (w & (w - 1))) return "vector width must be a power of two";
-      if (w == 1) return in.type->isScalar() ? "" : "result must be a scalar";
-      if (!in.type->is(TypeKind::Tuple) || static_cast<int64_t>(in.type->elems.size()) != w)
-        return "result must be a tuple of " + std::to_string(w) + " scalars";
-      for (const Type* e : in.type->elems)
-        if (e != in.type->elems[0] || !e->isScalar()) return "result elements must be one scalar type";
-      return "";
-    }
     case Intrinsic::GlobalLoadIf: {
       size_t w = in.operands.size() < 3 ? 0 : in.operands.size() - 2;
       if (w == 0 || operand(0) != i64Ty() || operand(1) != boolTy()) return "takes (i64 address, b1 predicate, others...)";
@@ -170,11 +154,6 @@ std::string globalIntrinsicError(const Instr& in) {
       if (in.type != tupleTy(std::vector<const Type*>(w, operand(2)))) return "result must be a tuple of the others' type";
       return "";
     }
-    case Intrinsic::GlobalStore:
-      if (in.operands.size() < 2 || operand(0) != i64Ty()) return "takes an i64 address and values";
-      for (size_t i = 1; i < in.operands.size(); ++i)
-        if (operand(i) != operand(1) || !operand(i)->isScalar()) return "stored values must be one scalar type";
-      return in.type == voidTy() ? "" : "a store has no result";
     case Intrinsic::GlobalStoreIf: {
       size_t w = in.operands.size() < 3 ? 0 : in.operands.size() - 2;
       if (w == 0 || operand(0) != i64Ty() || operand(1) != boolTy()) return "takes (i64 address, b1 predicate, values...)";

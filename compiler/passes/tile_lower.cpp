@@ -106,28 +106,30 @@ int64_t LayoutInfo::base(int d, int warp, int lane) const {
   return w * spt * tpw + l * spt;
 }
 
-std::vector<int64_t> LayoutInfo::cStrides() const {
-  std::vector<int64_t> s(rank, 1);
-  for (int d = rank - 2; d >= 0; --d) s[d] = s[d + 1] * shape[d + 1];
+std::vector<int64_t> cStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * shape[d + 1];
   return s;
 }
 
 // ---- emission --------------------------------------------------------------------------
 
 Lowering::Lowering(ir::Function& f, int warps) : fn(f), num_warps(warps) {
-  auto make = [&](ir::Op op, const Type* t, std::vector<ir::Instr*> ops) {
-    return emitTo(prologue, fn.make(op, t, std::move(ops), {}));
-  };
-  auto c = [&](int64_t v) {
-    auto in = fn.make(ir::Op::Const, i32Ty(), {}, {});
-    in->cval = ir::Const::integer(v);
-    return emitTo(prologue, std::move(in));
-  };
   auto tid_in = fn.make(ir::Op::Intrinsic, i32Ty(), {}, {});
   tid_in->intrinsic = ir::Intrinsic::TidX;
   ir::Instr* tid = emitTo(prologue, std::move(tid_in));
-  lane_ = make(ir::Op::BitAnd, i32Ty(), {tid, c(31)});
-  warp_ = make(ir::Op::RShift, i32Ty(), {tid, c(5)});
+  lane_ = entryOp(ir::Op::BitAnd, tid, entryConst(31));
+  warp_ = entryOp(ir::Op::RShift, tid, entryConst(5));
+}
+
+ir::Instr* Lowering::entryConst(int64_t v) {
+  auto in = fn.make(ir::Op::Const, i32Ty(), {}, {});
+  in->cval = ir::Const::integer(v);
+  return emitTo(prologue, std::move(in));
+}
+
+ir::Instr* Lowering::entryOp(ir::Op op, ir::Instr* a, ir::Instr* b) {
+  return emitTo(prologue, fn.make(op, i32Ty(), {a, b}, {}));
 }
 
 ir::Instr* Lowering::emitTo(std::vector<std::unique_ptr<ir::Instr>>& out, std::unique_ptr<ir::Instr> in) {
@@ -190,12 +192,8 @@ ir::Instr* Lowering::position(const LayoutInfo& l, int64_t r, int d) {
   ir::Instr*& base = bases_[key];
   if (!base) {
     // base_d = warp_d * spt * tpw + lane_d * spt, at the entry.
-    auto c = [&](int64_t v) {
-      auto in = fn.make(ir::Op::Const, i32Ty(), {}, {});
-      in->cval = ir::Const::integer(v);
-      return emitTo(prologue, std::move(in));
-    };
-    auto op = [&](ir::Op o, ir::Instr* a, ir::Instr* b) { return emitTo(prologue, fn.make(o, i32Ty(), {a, b}, {})); };
+    auto c = [&](int64_t v) { return entryConst(v); };
+    auto op = [&](ir::Op o, ir::Instr* a, ir::Instr* b) { return entryOp(o, a, b); };
     int64_t spt = l.layout->size_per_thread[d], tpw = l.layout->threads_per_warp[d], wpc = l.layout->warps_per_cta[d];
     ir::Instr* lane_d = op(ir::Op::BitAnd, op(ir::Op::RShift, lane_, c(l.lane_shift[d])), c(tpw - 1));
     ir::Instr* warp_d = op(ir::Op::BitAnd, op(ir::Op::RShift, warp_, c(l.warp_shift[d])), c(wpc - 1));
@@ -279,19 +277,19 @@ std::vector<int64_t> allRegs(const LayoutInfo& l) {
 std::vector<ir::Instr*> moveTile(Lowering& lw, const ir::Instr* from, const Type* to, const std::vector<int64_t>& coef) {
   const LayoutInfo& src = lw.info(from->type);
   const LayoutInfo& dst = lw.info(to);
-  Lowering::Held held{&src, allRegs(src), lw.frag(from), src.cStrides()};
+  Lowering::Held held{&src, allRegs(src), lw.frag(from), tile::cStrides(src.shape)};
   return lw.redistribute(held, to->scalar, std::max<int64_t>(1, tileElements(from->type)), dst, coef);
 }
 
 std::vector<int64_t> broadcastCoef(const Type* from, const Type* to) {
-  std::vector<int64_t> strides = LayoutInfo(from).cStrides();
+  std::vector<int64_t> strides = tile::cStrides(from->shape);
   std::vector<int64_t> coef(to->shape.size());
   for (size_t d = 0; d < coef.size(); ++d) coef[d] = from->shape[d] == 1 ? 0 : strides[d];
   return coef;
 }
 
 std::vector<int64_t> permuteCoef(const Type* from, const std::vector<int64_t>& perm) {
-  std::vector<int64_t> strides = LayoutInfo(from).cStrides();
+  std::vector<int64_t> strides = tile::cStrides(from->shape);
   std::vector<int64_t> coef(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) coef[i] = strides[perm[i]];
   return coef;
@@ -338,7 +336,7 @@ void lowerTileIntrinsic(Lowering& lw, ir::Instr* in) {
       return;
     case I::TileReshape:
     case I::TileConvertLayout:
-      lw.frags[in] = moveTile(lw, in->operands[0], in->type, LayoutInfo(in->type).cStrides());
+      lw.frags[in] = moveTile(lw, in->operands[0], in->type, tile::cStrides(in->type->shape));
       return;
     case I::TilePermute:
       lw.frags[in] = moveTile(lw, in->operands[0], in->type, permuteCoef(in->operands[0]->type, in->ints));

@@ -11,14 +11,14 @@ void lowerTileDot(Lowering& lw, ir::Instr* in) {
   ir::Instr* x = in->operands[0];
   ir::Instr* y = in->operands[1];
   ir::Instr* acc = in->operands[2];
-  int64_t m = x->type->shape[0], k = x->type->shape[1], n = y->type->shape[1];
+  int64_t k = x->type->shape[1], n = y->type->shape[1];
   Scalar operand = x->type->scalar, accum = acc->type->scalar;
   const Type* at = scalarTy(accum);
   auto toShared = [&](ir::Instr* t) {
     const LayoutInfo& l = lw.info(t->type);
     // Widened as stored: libNVVM refuses some folds of (fpext half) products.
     ir::Instr* buf = lw.sharedArray(accum, tileElements(t->type));
-    std::vector<int64_t> strides = l.cStrides();
+    std::vector<int64_t> strides = cStrides(l.shape);
     const std::vector<ir::Instr*>& regs = lw.frag(t);
     for (int64_t r = 0; r < l.regs; ++r) {
       ir::Instr* v = operand == accum ? regs[r] : lw.emit(ir::Op::Cast, at, {regs[r]});
@@ -43,7 +43,6 @@ void lowerTileDot(Lowering& lw, ir::Instr* in) {
     out[r] = sum;
   }
   lw.barrier();
-  (void)m;
   lw.frags[in] = std::move(out);
 }
 

@@ -115,9 +115,7 @@ void lowerTileReduce(Lowering& lw, ir::Instr* in) {
   }
 
   // 3. Warps holding distinct positions: partials meet in shared memory.
-  std::vector<int64_t> out_strides = out_l.cStrides();
-  if (out_l.rank == 0) out_strides.assign(l.rank, 0);
-  std::vector<int64_t> row_coef = LayoutInfo(in->type).cStrides();
+  std::vector<int64_t> row_coef = cStrides(in->type->shape);
   if (row_coef.empty()) row_coef.assign(l.rank, 0);
   row_coef[a] = 0;
   int64_t warps = std::min<int64_t>(wpc, std::max<int64_t>(1, extent / (spt * tpw)));
@@ -154,8 +152,7 @@ void lowerTileReduce(Lowering& lw, ir::Instr* in) {
   std::vector<ir::Instr*> values;
   for (const Partial& p : parts) values.push_back(arg ? p.index : convert(lw, p.value, in->type->scalar));
   Lowering::Held held{&l, reps, values, row_coef};
-  std::vector<int64_t> dst_coef = out_l.rank ? out_l.cStrides() : std::vector<int64_t>{};
-  lw.frags[in] = lw.redistribute(held, in->type->scalar, rows_total, out_l, dst_coef);
+  lw.frags[in] = lw.redistribute(held, in->type->scalar, rows_total, out_l, cStrides(out_l.shape));
 }
 
 void lowerTileScan(Lowering& lw, ir::Instr* in) {
@@ -166,7 +163,7 @@ void lowerTileScan(Lowering& lw, ir::Instr* in) {
   bool reverse = in->ints.size() > 2 && in->ints[2];
   Scalar c = computeType(x->type->scalar);
   int64_t extent = x->type->shape[a];
-  std::vector<int64_t> strides = l.cStrides();
+  std::vector<int64_t> strides = cStrides(l.shape);
   std::vector<ir::Instr*> cur;
   for (ir::Instr* v : lw.frag(x)) cur.push_back(convert(lw, v, c));
   if (extent > 1) {

@@ -30,9 +30,10 @@ struct LayoutInfo {
   explicit LayoutInfo(const Type* tile);
   int64_t base(int d, int warp, int lane) const;
   int64_t pos(int d, int warp, int lane, int64_t r) const { return (base(d, warp, lane) + off[r][d]) & (shape[d] - 1); }
-  // C-order strides of the shape (in elements).
-  std::vector<int64_t> cStrides() const;
 };
+
+// C-order strides of a shape, in elements.
+std::vector<int64_t> cStrides(const std::vector<int64_t>& shape);
 
 class Lowering {
  public:
@@ -104,6 +105,9 @@ class Lowering {
   std::map<const Type*, std::unique_ptr<LayoutInfo>> infos_;
   std::map<std::pair<const TileLayout*, int>, ir::Instr*> bases_;
   ir::Instr* emitTo(std::vector<std::unique_ptr<ir::Instr>>& out, std::unique_ptr<ir::Instr> in);
+  // i32 values computed once at the entry (thread ids, layout bases).
+  ir::Instr* entryConst(int64_t v);
+  ir::Instr* entryOp(ir::Op op, ir::Instr* a, ir::Instr* b);
 };
 
 // One lowering per tile intrinsic family (tile_lower_memory.cpp,

@@ -7,7 +7,6 @@
 #include "typeinfer/tile_rules.h"
 
 namespace cj::typeinfer {
-namespace {
 
 bool isComparison(ir::Op op) {
   switch (op) {
@@ -18,6 +17,8 @@ bool isComparison(ir::Op op) {
       return false;
   }
 }
+
+namespace {
 
 bool hasTruth(const Type* t) {
   return t->isScalar() || t->is(TypeKind::None) || t->is(TypeKind::Tuple);

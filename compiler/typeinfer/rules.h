@@ -41,6 +41,13 @@ const AttributeEntry* findAttribute(TypeKind kind, std::string_view name);
 std::optional<Scalar> dtypeOf(const ir::Instr* v);
 
 namespace rules {
+// The special register of each dimension x, y, z (cuda.threadIdx & co, ct.bid & co).
+using Sreg3 = ir::Intrinsic[3];
+inline constexpr Sreg3 kTid = {ir::Intrinsic::TidX, ir::Intrinsic::TidY, ir::Intrinsic::TidZ};
+inline constexpr Sreg3 kNtid = {ir::Intrinsic::NtidX, ir::Intrinsic::NtidY, ir::Intrinsic::NtidZ};
+inline constexpr Sreg3 kCtaid = {ir::Intrinsic::CtaidX, ir::Intrinsic::CtaidY, ir::Intrinsic::CtaidZ};
+inline constexpr Sreg3 kNctaid = {ir::Intrinsic::NctaidX, ir::Intrinsic::NctaidY, ir::Intrinsic::NctaidZ};
+
 // rules_cuda.cpp
 extern const Rule sreg;            // value: an i32 special register (arg = intrinsic name)
 extern const Rule grid;            // cudajit.grid(n)

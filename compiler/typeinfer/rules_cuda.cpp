@@ -26,13 +26,6 @@ const Type* gridType(const Site& s) {
   return tupleTy(std::vector<const Type*>(n, i64Ty()));
 }
 
-// One special register per dimension x, y, z.
-using Sreg3 = ir::Intrinsic[3];
-constexpr Sreg3 kTid = {ir::Intrinsic::TidX, ir::Intrinsic::TidY, ir::Intrinsic::TidZ};
-constexpr Sreg3 kNtid = {ir::Intrinsic::NtidX, ir::Intrinsic::NtidY, ir::Intrinsic::NtidZ};
-constexpr Sreg3 kCtaid = {ir::Intrinsic::CtaidX, ir::Intrinsic::CtaidY, ir::Intrinsic::CtaidZ};
-constexpr Sreg3 kNctaid = {ir::Intrinsic::NctaidX, ir::Intrinsic::NctaidY, ir::Intrinsic::NctaidZ};
-
 ir::Instr* sreg64(Emitter& e, const Sreg3& reg, int dim) {
   return e.convert(e.intrinsic(reg[dim], i32Ty(), {}), i64Ty());   // sign-extended, as numba does
 }

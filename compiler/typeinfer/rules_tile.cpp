@@ -3,8 +3,8 @@
 // algebra and promotion of types/tile_shapes.h and types/tile_promotion.h, and
 // the rewrite makes every operation see equal shapes and dtypes: scalars
 // become `tile.full`, lower ranks `tile.reshape`, extents of 1
-// `tile.broadcast`, other dtypes `cast`. Elementwise operators on tiles are
-// typeinfer/tile_operators.cpp; this file holds the named functions.
+// `tile.broadcast`, other dtypes `cast`. Elementwise operations on tiles are
+// tile_elementwise.cpp; this file holds the other functions.
 #include <algorithm>
 #include <optional>
 
@@ -40,7 +40,7 @@ TileOperand tileOperand(const ir::Instr* v) {
     o.shape = t->shape;
   } else if (t->isScalar()) {
     o.dtype = t->scalar;
-    o.literal = true;   // scalars are weakly typed beside tiles (cuTile types Python ints as int32)
+    o.weak = true;   // beside tiles, as cuTile types Python ints as int32 and floats as float32
   } else {
     o.valid = false;
   }
@@ -58,11 +58,11 @@ int category(Scalar s) {
 }  // namespace
 
 bool tileResultDtype(const std::vector<TileOperand>& ops, Scalar* out, std::string* why) {
-  // Typed operands decide; literals join only where their category is higher
-  // than every typed operand's (then as int32 / float32), cuTile's rule.
+  // Tiles decide; weak operands join only where their category is higher
+  // than every tile's (then as int32 / float32), cuTile's rule.
   std::optional<Scalar> typed;
   for (const TileOperand& o : ops) {
-    if (o.literal) continue;
+    if (o.weak) continue;
     if (!typed) {
       typed = o.dtype;
     } else if (!promoteTileDtypes(*typed, o.dtype, &*typed, why)) {
@@ -70,7 +70,7 @@ bool tileResultDtype(const std::vector<TileOperand>& ops, Scalar* out, std::stri
     }
   }
   for (const TileOperand& o : ops) {
-    if (!o.literal) continue;
+    if (!o.weak) continue;
     Scalar lit = category(o.dtype) == 2 ? Scalar::Float32 : category(o.dtype) == 1 ? Scalar::Int32 : Scalar::Bool;
     if (!typed) {
       typed = lit;
@@ -113,8 +113,8 @@ const Type* makeTile(const Site& s, Scalar dtype, const TileShapeV& shape) {
   return tileTypeOrFail(s.ctx, s.instr, op(s), dtype, shape);
 }
 
-// A compile-time shape: an int or a tuple of ints.
-TileShapeV constShape(const Site& s, const ir::Instr* v, const char* what) {
+// A compile-time int or tuple of ints (a shape, axes, a permutation).
+std::vector<int64_t> constInts(const Site& s, const ir::Instr* v, const char* what) {
   auto c = constantOf(v);
   TileShapeV shape;
   if (c && (c->kind == ir::Const::Kind::Int)) return {c->i};
@@ -129,8 +129,6 @@ TileShapeV constShape(const Site& s, const ir::Instr* v, const char* what) {
   failOp(s, std::string(what) + " must be a compile-time constant (use a Constant[int] parameter)",
          "declare the parameter as NAME: ct.Constant[int] and build shapes from it");
 }
-
-std::vector<int64_t> constInts(const Site& s, const ir::Instr* v, const char* what) { return constShape(s, v, what); }
 
 int64_t constIntArg(const Site& s, const ir::Instr* v, const char* what) {
   auto c = constantInt(v);
@@ -158,6 +156,12 @@ TileOperand valueArg(const Site& s, const ir::Instr* v, const char* what) {
   TileOperand o = tileOperand(v);
   if (!o.valid) failOp(s, std::string(what) + " must be a tile or a number, got " + typeToString(v->type));
   return o;
+}
+
+bool isIdentity(const std::vector<int64_t>& perm) {
+  for (size_t d = 0; d < perm.size(); ++d)
+    if (perm[d] != static_cast<int64_t>(d)) return false;
+  return true;
 }
 
 int64_t normaliseAxis(const Site& s, int64_t axis, size_t rank) {
@@ -190,9 +194,6 @@ std::vector<ir::Instr*> coordinates(const Site& s, Emitter* e, ir::Instr* index,
 
 // ---- bid / num_blocks / cdiv / num_tiles ---------------------------------------
 
-constexpr ir::Intrinsic kCtaid[3] = {ir::Intrinsic::CtaidX, ir::Intrinsic::CtaidY, ir::Intrinsic::CtaidZ};
-constexpr ir::Intrinsic kNctaid[3] = {ir::Intrinsic::NctaidX, ir::Intrinsic::NctaidY, ir::Intrinsic::NctaidZ};
-
 int gridAxis(const Site& s) {
   std::vector<ir::Instr*> a = s.bind({"axis"}, 1);
   int64_t axis = constIntArg(s, a[0], "axis");
@@ -205,6 +206,14 @@ const Type* gridRegType(const Site& s) {
 }
 ir::Instr* bidLower(const Site& s, Emitter& e) { return e.intrinsic(kCtaid[gridAxis(s)], i32Ty(), {}); }
 ir::Instr* numBlocksLower(const Site& s, Emitter& e) { return e.intrinsic(kNctaid[gridAxis(s)], i32Ty(), {}); }
+
+// (x - 1) // y + 1 on two integers of one type, as cuTile computes it.
+ir::Instr* emitCdiv(Emitter& e, ir::Instr* x, ir::Instr* y) {
+  const Type* t = x->type;
+  ir::Instr* one = e.constant(ir::Const::integer(1), t);
+  ir::Instr* q = e.emit(ir::Op::FloorDiv, t, {e.emit(ir::Op::Sub, t, {x, one}), y});
+  return e.emit(ir::Op::Add, t, {q, one});
+}
 
 // cdiv of tiles: elementwise -((-x) // y), rounding toward +inf as cuTile.
 const Type* tileCdivType(const Site& s, const std::vector<ir::Instr*>& a) {
@@ -232,33 +241,25 @@ ir::Instr* cdivLower(const Site& s, Emitter& e) {
     ir::Instr* q = e.emit(ir::Op::FloorDiv, t, {e.emit(ir::Op::Neg, t, {x}), y});
     return e.emit(ir::Op::Neg, t, {q});
   }
-  ir::Instr* x = e.convert(a[0], t);
-  ir::Instr* y = e.convert(a[1], t);
-  ir::Instr* one = e.constant(ir::Const::integer(1), t);
-  // (x - 1) // y + 1, as cuTile computes it.
-  ir::Instr* q = e.emit(ir::Op::FloorDiv, t, {e.emit(ir::Op::Sub, t, {x, one}), y});
-  return e.emit(ir::Op::Add, t, {q, one});
+  return emitCdiv(e, e.convert(a[0], t), e.convert(a[1], t));
 }
 
 const Type* numTilesType(const Site& s) {
   std::vector<ir::Instr*> a = s.bind({"array", "axis", "shape", "order"}, 3);
   const Type* arr = arrayArg(s, a[0]);
   normaliseAxis(s, constIntArg(s, a[1], "axis"), arr->ndim);
-  constShape(s, a[2], "shape");
+  constInts(s, a[2], "shape");
   return i32Ty();
 }
 ir::Instr* numTilesLower(const Site& s, Emitter& e) {
   std::vector<ir::Instr*> a = s.bind({"array", "axis", "shape", "order"}, 3);
   const Type* arr = a[0]->type;
   int64_t axis = normaliseAxis(s, constIntArg(s, a[1], "axis"), arr->ndim);
-  TileShapeV shape = constShape(s, a[2], "shape");
+  TileShapeV shape = constInts(s, a[2], "shape");
   if (static_cast<int>(shape.size()) != arr->ndim) failOp(s, "shape must have one extent per array dimension");
   ir::Instr* dim = e.emit(ir::Op::ArrayDim, i64Ty(), {a[0]});
   dim->index = axis;
-  ir::Instr* tile = e.constInt(shape[axis]);
-  ir::Instr* one = e.constInt(1);
-  ir::Instr* q = e.emit(ir::Op::FloorDiv, i64Ty(), {e.emit(ir::Op::Sub, i64Ty(), {dim, one}), tile});
-  return e.convert(e.emit(ir::Op::Add, i64Ty(), {q, one}), i32Ty());
+  return e.convert(emitCdiv(e, dim, e.constInt(shape[axis])), i32Ty());
 }
 
 // ---- load / store -----------------------------------------------------------------
@@ -291,7 +292,6 @@ std::vector<int64_t> axisOrder(const Site& s, const ir::Instr* order, int ndim) 
   }
   failOp(s, "order must be 'C', 'F' or a constant permutation of the array's axes");
 }
-void checkOrder(const Site& s, const ir::Instr* order, int ndim) { axisOrder(s, order, ndim); }
 
 ir::TilePadding paddingArg(const Site& s, const ir::Instr* v) {
   if (!v) return ir::TilePadding::Undetermined;
@@ -311,22 +311,16 @@ const Type* loadType(const Site& s) {
   std::vector<ir::Instr*> a = s.bind(kLoadParams, 3);
   const Type* arr = arrayArg(s, a[0]);
   coordinates(s, nullptr, a[1], arr->ndim);
-  TileShapeV shape = constShape(s, a[2], "shape");
+  TileShapeV shape = constInts(s, a[2], "shape");
   if (static_cast<int>(shape.size()) != arr->ndim)
     failOp(s, "shape " + tileShapeText(shape) + " must have one extent per dimension of the " +
                   std::to_string(arr->ndim) + "-d array");
-  checkOrder(s, a[3], arr->ndim);
+  axisOrder(s, a[3], arr->ndim);
   ir::TilePadding pad = paddingArg(s, a[4]);
   bool is_float = scalarKind(arr->scalar) == ScalarKind::Float;
   if (!is_float && pad != ir::TilePadding::Undetermined && pad != ir::TilePadding::Zero)
     failOp(s, "this padding_mode needs a float array, not " + std::string(scalarNumbaName(arr->scalar)));
   return makeTile(s, arr->scalar, shape);
-}
-
-bool isIdentity(const std::vector<int64_t>& perm) {
-  for (size_t d = 0; d < perm.size(); ++d)
-    if (perm[d] != static_cast<int64_t>(d)) return false;
-  return true;
 }
 
 ir::Instr* loadLower(const Site& s, Emitter& e) {
@@ -356,7 +350,7 @@ const Type* storeType(const Site& s) {
   TileOperand t = valueArg(s, a[2], "tile");
   if (static_cast<int>(t.shape.size()) > arr->ndim)
     failOp(s, "a " + std::to_string(t.shape.size()) + "-d tile does not fit a " + std::to_string(arr->ndim) + "-d array");
-  checkOrder(s, a[3], arr->ndim);
+  axisOrder(s, a[3], arr->ndim);
   return noneTy();
 }
 
@@ -400,15 +394,15 @@ FullArgs fullArgs(const Site& s) {
   std::string_view fn = s.arg;
   if (fn == "full") {
     std::vector<ir::Instr*> a = s.bind({"shape", "fill_value", "dtype"}, 2);
-    f.shape = constShape(s, a[0], "shape");
+    f.shape = constInts(s, a[0], "shape");
     f.value = a[1];
     TileOperand v = valueArg(s, a[1], "fill_value");
     if (v.tile) failOp(s, "fill_value must be a number");
-    f.dtype = a[2] ? dtypeArg(s, a[2]) : (v.literal && category(v.dtype) == 2 ? Scalar::Float32
-                                          : v.literal && category(v.dtype) == 1 ? Scalar::Int32 : v.dtype);
+    if (a[2]) f.dtype = dtypeArg(s, a[2]);
+    else tileResultDtype({v}, &f.dtype, nullptr);   // a lone scalar: int32, float32 or bool
   } else {
     std::vector<ir::Instr*> a = s.bind({"shape", "dtype"}, 1);
-    f.shape = constShape(s, a[0], "shape");
+    f.shape = constInts(s, a[0], "shape");
     if (a[1]) f.dtype = dtypeArg(s, a[1]);
   }
   return f;
@@ -447,21 +441,21 @@ ir::Instr* arangeLower(const Site& s, Emitter& e) {
 // A rule's subject: the first argument of ct.f(x, ...), or the receiver of
 // x.f(...) (a bound method: tuple(sym method:tile.f, x)).
 
+// The subject as passed: positional or x=...; null for a method (the receiver holds it).
+ir::Instr* subjectArgument(const Site& s) {
+  if (s.receiver) return nullptr;
+  if (!s.args.empty()) return s.args[0];
+  for (size_t k = 0; k < s.kw_names.size(); ++k)
+    if (s.kw_names[k] == "x") return s.kw_args[k];
+  failOp(s, "missing required argument 'x'");
+}
 const Type* subjectType(const Site& s) {
-  if (s.receiver) return s.receiver->type->elems[1];
-  if (s.args.empty()) {
-    for (size_t k = 0; k < s.kw_names.size(); ++k)
-      if (s.kw_names[k] == "x") return s.kw_args[k]->type;
-    failOp(s, "missing required argument 'x'");
-  }
-  return s.args[0]->type;
+  ir::Instr* x = subjectArgument(s);
+  return x ? x->type : s.receiver->type->elems[1];
 }
 ir::Instr* subject(const Site& s, Emitter& e) {
-  if (s.receiver) return e.element(s.receiver, 1);
-  if (s.args.empty())
-    for (size_t k = 0; k < s.kw_names.size(); ++k)
-      if (s.kw_names[k] == "x") return s.kw_args[k];
-  return s.args[0];
+  ir::Instr* x = subjectArgument(s);
+  return x ? x : e.element(s.receiver, 1);
 }
 // The remaining arguments bound to `params` (the subject excluded).
 std::vector<ir::Instr*> rest(const Site& s, const std::vector<std::string_view>& params, size_t required) {
@@ -504,7 +498,7 @@ const Type* reshapeType(const Site& s) {
   const Type* x = subjectTile(s);
   TileShapeV out;
   std::string why;
-  if (!reshapeTileShape(x->shape, constShape(s, a[0], "shape"), &out, &why)) failOp(s, why);
+  if (!reshapeTileShape(x->shape, constInts(s, a[0], "shape"), &out, &why)) failOp(s, why);
   return makeTile(s, x->scalar, out);
 }
 ir::Instr* reshapeLower(const Site& s, Emitter& e) {
@@ -525,7 +519,7 @@ const Type* expandDimsType(const Site& s) {
 const Type* broadcastToType(const Site& s) {
   std::vector<ir::Instr*> a = rest(s, {"shape"}, 1);
   const Type* x = subjectTile(s);
-  TileShapeV to = constShape(s, a[0], "shape");
+  TileShapeV to = constInts(s, a[0], "shape");
   std::string why;
   if (!broadcastTileShapeTo(x->shape, to, &why)) failOp(s, why);
   return makeTile(s, x->scalar, to);
@@ -575,9 +569,7 @@ const Type* permuteType(const Site& s) {
 ir::Instr* permuteLower(const Site& s, Emitter& e) {
   ir::Instr* x = subjectAsTile(s, e);
   std::vector<int64_t> perm = permutation(s, x->type);
-  bool identity = true;
-  for (size_t d = 0; d < perm.size(); ++d) identity = identity && perm[d] == static_cast<int64_t>(d);
-  if (identity) return x;
+  if (isIdentity(perm)) return x;
   return e.intrinsic(ir::Intrinsic::TilePermute, s.instr->type, {x}, perm);
 }
 
@@ -633,11 +625,8 @@ const Type* reduceType(const Site& s) {
     failOp(s, "reduces over one axis or all of them");
   if (x->scalar == Scalar::Bool && !spec.arg) failOp(s, "is not defined on bool tiles; astype first");
   TileShapeV out;
-  for (size_t d = 0; d < x->shape.size(); ++d) {
-    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
-    if (!reduced) out.push_back(x->shape[d]);
-    else if (keepdims) out.push_back(1);
-  }
+  std::string why;
+  if (!reduceTileShape(x->shape, axes, keepdims, &out, &why)) failOp(s, why);
   return makeTile(s, spec.arg ? Scalar::Int32 : x->scalar, out);
 }
 
@@ -647,8 +636,8 @@ ir::Instr* reduceLower(const Site& s, Emitter& e) {
   std::vector<int64_t> axes = reduceAxes(s, x->type, &keepdims);
   ReduceSpec spec = reduceSpec(s.arg);
   if (spec.arg) {
-    if (axes.size() > 1 || (axes.size() == 1 && x->type->shape.size() > 1 && axes.size() == x->type->shape.size())) {
-      // argmax over every axis: of the C-order flattening.
+    if (axes.size() > 1) {
+      // argmax over every axis (reduceType allows no other set): of the C-order flattening.
       x = e.intrinsic(ir::Intrinsic::TileReshape, tileTy(x->type->scalar, {tileElements(x->type)}), {x});
       axes = {0};
     }
@@ -687,7 +676,7 @@ ir::Instr* scanLower(const Site& s, Emitter& e) {
 
 // ---- matmul / mma -------------------------------------------------------------------------
 
-// The accumulator dtype of x @ y for operand dtype `d` (cuTile's table).
+// Whether x @ y of `operand` tiles may accumulate in `acc` (cuTile's table).
 bool mmaAccumulates(Scalar operand, Scalar acc) {
   switch (operand) {
     case Scalar::Float16: return acc == Scalar::Float16 || acc == Scalar::Float32;
@@ -697,6 +686,7 @@ bool mmaAccumulates(Scalar operand, Scalar acc) {
     default: return false;
   }
 }
+// The accumulator matmul uses for `operand` tiles.
 Scalar matmulAccumulator(Scalar operand) {
   switch (operand) {
     case Scalar::Float16: return Scalar::Float32;
@@ -706,14 +696,12 @@ Scalar matmulAccumulator(Scalar operand) {
 }
 
 struct MatmulTypes {
-  const Type* x;
-  const Type* y;
-  Scalar dtype;
+  Scalar dtype;     // both operands promoted to it
   TileShapeV out;
 };
 MatmulTypes matmulTypes(const Site& s, const Type* x, const Type* y) {
   if (!x->isTile() || !y->isTile()) failOp(s, "operands must be tiles, got " + typeToString(x) + " and " + typeToString(y));
-  MatmulTypes m{x, y, x->scalar, {}};
+  MatmulTypes m{x->scalar, {}};
   std::string why;
   if (!matmulTileShape(x->shape, y->shape, &m.out, &why)) failOp(s, why);
   if (m.out.size() != 2 || x->shape.size() != 2 || y->shape.size() != 2)

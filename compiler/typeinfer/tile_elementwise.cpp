@@ -5,42 +5,18 @@
 // shape and dtype, as the verifier wants.
 #include <algorithm>
 
+#include "typeinfer/operators.h"
 #include "typeinfer/rules.h"
+#include "typeinfer/templates.h"
 #include "typeinfer/tile_rules.h"
 #include "types/tile_shapes.h"
 
 namespace cj::typeinfer {
 namespace {
 
-bool isCompare(ir::Op op) {
-  switch (op) {
-    case ir::Op::Lt: case ir::Op::Le: case ir::Op::Gt: case ir::Op::Ge: case ir::Op::Eq: case ir::Op::Ne:
-      return true;
-    default:
-      return false;
-  }
-}
-
+// The operator as Python spells it, for messages.
 std::string spelling(ir::Op op) {
-  switch (op) {
-    case ir::Op::Add: return "+";
-    case ir::Op::Sub: return "-";
-    case ir::Op::Mul: return "*";
-    case ir::Op::TrueDiv: return "/";
-    case ir::Op::FloorDiv: return "//";
-    case ir::Op::Mod: return "%";
-    case ir::Op::Pow: return "**";
-    case ir::Op::LShift: return "<<";
-    case ir::Op::RShift: return ">>";
-    case ir::Op::BitAnd: return "&";
-    case ir::Op::BitOr: return "|";
-    case ir::Op::BitXor: return "^";
-    case ir::Op::MatMul: return "@";
-    case ir::Op::Neg: return "unary -";
-    case ir::Op::Pos: return "unary +";
-    case ir::Op::Invert: return "~";
-    default: return std::string(ir::opName(op));
-  }
+  return op == ir::Op::MatMul ? "@" : std::string(operatorSpelling(op));
 }
 
 // What an elementwise operation computes in and returns.
@@ -50,13 +26,13 @@ struct Elementwise {
   std::vector<int64_t> shape;     // broadcast shape
 };
 
-Elementwise elementwise(const FunctionContext& ctx, const ir::Instr* at, const std::string& what, ir::Op op,
-                        const std::vector<const ir::Instr*>& operands) {
+// Broadcast shape and promoted dtype of operands (tiles or scalars).
+Elementwise promote(const FunctionContext& ctx, const ir::Instr* at, const std::string& what,
+                    const std::vector<ir::Instr*>& operands, std::string* types) {
   std::vector<TileOperand> ops;
-  std::string types;
   for (const ir::Instr* v : operands) {
     ops.push_back(tileOperand(v));
-    types += (types.empty() ? "" : " and ") + typeToNumbaString(v->type);
+    *types += (types->empty() ? "" : " and ") + typeToNumbaString(v->type);
     if (!ops.back().valid) ctx.fail(at, what, what + ": unsupported operand " + typeToNumbaString(v->type));
   }
   Elementwise r;
@@ -64,10 +40,24 @@ Elementwise elementwise(const FunctionContext& ctx, const ir::Instr* at, const s
   for (const TileOperand& o : ops) {
     std::vector<int64_t> out;
     if (!broadcastTileShapes(r.shape, o.shape, &out, &why))
-      ctx.fail(at, what, what + ": shapes do not broadcast: " + types + ": " + why);
+      ctx.fail(at, what, what + ": shapes do not broadcast: " + *types + ": " + why);
     r.shape = out;
   }
-  if (!tileResultDtype(ops, &r.compute, &why)) ctx.fail(at, what, what + ": " + types + ": " + why);
+  if (!tileResultDtype(ops, &r.compute, &why)) ctx.fail(at, what, what + ": " + *types + ": " + why);
+  r.result = r.compute;
+  return r;
+}
+Elementwise promote(const FunctionContext& ctx, const ir::Instr* at, const std::string& what,
+                    const std::vector<ir::Instr*>& operands) {
+  std::string types;
+  return promote(ctx, at, what, operands, &types);
+}
+
+// An operator (+, <, ~, ...): promotion, then the operator's own dtype rule.
+Elementwise elementwise(const FunctionContext& ctx, const ir::Instr* at, const std::string& what, ir::Op op,
+                        const std::vector<ir::Instr*>& operands) {
+  std::string types;
+  Elementwise r = promote(ctx, at, what, operands, &types);
   ScalarKind k = scalarKind(r.compute);
   switch (op) {
     case ir::Op::TrueDiv:
@@ -86,7 +76,7 @@ Elementwise elementwise(const FunctionContext& ctx, const ir::Instr* at, const s
     default:
       break;
   }
-  r.result = isCompare(op) ? Scalar::Bool : r.compute;
+  r.result = isComparison(op) ? Scalar::Bool : r.compute;
   return r;
 }
 
@@ -110,18 +100,15 @@ const Type* tileOperatorType(const FunctionContext& ctx, ir::Instr* in) {
   if (in->op == ir::Op::MatMul) return dotOperatorType(ctx, in);
   if (in->op == ir::Op::Not || in->op == ir::Op::Is || in->op == ir::Op::IsNot)
     ctx.fail(in, what, "'" + what + "' has no meaning for a tile (the truth value of a tile is ambiguous)");
-  std::vector<const ir::Instr*> ops(in->operands.begin(), in->operands.end());
-  Elementwise r = elementwise(ctx, in, what, in->op, ops);
+  Elementwise r = elementwise(ctx, in, what, in->op, in->operands.vec());
   return tileTypeOrFail(ctx, in, what, r.result, r.shape);
 }
 
 ir::Instr* lowerTileOperator(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
   if (in->op == ir::Op::MatMul) return emitDotOperator(ctx, in, e);
-  std::vector<const ir::Instr*> ops(in->operands.begin(), in->operands.end());
-  Elementwise r = elementwise(ctx, in, spelling(in->op), in->op, ops);
+  Elementwise r = elementwise(ctx, in, spelling(in->op), in->op, in->operands.vec());
   if (in->op == ir::Op::Pos) return toTile(e, in->operands[0], r.compute, r.shape);
-  std::vector<ir::Instr*> operands(in->operands.begin(), in->operands.end());
-  return emitElementwise(e, in->op, r, operands);
+  return emitElementwise(e, in->op, r, in->operands.vec());
 }
 
 namespace {
@@ -167,30 +154,26 @@ std::vector<ir::Instr*> namedOperands(const Site& s) {
 
 const Type* namedType(const Site& s) {
   std::vector<ir::Instr*> a = namedOperands(s);
-  std::vector<const ir::Instr*> ops(a.begin(), a.end());
   std::string what = tileOpName(s.name);
-  Elementwise r = elementwise(s.ctx, s.instr, what, namedOp(s.arg), ops);
+  Elementwise r = elementwise(s.ctx, s.instr, what, namedOp(s.arg), a);
   return tileTypeOrFail(s.ctx, s.instr, what, r.result, r.shape);
 }
 ir::Instr* namedLower(const Site& s, Emitter& e) {
   std::vector<ir::Instr*> a = namedOperands(s);
-  std::vector<const ir::Instr*> ops(a.begin(), a.end());
-  Elementwise r = elementwise(s.ctx, s.instr, tileOpName(s.name), namedOp(s.arg), ops);
+  Elementwise r = elementwise(s.ctx, s.instr, tileOpName(s.name), namedOp(s.arg), a);
   return emitElementwise(e, namedOp(s.arg), r, a);
 }
 
-// minimum / maximum: compare and select (NaN from the first operand's side, as fminf does not).
+// minimum / maximum: compare and select (y where the comparison fails, NaN included).
 const Type* minMaxType(const Site& s) {
   std::vector<ir::Instr*> a = s.bind({"x", "y"}, 2);
-  std::vector<const ir::Instr*> ops(a.begin(), a.end());
   std::string what = tileOpName(s.name);
-  Elementwise r = elementwise(s.ctx, s.instr, what, ir::Op::Lt, ops);
+  Elementwise r = promote(s.ctx, s.instr, what, a);
   return tileTypeOrFail(s.ctx, s.instr, what, r.compute, r.shape);
 }
 ir::Instr* minMaxLower(const Site& s, Emitter& e) {
   std::vector<ir::Instr*> a = s.bind({"x", "y"}, 2);
-  std::vector<const ir::Instr*> ops(a.begin(), a.end());
-  Elementwise r = elementwise(s.ctx, s.instr, tileOpName(s.name), ir::Op::Lt, ops);
+  Elementwise r = promote(s.ctx, s.instr, tileOpName(s.name), a);
   ir::Instr* x = toTile(e, a[0], r.compute, r.shape);
   ir::Instr* y = toTile(e, a[1], r.compute, r.shape);
   ir::Instr* pick_x = e.emit(s.arg == "minimum" ? ir::Op::Lt : ir::Op::Gt, tileTy(Scalar::Bool, r.shape), {x, y});
@@ -199,11 +182,10 @@ ir::Instr* minMaxLower(const Site& s, Emitter& e) {
 
 const Type* whereType(const Site& s) {
   std::vector<ir::Instr*> a = s.bind({"cond", "x", "y"}, 3);
-  std::vector<const ir::Instr*> ops = {a[1], a[2]};
   std::string what = tileOpName(s.name);
   TileOperand c = tileOperand(a[0]);
   if (!c.valid || c.dtype != Scalar::Bool) s.ctx.fail(s.instr, what, what + ": cond must be a bool tile, got " + typeToNumbaString(a[0]->type));
-  Elementwise v = elementwise(s.ctx, s.instr, what, ir::Op::Lt, ops);
+  Elementwise v = promote(s.ctx, s.instr, what, {a[1], a[2]});
   std::vector<int64_t> shape;
   std::string why;
   if (!broadcastTileShapes(c.shape, v.shape, &shape, &why)) s.ctx.fail(s.instr, what, what + ": " + why);
@@ -229,11 +211,7 @@ std::vector<ir::Instr*> mathOperands(const Site& s) {
   return {a[0]};
 }
 
-Elementwise mathShape(const Site& s) {
-  std::vector<ir::Instr*> a = mathOperands(s);
-  std::vector<const ir::Instr*> ops(a.begin(), a.end());
-  return elementwise(s.ctx, s.instr, tileOpName(s.name), ir::Op::Lt, ops);
-}
+Elementwise mathShape(const Site& s) { return promote(s.ctx, s.instr, tileOpName(s.name), mathOperands(s)); }
 
 const Type* mathType(const Site& s) {
   Elementwise r = mathShape(s);

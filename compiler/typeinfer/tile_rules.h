@@ -1,6 +1,6 @@
 // What the tile rules share (rules_tile.cpp: functions; tile_elementwise.cpp:
 // operators, math and selection on tiles): cuTile's operand model, where a
-// Python number is a "loosely typed" literal and a scalar a 0-d tile.
+// scalar is a 0-d tile whose dtype gives way to the tiles' ("weakly typed").
 #pragma once
 #include <string>
 #include <string_view>
@@ -20,12 +20,12 @@ const Type* tileTypeOrFail(const FunctionContext& ctx, const ir::Instr* at, cons
 struct TileOperand {
   bool valid = true;     // a tile or a scalar
   bool tile = false;     // a tile (else a scalar: a 0-d tile)
-  bool literal = false;  // a constant number: takes the other operands' dtype where it can
+  bool weak = false;     // a scalar: takes the tiles' dtype where its category allows
   Scalar dtype = Scalar::Float32;
   std::vector<int64_t> shape;
 };
 TileOperand tileOperand(const ir::Instr* v);
-// The dtype the operands compute in (cuTile's promotion, literals loosely
+// The dtype the operands compute in (cuTile's promotion, scalars weakly
 // typed); false and why where cuTile asks for an explicit astype.
 bool tileResultDtype(const std::vector<TileOperand>& ops, Scalar* out, std::string* why);
 // `v` (a tile or a scalar) as a tile of `dtype` and `shape`: casts, rank

@@ -90,6 +90,7 @@ class TileKernel:
         self.constant_parameters = _constant_parameters(py_func)
         self._constant_index = tuple(self.parameters.index(p) for p in self.constant_parameters)
         self._dispatchers = {}   # Constant values -> _core.Dispatcher
+        self._compiled_func = None   # py_func with its helpers as device functions (first compile)
 
     def replace_hints(self, **hints):
         """A new kernel of the same function with some options changed (its own cache)."""
@@ -129,16 +130,20 @@ class TileKernel:
         key = tuple((type(v), v) for v in values)
         d = self._dispatchers.get(key)
         if d is None:
-            d = _core.Dispatcher(_with_device_helpers(self.py_func), opt=self.options["opt_level"],
-                                 tile={"num_warps": self.options["num_warps"],
-                                       "constants": self._constants(values)})
+            d = _core.Dispatcher(self._function(), opt=self.options["opt_level"],
+                                 tile=self._tile_options(values))
             self._dispatchers[key] = d
         return d
 
-    def compile(self, args):
-        """Compiles the kernel for these launch arguments (no launch)."""
-        d = self.dispatcher(args)
-        return d
+    def _function(self):
+        # Helpers are looked up at the first compile, not at decoration: a
+        # module may define them below the kernel.
+        if self._compiled_func is None:
+            self._compiled_func = _with_device_helpers(self.py_func)
+        return self._compiled_func
+
+    def _tile_options(self, values):
+        return {"num_warps": self.options["num_warps"], "constants": self._constants(values)}
 
     def _launch(self, stream, grid, args):
         d = self.dispatcher(args)
@@ -155,16 +160,15 @@ class TileKernel:
         missing = [p for p in self.constant_parameters if p not in constants]
         if missing:
             raise TypeError(f"compile_ptx: values needed for the Constant parameter(s) {missing}")
-        values = {self.parameters.index(k): v for k, v in constants.items()}
+        unknown = sorted(set(constants) - set(self.constant_parameters))
+        if unknown:
+            raise TypeError(f"compile_ptx: {unknown} are not Constant parameters of "
+                            f"'{self.py_func.__qualname__}'")
         from ..decorators import _arch_number
-        ptx, _, _, _ = _core.compile_aot(_with_device_helpers(self.py_func), signature, arch=_arch_number(cc, arch),
-                                         opt=self.options["opt_level"],
-                                         tile={"num_warps": self.options["num_warps"],
-                                               "constants": self._constants_by_index(values)})
+        values = [constants[p] for p in self.constant_parameters]
+        ptx, _, _, _ = _core.compile_aot(self._function(), signature, arch=_arch_number(cc, arch),
+                                         opt=self.options["opt_level"], tile=self._tile_options(values))
         return ptx
-
-    def _constants_by_index(self, values):
-        return self._constants([values[i] for i in self._constant_index])
 
     def __repr__(self):
         return f"<cudajit.tile.kernel {self.py_func.__qualname__}>"
