@@ -9,6 +9,16 @@
 namespace cj::rt {
 namespace {
 
+// bfloat16 (the top half of a float32) from a double, round to nearest even.
+uint16_t toBFloat16(double d) {
+  float f = static_cast<float>(d);
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);   // quiet NaN
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
 // IEEE binary16 from a double, round to nearest even (no hardware half on the host).
 uint16_t toHalf(double d) {
   float f = static_cast<float>(d);
@@ -72,7 +82,9 @@ void writeScalar(void* dst, Scalar target, const ScalarValue& v) {
     CJ_INT_TARGET(UInt64, uint64_t)
 #undef CJ_INT_TARGET
     case Scalar::Float16: put<uint16_t>(dst, toHalf(as_double)); return;
-    case Scalar::Float32: put<float>(dst, static_cast<float>(as_double)); return;
+    case Scalar::BFloat16: put<uint16_t>(dst, toBFloat16(as_double)); return;
+    case Scalar::Float32:
+    case Scalar::TFloat32: put<float>(dst, static_cast<float>(as_double)); return;
     case Scalar::Float64: put<double>(dst, as_double); return;
     case Scalar::Complex64: put<float>(dst, static_cast<float>(as_double)); put<float>(static_cast<char*>(dst) + 4, static_cast<float>(v.f_imag)); return;
     case Scalar::Complex128: put<double>(dst, as_double); put<double>(static_cast<char*>(dst) + 8, v.f_imag); return;

@@ -144,7 +144,7 @@ def test_dtypes():
     assert ct.tfloat32.category == "restricted_float" and ct.uint16.category == "uint"
     assert ct.float32._cudajit_symbol_ == "numpy.float32"      # the compiler's dtype symbol
     assert ct.bfloat16._cudajit_symbol_ == "cudajit.tile.bfloat16"
-    assert ct.bfloat16.ir_name is None and ct.int64.ir_name == "i64"
+    assert ct.bfloat16.ir_name == "bf16" and ct.tfloat32.ir_name == "tf32" and ct.int64.ir_name == "i64"
     assert pickle.loads(pickle.dumps(ct.float16)) is ct.float16
     with pytest.raises(AttributeError):
         ct.float32._name = "float64"
@@ -401,20 +401,24 @@ def test_complex_is_not_a_tile_dtype():
 
 # cuTile's promotion table for the dtypes cudajit's scalar table has (rows and
 # columns in this order); "--" where cuTile asks for an explicit astype.
-_ORDER = "b1 u8 u16 u32 u64 i8 i16 i32 i64 f16 f32 f64".split()
+_ORDER = "b1 u8 u16 u32 u64 i8 i16 i32 i64 f16 f32 f64 bf16 tf32".split()
+# cuda.tile 1.7's table (cuda.tile._datatype's promotion table); "--": signed
+# with unsigned, "XX": any other refusal (float16 with bfloat16, tfloat32).
 _CUTILE_PROMOTION = """
-b1  u8  u16 u32 u64 i8  i16 i32 i64 f16 f32 f64
-u8  u8  u16 u32 u64 --  --  --  --  f16 f32 f64
-u16 u16 u16 u32 u64 --  --  --  --  f16 f32 f64
-u32 u32 u32 u32 u64 --  --  --  --  f16 f32 f64
-u64 u64 u64 u64 u64 --  --  --  --  f16 f32 f64
-i8  --  --  --  --  i8  i16 i32 i64 f16 f32 f64
-i16 --  --  --  --  i16 i16 i32 i64 f16 f32 f64
-i32 --  --  --  --  i32 i32 i32 i64 f16 f32 f64
-i64 --  --  --  --  i64 i64 i64 i64 f16 f32 f64
-f16 f16 f16 f16 f16 f16 f16 f16 f16 f16 f32 f64
-f32 f32 f32 f32 f32 f32 f32 f32 f32 f32 f32 f64
-f64 f64 f64 f64 f64 f64 f64 f64 f64 f64 f64 f64
+b1   u8   u16  u32  u64  i8   i16  i32  i64  f16  f32  f64  bf16 XX
+u8   u8   u16  u32  u64  --   --   --   --   f16  f32  f64  bf16 XX
+u16  u16  u16  u32  u64  --   --   --   --   f16  f32  f64  bf16 XX
+u32  u32  u32  u32  u64  --   --   --   --   f16  f32  f64  bf16 XX
+u64  u64  u64  u64  u64  --   --   --   --   f16  f32  f64  bf16 XX
+i8   --   --   --   --   i8   i16  i32  i64  f16  f32  f64  bf16 XX
+i16  --   --   --   --   i16  i16  i32  i64  f16  f32  f64  bf16 XX
+i32  --   --   --   --   i32  i32  i32  i64  f16  f32  f64  bf16 XX
+i64  --   --   --   --   i64  i64  i64  i64  f16  f32  f64  bf16 XX
+f16  f16  f16  f16  f16  f16  f16  f16  f16  f16  f32  f64  XX   XX
+f32  f32  f32  f32  f32  f32  f32  f32  f32  f32  f32  f64  f32  XX
+f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  XX
+bf16 bf16 bf16 bf16 bf16 bf16 bf16 bf16 bf16 XX   f32  f64  bf16 XX
+XX   XX   XX   XX   XX   XX   XX   XX   XX   XX   XX   XX   XX   tf32
 """
 
 
@@ -425,6 +429,9 @@ def test_tile_promotion_is_cutiles_table():
         for b, expected in zip(_ORDER, row):
             if expected == "--":
                 with pytest.raises(ValueError, match="signed with unsigned"):
+                    _core.tile_promote(a, b)
+            elif expected == "XX":
+                with pytest.raises(ValueError, match="is not supported"):
                     _core.tile_promote(a, b)
             else:
                 assert _core.tile_promote(a, b) == expected, (a, b)
@@ -665,3 +672,50 @@ def test_matmul_shape_messages():
 def test_shape_algebra_rejects_non_tile_inputs():
     with pytest.raises(ValueError, match="not a power of two"):
         _core.tile_broadcast_shapes((12,), (1,))
+
+
+# ---- mma layouts: the tensor cores' accumulator fragments ------------------------------------
+
+
+
+@pytest.mark.parametrize("layout, shape", [
+    ("mma<v2, 1x1, n8>", (16, 8)),          # one mma.sync: c0 c1 (row g), c2 c3 (row g + 8)
+    ("mma<v2, 2x2, n16>", (64, 64)),        # repeated over the tile
+    ("mma<v3, 4x1, n64>", (64, 64)),        # one wgmma m64n64: a warpgroup's accumulator
+    ("mma<v3, 4x2, n128>", (128, 256)),     # two warpgroups side by side, two m64 rows
+])
+def test_mma_layout_is_the_fragment_layout(layout, shape):
+    wm, wn = [int(v) for v in layout.split(", ")[1].split("x")]
+    n = int(layout.split(", n")[1][:-1])
+    rows, cols = shape
+    m = _core.tile_layout_map(layout, list(shape))
+    reps_m, ntiles = rows // (16 * wm), (n // 8) * (cols // (n * wn))
+    seen = set()
+    for warp in range(wm * wn):
+        for lane in range(32):
+            held = m[warp][lane]
+            assert len(held) == reps_m * ntiles * 4
+            for im in range(reps_m):
+                for jn in range(ntiles):
+                    for i in range(2):
+                        for b in range(2):
+                            r = (2 * jn + b) + 2 * ntiles * (2 * im + i)
+                            row = 16 * (warp % wm) + 16 * wm * im + lane // 4 + 8 * i
+                            col = (n * (warp // wm) + 8 * (jn % (n // 8)) + (jn // (n // 8)) * n * wn
+                                   + 2 * (lane % 4) + b)
+                            assert held[r] == (row, col), (warp, lane, im, jn, i, b)
+                            assert _core.tile_layout_owner(layout, list(shape), [row, col]) == (warp, lane, r)
+                            seen.add((row, col))
+    assert len(seen) == rows * cols   # every element once: no replicas
+
+
+def test_mma_layout_text_and_rules():
+    text = "tile(f32, 128x128, mma<v3, 4x1, n128>)"
+    assert _core.tile_type("float32", (128, 128), "mma<v3,4x1,n128>") == text
+    assert _core.type_text(text) == text
+    for text, why in [("tile(f32, 32x64, mma<v3, 4x1, n64>)", "covers at least 64x64"),
+                      ("tile(f32, 64x64, mma<v3, 2x2, n32>)", "4 warps \\(a warpgroup\\) along M"),
+                      ("tile(f32, 64x64, mma<v2, 2x2, n4>)", "mma_n is a power of two from 8"),
+                      ("tile(f32, 64x64, mma<v5, 2x2, n8>)", "version 2 \\(mma.sync\\) or 3")]:
+        with pytest.raises(ValueError, match=why):
+            _core.parse_tile_type(text)

@@ -96,7 +96,15 @@ std::string llvmFloatConst(double v, Scalar s) {
   // LLVM reads float and double constants in the 64-bit hex form; a float
   // constant must be exactly representable, so round through float first.
   double exact = v;
-  if (s == Scalar::Float32 || s == Scalar::Float16) exact = static_cast<double>(static_cast<float>(v));
+  if (s == Scalar::Float32 || s == Scalar::Float16 || s == Scalar::TFloat32 || s == Scalar::BFloat16)
+    exact = static_cast<double>(static_cast<float>(v));
+  if (s == Scalar::BFloat16) {   // the i16 that holds it: round to nearest even
+    float f = static_cast<float>(exact);
+    uint32_t x;
+    std::memcpy(&x, &f, sizeof x);
+    uint32_t b = (x & 0x7fffffffu) > 0x7f800000u ? (x >> 16) | 0x40u : (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    return std::to_string(static_cast<int16_t>(static_cast<uint16_t>(b)));
+  }
   uint64_t bits;
   std::memcpy(&bits, &exact, sizeof bits);
   char buf[32];

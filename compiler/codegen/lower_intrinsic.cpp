@@ -135,13 +135,13 @@ void lowerMath(FunctionEmitter& fe, const ir::Instr& in, const ir::IntrinsicInfo
     fe.fail(in, in.intrinsicName(), "takes " + std::to_string(info.arity) + " arguments, " +
                              std::to_string(in.operands.size()) + " given");
   }
-  // f32 when every operand fits in f32 (f16 is widened), else f64.
+  // f32 when every operand fits in f32 (f16 and bf16 are widened), else f64.
   Scalar work = Scalar::Float32;
   for (const ir::Instr* o : in.operands) {
     if (!o->type->isScalar() || o->type->isComplex()) {
       fe.fail(in, in.intrinsicName(), "argument of type " + typeToString(o->type) + " (expected a real number)");
     }
-    if (o->type->scalar != Scalar::Float32 && o->type->scalar != Scalar::Float16) work = Scalar::Float64;
+    if (scalarKind(o->type->scalar) != ScalarKind::Float || scalarBits(o->type->scalar) > 32) work = Scalar::Float64;
   }
   std::string name(work == Scalar::Float32 ? info.libdevice_f32 : info.libdevice_f64);
   if (work == Scalar::Float32 && fe.options().fastmath) {
@@ -199,6 +199,7 @@ void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
       if (lowerCmathIntrinsic(fe, in)) return;
       break;
     case F::Global: return lowerGlobalIntrinsic(fe, in);
+    case F::Mma: return lowerMmaIntrinsic(fe, in);
     case F::Tile:
       fe.fail(in, in.intrinsicName(), "internal error: tile operation '" + in.intrinsicName() +
                                           "' reached codegen (the tile pipeline lowers every one)");

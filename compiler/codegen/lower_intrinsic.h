@@ -22,5 +22,6 @@ void lowerBitIntrinsic(FunctionEmitter& fe, const ir::Instr& in);         // low
 void lowerFloatMathIntrinsic(FunctionEmitter& fe, const ir::Instr& in);   // lower_float_math.cpp
 void lowerAtomicIntrinsic(FunctionEmitter& fe, const ir::Instr& in);      // lower_atomic.cpp
 void lowerGlobalIntrinsic(FunctionEmitter& fe, const ir::Instr& in);      // lower_global.cpp
+void lowerMmaIntrinsic(FunctionEmitter& fe, const ir::Instr& in);         // lower_mma.cpp
 
 }  // namespace cj::codegen

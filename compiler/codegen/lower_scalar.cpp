@@ -117,12 +117,35 @@ std::string intFlags(const ir::Instr& in) {
 
 // ---- Python division and power --------------------------------------------------
 
-// Runs `body` in f32 for an f16 value type: widen operands, narrow the result.
+// Runs `body` in f32 for an f16 or bf16 value type: widen operands, narrow the result.
 template <typename Body>
 std::string inFloat32IfHalf(FunctionEmitter& fe, Scalar s, std::vector<std::string> args, Body body) {
-  if (s != Scalar::Float16) return body(s, args);
-  for (auto& a : args) a = convertScalar(fe, a, Scalar::Float16, Scalar::Float32);
-  return convertScalar(fe, body(Scalar::Float32, args), Scalar::Float32, Scalar::Float16);
+  if (s != Scalar::Float16 && s != Scalar::BFloat16) return body(s, args);
+  for (auto& a : args) a = convertScalar(fe, a, s, Scalar::Float32);
+  return convertScalar(fe, body(Scalar::Float32, args), Scalar::Float32, s);
+}
+
+// bfloat16 is the top half of a float32's bits: widening is exact, narrowing
+// rounds to nearest even (NaN stays a quiet NaN).
+std::string bfloat16ToFloat(FunctionEmitter& fe, const std::string& v) {
+  std::string wide = fe.emit("zext i16 " + v + " to i32");
+  return fe.emit("bitcast i32 " + fe.emit("shl i32 " + wide + ", 16") + " to float");
+}
+std::string floatToBfloat16(FunctionEmitter& fe, const std::string& v) {
+  std::string x = fe.emit("bitcast float " + v + " to i32");
+  std::string high = fe.emit("lshr i32 " + x + ", 16");
+  std::string odd = fe.emit("and i32 " + high + ", 1");
+  std::string bias = fe.emit("add i32 " + odd + ", 32767");
+  std::string rounded = fe.emit("lshr i32 " + fe.emit("add i32 " + x + ", " + bias) + ", 16");
+  std::string quiet = fe.emit("or i32 " + high + ", 64");
+  std::string nan = fe.emit("fcmp uno float " + v + ", 0.0");
+  return fe.emit("trunc i32 " + fe.emit("select i1 " + nan + ", i32 " + quiet + ", i32 " + rounded) + " to i16");
+}
+// tfloat32: a float32 rounded to 10 mantissa bits, as the tensor cores read it
+// (cvt.rna: ties away from zero, what cuBLAS and cuTile do).
+std::string floatToTfloat32(FunctionEmitter& fe, const std::string& v) {
+  std::string bits = fe.emit("call i32 asm \"cvt.rna.tf32.f32 $0, $1;\", \"=r,f\"(float " + v + ")");
+  return fe.emit("bitcast i32 " + bits + " to float");
 }
 
 std::string divmodPart(FunctionEmitter& fe, Helper h, Scalar s, const std::vector<std::string>& args,
@@ -206,6 +229,10 @@ std::string callLibdevice(FunctionEmitter& fe, const std::string& name, Scalar s
 
 std::string convertScalar(FunctionEmitter& fe, const std::string& v, Scalar from, Scalar to) {
   if (from == to) return v;
+  if (from == Scalar::BFloat16) return convertScalar(fe, bfloat16ToFloat(fe, v), Scalar::Float32, to);
+  if (to == Scalar::BFloat16) return floatToBfloat16(fe, convertScalar(fe, v, from, Scalar::Float32));
+  if (from == Scalar::TFloat32) return convertScalar(fe, v, Scalar::Float32, to);
+  if (to == Scalar::TFloat32) return floatToTfloat32(fe, convertScalar(fe, v, from, Scalar::Float32));
   ScalarKind fk = scalarKind(from), tk = scalarKind(to);
   std::string ft = llvmScalarType(from), tt = llvmScalarType(to);
   auto conv = [&](const char* op) { return fe.emit(std::string(op) + " " + ft + " " + v + " to " + tt); };
@@ -278,6 +305,12 @@ void lowerBinary(FunctionEmitter& fe, const ir::Instr& in) {
     return;
   }
   std::string flags = is_float ? fmf(fe) : intFlags(in);
+  if (s == Scalar::BFloat16) {
+    fe.bind(in, inFloat32IfHalf(fe, s, {a, b}, [&](Scalar, const std::vector<std::string>& w) {
+              return fe.emit(std::string(opcode) + " " + flags + "float " + w[0] + ", " + w[1]);
+            }));
+    return;
+  }
   fe.emitResult(in, std::string(opcode) + " " + flags + t + " " + a + ", " + b);
 }
 
@@ -312,6 +345,11 @@ void lowerCompare(FunctionEmitter& fe, const ir::Instr& in) {
     fe.emitResult(in, std::string(in.op == Op::Eq ? "and" : "or") + " i1 " + re + ", " + im);
     return;
   }
+  if (s == Scalar::BFloat16) {
+    std::string x = convertScalar(fe, fe.val(a), s, Scalar::Float32), y = convertScalar(fe, fe.val(b), s, Scalar::Float32);
+    fe.emitResult(in, "fcmp " + fmf(fe) + row->flt + " float " + x + ", " + y);
+    return;
+  }
   if (kind == ScalarKind::Float) {
     fe.emitResult(in, "fcmp " + fmf(fe) + row->flt + " " + t + " " + fe.val(a) + ", " + fe.val(b));
     return;
@@ -337,6 +375,8 @@ void lowerUnary(FunctionEmitter& fe, const ir::Instr& in) {
         auto [re, im] = complexParts(fe, s, v);
         fe.bind(in, complexMake(fe, s, fe.emit("fsub " + fmf(fe) + pt + " -0.0, " + re),
                                 fe.emit("fsub " + fmf(fe) + pt + " -0.0, " + im)));
+      } else if (s == Scalar::BFloat16) {
+        fe.emitResult(in, "xor i16 " + v + ", -32768");   // the sign bit
       } else if (kind == ScalarKind::Float) {
         fe.emitResult(in, "fsub " + fmf(fe) + t + " -0.0, " + v);   // LLVM 7 has no fneg
       } else {

@@ -120,7 +120,10 @@ std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
 
   if (!options.tile) refuseTiles(*typed);
   // Every change to the IR from here on is a pass of the pipeline.
-  if (options.tile) typed->functions.front()->num_warps = options.num_warps;
+  if (options.tile) {
+    typed->functions.front()->num_warps = options.num_warps;
+    typed->functions.front()->target_sm = options.target.arch;
+  }
   timed(&t.passes, [&] {
     std::vector<passes::IrSnapshot> s =
         passes::runPipeline(*typed, {pipelineFor(options)}, pipeline);
@@ -133,6 +136,15 @@ std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
     out.block_threads = kernel.num_warps * 32;
   }
   return typed;
+}
+
+// wgmma (sm_90a): the kernel is built for the arch-specific target.
+bool usesArchSpecificInstructions(const ir::Module& m) {
+  for (const auto& fn : m.functions)
+    for (const auto& b : fn->blocks)
+      for (const auto& in : b->instrs)
+        if (in->isIntrinsic(ir::Intrinsic::Wgmma)) return true;
+  return false;
 }
 
 // nvJitLink inputs for the resolved library calls, one per entry symbol.
@@ -164,6 +176,9 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
       inferAndOptimize(untyped, arg_types, options, passes::PipelineOptions::fromEnvironment(), out,
                        nullptr);
   out.typed_ir = ir::printModule(*typed);
+  link::TargetOptions target = options.target;
+  target.arch_specific = target.arch_specific || usesArchSpecificInstructions(*typed);
+  out.arch_specific = target.arch_specific;
   out.symbol = codegen::nvvmBackend().kernelSymbol(*typed->functions.front());
 
   // Library calls (block algorithms): their entry points and LTO-IR, all at
@@ -185,11 +200,11 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
     // (libNVVM optimises either way, ptxas assembles either way), the PTX
     // (inspect_ptx, the disk cache) comes for free, and the driver's JIT
     // compiler can assemble it.
-    out.ptx = timed(&t.nvvm, [&] { return link::nvvmToPtx(out.nvvm_ir, options.target); });
+    out.ptx = timed(&t.nvvm, [&] { return link::nvvmToPtx(out.nvvm_ir, target); });
     if (!options.want_cubin) return out;
     out.cubin = timed(&t.link, [&] {
       // ptxas refuses to optimise code with full debug information.
-      link::TargetOptions assemble = options.target;
+      link::TargetOptions assemble = target;
       if (assemble.debug) assemble.opt = 0;
       if (options.assembler) {
         std::vector<char> cubin = options.assembler(out.ptx, assemble);
@@ -206,13 +221,12 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
     });
     return out;
   }
-  std::vector<char> lto = timed(&t.nvvm, [&] { return link::nvvmToLtoIr(out.nvvm_ir, options.target); });
+  std::vector<char> lto = timed(&t.nvvm, [&] { return link::nvvmToLtoIr(out.nvvm_ir, target); });
   // Block algorithms: the kernel's LTO-IR with its CUB instantiations (and
   // any LTO-IR the caller gives), optimised together.
   std::vector<link::LinkInput> inputs = options.lto_inputs;
   inputs.push_back({link::LinkInput::Kind::LtoIr, std::move(lto), out.symbol + ".ltoir"});
   for (auto& in : cub_inputs) inputs.push_back(std::move(in));
-  link::TargetOptions target = options.target;
   target.optimize_unused_variables = target.optimize_unused_variables || !calls.empty();
   if (!options.want_cubin) {
     out.ptx = timed(&t.link, [&] { return link::linkPtx(inputs, target); });
@@ -223,7 +237,9 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   return out;
 }
 
-std::string ptxOf(const CompiledKernel& kernel, const link::TargetOptions& target) {
+std::string ptxOf(const CompiledKernel& kernel, const link::TargetOptions& options_target) {
+  link::TargetOptions target = options_target;
+  target.arch_specific = target.arch_specific || kernel.arch_specific;
   if (kernel.cub_specs.empty()) return link::nvvmToPtx(kernel.nvvm_ir, target);
   std::vector<libcalls::LibraryCall> calls;
   for (const std::string& text : kernel.cub_specs) calls.push_back({libcalls::Library::Cub, text});

@@ -67,6 +67,8 @@ struct CompiledKernel {
   std::vector<std::string> cub_specs;
   // Tile kernels: the block size the compiler chose (num_warps * 32); 0 otherwise.
   int block_threads = 0;
+  // Built for sm_XXa (it uses wgmma): runs on that generation only.
+  bool arch_specific = false;
 };
 
 // Decodes once (the untyped module can be reused for other signatures).

@@ -263,6 +263,7 @@ struct Function {
   const Type* return_type = nullptr;            // unknownTy() until inferred
   bool is_kernel = false;
   int num_warps = 0;            // tile kernels: the block's warps (text: "num_warps=4"); 0: not a tile kernel
+  int target_sm = 0;            // tile kernels: the GPU generation the passes may use (text: "sm=90"); 0: unknown
   int next_id = 0;
 
   Block* entry() const { return blocks.front().get(); }

@@ -392,6 +392,11 @@ class Parser {
       if (!n || *n < 1 || *n > 32) ln.fail("a warp count from 1 to 32 after num_warps=");
       fn_->num_warps = static_cast<int>(*n);
     }
+    if (ln.accept("sm=")) {
+      auto n = ln.integer();
+      if (!n || *n < 50 || *n > 1000) ln.fail("a GPU generation such as 90 after sm=");
+      fn_->target_sm = static_cast<int>(*n);
+    }
     if (ln.accept("py=")) fn_->py_name = word(ln, "a Python name after 'py='");
     if (ln.accept('@')) {
       // "@file.py:3": the line is after the last ':'.

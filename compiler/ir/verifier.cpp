@@ -348,8 +348,10 @@ class Verifier {
         return;
       case F::Warp: case F::Bits: return checkWarpIntrinsic(b, in, info);
       case F::Math: return checkMathIntrinsic(b, in, info);
-      case F::Global: case F::Tile: {
-        std::string why = info->family == F::Tile ? tileIntrinsicError(*in) : globalIntrinsicError(*in);
+      case F::Global: case F::Tile: case F::Mma: {
+        std::string why = info->family == F::Tile   ? tileIntrinsicError(*in)
+                          : info->family == F::Mma ? mmaIntrinsicError(*in)
+                                                   : globalIntrinsicError(*in);
         if (!why.empty()) fail(b, in, why);
         return;
       }

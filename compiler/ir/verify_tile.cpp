@@ -167,4 +167,47 @@ std::string globalIntrinsicError(const Instr& in) {
   }
 }
 
+std::string mmaIntrinsicError(const Instr& in) {
+  auto operand = [&](size_t i) { return in.operands[i]->type; };
+  auto tupleOf = [](const Type* t, size_t n) { return tupleTy(std::vector<const Type*>(n, t)); };
+  auto dtypeOk = [&] {
+    if (in.ints.empty()) return false;
+    auto s = static_cast<Scalar>(in.ints[0]);
+    return s == Scalar::Float16 || s == Scalar::BFloat16 || s == Scalar::TFloat32;
+  };
+  switch (in.intrinsic) {
+    case Intrinsic::SharedAddress:
+      if (!operand(0)->is(TypeKind::Array) || operand(0)->space != MemSpace::Shared) return "operand must be a shared array";
+      return in.type == i32Ty() ? "" : "result must be i32";
+    case Intrinsic::LdMatrix: {
+      if (in.ints.size() != 2 || (in.ints[0] != 1 && in.ints[0] != 2 && in.ints[0] != 4)) return "ints are {count 1, 2 or 4, transposed}";
+      if (operand(0) != i32Ty()) return "the address is i32";
+      size_t n = static_cast<size_t>(in.ints[0]);
+      return in.type == (n == 1 ? i32Ty() : tupleOf(i32Ty(), n)) ? "" : "result must be the loaded i32 registers";
+    }
+    case Intrinsic::MmaSync:
+      if (!dtypeOk()) return "ints are {operand dtype: f16, bf16 or tf32}";
+      for (size_t i = 6; i < 10; ++i)
+        if (operand(i) != f32Ty()) return "the accumulators are f32";
+      return in.type == tupleOf(f32Ty(), 4) ? "" : "result must be tuple of 4 f32";
+    case Intrinsic::Wgmma: {
+      if (!dtypeOk() || in.ints.size() != 2) return "ints are {operand dtype, n}";
+      int64_t n = in.ints[1];
+      if (n < 8 || n > 256 || n % 8) return "n is a multiple of 8 up to 256";
+      if (in.operands.size() != static_cast<size_t>(2 + n / 2) || operand(0) != i64Ty() || operand(1) != i64Ty())
+        return "takes (i64 a descriptor, i64 b descriptor, n/2 f32 accumulators)";
+      for (size_t i = 2; i < in.operands.size(); ++i)
+        if (operand(i) != f32Ty()) return "the accumulators are f32";
+      return in.type == tupleOf(f32Ty(), static_cast<size_t>(n / 2)) ? "" : "result must be a tuple of n/2 f32";
+    }
+    case Intrinsic::WgmmaWait:
+      if (in.ints.size() != 1) return "ints are {pending groups}";
+      [[fallthrough]];
+    case Intrinsic::WgmmaFence: case Intrinsic::WgmmaCommit: case Intrinsic::FenceProxyAsync:
+      return in.type == voidTy() ? "" : "has no result";
+    default:
+      return "not a tensor-core intrinsic";
+  }
+}
+
 }  // namespace cj::ir

@@ -66,7 +66,7 @@ bool anyLtoIr(const std::vector<LinkInput>& inputs) {
 std::vector<std::string> linkOptions(const std::vector<LinkInput>& inputs, const TargetOptions& t, bool ptx) {
   // ptxas refuses an -O level beside --Ofast-compile.
   std::string level = t.opt == 0 ? "-O0" : t.fast_compile.empty() ? "-O3" : "--Ofast-compile=" + t.fast_compile;
-  std::vector<std::string> o = {"-arch=sm_" + std::to_string(t.arch), level};
+  std::vector<std::string> o = {"-arch=sm_" + std::to_string(t.arch) + (t.arch_specific ? "a" : ""), level};
   if (anyLtoIr(inputs)) o.push_back("-lto");
   if (t.optimize_unused_variables) o.push_back("-optimize-unused-variables");
   if (ptx) o.push_back("-ptx");

@@ -49,7 +49,7 @@ class Program {
 };
 
 std::vector<std::string> nvvmOptions(const TargetOptions& t, bool lto) {
-  std::vector<std::string> o = {"-arch=compute_" + std::to_string(t.arch), "-opt=" + std::to_string(t.opt)};
+  std::vector<std::string> o = {"-arch=compute_" + std::to_string(t.arch) + (t.arch_specific ? "a" : ""), "-opt=" + std::to_string(t.opt)};
   if (t.fastmath) {
     // What numba passes for fastmath=True.
     for (const char* f : {"-ftz=1", "-prec-div=0", "-prec-sqrt=0", "-fma=1"}) o.push_back(f);

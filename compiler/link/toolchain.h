@@ -12,6 +12,9 @@ namespace cj::link {
 
 struct TargetOptions {
   int arch = 90;        // sm_XX / compute_XX
+  // sm_XXa / compute_XXa: code that uses the generation's own instructions
+  // (wgmma on sm_90a), which runs on that generation only.
+  bool arch_specific = false;
   int opt = 3;          // -opt=
   bool fastmath = false;
   bool debug = false;   // -g

@@ -3,6 +3,7 @@
 // values between layouts, and the elementwise and shape operations. Memory,
 // reductions and matmul are in tile_lower_memory/reduce/dot.cpp.
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "ir/cfg.h"
@@ -41,20 +42,55 @@ void forEachValue(ir::Function& fn, F f) {
 
 }  // namespace
 
+// The tensor-core layout of a tile.dot's result, or nullptr where the dot
+// stays on the FMA units (dtypes, shapes or warps that no instruction fits).
+const TileLayout* mmaLayoutFor(const ir::Instr& dot, int num_warps, int target_sm) {
+  const Type* x = dot.operands[0]->type;
+  const Type* acc = dot.type;
+  Scalar in = x->scalar;
+  int kmin = 0;
+  if ((in == Scalar::Float16 || in == Scalar::BFloat16) && acc->scalar == Scalar::Float32) kmin = 16;
+  if (in == Scalar::TFloat32 && acc->scalar == Scalar::Float32) kmin = 8;
+  if (!kmin || target_sm < 80 || dot.operands[1]->type->scalar != in) return nullptr;
+  int64_t m = acc->shape[0], n = acc->shape[1], k = x->shape[1];
+  if (k < kmin) return nullptr;
+  const TileLayout* l = nullptr;
+  if (target_sm >= 90 && num_warps % 4 == 0 && m >= 64) {
+    // wgmma: one warpgroup per mma_n columns.
+    int wn = num_warps / 4;
+    if (n >= int64_t{8} * wn) l = mmaLayout(3, {4, wn}, static_cast<int>(std::min<int64_t>(256, n / wn)));
+  }
+  if (!l && m >= 16) {
+    int wm = static_cast<int>(std::min<int64_t>(num_warps, m / 16));
+    int wn = num_warps / wm;
+    if (n >= int64_t{8} * wn) l = mmaLayout(2, {wm, wn}, static_cast<int>(std::min<int64_t>(256, n / wn)));
+  }
+  return l && tileLayoutError(acc->shape, l).empty() ? l : nullptr;
+}
+
 bool TileAssignLayouts::run(ir::Function& fn) {
   int64_t largest = 0;
-  bool dot = false, any = false;
+  bool any = false;
+  std::vector<const ir::Instr*> dots;
   forEachValue(fn, [&](ir::Instr& in) {
     if (in.type->isTile()) {
       any = true;
       largest = std::max(largest, tileElements(in.type));
     }
-    dot = dot || in.isIntrinsic(ir::Intrinsic::TileDot);
+    if (in.isIntrinsic(ir::Intrinsic::TileDot)) dots.push_back(&in);
   });
   if (!any) return false;
-  if (fn.num_warps == 0) fn.num_warps = dot ? 4 : defaultNumWarps(largest);
+  if (fn.num_warps == 0) fn.num_warps = !dots.empty() ? 4 : defaultNumWarps(largest);
+  // One layout per shape: a dot's result shape takes the tensor-core layout,
+  // every other shape the default blocked one.
+  std::map<std::vector<int64_t>, const TileLayout*> chosen;
+  for (const ir::Instr* dot : dots)
+    if (!chosen.count(dot->type->shape))
+      if (const TileLayout* l = mmaLayoutFor(*dot, fn.num_warps, fn.target_sm)) chosen[dot->type->shape] = l;
   auto withLayout = [&](const Type* t) {
-    return t->isTile() && !t->tile_layout && !t->shape.empty() ? tileTy(t->scalar, t->shape, tileLayoutFor(t->shape, fn.num_warps)) : t;
+    if (!t->isTile() || t->tile_layout || t->shape.empty()) return t;
+    auto it = chosen.find(t->shape);
+    return tileTy(t->scalar, t->shape, it != chosen.end() ? it->second : tileLayoutFor(t->shape, fn.num_warps));
   };
   forEachValue(fn, [&](ir::Instr& in) { in.type = withLayout(in.type); });
   if (fn.return_type) fn.return_type = withLayout(fn.return_type);
@@ -70,40 +106,25 @@ LayoutInfo::LayoutInfo(const Type* t) : shape(t->shape), layout(t->tile_layout),
     off.assign(1, std::vector<int64_t>{});
     return;
   }
-  regs = registersPerThread(layout, shape);
-  std::vector<int64_t> along(rank);
-  for (int d = 0; d < rank; ++d) {
-    int64_t cov = int64_t{layout->size_per_thread[d]} * layout->threads_per_warp[d] * layout->warps_per_cta[d];
-    along[d] = layout->size_per_thread[d] * std::max<int64_t>(1, shape[d] / cov);
-  }
-  lane_shift.assign(rank, 0);
-  warp_shift.assign(rank, 0);
-  int ls = 0, ws = 0;
-  for (int d : layout->order) {
-    lane_shift[d] = ls;
-    warp_shift[d] = ws;
-    for (int n = layout->threads_per_warp[d]; n > 1; n >>= 1) ++ls;
-    for (int n = layout->warps_per_cta[d]; n > 1; n >>= 1) ++ws;
-  }
+  TileGeometry g = tileGeometry(layout, shape);
+  regs = g.registers;
+  dims = g.dims;
   off.assign(regs, std::vector<int64_t>(rank));
   for (int64_t r = 0; r < regs; ++r) {
     int64_t id = r;
-    for (int d : layout->order) {
-      int64_t rd = id % along[d];
-      id /= along[d];
-      int64_t spt = layout->size_per_thread[d];
-      int64_t cov = spt * layout->threads_per_warp[d] * layout->warps_per_cta[d];
-      off[r][d] = rd / spt * cov + rd % spt;
+    for (int d : g.order) {
+      int64_t rd = id % dims[d].registers();
+      id /= dims[d].registers();
+      for (size_t b = 0; b < dims[d].reg_strides.size(); ++b)
+        if (rd >> b & 1) off[r][d] += dims[d].reg_strides[b];
     }
   }
 }
 
 int64_t LayoutInfo::base(int d, int warp, int lane) const {
   if (!layout) return 0;
-  int64_t spt = layout->size_per_thread[d], tpw = layout->threads_per_warp[d], wpc = layout->warps_per_cta[d];
-  int64_t l = (lane >> lane_shift[d]) & (tpw - 1);
-  int64_t w = (warp >> warp_shift[d]) & (wpc - 1);
-  return w * spt * tpw + l * spt;
+  const TileDimMap& m = dims[d];
+  return ((lane >> m.lane_shift) & (m.lanes - 1)) * m.lane_stride + ((warp >> m.warp_shift) & (m.warps - 1)) * m.warp_stride;
 }
 
 std::vector<int64_t> cStrides(const std::vector<int64_t>& shape) {
@@ -191,13 +212,13 @@ ir::Instr* Lowering::position(const LayoutInfo& l, int64_t r, int d) {
   auto key = std::make_pair(l.layout, d);
   ir::Instr*& base = bases_[key];
   if (!base) {
-    // base_d = warp_d * spt * tpw + lane_d * spt, at the entry.
+    // base_d = warp_d * warp_stride + lane_d * lane_stride, at the entry.
     auto c = [&](int64_t v) { return entryConst(v); };
     auto op = [&](ir::Op o, ir::Instr* a, ir::Instr* b) { return entryOp(o, a, b); };
-    int64_t spt = l.layout->size_per_thread[d], tpw = l.layout->threads_per_warp[d], wpc = l.layout->warps_per_cta[d];
-    ir::Instr* lane_d = op(ir::Op::BitAnd, op(ir::Op::RShift, lane_, c(l.lane_shift[d])), c(tpw - 1));
-    ir::Instr* warp_d = op(ir::Op::BitAnd, op(ir::Op::RShift, warp_, c(l.warp_shift[d])), c(wpc - 1));
-    base = op(ir::Op::Add, op(ir::Op::Mul, warp_d, c(spt * tpw)), op(ir::Op::Mul, lane_d, c(spt)));
+    const TileDimMap& m = l.dims[d];
+    ir::Instr* lane_d = op(ir::Op::BitAnd, op(ir::Op::RShift, lane_, c(m.lane_shift)), c(m.lanes - 1));
+    ir::Instr* warp_d = op(ir::Op::BitAnd, op(ir::Op::RShift, warp_, c(m.warp_shift)), c(m.warps - 1));
+    base = op(ir::Op::Add, op(ir::Op::Mul, warp_d, c(m.warp_stride)), op(ir::Op::Mul, lane_d, c(m.lane_stride)));
   }
   ir::Instr* x = l.off[r][d] ? add(base, i32(l.off[r][d])) : base;
   return emit(ir::Op::BitAnd, i32Ty(), {x, i32(l.shape[d] - 1)});

@@ -1,49 +1,304 @@
-// tile.dot on the FMA units: both operands go to shared memory in C order,
-// then each thread accumulates its registers of the result, reading a row of
-// x and a column of y. The portable path every dtype takes (float16 is
-// widened to the float32 accumulator as it is stored); the tensor-core paths
-// (mma.sync, wgmma) are docs/tiles.md's next step.
+// tile.dot: x (M x K) @ y (K x N) + acc. Both operands go to shared memory,
+// then one of three routes by the result's layout (tile-assign-layouts chose
+// it, docs/tiles.md "Matmul"):
+//
+//   mma v3 (sm_90)   wgmma.mma_async: operands in the canonical K-major
+//                    layout without swizzle (8-row x 16-byte core matrices),
+//                    read by the tensor cores through matrix descriptors; each
+//                    warpgroup computes m64 x mma_n blocks of the result.
+//   mma v2 (sm_80)   mma.sync m16n8k16 (f16, bf16) / m16n8k8 (tf32): operands
+//                    row-major with a padded pitch (ldmatrix and the fragment
+//                    loads then hit distinct banks); each warp computes 16-row
+//                    x 8-column blocks.
+//   blocked          the FMA units: each thread accumulates its registers of
+//                    the result from a row of x and a column of y (every
+//                    dtype; float16 is widened to the accumulator as stored).
+//
+// The tensor-core accumulator stays in registers in the mma layout, so a loop
+// of dots keeps it there.
 #include "passes/tile_lowering.h"
 
 namespace cj::passes::tile {
+namespace {
 
-void lowerTileDot(Lowering& lw, ir::Instr* in) {
-  ir::Instr* x = in->operands[0];
-  ir::Instr* y = in->operands[1];
-  ir::Instr* acc = in->operands[2];
-  int64_t k = x->type->shape[1], n = y->type->shape[1];
-  Scalar operand = x->type->scalar, accum = acc->type->scalar;
+int log2(int64_t v) {
+  int n = 0;
+  while ((int64_t{1} << n) < v) ++n;
+  return n;
+}
+
+struct DotShape {
+  ir::Instr *x, *y, *acc;
+  int64_t m, n, k;
+  Scalar operand;
+  bool tf32;
+  int elem_bytes;
+};
+
+DotShape dotShape(ir::Instr* in) {
+  DotShape d;
+  d.x = in->operands[0];
+  d.y = in->operands[1];
+  d.acc = in->operands[2];
+  d.m = d.acc->type->shape[0];
+  d.n = d.acc->type->shape[1];
+  d.k = d.x->type->shape[1];
+  d.operand = d.x->type->scalar;
+  d.tf32 = d.operand == Scalar::TFloat32;
+  d.elem_bytes = scalarByteSize(d.operand);
+  return d;
+}
+
+ir::Instr* shr(Lowering& lw, ir::Instr* v, int64_t bits) { return lw.emit(ir::Op::RShift, v->type, {v, lw.i32(bits)}); }
+ir::Instr* band(Lowering& lw, ir::Instr* v, int64_t mask) { return lw.emit(ir::Op::BitAnd, v->type, {v, lw.i32(mask)}); }
+
+// Stores every register of `t` at the shared index index(row, col), both i32
+// coordinates of the element in the tile.
+template <class Index>
+ir::Instr* toShared(Lowering& lw, ir::Instr* t, Scalar dtype, int64_t elements, Index index) {
+  const LayoutInfo& l = lw.info(t->type);
+  ir::Instr* buf = lw.sharedArray(dtype, elements);
+  const std::vector<ir::Instr*>& regs = lw.frag(t);
+  for (int64_t r = 0; r < l.regs; ++r) lw.storeShared(buf, index(lw.position(l, r, 0), lw.position(l, r, 1)), regs[r]);
+  return buf;
+}
+
+// The accumulator register of an mma layout for row half i and column b of
+// the (im, jn) 16x8 block of a warp (TileGeometry's register order: columns
+// fastest).
+int64_t accRegister(const LayoutInfo& l, int64_t im, int64_t jn, int i, int b) {
+  int64_t cols = l.dims[1].registers();
+  return (2 * jn + b) + cols * (2 * im + i);
+}
+
+std::vector<ir::Instr*> unpack(Lowering& lw, ir::Instr* tuple, int count) {
+  std::vector<ir::Instr*> out;
+  for (int k = 0; k < count; ++k) {
+    ir::Instr* e = lw.emit(ir::Op::TupleGet, f32Ty(), {tuple});
+    e->index = k;
+    out.push_back(e);
+  }
+  return out;
+}
+
+// ---- mma.sync ----------------------------------------------------------------------------
+
+void lowerDotMmaSync(Lowering& lw, ir::Instr* in) {
+  DotShape d = dotShape(in);
+  const TileLayout* layout = in->type->tile_layout;
+  const LayoutInfo& cl = lw.info(in->type);
+  int wm = layout->warps_per_cta[0], wn = layout->warps_per_cta[1];
+  int64_t ns = layout->mma_n;
+  // Padded pitches: 16-byte rows of ldmatrix (and the tf32 fragment loads)
+  // land in distinct banks.
+  int64_t pa = d.k + (d.tf32 ? 4 : 8), pb = d.n + 8;
+  ir::Instr* a = toShared(lw, d.x, d.operand, d.m * pa, [&](ir::Instr* r, ir::Instr* c) { return lw.add(lw.mul(r, lw.i32(pa)), c); });
+  ir::Instr* b = toShared(lw, d.y, d.operand, d.k * pb, [&](ir::Instr* r, ir::Instr* c) { return lw.add(lw.mul(r, lw.i32(pb)), c); });
+  lw.barrier();
+
+  ir::Instr* lane = lw.laneId();
+  ir::Instr* warp = lw.warpId();
+  ir::Instr* row0 = lw.mul(band(lw, warp, wm - 1), lw.i32(16));
+  ir::Instr* col0 = lw.mul(shr(lw, warp, log2(wm)), lw.i32(ns));
+  int64_t reps_m = d.m / (16 * wm);
+  int64_t ntiles = (ns / 8) * (d.n / (ns * wn));
+  auto colOf = [&](int64_t jn) { return lw.add(col0, lw.i32(8 * (jn % (ns / 8)) + (jn / (ns / 8)) * ns * wn)); };
+  auto rowOf = [&](int64_t im) { return lw.add(row0, lw.i32(im * 16 * wm)); };
+
+  ir::Instr* a_addr = d.tf32 ? nullptr : lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {a});
+  ir::Instr* b_addr = d.tf32 ? nullptr : lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {b});
+  ir::Instr* g = shr(lw, lane, 2);         // fragment row (group)
+  ir::Instr* t = band(lw, lane, 3);        // fragment column pair
+  ir::Instr* lrow = band(lw, lane, 15);    // ldmatrix: the row this lane addresses
+  ir::Instr* lcol = lw.mul(shr(lw, lane, 4), lw.i32(8));
+  int64_t kstep = d.tf32 ? 8 : 16;
+  const Type* tuple4 = tupleTy(std::vector<const Type*>(4, i32Ty()));
+  const Type* tuple2 = tupleTy(std::vector<const Type*>(2, i32Ty()));
+
+  std::vector<ir::Instr*> out = lw.frag(d.acc);
+  for (int64_t k0 = 0; k0 < d.k; k0 += kstep) {
+    std::vector<std::vector<ir::Instr*>> afrag(reps_m), bfrag(ntiles);
+    for (int64_t im = 0; im < reps_m; ++im) {
+      if (d.tf32) {
+        auto at = [&](ir::Instr* r, int64_t dr, ir::Instr* c, int64_t dc) {
+          ir::Instr* idx = lw.add(lw.mul(lw.add(r, lw.i32(dr)), lw.i32(pa)), lw.add(c, lw.i32(dc)));
+          return lw.loadShared(a, idx);
+        };
+        ir::Instr* r = lw.add(rowOf(im), g);
+        ir::Instr* c = lw.add(t, lw.i32(k0));
+        afrag[im] = {at(r, 0, c, 0), at(r, 8, c, 0), at(r, 0, c, 4), at(r, 8, c, 4)};
+      } else {
+        ir::Instr* idx = lw.add(lw.mul(lw.add(rowOf(im), lrow), lw.i32(pa)), lw.add(lcol, lw.i32(k0)));
+        ir::Instr* addr = lw.add(a_addr, lw.mul(idx, lw.i32(d.elem_bytes)));
+        ir::Instr* regs = lw.intrinsic(ir::Intrinsic::LdMatrix, tuple4, {addr}, {4, 0});
+        for (int q = 0; q < 4; ++q) {
+          ir::Instr* e = lw.emit(ir::Op::TupleGet, i32Ty(), {regs});
+          e->index = q;
+          afrag[im].push_back(e);
+        }
+      }
+    }
+    for (int64_t jn = 0; jn < ntiles; ++jn) {
+      if (d.tf32) {
+        auto at = [&](int64_t dk) {
+          ir::Instr* idx = lw.add(lw.mul(lw.add(t, lw.i32(k0 + dk)), lw.i32(pb)), lw.add(colOf(jn), g));
+          return lw.loadShared(b, idx);
+        };
+        bfrag[jn] = {at(0), at(4)};
+        continue;
+      }
+      // ldmatrix.trans of k rows: x4 takes this block and the next 8 columns.
+      bool pair = ns >= 16 && jn + 1 < ntiles && jn % 2 == 0;
+      if (!pair && !bfrag[jn].empty()) continue;
+      ir::Instr* col = pair ? lw.add(colOf(jn), lcol) : colOf(jn);
+      ir::Instr* idx = lw.add(lw.mul(lw.add(lrow, lw.i32(k0)), lw.i32(pb)), col);
+      ir::Instr* addr = lw.add(b_addr, lw.mul(idx, lw.i32(d.elem_bytes)));
+      int count = pair ? 4 : 2;
+      ir::Instr* regs = lw.intrinsic(ir::Intrinsic::LdMatrix, pair ? tuple4 : tuple2, {addr}, {count, 1});
+      for (int q = 0; q < count; ++q) {
+        ir::Instr* e = lw.emit(ir::Op::TupleGet, i32Ty(), {regs});
+        e->index = q;
+        bfrag[jn + q / 2].push_back(e);
+      }
+    }
+    for (int64_t im = 0; im < reps_m; ++im)
+      for (int64_t jn = 0; jn < ntiles; ++jn) {
+        int64_t c[4] = {accRegister(cl, im, jn, 0, 0), accRegister(cl, im, jn, 0, 1), accRegister(cl, im, jn, 1, 0),
+                        accRegister(cl, im, jn, 1, 1)};
+        std::vector<ir::Instr*> ops = afrag[im];
+        ops.insert(ops.end(), bfrag[jn].begin(), bfrag[jn].end());
+        for (int64_t r : c) ops.push_back(out[r]);
+        ir::Instr* res = lw.intrinsic(ir::Intrinsic::MmaSync, tupleTy(std::vector<const Type*>(4, f32Ty())), ops,
+                                      {static_cast<int64_t>(d.operand)});
+        std::vector<ir::Instr*> v = unpack(lw, res, 4);
+        for (int q = 0; q < 4; ++q) out[c[q]] = v[q];
+      }
+  }
+  lw.barrier();   // the operands' buffers may be written again (a loop) before every warp has read them
+  lw.frags[in] = std::move(out);
+}
+
+// ---- wgmma -------------------------------------------------------------------------------
+
+// The canonical K-major layout without swizzle: 8 rows x 16 bytes make a core
+// matrix (128 contiguous bytes); core matrices follow each other along K
+// (LBO = 128 bytes), then the next 8 rows (SBO = 8 rows * K elements).
+struct CoreMatrixLayout {
+  int64_t k, kc;   // K, and elements per 16-byte core row
+  ir::Instr* index(Lowering& lw, ir::Instr* row, ir::Instr* kk) const {
+    ir::Instr* group = lw.mul(shr(lw, row, 3), lw.i32(8 * k));
+    ir::Instr* core = lw.mul(shr(lw, kk, log2(kc)), lw.i32(8 * kc));
+    ir::Instr* within = lw.add(lw.mul(band(lw, row, 7), lw.i32(kc)), band(lw, kk, kc - 1));
+    return lw.add(lw.add(group, core), within);
+  }
+  int64_t sboBytes(int elem_bytes) const { return 8 * k * elem_bytes; }
+};
+
+// A wgmma matrix descriptor for the operand starting at byte `start` (i32) of
+// the shared window: address, LBO and SBO in 16-byte units, no swizzle.
+ir::Instr* descriptor(Lowering& lw, ir::Instr* start, int64_t sbo_bytes) {
+  ir::Instr* addr = lw.emit(ir::Op::Cast, i64Ty(), {lw.emit(ir::Op::BitAnd, i32Ty(), {shr(lw, start, 4), lw.i32(0x3FFF)})});
+  int64_t fields = (int64_t{128 >> 4} << 16) | (int64_t{(sbo_bytes >> 4) & 0x3FFF} << 32);
+  return lw.emit(ir::Op::BitOr, i64Ty(), {addr, lw.i64(fields)});
+}
+
+void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
+  DotShape d = dotShape(in);
+  const TileLayout* layout = in->type->tile_layout;
+  const LayoutInfo& cl = lw.info(in->type);
+  int wn = layout->warps_per_cta[1];
+  int64_t ns = layout->mma_n;
+  CoreMatrixLayout core{d.k, 16 / d.elem_bytes};
+  // x as rows m, y transposed: rows n, both K-major.
+  ir::Instr* a = toShared(lw, d.x, d.operand, d.m * d.k, [&](ir::Instr* r, ir::Instr* c) { return core.index(lw, r, c); });
+  ir::Instr* b = toShared(lw, d.y, d.operand, d.n * d.k, [&](ir::Instr* r, ir::Instr* c) { return core.index(lw, c, r); });
+  lw.intrinsic(ir::Intrinsic::FenceProxyAsync, voidTy(), {});
+  lw.barrier();
+
+  ir::Instr* a_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {a});
+  ir::Instr* b_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {b});
+  ir::Instr* group = shr(lw, lw.warpId(), 2);   // the warpgroup: its mma_n columns
+  int64_t kstep = d.tf32 ? 8 : 16;
+  int64_t sbo = core.sboBytes(d.elem_bytes);
+  int64_t reps_m = d.m / 64, reps_n = d.n / (ns * wn);
+  int regs = static_cast<int>(ns / 2);
+  const Type* result = tupleTy(std::vector<const Type*>(regs, f32Ty()));
+
+  std::vector<ir::Instr*> out = lw.frag(d.acc);
+  lw.intrinsic(ir::Intrinsic::WgmmaFence, voidTy(), {});
+  for (int64_t k0 = 0; k0 < d.k; k0 += kstep) {
+    int64_t k_bytes = (k0 / core.kc) * 128;
+    for (int64_t im = 0; im < reps_m; ++im) {
+      ir::Instr* da = descriptor(lw, lw.add(a_addr, lw.i32((im * 64 / 8) * sbo + k_bytes)), sbo);
+      for (int64_t rn = 0; rn < reps_n; ++rn) {
+        // This warpgroup's columns: group * ns + rn * ns * wn.
+        ir::Instr* rows_b = lw.add(lw.mul(group, lw.i32(ns / 8 * sbo)), lw.i32((rn * ns * wn / 8) * sbo + k_bytes));
+        ir::Instr* db = descriptor(lw, lw.add(b_addr, rows_b), sbo);
+        std::vector<ir::Instr*> ops = {da, db};
+        std::vector<int64_t> slots;
+        for (int64_t j = 0; j < ns / 8; ++j)
+          for (int i = 0; i < 2; ++i)
+            for (int bb = 0; bb < 2; ++bb) slots.push_back(accRegister(cl, im, j + (ns / 8) * rn, i, bb));
+        for (int64_t r : slots) ops.push_back(out[r]);
+        ir::Instr* res = lw.intrinsic(ir::Intrinsic::Wgmma, result, ops, {static_cast<int64_t>(d.operand), ns});
+        std::vector<ir::Instr*> v = unpack(lw, res, regs);
+        for (size_t q = 0; q < slots.size(); ++q) out[slots[q]] = v[q];
+      }
+    }
+  }
+  lw.intrinsic(ir::Intrinsic::WgmmaCommit, voidTy(), {});
+  lw.intrinsic(ir::Intrinsic::WgmmaWait, voidTy(), {}, {0});
+  lw.barrier();
+  lw.frags[in] = std::move(out);
+}
+
+// ---- FMA ---------------------------------------------------------------------------------
+
+void lowerDotFma(Lowering& lw, ir::Instr* in) {
+  DotShape d = dotShape(in);
+  Scalar accum = d.acc->type->scalar;
   const Type* at = scalarTy(accum);
-  auto toShared = [&](ir::Instr* t) {
-    const LayoutInfo& l = lw.info(t->type);
+  auto stored = [&](ir::Instr* t) {
     // Widened as stored: libNVVM refuses some folds of (fpext half) products.
+    const LayoutInfo& l = lw.info(t->type);
     ir::Instr* buf = lw.sharedArray(accum, tileElements(t->type));
     std::vector<int64_t> strides = cStrides(l.shape);
     const std::vector<ir::Instr*>& regs = lw.frag(t);
     for (int64_t r = 0; r < l.regs; ++r) {
-      ir::Instr* v = operand == accum ? regs[r] : lw.emit(ir::Op::Cast, at, {regs[r]});
+      ir::Instr* v = d.operand == accum ? regs[r] : lw.emit(ir::Op::Cast, at, {regs[r]});
       lw.storeShared(buf, lw.linear(l, r, strides), v);
     }
     return buf;
   };
-  ir::Instr* xs = toShared(x);
-  ir::Instr* ys = toShared(y);
+  ir::Instr* xs = stored(d.x);
+  ir::Instr* ys = stored(d.y);
   lw.barrier();
-  const LayoutInfo& cl = lw.info(acc->type);
-  std::vector<ir::Instr*> out = lw.frag(acc);
+  const LayoutInfo& cl = lw.info(d.acc->type);
+  std::vector<ir::Instr*> out = lw.frag(d.acc);
   for (int64_t r = 0; r < cl.regs; ++r) {
-    ir::Instr* row = lw.mul(lw.position(cl, r, 0), lw.i32(k));
+    ir::Instr* row = lw.mul(lw.position(cl, r, 0), lw.i32(d.k));
     ir::Instr* col = lw.position(cl, r, 1);
     ir::Instr* sum = out[r];
-    for (int64_t kk = 0; kk < k; ++kk) {
-      ir::Instr* a = lw.loadShared(xs, lw.add(row, lw.i32(kk)));
-      ir::Instr* b = lw.loadShared(ys, lw.add(col, lw.i32(kk * n)));
-      sum = lw.add(sum, lw.mul(a, b));
+    for (int64_t kk = 0; kk < d.k; ++kk) {
+      ir::Instr* x = lw.loadShared(xs, lw.add(row, lw.i32(kk)));
+      ir::Instr* y = lw.loadShared(ys, lw.add(col, lw.i32(kk * d.n)));
+      sum = lw.add(sum, lw.mul(x, y));
     }
     out[r] = sum;
   }
   lw.barrier();
   lw.frags[in] = std::move(out);
+}
+
+}  // namespace
+
+void lowerTileDot(Lowering& lw, ir::Instr* in) {
+  const TileLayout* l = in->type->tile_layout;
+  if (l && l->kind == TileLayoutKind::Mma) {
+    if (l->mma_version == 3) return lowerDotWgmma(lw, in);
+    return lowerDotMmaSync(lw, in);
+  }
+  lowerDotFma(lw, in);
 }
 
 }  // namespace cj::passes::tile

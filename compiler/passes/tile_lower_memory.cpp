@@ -40,9 +40,9 @@ ArrayView view(Lowering& lw, ir::Instr* in, const LayoutInfo& l, Scalar dtype) {
   }
   v.elem_bytes = scalarByteSize(dtype);
   int last = nd - 1;
-  int spt = l.layout ? l.layout->size_per_thread[last] : 1;
+  int64_t run = l.layout ? l.dims[last].contiguous() : 1;
   bool fastest_last = l.layout && l.layout->order[0] == last;
-  v.width = fastest_last ? std::min(spt, 16 / v.elem_bytes) : 1;
+  v.width = fastest_last ? static_cast<int>(std::min<int64_t>(run, 16 / v.elem_bytes)) : 1;
   if (v.width > 4) v.width = 4;   // ld.global.v4 at most (v8 is sm_100's)
   if (v.width > 1) {
     int64_t mask = int64_t{v.width} * v.elem_bytes - 1;

@@ -14,9 +14,9 @@
 namespace cj::passes::tile {
 namespace {
 
-// The type partials are combined in: f16 in f32, narrow integers and bool in i32.
+// The type partials are combined in: f16 and bf16 in f32, narrow integers and bool in i32.
 Scalar computeType(Scalar s) {
-  if (s == Scalar::Float16) return Scalar::Float32;
+  if (s == Scalar::Float16 || s == Scalar::BFloat16) return Scalar::Float32;
   if (scalarKind(s) == ScalarKind::Bool || (scalarKind(s) == ScalarKind::Int && scalarBits(s) < 32)) return Scalar::Int32;
   return s;
 }
@@ -101,12 +101,10 @@ void lowerTileReduce(Lowering& lw, ir::Instr* in) {
 
   // 2. Lanes holding distinct positions along the axis.
   int64_t extent = x->type->shape[a];
-  int64_t spt = l.layout ? l.layout->size_per_thread[a] : 1;
-  int64_t tpw = l.layout ? l.layout->threads_per_warp[a] : 1;
-  int64_t wpc = l.layout ? l.layout->warps_per_cta[a] : 1;
-  int64_t lanes = std::min<int64_t>(tpw, std::max<int64_t>(1, extent / spt));
+  TileDimMap along = l.layout ? l.dims[a] : TileDimMap{};
+  int64_t lanes = std::min<int64_t>(along.lanes, std::max<int64_t>(1, extent / along.lane_stride));
   for (int64_t bit = 1; bit < lanes; bit <<= 1) {
-    int mask = static_cast<int>(bit << l.lane_shift[a]);
+    int mask = static_cast<int>(bit << along.lane_shift);
     for (Partial& p : parts) {
       Partial q{shuffleXor(lw, p.value, mask)};
       if (arg) q.index = shuffleXor(lw, p.index, mask);
@@ -118,13 +116,13 @@ void lowerTileReduce(Lowering& lw, ir::Instr* in) {
   std::vector<int64_t> row_coef = cStrides(in->type->shape);
   if (row_coef.empty()) row_coef.assign(l.rank, 0);
   row_coef[a] = 0;
-  int64_t warps = std::min<int64_t>(wpc, std::max<int64_t>(1, extent / (spt * tpw)));
+  int64_t warps = std::min<int64_t>(along.warps, std::max<int64_t>(1, extent / along.warp_stride));
   int64_t rows_total = std::max<int64_t>(1, tileElements(in->type));
   if (warps > 1) {
     ir::Instr* vbuf = lw.sharedArray(c, rows_total * warps);
     ir::Instr* ibuf = arg ? lw.sharedArray(Scalar::Int32, rows_total * warps) : nullptr;
     ir::Instr* my_warp = lw.emit(ir::Op::BitAnd, i32Ty(),
-                                 {lw.emit(ir::Op::RShift, i32Ty(), {lw.warpId(), lw.i32(l.warp_shift[a])}), lw.i32(warps - 1)});
+                                 {lw.emit(ir::Op::RShift, i32Ty(), {lw.warpId(), lw.i32(along.warp_shift)}), lw.i32(warps - 1)});
     std::vector<ir::Instr*> row_base;
     for (size_t k = 0; k < parts.size(); ++k) {
       ir::Instr* base = lw.mul(lw.linear(l, reps[k], row_coef), lw.i32(warps));

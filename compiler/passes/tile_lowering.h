@@ -7,7 +7,7 @@
 // whose coordinate along dimension d is (base_d(warp, lane) + off_d(r)) mod
 // extent_d: the base is computed once per layout at the kernel's entry, the
 // offsets are constants, so every address and index the lowering emits is a
-// base plus a constant.
+// base plus a constant. Blocked and mma layouts alike (TileGeometry).
 #pragma once
 #include <map>
 #include <memory>
@@ -25,7 +25,7 @@ struct LayoutInfo {
   int rank = 0;
   int64_t regs = 1;
   std::vector<std::vector<int64_t>> off;   // [register][dimension]
-  std::vector<int> lane_shift, warp_shift; // first lane / warp id bit of each dimension
+  std::vector<TileDimMap> dims;            // lanes and warps along each dimension
 
   explicit LayoutInfo(const Type* tile);
   int64_t base(int d, int warp, int lane) const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "typeinfer/rules.h"
 #include "typeinfer/templates.h"
 #include "typeinfer/tile_rules.h"
 
@@ -131,6 +132,18 @@ ir::Instr* emitCompare(Emitter& e, ir::Op op, ir::Instr* a, ir::Instr* b) {
   return e.emit(op, boolTy(), {e.convert(a, operand), e.convert(b, operand)});
 }
 
+// `A.dtype == ct.float32` and the like: two dtypes compare when the kernel
+// is compiled (the comparison folds to a constant). nullopt: not dtypes.
+std::optional<bool> dtypeComparison(const ir::Instr* in) {
+  bool eq = in->op == ir::Op::Eq || in->op == ir::Op::Is, ne = in->op == ir::Op::Ne || in->op == ir::Op::IsNot;
+  if ((!eq && !ne) || in->operands.size() != 2) return std::nullopt;
+  for (const ir::Instr* o : in->operands)
+    if (!o->type->is(TypeKind::Symbol)) return std::nullopt;
+  auto a = dtypeOf(in->operands[0]), b = dtypeOf(in->operands[1]);
+  if (!a || !b) return std::nullopt;
+  return (*a == *b) == eq;
+}
+
 }  // namespace
 
 bool isOperator(ir::Op op) {
@@ -139,6 +152,7 @@ bool isOperator(ir::Op op) {
 
 const Type* operatorType(const FunctionContext& ctx, ir::Instr* in) {
   if (isTileOperation(in)) return tileOperatorType(ctx, in);
+  if (dtypeComparison(in)) return boolTy();
   if (in->op == ir::Op::MatMul)
     ctx.fail(in, "@ operator", "matrix multiplication (@) works on cudajit.tile tiles only, not on " + operandList(in));
   switch (in->op) {
@@ -172,6 +186,7 @@ const Type* operatorType(const FunctionContext& ctx, ir::Instr* in) {
 
 ir::Instr* lowerOperator(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
   if (isTileOperation(in)) return lowerTileOperator(ctx, in, e);
+  if (auto same = dtypeComparison(in)) return e.constant(ir::Const::boolean(*same), boolTy());
   switch (in->op) {
     case ir::Op::Is:
     case ir::Op::IsNot: {

@@ -14,9 +14,57 @@ std::optional<bool> knownNone(const ir::Instr* v) {
   return std::nullopt;
 }
 
-// The value of a condition built from `is None` / `is not None` / not.
+// A dtype known before typing: a dtype symbol (np.float32, ct.bfloat16) or
+// the .dtype of an array argument whose type the caller set.
+std::optional<Scalar> knownDtype(const ir::Instr* v) {
+  if (v->op == ir::Op::Const && v->cval.kind == ir::Const::Kind::Symbol) {
+    std::string_view name = v->cval.s;
+    for (std::string_view prefix : {"numpy.", "cudajit.tile."})
+      if (name.substr(0, prefix.size()) == prefix) {
+        Scalar s;
+        if (parseScalar(name.substr(prefix.size()), &s)) return s;
+      }
+    return std::nullopt;
+  }
+  if (v->op == ir::Op::GetAttr && v->name == "dtype") {
+    const ir::Instr* a = v->operands[0];
+    if (a->op == ir::Op::Param && a->type && a->type->is(TypeKind::Array)) return a->type->scalar;
+  }
+  return std::nullopt;
+}
+
+// Two integer or bool constants (a Constant parameter's frozen value, a literal).
+std::optional<bool> knownIntComparison(ir::Op op, const ir::Instr* a, const ir::Instr* b) {
+  auto integral = [](const ir::Instr* v) {
+    return v->op == ir::Op::Const && (v->cval.kind == ir::Const::Kind::Int || v->cval.kind == ir::Const::Kind::Bool);
+  };
+  if (!integral(a) || !integral(b)) return std::nullopt;
+  int64_t x = a->cval.i, y = b->cval.i;
+  switch (op) {
+    case ir::Op::Eq: return x == y;
+    case ir::Op::Ne: return x != y;
+    case ir::Op::Lt: return x < y;
+    case ir::Op::Le: return x <= y;
+    case ir::Op::Gt: return x > y;
+    case ir::Op::Ge: return x >= y;
+    default: return std::nullopt;
+  }
+}
+
+// The value of a condition built from `is None` / `is not None` / not, dtype
+// comparisons (`A.dtype == ct.float32`) and comparisons of integer constants
+// (`if BK == 64`, a Constant parameter): what cuTile decides at compile time.
 std::optional<bool> knownCondition(const ir::Instr* v) {
   switch (v->op) {
+    case ir::Op::Eq: case ir::Op::Ne: case ir::Op::Lt: case ir::Op::Le: case ir::Op::Gt: case ir::Op::Ge: {
+      const ir::Instr* a = v->operands[0];
+      const ir::Instr* b = v->operands[1];
+      if (auto c = knownIntComparison(v->op, a, b)) return c;
+      if (v->op != ir::Op::Eq && v->op != ir::Op::Ne) return std::nullopt;
+      auto x = knownDtype(a), y = knownDtype(b);
+      if (!x || !y) return std::nullopt;
+      return (*x == *y) == (v->op == ir::Op::Eq);
+    }
     case ir::Op::Truth:
       return knownCondition(v->operands[0]);
     case ir::Op::Not: {
@@ -26,6 +74,8 @@ std::optional<bool> knownCondition(const ir::Instr* v) {
     }
     case ir::Op::Is:
     case ir::Op::IsNot: {
+      auto x = knownDtype(v->operands[0]), y = knownDtype(v->operands[1]);
+      if (x && y) return (*x == *y) == (v->op == ir::Op::Is);
       auto a = knownNone(v->operands[0]), b = knownNone(v->operands[1]);
       if (!a || !b) return std::nullopt;
       // Only None is compared by identity: None is None, value is not None.

@@ -680,7 +680,7 @@ ir::Instr* scanLower(const Site& s, Emitter& e) {
 bool mmaAccumulates(Scalar operand, Scalar acc) {
   switch (operand) {
     case Scalar::Float16: return acc == Scalar::Float16 || acc == Scalar::Float32;
-    case Scalar::Float32: return acc == Scalar::Float32;
+    case Scalar::BFloat16: case Scalar::TFloat32: case Scalar::Float32: return acc == Scalar::Float32;
     case Scalar::Float64: return acc == Scalar::Float64;
     case Scalar::Int8: case Scalar::UInt8: return acc == Scalar::Int32;
     default: return false;
@@ -689,7 +689,7 @@ bool mmaAccumulates(Scalar operand, Scalar acc) {
 // The accumulator matmul uses for `operand` tiles.
 Scalar matmulAccumulator(Scalar operand) {
   switch (operand) {
-    case Scalar::Float16: return Scalar::Float32;
+    case Scalar::Float16: case Scalar::BFloat16: case Scalar::TFloat32: return Scalar::Float32;
     case Scalar::Int8: case Scalar::UInt8: return Scalar::Int32;
     default: return operand;
   }

@@ -69,8 +69,13 @@ std::optional<Scalar> dtypeOf(const ir::Instr* v) {
     if (name == "builtins.float") return Scalar::Float64;
     if (name == "builtins.int") return Scalar::Int64;
     if (name == "builtins.bool") return Scalar::Bool;
-    if (name.substr(0, 6) != "numpy.") return std::nullopt;
-    name.remove_prefix(6);
+    if (name.substr(0, 13) == "cudajit.tile.") {
+      name.remove_prefix(13);   // ct.bfloat16, ct.tfloat32 (the rest are numpy's)
+    } else if (name.substr(0, 6) == "numpy.") {
+      name.remove_prefix(6);
+    } else {
+      return std::nullopt;
+    }
   } else if (auto c = constantOf(v); c && c->kind == ir::Const::Kind::Str) {
     Scalar s;
     if (parseScalar(c->s, &s)) return s;

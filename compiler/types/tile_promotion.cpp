@@ -34,6 +34,14 @@ bool promoteTileDtypes(Scalar a, Scalar b, Scalar* out, std::string* why) {
     *out = a;
     return true;
   }
+  // tfloat32 only meets itself (it feeds ct.mma); float16 and bfloat16 do not
+  // mix (cuTile's table says ERR for both).
+  if (a == Scalar::TFloat32 || b == Scalar::TFloat32)
+    return fail("implicit promotion of " + std::string(scalarNumbaName(a)) + " and " + std::string(scalarNumbaName(b)) +
+                " is not supported (tfloat32 is a restricted dtype): use astype");
+  if (scalarKind(a) == ScalarKind::Float && scalarKind(b) == ScalarKind::Float && scalarBits(a) == scalarBits(b))
+    return fail("implicit promotion of " + std::string(scalarNumbaName(a)) + " and " + std::string(scalarNumbaName(b)) +
+                " is not supported: use astype");
   int ca = category(a), cb = category(b);
   if (ca != cb) {   // 1. the higher category's dtype, whatever the widths
     *out = ca > cb ? a : b;

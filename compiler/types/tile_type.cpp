@@ -92,6 +92,13 @@ std::string tileLayoutError(const std::vector<int64_t>& shape, const TileLayout*
   if (layout->rank() != static_cast<int>(shape.size()))
     return "the layout " + tileLayoutToString(layout) + " has " + std::to_string(layout->rank()) +
            " dimension(s), the tile " + tileShapeText(shape) + " " + std::to_string(shape.size());
+  if (layout->kind == TileLayoutKind::Mma) {
+    // The fragments of whole instructions: no register holds a replica.
+    int64_t rows = int64_t{16} * layout->warps_per_cta[0], cols = int64_t{layout->mma_n} * layout->warps_per_cta[1];
+    if (shape[0] < rows || shape[1] < cols)
+      return "the layout " + tileLayoutToString(layout) + " covers at least " + std::to_string(rows) + "x" +
+             std::to_string(cols) + ", more than the tile " + tileShapeText(shape);
+  }
   return "";
 }
 

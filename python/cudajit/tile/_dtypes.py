@@ -77,10 +77,9 @@ _TABLE = (
     ("float16", 16, "float", "f16", "numpy.float16"),
     ("float32", 32, "float", "f32", "numpy.float32"),
     ("float64", 64, "float", "f64", "numpy.float64"),
-    # numpy has neither; the compiler's scalar table gets them with the tile
-    # lowering (docs/tiles.md, "dtypes").
-    ("bfloat16", 16, "float", None, "cudajit.tile.bfloat16"),
-    ("tfloat32", 32, "restricted_float", None, "cudajit.tile.tfloat32"),
+    # numpy has neither: their symbols are cudajit.tile's own.
+    ("bfloat16", 16, "float", "bf16", "cudajit.tile.bfloat16"),
+    ("tfloat32", 32, "restricted_float", "tf32", "cudajit.tile.tfloat32"),
 )
 
 DTYPES = {row[0]: DType(*row) for row in _TABLE}

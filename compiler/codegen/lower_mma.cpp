@@ -1,0 +1,120 @@
+// Lowering of the tensor-core intrinsics (family Mma of ir/intrinsics.def),
+// what tile.dot becomes on sm_80 and newer: inline PTX for ldmatrix,
+// mma.sync and the sm_90 wgmma instructions (libNVVM's dialect has no
+// intrinsics for the latter). Every multi-register result is an LLVM struct,
+// the IR's tuple, that tuple_get takes apart.
+//
+// Instructions that read shared memory or order asynchronous work are
+// `asm sideeffect` with a memory clobber, so that LLVM keeps them between the
+// barriers and fences the tile lowering placed around them.
+#include "codegen/lower_intrinsic.h"
+#include "ir/intrinsics.h"
+
+namespace cj::codegen {
+namespace {
+
+using ir::Intrinsic;
+
+std::string operandList(int first, int n) {
+  std::string s = "{";
+  for (int k = 0; k < n; ++k) s += (k ? ", $" : "$") + std::to_string(first + k);
+  return s + "}";
+}
+
+std::string structOf(const std::string& t, int n) {
+  std::string s = "{";
+  for (int k = 0; k < n; ++k) s += (k ? ", " : "") + t;
+  return s + "}";
+}
+
+// A float-typed operand (tf32 values) as the i32 register PTX wants.
+std::string asI32(FunctionEmitter& fe, const ir::Instr* v) {
+  if (v->type == i32Ty()) return fe.val(v);
+  return fe.emit("bitcast float " + fe.val(v) + " to i32");
+}
+
+const char* ptxDtype(int64_t scalar) {
+  switch (static_cast<Scalar>(scalar)) {
+    case Scalar::Float16: return "f16";
+    case Scalar::BFloat16: return "bf16";
+    default: return "tf32";
+  }
+}
+
+void lowerSharedAddress(FunctionEmitter& fe, const ir::Instr& in) {
+  const Type* arr = in.operands[0]->type;
+  std::string elem = llvmMemType(arr->scalar);
+  std::string data = fe.emit("extractvalue " + llvmType(arr) + " " + fe.val(in.operands[0]) + ", 0");
+  std::string shared = fe.emit("addrspacecast " + elem + "* " + data + " to " + elem + " addrspace(3)*");
+  fe.emitResult(in, "ptrtoint " + elem + " addrspace(3)* " + shared + " to i32");
+}
+
+void lowerLdMatrix(FunctionEmitter& fe, const ir::Instr& in) {
+  int n = static_cast<int>(in.ints[0]);
+  std::string text = "ldmatrix.sync.aligned.m8n8.x" + std::to_string(n) + (in.ints[1] ? ".trans" : "") +
+                     ".shared.b16 " + (n == 1 ? std::string("$0") : operandList(0, n)) + ", [$" + std::to_string(n) + "];";
+  std::string constraints;
+  for (int k = 0; k < n; ++k) constraints += "=r,";
+  constraints += "r,~{memory}";
+  std::string ret = n == 1 ? "i32" : structOf("i32", n);
+  fe.emitResult(in, "call " + ret + " asm sideeffect \"" + text + "\", \"" + constraints + "\"(i32 " +
+                        fe.val(in.operands[0]) + ")");
+}
+
+void lowerMmaSync(FunctionEmitter& fe, const ir::Instr& in) {
+  bool tf32 = static_cast<Scalar>(in.ints[0]) == Scalar::TFloat32;
+  std::string d = ptxDtype(in.ints[0]);
+  std::string text = std::string("mma.sync.aligned.") + (tf32 ? "m16n8k8" : "m16n8k16") + ".row.col.f32." + d + "." + d +
+                     ".f32 " + operandList(0, 4) + ", " + operandList(4, 4) + ", " + operandList(8, 2) + ", " +
+                     operandList(10, 4) + ";";
+  std::string args;
+  for (int k = 0; k < 6; ++k) args += (k ? ", i32 " : "i32 ") + asI32(fe, in.operands[k]);
+  for (int k = 6; k < 10; ++k) args += ", float " + fe.val(in.operands[k]);
+  fe.emitResult(in, "call " + structOf("float", 4) + " asm \"" + text + "\", \"=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f\"(" +
+                        args + ")");
+}
+
+void lowerWgmma(FunctionEmitter& fe, const ir::Instr& in) {
+  bool tf32 = static_cast<Scalar>(in.ints[0]) == Scalar::TFloat32;
+  int n = static_cast<int>(in.ints[1]), regs = n / 2;
+  std::string d = ptxDtype(in.ints[0]);
+  // Outputs $0..$regs-1, the descriptors, a 1 for scale-d (accumulate), then
+  // the accumulators tied to the outputs.
+  int desc_a = regs, desc_b = regs + 1, scale = regs + 2;
+  std::string text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(scale) + ", 0; wgmma.mma_async.sync.aligned.m64n" +
+                     std::to_string(n) + (tf32 ? "k8" : "k16") + ".f32." + d + "." + d + " " + operandList(0, regs) +
+                     ", $" + std::to_string(desc_a) + ", $" + std::to_string(desc_b) + ", p, 1, 1" +
+                     (tf32 ? "" : ", 0, 0") + "; }";
+  std::string constraints;
+  for (int k = 0; k < regs; ++k) constraints += "=f,";
+  constraints += "l,l,r";
+  for (int k = 0; k < regs; ++k) constraints += "," + std::to_string(k);
+  constraints += ",~{memory}";
+  std::string args = "i64 " + fe.val(in.operands[0]) + ", i64 " + fe.val(in.operands[1]) + ", i32 1";
+  for (int k = 0; k < regs; ++k) args += ", float " + fe.val(in.operands[2 + k]);
+  fe.emitResult(in, "call " + structOf("float", regs) + " asm sideeffect \"" + text + "\", \"" + constraints + "\"(" +
+                        args + ")");
+}
+
+void asmStatement(FunctionEmitter& fe, const std::string& text) {
+  fe.emitLine("call void asm sideeffect \"" + text + "\", \"~{memory}\"()");
+}
+
+}  // namespace
+
+void lowerMmaIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
+  switch (in.intrinsic) {
+    case Intrinsic::SharedAddress: return lowerSharedAddress(fe, in);
+    case Intrinsic::LdMatrix: return lowerLdMatrix(fe, in);
+    case Intrinsic::MmaSync: return lowerMmaSync(fe, in);
+    case Intrinsic::Wgmma: return lowerWgmma(fe, in);
+    case Intrinsic::WgmmaFence: return asmStatement(fe, "wgmma.fence.sync.aligned;");
+    case Intrinsic::WgmmaCommit: return asmStatement(fe, "wgmma.commit_group.sync.aligned;");
+    case Intrinsic::WgmmaWait: return asmStatement(fe, "wgmma.wait_group.sync.aligned " + std::to_string(in.ints[0]) + ";");
+    case Intrinsic::FenceProxyAsync: return asmStatement(fe, "fence.proxy.async.shared::cta;");
+    default:
+      fe.fail(in, in.intrinsicName(), "not a tensor-core intrinsic");
+  }
+}
+
+}  // namespace cj::codegen
