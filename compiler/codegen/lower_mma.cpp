@@ -1,7 +1,7 @@
 // Lowering of the tensor-core intrinsics (family Mma of ir/intrinsics.def),
 // what tile.dot becomes on sm_80 and newer: inline PTX for ldmatrix,
-// mma.sync and the sm_90 wgmma instructions (libNVVM's dialect has no
-// intrinsics for the latter). Every multi-register result is an LLVM struct,
+// mma.sync, the sm_90 wgmma instructions and the cp.async copies that feed
+// them (libNVVM's dialect has no intrinsics for most of these). Every multi-register result is an LLVM struct,
 // the IR's tuple, that tuple_get takes apart.
 //
 // Instructions that read shared memory or order asynchronous work are
@@ -84,7 +84,7 @@ void lowerWgmma(FunctionEmitter& fe, const ir::Instr& in) {
   std::string text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(scale) + ", 0; wgmma.mma_async.sync.aligned.m64n" +
                      std::to_string(n) + (tf32 ? "k8" : "k16") + ".f32." + d + "." + d + " " + operandList(0, regs) +
                      ", $" + std::to_string(desc_a) + ", $" + std::to_string(desc_b) + ", p, 1, 1" +
-                     (tf32 ? "" : ", 0, 0") + "; }";
+                     (tf32 ? "" : in.ints[2] ? ", 0, 1" : ", 0, 0") + "; }";
   std::string constraints;
   for (int k = 0; k < regs; ++k) constraints += "=f,";
   constraints += "l,l,r";
@@ -94,6 +94,26 @@ void lowerWgmma(FunctionEmitter& fe, const ir::Instr& in) {
   for (int k = 0; k < regs; ++k) args += ", float " + fe.val(in.operands[2 + k]);
   fe.emitResult(in, "call " + structOf("float", regs) + " asm sideeffect \"" + text + "\", \"" + constraints + "\"(" +
                         args + ")");
+}
+
+void lowerCpAsync(FunctionEmitter& fe, const ir::Instr& in) {
+  std::string pred = fe.emit("zext i1 " + fe.val(in.operands[3]) + " to i32");
+  fe.emitLine("call void asm sideeffect \"{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.cg.shared.global [$0], "
+              "[$1], 16, $2; }\", \"r,l,r,r,~{memory}\"(i32 " + fe.val(in.operands[0]) + ", i64 " + fe.val(in.operands[1]) +
+              ", i32 " + fe.val(in.operands[2]) + ", i32 " + pred + ")");
+}
+
+void lowerSharedStoreIf(FunctionEmitter& fe, const ir::Instr& in) {
+  const ir::Instr* v = in.operands[2];
+  int bits = scalarBits(v->type->scalar);
+  if (bits != 16 && bits != 32) fe.fail(in, in.intrinsicName(), "stores 16- or 32-bit values");
+  std::string reg = bits == 16 ? "i16" : "i32";
+  std::string type = llvmScalarType(v->type->scalar);
+  std::string value = type == reg ? fe.val(v) : fe.emit("bitcast " + type + " " + fe.val(v) + " to " + reg);
+  std::string pred = fe.emit("zext i1 " + fe.val(in.operands[1]) + " to i32");
+  std::string text = std::string("{ .reg .pred p; setp.ne.b32 p, $1, 0; @p st.shared.b") + std::to_string(bits) + " [$0], $2; }";
+  fe.emitLine("call void asm sideeffect \"" + text + "\", \"r,r," + (bits == 16 ? "h" : "r") + ",~{memory}\"(i32 " +
+              fe.val(in.operands[0]) + ", i32 " + pred + ", " + reg + " " + value + ")");
 }
 
 void asmStatement(FunctionEmitter& fe, const std::string& text) {
@@ -112,6 +132,10 @@ void lowerMmaIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
     case Intrinsic::WgmmaCommit: return asmStatement(fe, "wgmma.commit_group.sync.aligned;");
     case Intrinsic::WgmmaWait: return asmStatement(fe, "wgmma.wait_group.sync.aligned " + std::to_string(in.ints[0]) + ";");
     case Intrinsic::FenceProxyAsync: return asmStatement(fe, "fence.proxy.async.shared::cta;");
+    case Intrinsic::CpAsync: return lowerCpAsync(fe, in);
+    case Intrinsic::CpAsyncCommit: return asmStatement(fe, "cp.async.commit_group;");
+    case Intrinsic::CpAsyncWait: return asmStatement(fe, "cp.async.wait_group " + std::to_string(in.ints[0]) + ";");
+    case Intrinsic::SharedStoreIf: return lowerSharedStoreIf(fe, in);
     default:
       fe.fail(in, in.intrinsicName(), "not a tensor-core intrinsic");
   }

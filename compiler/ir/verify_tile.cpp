@@ -191,7 +191,7 @@ std::string mmaIntrinsicError(const Instr& in) {
         if (operand(i) != f32Ty()) return "the accumulators are f32";
       return in.type == tupleOf(f32Ty(), 4) ? "" : "result must be tuple of 4 f32";
     case Intrinsic::Wgmma: {
-      if (!dtypeOk() || in.ints.size() != 2) return "ints are {operand dtype, n}";
+      if (!dtypeOk() || in.ints.size() != 3) return "ints are {operand dtype, n, b transposed}";
       int64_t n = in.ints[1];
       if (n < 8 || n > 256 || n % 8) return "n is a multiple of 8 up to 256";
       if (in.operands.size() != static_cast<size_t>(2 + n / 2) || operand(0) != i64Ty() || operand(1) != i64Ty())
@@ -200,10 +200,18 @@ std::string mmaIntrinsicError(const Instr& in) {
         if (operand(i) != f32Ty()) return "the accumulators are f32";
       return in.type == tupleOf(f32Ty(), static_cast<size_t>(n / 2)) ? "" : "result must be a tuple of n/2 f32";
     }
-    case Intrinsic::WgmmaWait:
+    case Intrinsic::CpAsync:
+      if (operand(0) != i32Ty() || operand(1) != i64Ty() || operand(2) != i32Ty() || operand(3) != boolTy())
+        return "takes (i32 shared address, i64 global address, i32 source bytes, b1 predicate)";
+      return in.type == voidTy() ? "" : "has no result";
+    case Intrinsic::SharedStoreIf:
+      if (operand(0) != i32Ty() || operand(1) != boolTy() || !operand(2)->isScalar())
+        return "takes (i32 shared address, b1 predicate, scalar value)";
+      return in.type == voidTy() ? "" : "has no result";
+    case Intrinsic::WgmmaWait: case Intrinsic::CpAsyncWait:
       if (in.ints.size() != 1) return "ints are {pending groups}";
       [[fallthrough]];
-    case Intrinsic::WgmmaFence: case Intrinsic::WgmmaCommit: case Intrinsic::FenceProxyAsync:
+    case Intrinsic::WgmmaFence: case Intrinsic::WgmmaCommit: case Intrinsic::FenceProxyAsync: case Intrinsic::CpAsyncCommit:
       return in.type == voidTy() ? "" : "has no result";
     default:
       return "not a tensor-core intrinsic";

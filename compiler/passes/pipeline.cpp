@@ -34,9 +34,11 @@ const std::vector<PipelineRow>& pipelines() {
        {SimplifyParams::kName, Fold::kName, DeadCodeElimination::kName, ValueRange::kName,
         CubBarriers::kName}},
       // Tile kernels (docs/tiles.md): dead tiles go first (no layout, no
-      // code), the tile passes leave SIMT IR, then the SIMT passes.
+      // code), and block parameters that only forward one value (what a
+      // branch decided at compile time leaves) so that the tile passes see
+      // each load's uses; the tile passes leave SIMT IR, then the SIMT passes.
       {"tile",
-       {DeadCodeElimination::kName, TileAssignLayouts::kName, TileLower::kName, SimplifyParams::kName, Fold::kName,
+       {DeadCodeElimination::kName, SimplifyParams::kName, TileAssignLayouts::kName, TileLower::kName, SimplifyParams::kName, Fold::kName,
         DeadCodeElimination::kName, ValueRange::kName, CubBarriers::kName}},
   };
   return rows;

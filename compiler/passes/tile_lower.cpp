@@ -80,7 +80,13 @@ bool TileAssignLayouts::run(ir::Function& fn) {
     if (in.isIntrinsic(ir::Intrinsic::TileDot)) dots.push_back(&in);
   });
   if (!any) return false;
-  if (fn.num_warps == 0) fn.num_warps = !dots.empty() ? 4 : defaultNumWarps(largest);
+  if (fn.num_warps == 0) {
+    // A matmul: 4 warps, 8 from a 128x256 result on (a float32 accumulator of
+    // 128 registers a thread, as cuBLAS and Triton keep it).
+    int64_t largest_dot = 0;
+    for (const ir::Instr* dot : dots) largest_dot = std::max(largest_dot, tileElements(dot->type));
+    fn.num_warps = dots.empty() ? defaultNumWarps(largest) : largest_dot >= 128 * 256 ? 8 : 4;
+  }
   // One layout per shape: a dot's result shape takes the tensor-core layout,
   // every other shape the default blocked one.
   std::map<std::vector<int64_t>, const TileLayout*> chosen;
@@ -410,6 +416,8 @@ bool TileLower::run(ir::Function& fn) {
     for (size_t k = 0; k < b->params.size(); ++k) b->params[k]->index = static_cast<int64_t>(k);
   }
 
+  std::vector<std::unique_ptr<tile::AsyncDot>> async_dots = tile::planAsyncDots(lw);
+
   for (ir::Block* b : ir::reversePostOrder(fn)) {
     std::vector<std::unique_ptr<ir::Instr>> out;
     for (auto& in : b->instrs) {
@@ -450,6 +458,7 @@ bool TileLower::run(ir::Function& fn) {
       if (in) in->parent = b;
     b->instrs = std::move(out);
   }
+  tile::finishAsyncDots(lw, async_dots);
   // The prologue (thread ids, layout bases, shared buffers) opens the entry block.
   ir::Block* entry = fn.entry();
   for (auto& in : lw.prologue) in->parent = entry;

@@ -15,7 +15,9 @@
 //                    dtype; float16 is widened to the accumulator as stored).
 //
 // The tensor-core accumulator stays in registers in the mma layout, so a loop
-// of dots keeps it there.
+// of dots keeps it there. On the wgmma route, operands that are loads in a K
+// loop skip registers: cp.async copies them into two shared stages, the next
+// iteration's while this one computes (tile_lower_async.cpp).
 #include "passes/tile_lowering.h"
 
 namespace cj::passes::tile {
@@ -209,14 +211,32 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
   int wn = layout->warps_per_cta[1];
   int64_t ns = layout->mma_n;
   CoreMatrixLayout core{d.k, 16 / d.elem_bytes};
-  // x as rows m, y transposed: rows n, both K-major.
-  ir::Instr* a = toShared(lw, d.x, d.operand, d.m * d.k, [&](ir::Instr* r, ir::Instr* c) { return core.index(lw, r, c); });
-  ir::Instr* b = toShared(lw, d.y, d.operand, d.n * d.k, [&](ir::Instr* r, ir::Instr* c) { return core.index(lw, c, r); });
+  // Operands copied asynchronously (tile_lower_async.cpp) are in shared
+  // memory already, at this iteration's stage; the next iteration's are
+  // requested first, so that they travel while the tensor cores work.
+  auto found = lw.async_dots.find(in);
+  AsyncDot* plan = found == lw.async_dots.end() ? nullptr : found->second;
+  if (plan) requestNextOperands(lw, *plan);
+  // Operands in registers: x as rows m, y transposed (rows n), both K-major.
+  ir::Instr* a_addr = nullptr;
+  ir::Instr* b_addr = nullptr;
+  if (plan && plan->x.load) {
+    a_addr = stageAddress(lw, plan->x, plan->stage);
+  } else {
+    ir::Instr* a = toShared(lw, d.x, d.operand, d.m * d.k, [&](ir::Instr* r, ir::Instr* c) { return core.index(lw, r, c); });
+    a_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {a});
+  }
+  bool b_transposed = plan && plan->y.load;
+  if (b_transposed) {
+    b_addr = stageAddress(lw, plan->y, plan->stage);
+  } else {
+    ir::Instr* b = toShared(lw, d.y, d.operand, d.n * d.k, [&](ir::Instr* r, ir::Instr* c) { return core.index(lw, c, r); });
+    b_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {b});
+  }
+  if (plan) lw.intrinsic(ir::Intrinsic::CpAsyncWait, voidTy(), {}, {1});   // this stage's group has landed
   lw.intrinsic(ir::Intrinsic::FenceProxyAsync, voidTy(), {});
   lw.barrier();
 
-  ir::Instr* a_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {a});
-  ir::Instr* b_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {b});
   ir::Instr* group = shr(lw, lw.warpId(), 2);   // the warpgroup: its mma_n columns
   int64_t kstep = d.tf32 ? 8 : 16;
   int64_t sbo = core.sboBytes(d.elem_bytes);
@@ -240,7 +260,8 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
           for (int i = 0; i < 2; ++i)
             for (int bb = 0; bb < 2; ++bb) slots.push_back(accRegister(cl, im, j + (ns / 8) * rn, i, bb));
         for (int64_t r : slots) ops.push_back(out[r]);
-        ir::Instr* res = lw.intrinsic(ir::Intrinsic::Wgmma, result, ops, {static_cast<int64_t>(d.operand), ns});
+        ir::Instr* res = lw.intrinsic(ir::Intrinsic::Wgmma, result, ops,
+                                      {static_cast<int64_t>(d.operand), ns, b_transposed ? 1 : 0});
         std::vector<ir::Instr*> v = unpack(lw, res, regs);
         for (size_t q = 0; q < slots.size(); ++q) out[slots[q]] = v[q];
       }

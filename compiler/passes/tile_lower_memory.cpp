@@ -24,8 +24,11 @@ struct ArrayView {
   int elem_bytes = 1;
 };
 
-ArrayView view(Lowering& lw, ir::Instr* in, const LayoutInfo& l, Scalar dtype) {
-  ir::Instr* arr = in->operands[0];
+// The view of `arr` at tile coordinates `index` (i64 values, one per
+// dimension) for tiles of `shape`, with vectors of `width` elements where
+// the array allows them (vector_ok).
+ArrayView arrayView(Lowering& lw, ir::Instr* arr, const std::vector<ir::Instr*>& index, const std::vector<int64_t>& shape,
+                    Scalar dtype, int max_width) {
   ArrayView v;
   int nd = arr->type->ndim;
   v.address = lw.intrinsic(ir::Intrinsic::ArrayAddress, i64Ty(), {arr});
@@ -36,14 +39,11 @@ ArrayView view(Lowering& lw, ir::Instr* in, const LayoutInfo& l, Scalar dtype) {
     stride->index = d;
     v.dims.push_back(dim);
     v.strides.push_back(stride);
-    v.origin.push_back(lw.mul(in->operands[1 + d], lw.i64(l.shape[d])));
+    v.origin.push_back(lw.mul(index[d], lw.i64(shape[d])));
   }
   v.elem_bytes = scalarByteSize(dtype);
   int last = nd - 1;
-  int64_t run = l.layout ? l.dims[last].contiguous() : 1;
-  bool fastest_last = l.layout && l.layout->order[0] == last;
-  v.width = fastest_last ? static_cast<int>(std::min<int64_t>(run, 16 / v.elem_bytes)) : 1;
-  if (v.width > 4) v.width = 4;   // ld.global.v4 at most (v8 is sm_100's)
+  v.width = max_width;
   if (v.width > 1) {
     int64_t mask = int64_t{v.width} * v.elem_bytes - 1;
     ir::Instr* bits = v.address;
@@ -53,6 +53,19 @@ ArrayView view(Lowering& lw, ir::Instr* in, const LayoutInfo& l, Scalar dtype) {
     v.vector_ok = lw.andBool(aligned, unit);
   }
   return v;
+}
+
+// A load's or store's view: vectors as long as the registers of its layout
+// hold along the last dimension (16 bytes at most).
+ArrayView view(Lowering& lw, ir::Instr* in, const LayoutInfo& l, Scalar dtype) {
+  ir::Instr* arr = in->operands[0];
+  int last = arr->type->ndim - 1;
+  int64_t run = l.layout ? l.dims[last].contiguous() : 1;
+  bool fastest_last = l.layout && l.layout->order[0] == last;
+  int width = fastest_last ? static_cast<int>(std::min<int64_t>(run, 16 / scalarByteSize(dtype))) : 1;
+  width = std::min(width, 4);   // ld.global.v4 at most (v8 is sm_100's)
+  std::vector<ir::Instr*> index(in->operands.begin() + 1, in->operands.begin() + 1 + arr->type->ndim);
+  return arrayView(lw, arr, index, l.shape, dtype, width);
 }
 
 // 0 <= i < n (i64).
@@ -127,6 +140,7 @@ ir::Instr* paddingValue(Lowering& lw, Scalar dtype, int64_t mode) {
 }  // namespace
 
 void lowerTileLoad(Lowering& lw, ir::Instr* in) {
+  if (lw.async_loads.count(in)) return;   // its dot copies it (tile_lower_async.cpp)
   const LayoutInfo& l = lw.info(in->type);
   Scalar dtype = in->type->scalar;
   const Type* elem = scalarTy(dtype);
@@ -176,6 +190,49 @@ void lowerTileStore(Lowering& lw, ir::Instr* in) {
     for (int k = 0; k < w; ++k)
       lw.intrinsic(ir::Intrinsic::GlobalStoreIf, voidTy(), {a.addresses[k], lw.andBool(a.each_ok[k], scalar_path), values[r + k]});
     r += w;
+  }
+}
+
+void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::Instr*>& index,
+                           const std::vector<int64_t>& shape, const SharedChunkAddress& shared_address) {
+  Scalar dtype = arr->type->scalar;
+  int eb = scalarByteSize(dtype);
+  int64_t w = 16 / eb;   // elements of a chunk
+  ArrayView v = arrayView(lw, arr, index, shape, dtype, static_cast<int>(w));
+  int64_t rows = shape[0], cols = shape[1], per_row = cols / w, total = rows * per_row;
+  int shift = 0;
+  while ((int64_t{1} << shift) < per_row) ++shift;
+  ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
+  ir::Instr* scalar_path = lw.emit(ir::Op::Not, boolTy(), {v.vector_ok});
+  ir::Instr* zero = lw.constant(scalarKind(dtype) == ScalarKind::Float ? ir::Const::real(0.0) : ir::Const::integer(0), scalarTy(dtype));
+  for (int64_t first = 0; first < total; first += lw.threads()) {
+    ir::Instr* c = lw.add(tid, lw.i32(first));
+    ir::Instr* row = lw.emit(ir::Op::RShift, i32Ty(), {c, lw.i32(shift)});
+    ir::Instr* col = lw.mul(lw.emit(ir::Op::BitAnd, i32Ty(), {c, lw.i32(per_row - 1)}), lw.i32(w));
+    ir::Instr* grow = lw.add(v.origin[0], lw.toI64(row));
+    ir::Instr* gcol = lw.add(v.origin[1], lw.toI64(col));
+    ir::Instr* row_ok = inRange(lw, grow, v.dims[0]);
+    if (first + lw.threads() > total) row_ok = lw.andBool(row_ok, lw.emit(ir::Op::Lt, boolTy(), {c, lw.i32(total)}));
+    // Elements of the chunk inside the array: min(max(dim1 - gcol, 0), w).
+    ir::Instr* left = lw.emit(ir::Op::Sub, i64Ty(), {v.dims[1], gcol});
+    left = lw.emit(ir::Op::Select, i64Ty(), {lw.emit(ir::Op::Lt, boolTy(), {left, lw.i64(0)}), lw.i64(0), left});
+    left = lw.emit(ir::Op::Select, i64Ty(), {lw.emit(ir::Op::Gt, boolTy(), {left, lw.i64(w)}), lw.i64(w), left});
+    ir::Instr* bytes = lw.emit(ir::Op::Cast, i32Ty(), {lw.mul(left, lw.i64(eb))});
+    bytes = lw.emit(ir::Op::Select, i32Ty(), {row_ok, bytes, lw.i32(0)});
+    ir::Instr* address = lw.add(v.address, lw.add(lw.mul(grow, v.strides[0]), lw.mul(gcol, v.strides[1])));
+    // No source bytes: point at the array itself (nothing is read).
+    ir::Instr* any = lw.emit(ir::Op::Gt, boolTy(), {bytes, lw.i32(0)});
+    address = lw.emit(ir::Op::Select, i64Ty(), {any, address, v.address});
+    ir::Instr* dst = shared_address(row, col);
+    lw.intrinsic(ir::Intrinsic::CpAsync, voidTy(), {dst, address, bytes, v.vector_ok});
+    // Arrays that do not allow 16-byte chunks: element by element through registers.
+    for (int64_t k = 0; k < w; ++k) {
+      ir::Instr* gk = lw.add(gcol, lw.i64(k));
+      ir::Instr* ok = lw.andBool(lw.andBool(row_ok, inRange(lw, gk, v.dims[1])), scalar_path);
+      ir::Instr* at = lw.add(lw.add(v.address, lw.mul(grow, v.strides[0])), lw.mul(gk, v.strides[1]));
+      ir::Instr* value = lw.intrinsic(ir::Intrinsic::GlobalLoadIf, scalarTy(dtype), {at, ok, zero});
+      lw.intrinsic(ir::Intrinsic::SharedStoreIf, voidTy(), {lw.add(dst, lw.i32(k * eb)), scalar_path, value});
+    }
   }
 }
 

@@ -9,8 +9,10 @@
 // offsets are constants, so every address and index the lowering emits is a
 // base plus a constant. Blocked and mma layouts alike (TileGeometry).
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -34,6 +36,8 @@ struct LayoutInfo {
 
 // C-order strides of a shape, in elements.
 std::vector<int64_t> cStrides(const std::vector<int64_t>& shape);
+
+struct AsyncDot;
 
 class Lowering {
  public:
@@ -96,6 +100,10 @@ class Lowering {
   const ir::Instr* largest_shared_at = nullptr;
   void setCurrent(const ir::Instr* in) { current_ = in; }
 
+  // Dots whose operand loads are copied asynchronously (tile_lower_async.cpp).
+  std::map<const ir::Instr*, AsyncDot*> async_dots;
+  std::set<const ir::Instr*> async_loads;   // such loads: no registers, no code of their own
+
  private:
   std::vector<std::unique_ptr<ir::Instr>>* out_ = nullptr;
   ir::Loc loc_;
@@ -109,6 +117,53 @@ class Lowering {
   ir::Instr* entryConst(int64_t v);
   ir::Instr* entryOp(ir::Op op, ir::Instr* a, ir::Instr* b);
 };
+
+// ---- asynchronous operand copies (tile_lower_async.cpp) ------------------------------
+//
+// A dot in a counted loop (`for k in range(...)`) whose operands are loads
+// used by nothing else gets its operands by cp.async straight into shared
+// memory, two stages deep: the loop's first tiles are requested before it,
+// and each iteration requests the next iteration's tiles before it computes
+// on the current ones (docs/tiles.md, "Matmul").
+struct AsyncOperand {
+  ir::Instr* load = nullptr;         // nullptr: the operand goes through registers
+  ir::Instr* buffer = nullptr;       // shared array of both stages
+  int64_t stage_bytes = 0;
+  bool n_major = false;              // y kept N-contiguous (wgmma's transposed B)
+  // The shared element index of (row, col) of the tile in one stage.
+  std::function<ir::Instr*(Lowering&, ir::Instr* row, ir::Instr* col)> index;
+};
+struct AsyncDot {
+  ir::Instr* dot = nullptr;
+  ir::Block *preheader = nullptr, *header = nullptr, *latch = nullptr, *exit = nullptr;
+  std::set<const ir::Block*> blocks;  // the loop's
+  ir::Instr* induction = nullptr;     // iter_next of the loop's range
+  ir::Instr* start = nullptr;         // the range's start and step (its index type)
+  ir::Instr* step = nullptr;
+  ir::Instr* stage = nullptr;         // header parameter: the stage this iteration computes on (i32)
+  ir::Instr* next_stage = nullptr;    // stage ^ 1, passed back by the latch
+  AsyncOperand x, y;
+};
+
+// Plans every dot that qualifies and adds the stage parameter to its loop
+// header (before any block is lowered).
+std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw);
+// At the dot: requests the next iteration's operands into the other stage.
+void requestNextOperands(Lowering& lw, AsyncDot& plan);
+// The shared byte address (i32) of operand `op` of `plan` at `stage`.
+ir::Instr* stageAddress(Lowering& lw, const AsyncOperand& op, ir::Instr* stage);
+// After every block is lowered: the first request in the preheader, the
+// edges into the header, and a wait for the copies left when the loop exits.
+void finishAsyncDots(Lowering& lw, std::vector<std::unique_ptr<AsyncDot>>& plans);
+
+// Copies the tile of `shape` (rank 2) at tile coordinates `index` of `arr`
+// into shared memory with cp.async, 16-byte chunks along the last dimension;
+// chunk (row, col) goes to shared byte address chunk_address(row, col). Parts
+// outside the array are zero-filled; where the array does not allow 16-byte
+// chunks (alignment, strides) the elements move one by one through registers.
+using SharedChunkAddress = std::function<ir::Instr*(ir::Instr* row, ir::Instr* col)>;
+void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::Instr*>& index,
+                           const std::vector<int64_t>& shape, const SharedChunkAddress& chunk_address);
 
 // One lowering per tile intrinsic family (tile_lower_memory.cpp,
 // tile_lower_reduce.cpp, tile_lower_dot.cpp); each records the fragment of

@@ -1,0 +1,239 @@
+// The asynchronous operand pipeline of tile.dot (tile_lowering.h, "asynchronous
+// operand copies"). A K loop
+//
+//   for k in range(n):
+//       a = ct.load(A, (i, k), ...); b = ct.load(B, (k, j), ...)
+//       acc = ct.mma(a, b, acc)
+//
+// becomes, with two shared-memory stages per operand:
+//
+//   preheader:  request tiles (i, start), (start, j) -> stage 0; commit
+//   header:     stage (a new i32 parameter: 0 from the preheader, stage ^ 1 from the latch)
+//   at the dot: request tiles (i, k + step), (k + step, j) -> stage ^ 1; commit
+//               wait until one group is pending (this stage has landed); fence; barrier
+//               tensor cores on `stage`; barrier
+//   exit:       wait for every group (the request past the last iteration)
+//
+// The next iteration's tile coordinates are the load's index values recomputed
+// with k + step (the loop's range step) in place of k; a request past the end
+// of the array reads nothing and zero-fills. Loads with another use, padding
+// other than zero, or indices that are not pure arithmetic of the induction
+// variable and loop invariants keep the register path.
+#include <map>
+
+#include "ir/cfg.h"
+#include "passes/tile_lowering.h"
+
+namespace cj::passes::tile {
+namespace {
+
+int log2(int64_t v) {
+  int n = 0;
+  while ((int64_t{1} << n) < v) ++n;
+  return n;
+}
+
+bool inLoop(const AsyncDot& p, const ir::Instr* v) { return v->parent && p.blocks.count(v->parent); }
+
+// Values the request may recompute at another point: pure scalar arithmetic,
+// constants, special registers and array shapes.
+bool recomputable(const ir::Instr* v) {
+  switch (v->op) {
+    case ir::Op::Const: case ir::Op::Cast: case ir::Op::Add: case ir::Op::Sub: case ir::Op::Mul:
+    case ir::Op::BitAnd: case ir::Op::BitOr: case ir::Op::BitXor: case ir::Op::LShift: case ir::Op::RShift:
+    case ir::Op::ArrayDim: case ir::Op::ArrayStride:
+      return v->type->isScalar() || v->op == ir::Op::ArrayDim || v->op == ir::Op::ArrayStride;
+    case ir::Op::Intrinsic:
+      return ir::intrinsicFamily(v->intrinsic) == ir::IntrinsicFamily::Sreg;
+    default:
+      return false;
+  }
+}
+
+bool indexRecomputable(const AsyncDot& p, const ir::Instr* v) {
+  if (!inLoop(p, v) || v == p.induction) return true;
+  if (!recomputable(v)) return false;
+  for (const ir::Instr* o : v->operands)
+    if (!indexRecomputable(p, o)) return false;
+  return true;
+}
+
+// `v` in the iteration that starts the loop (next = false) or in the one
+// after the current (next = true), emitted at the lowering's output.
+ir::Instr* valueAt(Lowering& lw, const AsyncDot& p, ir::Instr* v, bool next, std::map<ir::Instr*, ir::Instr*>& memo) {
+  if (!inLoop(p, v)) return v;
+  if (v == p.induction) return next ? lw.add(v, p.step) : p.start;
+  if (auto it = memo.find(v); it != memo.end()) return it->second;
+  std::vector<ir::Instr*> ops;
+  for (ir::Instr* o : v->operands) ops.push_back(valueAt(lw, p, o, next, memo));
+  ir::Instr* out;
+  if (v->op == ir::Op::Const) {
+    out = lw.constant(v->cval, v->type);
+  } else if (v->op == ir::Op::Intrinsic) {
+    out = lw.intrinsic(v->intrinsic, v->type, ops, v->ints);
+  } else {
+    out = lw.emit(v->op, v->type, ops);
+    out->index = v->index;
+  }
+  memo[v] = out;
+  return out;
+}
+
+// The canonical wgmma layouts without swizzle: 8 rows x 16 bytes make a core
+// matrix; core matrices follow each other along K (128 bytes apart), then the
+// next 8 rows of M (or N). K-major keeps K inside a core row (x); N-major
+// keeps N inside it (y, wgmma's transposed B).
+ir::Instr* kMajorIndex(Lowering& lw, int64_t k, int64_t kc, ir::Instr* row, ir::Instr* kk) {
+  auto shr = [&](ir::Instr* v, int64_t b) { return lw.emit(ir::Op::RShift, i32Ty(), {v, lw.i32(b)}); };
+  auto band = [&](ir::Instr* v, int64_t m) { return lw.emit(ir::Op::BitAnd, i32Ty(), {v, lw.i32(m)}); };
+  ir::Instr* group = lw.mul(shr(row, 3), lw.i32(8 * k));
+  ir::Instr* core = lw.mul(shr(kk, log2(kc)), lw.i32(8 * kc));
+  return lw.add(lw.add(group, core), lw.add(lw.mul(band(row, 7), lw.i32(kc)), band(kk, kc - 1)));
+}
+ir::Instr* nMajorIndex(Lowering& lw, int64_t k, ir::Instr* kk, ir::Instr* n) {
+  auto shr = [&](ir::Instr* v, int64_t b) { return lw.emit(ir::Op::RShift, i32Ty(), {v, lw.i32(b)}); };
+  auto band = [&](ir::Instr* v, int64_t m) { return lw.emit(ir::Op::BitAnd, i32Ty(), {v, lw.i32(m)}); };
+  ir::Instr* group = lw.mul(shr(n, 3), lw.i32(8 * k));
+  ir::Instr* core = lw.mul(shr(kk, 3), lw.i32(64));
+  return lw.add(lw.add(group, core), lw.add(lw.mul(band(kk, 7), lw.i32(8)), band(n, 7)));
+}
+
+// Operand `which` (0: x, 1: y) of the dot, if it can be copied asynchronously.
+bool planOperand(Lowering& lw, AsyncDot& p, int which) {
+  ir::Instr* load = p.dot->operands[which];
+  if (!load->isIntrinsic(ir::Intrinsic::TileLoad) || load->uses().size() != 1 || !inLoop(p, load)) return false;
+  auto padding = static_cast<ir::TilePadding>(load->ints.empty() ? 0 : load->ints[0]);
+  if (padding != ir::TilePadding::Zero && padding != ir::TilePadding::Undetermined) return false;
+  Scalar dtype = load->type->scalar;
+  if (scalarBits(dtype) != 16 || load->operands[0]->type->ndim != 2) return false;
+  for (size_t d = 1; d < load->operands.size(); ++d)
+    if (!indexRecomputable(p, load->operands[d])) return false;
+  const std::vector<int64_t>& shape = load->type->shape;
+  if (shape[1] % 8) return false;
+  AsyncOperand& op = which == 0 ? p.x : p.y;
+  op.load = load;
+  op.n_major = which == 1;
+  op.stage_bytes = shape[0] * shape[1] * 2;
+  op.buffer = lw.sharedArray(dtype, 2 * shape[0] * shape[1]);
+  int64_t k = which == 0 ? shape[1] : shape[0];
+  if (which == 0)
+    op.index = [k](Lowering& l, ir::Instr* row, ir::Instr* col) { return kMajorIndex(l, k, 8, row, col); };
+  else
+    op.index = [k](Lowering& l, ir::Instr* row, ir::Instr* col) { return nMajorIndex(l, k, row, col); };
+  return true;
+}
+
+// Requests operand `op` for the iteration `next` says into `stage`.
+void request(Lowering& lw, const AsyncDot& p, const AsyncOperand& op, ir::Instr* stage, bool next,
+             std::map<ir::Instr*, ir::Instr*>& memo) {
+  std::vector<ir::Instr*> index;
+  for (size_t d = 1; d < op.load->operands.size(); ++d) index.push_back(valueAt(lw, p, op.load->operands[d], next, memo));
+  ir::Instr* base = stageAddress(lw, op, stage);
+  copyTileToSharedAsync(lw, op.load->operands[0], index, op.load->type->shape, [&](ir::Instr* row, ir::Instr* col) {
+    return lw.add(base, lw.mul(op.index(lw, row, col), lw.i32(2)));
+  });
+}
+
+void requestBoth(Lowering& lw, const AsyncDot& p, ir::Instr* stage, bool next) {
+  std::map<ir::Instr*, ir::Instr*> memo;
+  for (const AsyncOperand* op : {&p.x, &p.y})
+    if (op->load) request(lw, p, *op, stage, next, memo);
+  lw.intrinsic(ir::Intrinsic::CpAsyncCommit, voidTy(), {});
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw) {
+  std::vector<std::unique_ptr<AsyncDot>> plans;
+  ir::Function& fn = lw.fn;
+  std::vector<ir::Instr*> dots;
+  for (auto& b : fn.blocks)
+    for (auto& in : b->instrs) {
+      const TileLayout* l = in->type->tile_layout;
+      if (in->isIntrinsic(ir::Intrinsic::TileDot) && l && l->kind == TileLayoutKind::Mma && l->mma_version == 3)
+        dots.push_back(in.get());
+    }
+  if (dots.empty()) return plans;
+  fn.computePreds();
+  ir::DominatorTree dom(fn);
+  ir::LoopInfo loops(dom);
+  const ir::Cfg& cfg = dom.cfg();
+  for (ir::Instr* dot : dots) {
+    int node = cfg.node(dot->parent);
+    int li = node < 0 ? -1 : loops.forest().loopOf(node);
+    if (li < 0) continue;
+    const auto& loop = loops.loops()[li];
+    if (loop.latches.size() != 1 || cfg.block(loop.latches[0]) != dot->parent) continue;
+    auto p = std::make_unique<AsyncDot>();
+    p->dot = dot;
+    p->header = cfg.block(loop.header);
+    p->latch = dot->parent;
+    for (int n : loop.blocks) p->blocks.insert(cfg.block(n));
+    for (ir::Block* pred : p->header->preds)
+      if (!p->blocks.count(pred)) p->preheader = p->preheader ? nullptr : pred;
+    ir::Instr* term = p->header->terminator();
+    for (size_t s = 0; term && s < term->succs.size(); ++s)
+      if (!p->blocks.count(term->succs[s].target)) p->exit = term->succs[s].target;
+    if (!p->preheader || !p->exit || p->exit->preds.size() != 1 || p->preheader->terminator()->op != ir::Op::Br ||
+        p->latch->terminator()->op != ir::Op::Br)
+      continue;
+    // The induction variable: the header's iter_next of a range.
+    for (auto& in : p->header->instrs)
+      if (in->op == ir::Op::IterNext && in->operands[0]->op == ir::Op::GetIter &&
+          in->operands[0]->operands[0]->op == ir::Op::RangeMake) {
+        ir::Instr* range = in->operands[0]->operands[0];
+        if (inLoop(*p, range)) break;
+        p->induction = in.get();
+        p->start = range->operands[0];
+        p->step = range->operands[2];
+        break;
+      }
+    if (!p->induction) continue;
+    bool x = planOperand(lw, *p, 0), y = planOperand(lw, *p, 1);
+    if (!x && !y) continue;
+    p->stage = p->header->addParam(i32Ty(), "stage");
+    lw.async_dots[dot] = p.get();
+    for (const AsyncOperand* op : {&p->x, &p->y})
+      if (op->load) lw.async_loads.insert(op->load);
+    plans.push_back(std::move(p));
+  }
+  return plans;
+}
+
+ir::Instr* stageAddress(Lowering& lw, const AsyncOperand& op, ir::Instr* stage) {
+  ir::Instr* base = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {op.buffer});
+  return lw.add(base, lw.mul(stage, lw.i32(op.stage_bytes)));
+}
+
+void requestNextOperands(Lowering& lw, AsyncDot& plan) {
+  plan.next_stage = lw.emit(ir::Op::BitXor, i32Ty(), {plan.stage, lw.i32(1)});
+  requestBoth(lw, plan, plan.next_stage, true);
+}
+
+void finishAsyncDots(Lowering& lw, std::vector<std::unique_ptr<AsyncDot>>& plans) {
+  auto insertAt = [](ir::Block* b, size_t pos, std::vector<std::unique_ptr<ir::Instr>>& code) {
+    for (auto& in : code) in->parent = b;
+    b->instrs.insert(b->instrs.begin() + static_cast<std::ptrdiff_t>(pos), std::make_move_iterator(code.begin()),
+                     std::make_move_iterator(code.end()));
+  };
+  for (auto& p : plans) {
+    // The first request, at the end of the preheader.
+    std::vector<std::unique_ptr<ir::Instr>> code;
+    ir::Instr* term = p->preheader->terminator();
+    lw.setOutput(&code, term->loc);
+    ir::Instr* zero = lw.i32(0);
+    requestBoth(lw, *p, zero, false);
+    insertAt(p->preheader, p->preheader->instrs.size() - 1, code);
+    term->addEdgeArg(0, zero);
+    // The latch passes the next stage.
+    ir::Instr* back = p->latch->terminator();
+    back->addEdgeArg(0, p->next_stage);
+    // The request the last iteration made lands before the loop's code after it.
+    std::vector<std::unique_ptr<ir::Instr>> drain;
+    lw.setOutput(&drain, p->exit->instrs.front()->loc);
+    lw.intrinsic(ir::Intrinsic::CpAsyncWait, voidTy(), {}, {0});
+    insertAt(p->exit, 0, drain);
+  }
+}
+
+}  // namespace cj::passes::tile
