@@ -527,17 +527,32 @@ Block launchBlock(const LaunchConfig& config) {
 
 namespace {
 // The block a launch runs with: the configuration's, or for a tile kernel the
-// one its compiler chose (CompiledKernel::block_threads).
+// one its compiler chose (CompiledKernel::block_threads) with the dynamic
+// shared memory its buffers need.
 struct LaunchBlock {
   unsigned dims[3];
+  unsigned shared_bytes;
   LaunchBlock(const Overload& ov, const LaunchConfig& config) {
     const bool tile = ov.compiled.block_threads != 0;
     dims[0] = tile ? static_cast<unsigned>(ov.compiled.block_threads) : config.block[0];
     dims[1] = tile ? 1 : config.block[1];
     dims[2] = tile ? 1 : config.block[2];
+    shared_bytes = tile ? static_cast<unsigned>(ov.compiled.dynamic_shared_bytes) : config.shared_bytes;
   }
 };
 }  // namespace
+
+// Dynamic shared memory beyond 48 KB must be allowed per function, once.
+void Dispatcher::allowDynamicShared(Overload::Loaded& loaded, int device, unsigned bytes) {
+  if (bytes <= kStaticSharedLimit || bytes <= loaded.dynamic_shared_limit) return;
+  const unsigned limit = static_cast<unsigned>(deviceInfo(device).max_shared_per_block_optin);
+  if (bytes > limit)
+    throw ArgumentValueError("dynamic shared memory of " + std::to_string(bytes) +
+                             " bytes exceeds the device's limit of " + std::to_string(limit));
+  CJ_CU(cuFuncSetAttribute, loaded.function, cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        static_cast<int>(bytes));
+  loaded.dynamic_shared_limit = bytes;
+}
 
 void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_t nargs) {
   const DriverApi& api = driver();   // no driver / no GPU: CudaSupportError before any work
@@ -553,23 +568,14 @@ void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_
   const cu::CUcontext context = ensureContext(device);
   Overload& ov = *select(la.types, launchBlock(config));
   Overload::Loaded& loaded = loadedOn(ov, device, context);
-
-  if (config.shared_bytes > kStaticSharedLimit && config.shared_bytes > loaded.dynamic_shared_limit) {
-    const unsigned limit = static_cast<unsigned>(deviceInfo(device).max_shared_per_block_optin);
-    if (config.shared_bytes > limit)
-      throw ArgumentValueError("dynamic shared memory of " + std::to_string(config.shared_bytes) +
-                               " bytes exceeds the device's limit of " + std::to_string(limit));
-    CJ_CU(cuFuncSetAttribute, loaded.function, cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-          static_cast<int>(config.shared_bytes));
-    loaded.dynamic_shared_limit = config.shared_bytes;
-  }
+  const LaunchBlock block(ov, config);
+  allowDynamicShared(loaded, device, block.shared_bytes);
 
   const cu::CUstream stream = config.stream_given ? config.stream : defaultStreamFor(la, device);
   if (!la.staged.empty() || !la.producer_streams.empty()) stageIn(la, stream);
   ov.params.pack(ov.slots, la.values.data(), nargs);
-  const LaunchBlock block(ov, config);
   check(api.cuLaunchKernel(loaded.function, config.grid[0], config.grid[1], config.grid[2],
-                           block.dims[0], block.dims[1], block.dims[2], config.shared_bytes,
+                           block.dims[0], block.dims[1], block.dims[2], block.shared_bytes,
                            stream, ov.params.pointers(), nullptr),
         "cuLaunchKernel");
   stageOut(la, stream);
@@ -593,11 +599,12 @@ double Dispatcher::launchLoop(const LaunchConfig& config, PyObject* const* args,
   PackedParams params;
   params.pack(ov.slots, la.values.data(), nargs);
   const LaunchBlock block(ov, config);
+  allowDynamicShared(loaded, device, block.shared_bytes);
   const auto start = Clock::now();
   for (long k = 0; k < iterations; ++k)
     check(api.cuLaunchKernel(loaded.function, config.grid[0], config.grid[1], config.grid[2],
                              block.dims[0], block.dims[1], block.dims[2],
-                             config.shared_bytes, stream, params.pointers(), nullptr),
+                             block.shared_bytes, stream, params.pointers(), nullptr),
           "cuLaunchKernel");
   return secondsSince(start);
 }

@@ -176,6 +176,8 @@ class Dispatcher {
   Overload* select(const std::vector<const Type*>& actual, Block block);
   Overload* selectSlow(const std::vector<const Type*>& actual, Block block);
   Overload::Loaded& loadedOn(Overload& ov, int device, cu::CUcontext context);
+  // Raises the function's dynamic shared memory limit to `bytes` when above 48 KB.
+  void allowDynamicShared(Overload::Loaded& loaded, int device, unsigned bytes);
   void record(Overload& ov);
   [[noreturn]] void noMatchingSignature(const std::vector<const Type*>& actual) const;
 

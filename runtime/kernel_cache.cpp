@@ -109,6 +109,7 @@ std::string serializeKernel(const CachedKernel& k) {
   w.add("cubin", std::string(c.cubin.begin(), c.cubin.end()));
   if (c.block_threads) w.add("block_threads", std::to_string(c.block_threads));   // tile kernels
   if (c.arch_specific) w.add("arch_specific", "1");
+  if (c.dynamic_shared_bytes) w.add("dynamic_shared_bytes", std::to_string(c.dynamic_shared_bytes));
   if (c.block_specialised) {   // block algorithms: the CUB specs it was linked with, one a line
     std::string specs;
     for (const auto& spec : c.cub_specs) specs += spec + "\n";
@@ -139,6 +140,7 @@ bool deserializeKernel(const std::string& body, CachedKernel* out) {
       else if (name == "cubin") { c.cubin.assign(value.begin(), value.end()); has_cubin = !value.empty(); }
       else if (name == "block_threads") c.block_threads = std::stoi(value);
       else if (name == "arch_specific") c.arch_specific = value == "1";
+      else if (name == "dynamic_shared_bytes") c.dynamic_shared_bytes = std::stoi(value);
       else if (name == "cub_specs") {
         c.block_specialised = true;
         for (size_t at = 0, nl; (nl = value.find('\n', at)) != std::string::npos; at = nl + 1)

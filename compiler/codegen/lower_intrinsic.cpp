@@ -93,6 +93,17 @@ std::string constView(FunctionEmitter& fe, const Type* t, const std::string& dat
 
 void lowerSharedArray(FunctionEmitter& fe, const ir::Instr& in) {
   const Type* t = in.type;
+  if (in.intrinsic == Intrinsic::SharedSlice) {
+    std::string mt = llvmMemType(t->scalar);
+    // ints = {n, byte offset} into the dynamic shared memory.
+    std::string g = fe.mod().addGlobalOnce("__cj_dynamic_shared", "external addrspace(3) global [0 x i8], align 16");
+    std::string p3 = fe.emit("getelementptr inbounds [0 x i8], [0 x i8] addrspace(3)* " + g + ", i64 0, i64 " +
+                             std::to_string(in.ints[1]));
+    std::string typed = fe.emit("bitcast i8 addrspace(3)* " + p3 + " to " + mt + " addrspace(3)*");
+    std::string data = fe.emit("addrspacecast " + mt + " addrspace(3)* " + typed + " to " + mt + "*");
+    fe.bind(in, constView(fe, t, data, {in.ints[0]}));
+    return;
+  }
   std::vector<int64_t> shape = constantShape(fe, in);
   std::string mt = llvmMemType(t->scalar);
   int64_t n = product(shape);
@@ -183,7 +194,7 @@ void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
     case F::Sreg: return lowerSreg(fe, in);
     case F::Sync: return lowerSyncIntrinsic(fe, in);
     case F::Memory:
-      if (info.id == Intrinsic::SharedArray) return lowerSharedArray(fe, in);
+      if (info.id == Intrinsic::SharedArray || info.id == Intrinsic::SharedSlice) return lowerSharedArray(fe, in);
       return lowerLocalArray(fe, in);
     case F::Atomic: return lowerAtomicIntrinsic(fe, in);
     case F::Cub: return lowerCubCall(fe, in);

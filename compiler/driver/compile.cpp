@@ -138,6 +138,17 @@ std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
   return typed;
 }
 
+// The dynamic shared memory the kernel's slices reach (shared_slice: ints = {n, offset}).
+int dynamicSharedBytes(const ir::Module& m) {
+  int64_t bytes = 0;
+  for (const auto& fn : m.functions)
+    for (const auto& b : fn->blocks)
+      for (const auto& in : b->instrs)
+        if (in->isIntrinsic(ir::Intrinsic::SharedSlice))
+          bytes = std::max(bytes, in->ints[1] + in->ints[0] * scalarByteSize(in->type->scalar));
+  return static_cast<int>(bytes);
+}
+
 // wgmma (sm_90a): the kernel is built for the arch-specific target.
 bool usesArchSpecificInstructions(const ir::Module& m) {
   for (const auto& fn : m.functions)
@@ -179,6 +190,7 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   link::TargetOptions target = options.target;
   target.arch_specific = target.arch_specific || usesArchSpecificInstructions(*typed);
   out.arch_specific = target.arch_specific;
+  out.dynamic_shared_bytes = dynamicSharedBytes(*typed);
   out.symbol = codegen::nvvmBackend().kernelSymbol(*typed->functions.front());
 
   // Library calls (block algorithms): their entry points and LTO-IR, all at

@@ -69,6 +69,9 @@ struct CompiledKernel {
   int block_threads = 0;
   // Built for sm_XXa (it uses wgmma): runs on that generation only.
   bool arch_specific = false;
+  // Tile kernels: the dynamic shared memory every launch passes (their
+  // buffers beyond 48 KB); 0 otherwise.
+  int dynamic_shared_bytes = 0;
 };
 
 // Decodes once (the untyped module can be reused for other signatures).

@@ -387,6 +387,12 @@ class Verifier {
           if (d <= 0 && !dynamic) fail(b, in, "array dimension " + std::to_string(d) + " is not positive");
         break;
       }
+      case I::SharedSlice:
+        if (!in->type->is(TypeKind::Array) || in->type->space != MemSpace::Shared || in->type->ndim != 1)
+          fail(b, in, "result is " + ty(in->type) + ", expected a 1-d shared array");
+        if (in->ints.size() != 2 || in->ints[0] <= 0 || in->ints[1] < 0 || in->ints[1] % 16)
+          fail(b, in, "ints are {elements > 0, byte offset: a multiple of 16}");
+        break;
       case I::SyncThreadsCount: case I::SyncThreadsAnd: case I::SyncThreadsOr:
         expectType(b, in, in->operands[0]->type, i32Ty(), "predicate");
         expectType(b, in, in->type, i32Ty(), "result");

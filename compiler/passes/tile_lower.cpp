@@ -25,6 +25,16 @@ namespace {
   throw CompileError(fn.filename, in ? in->loc.line : 0, in ? in->loc.col : 0, what, msg);
 }
 
+// The most shared memory a block may opt into, by GPU generation.
+int64_t dynamicSharedLimit(int sm) {
+  switch (sm) {
+    case 80: case 87: return 163 * 1024;
+    case 90: case 100: case 103: return 227 * 1024;
+    case 0: return 48 * 1024;   // unknown: the static limit
+    default: return 99 * 1024;  // sm_86, sm_89, sm_120 ...
+  }
+}
+
 bool isTileOp(const ir::Instr& in) {
   if (in.type->isTile()) return true;
   for (const ir::Instr* o : in.operands)
@@ -465,10 +475,22 @@ bool TileLower::run(ir::Function& fn) {
   lw.prologue.insert(lw.prologue.end(), std::make_move_iterator(entry->instrs.begin()),
                      std::make_move_iterator(entry->instrs.end()));
   entry->instrs = std::move(lw.prologue);
-  // Static shared memory is 48 KB a block; larger needs the dynamic kind,
-  // which the tensor-core matmul path brings (docs/tiles.md).
+  // Static shared memory is 48 KB a block; beyond, the buffers become slices
+  // of the dynamic shared memory, up to what the GPU generation allows a
+  // block (the launch passes the size: CompiledKernel::dynamic_shared_bytes).
   constexpr int64_t kStaticSharedLimit = 48 * 1024;
-  if (lw.shared_bytes > kStaticSharedLimit) {
+  const int64_t limit = dynamicSharedLimit(fn.target_sm);
+  if (lw.shared_bytes > kStaticSharedLimit && lw.shared_bytes <= limit) {
+    int64_t offset = 0;
+    for (auto& in : entry->instrs) {
+      if (!in->isIntrinsic(ir::Intrinsic::SharedArray) || in->ints.size() != 1) continue;
+      int64_t n = in->ints[0];
+      in->intrinsic = ir::Intrinsic::SharedSlice;
+      in->ints = {n, offset};
+      offset += (n * scalarByteSize(in->type->scalar) + 127) / 128 * 128;
+    }
+  }
+  if (lw.shared_bytes > limit) {
     const ir::Instr* at = lw.largest_shared_at;
     std::string what = at ? (at->op == ir::Op::Intrinsic ? at->intrinsicName() : std::string(ir::opName(at->op))) : "tile";
     std::string shapes;
@@ -478,7 +500,9 @@ bool TileLower::run(ir::Function& fn) {
     failAt(fn, at, what,
            "the tiles of this kernel need " + std::to_string(lw.shared_bytes / 1024) +
                " KB of shared memory (" + what + (shapes.empty() ? "" : " of " + shapes) + " takes " +
-               std::to_string(lw.largest_shared / 1024) + " KB); a tile kernel has 48 KB: use smaller tiles");
+               std::to_string(lw.largest_shared / 1024) + " KB); " +
+               (fn.target_sm ? "a block of sm_" + std::to_string(fn.target_sm) : std::string("a tile kernel")) + " has " +
+               std::to_string(limit / 1024) + " KB: use smaller tiles");
   }
   for (auto& g : graveyard) g->dropAllReferences();
   graveyard.clear();
