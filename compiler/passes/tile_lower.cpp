@@ -159,6 +159,27 @@ Lowering::Lowering(ir::Function& f, int warps) : fn(f), num_warps(warps) {
   warp_ = entryOp(ir::Op::RShift, tid, entryConst(5));
 }
 
+void Lowering::emitIf(ir::Instr* cond, const std::function<void()>& body) {
+  ir::Block* then_block = fn.addBlock();
+  ir::Block* cont = fn.addBlock();
+  auto seal = [&](ir::Block* b, std::unique_ptr<ir::Instr> term) {
+    out_->push_back(std::move(term));
+    for (auto& in : *out_) in->parent = b;
+    b->instrs = std::move(*out_);
+    out_->clear();
+  };
+  auto branch = fn.make(ir::Op::CondBr, voidTy(), {cond}, loc_);
+  branch->addSucc(then_block);
+  branch->addSucc(cont);
+  seal(cur_, std::move(branch));
+  cur_ = then_block;
+  body();
+  auto jump = fn.make(ir::Op::Br, voidTy(), {}, loc_);
+  jump->addSucc(cont);
+  seal(cur_, std::move(jump));
+  cur_ = cont;
+}
+
 ir::Instr* Lowering::entryConst(int64_t v) {
   auto in = fn.make(ir::Op::Const, i32Ty(), {}, {});
   in->cval = ir::Const::integer(v);
@@ -430,7 +451,9 @@ bool TileLower::run(ir::Function& fn) {
 
   for (ir::Block* b : ir::reversePostOrder(fn)) {
     std::vector<std::unique_ptr<ir::Instr>> out;
-    for (auto& in : b->instrs) {
+    std::vector<std::unique_ptr<ir::Instr>> source = std::move(b->instrs);
+    lw.beginBlock(b);
+    for (auto& in : source) {
       lw.setOutput(&out, in->loc);
       if (ir::isTerminator(in->op)) {
         if (std::any_of(in->operands.begin(), in->operands.end(), [](const ir::Instr* o) { return o->type->isTile(); }))
@@ -464,9 +487,10 @@ bool TileLower::run(ir::Function& fn) {
         lowerElementwise(lw, in.get());
       graveyard.push_back(std::move(in));
     }
+    ir::Block* tail = lw.currentBlock();   // b, or the last block emitIf split it into
     for (auto& in : out)
-      if (in) in->parent = b;
-    b->instrs = std::move(out);
+      if (in) in->parent = tail;
+    tail->instrs = std::move(out);
   }
   tile::finishAsyncDots(lw, async_dots);
   // The prologue (thread ids, layout bases, shared buffers) opens the entry block.

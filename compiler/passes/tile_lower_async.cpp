@@ -211,28 +211,37 @@ void requestNextOperands(Lowering& lw, AsyncDot& plan) {
 }
 
 void finishAsyncDots(Lowering& lw, std::vector<std::unique_ptr<AsyncDot>>& plans) {
-  auto insertAt = [](ir::Block* b, size_t pos, std::vector<std::unique_ptr<ir::Instr>>& code) {
-    for (auto& in : code) in->parent = b;
-    b->instrs.insert(b->instrs.begin() + static_cast<std::ptrdiff_t>(pos), std::make_move_iterator(code.begin()),
-                     std::make_move_iterator(code.end()));
-  };
   for (auto& p : plans) {
-    // The first request, at the end of the preheader.
-    std::vector<std::unique_ptr<ir::Instr>> code;
-    ir::Instr* term = p->preheader->terminator();
+    // The latch passes the next stage (its branch back may now end a block
+    // that emitIf split off the latch).
+    for (auto& b : lw.fn.blocks) {
+      ir::Instr* t = b->terminator();
+      if (b.get() == p->preheader || !t) continue;
+      for (size_t s = 0; s < t->succs.size(); ++s)
+        if (t->succs[s].target == p->header) t->addEdgeArg(s, p->next_stage);
+    }
+    // The first request, at the end of the preheader (which emitIf may split).
+    ir::Block* pre = p->preheader;
+    std::unique_ptr<ir::Instr> term = std::move(pre->instrs.back());
+    pre->instrs.pop_back();
+    std::vector<std::unique_ptr<ir::Instr>> code = std::move(pre->instrs);
+    lw.beginBlock(pre);
     lw.setOutput(&code, term->loc);
     ir::Instr* zero = lw.i32(0);
     requestBoth(lw, *p, zero, false);
-    insertAt(p->preheader, p->preheader->instrs.size() - 1, code);
     term->addEdgeArg(0, zero);
-    // The latch passes the next stage.
-    ir::Instr* back = p->latch->terminator();
-    back->addEdgeArg(0, p->next_stage);
+    code.push_back(std::move(term));
+    ir::Block* tail = lw.currentBlock();
+    for (auto& in : code) in->parent = tail;
+    tail->instrs = std::move(code);
     // The request the last iteration made lands before the loop's code after it.
     std::vector<std::unique_ptr<ir::Instr>> drain;
+    lw.beginBlock(p->exit);
     lw.setOutput(&drain, p->exit->instrs.front()->loc);
     lw.intrinsic(ir::Intrinsic::CpAsyncWait, voidTy(), {}, {0});
-    insertAt(p->exit, 0, drain);
+    for (auto& in : drain) in->parent = p->exit;
+    p->exit->instrs.insert(p->exit->instrs.begin(), std::make_move_iterator(drain.begin()),
+                           std::make_move_iterator(drain.end()));
   }
 }
 

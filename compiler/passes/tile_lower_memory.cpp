@@ -205,6 +205,10 @@ void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::I
   ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
   ir::Instr* scalar_path = lw.emit(ir::Op::Not, boolTy(), {v.vector_ok});
   ir::Instr* zero = lw.constant(scalarKind(dtype) == ScalarKind::Float ? ir::Const::real(0.0) : ir::Const::integer(0), scalarTy(dtype));
+  struct Chunk {
+    ir::Instr *dst, *grow, *gcol, *row_ok;
+  };
+  std::vector<Chunk> chunks;
   for (int64_t first = 0; first < total; first += lw.threads()) {
     ir::Instr* c = lw.add(tid, lw.i32(first));
     ir::Instr* row = lw.emit(ir::Op::RShift, i32Ty(), {c, lw.i32(shift)});
@@ -225,15 +229,20 @@ void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::I
     address = lw.emit(ir::Op::Select, i64Ty(), {any, address, v.address});
     ir::Instr* dst = shared_address(row, col);
     lw.intrinsic(ir::Intrinsic::CpAsync, voidTy(), {dst, address, bytes, v.vector_ok});
-    // Arrays that do not allow 16-byte chunks: element by element through registers.
-    for (int64_t k = 0; k < w; ++k) {
-      ir::Instr* gk = lw.add(gcol, lw.i64(k));
-      ir::Instr* ok = lw.andBool(lw.andBool(row_ok, inRange(lw, gk, v.dims[1])), scalar_path);
-      ir::Instr* at = lw.add(lw.add(v.address, lw.mul(grow, v.strides[0])), lw.mul(gk, v.strides[1]));
-      ir::Instr* value = lw.intrinsic(ir::Intrinsic::GlobalLoadIf, scalarTy(dtype), {at, ok, zero});
-      lw.intrinsic(ir::Intrinsic::SharedStoreIf, voidTy(), {lw.add(dst, lw.i32(k * eb)), scalar_path, value});
-    }
+    chunks.push_back({dst, grow, gcol, row_ok});
   }
+  // Arrays that do not allow 16-byte chunks: element by element through
+  // registers, behind one branch.
+  lw.emitIf(scalar_path, [&] {
+    for (const Chunk& c : chunks)
+      for (int64_t k = 0; k < w; ++k) {
+        ir::Instr* gk = lw.add(c.gcol, lw.i64(k));
+        ir::Instr* ok = lw.andBool(c.row_ok, inRange(lw, gk, v.dims[1]));
+        ir::Instr* at = lw.add(lw.add(v.address, lw.mul(c.grow, v.strides[0])), lw.mul(gk, v.strides[1]));
+        ir::Instr* value = lw.intrinsic(ir::Intrinsic::GlobalLoadIf, scalarTy(dtype), {at, ok, zero});
+        lw.intrinsic(ir::Intrinsic::SharedStoreIf, voidTy(), {lw.add(c.dst, lw.i32(k * eb)), lw.boolean(true), value});
+      }
+  });
 }
 
 }  // namespace cj::passes::tile

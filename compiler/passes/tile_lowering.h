@@ -47,6 +47,14 @@ class Lowering {
 
   // ---- emission into the block being rewritten ----------------------------------
   void setOutput(std::vector<std::unique_ptr<ir::Instr>>* out, ir::Loc loc) { out_ = out; loc_ = loc; }
+  // The block the output belongs to: the one being rewritten, or the last
+  // block emitIf split it into (the driver gives that one the rest).
+  void beginBlock(ir::Block* b) { cur_ = b; }
+  ir::Block* currentBlock() const { return cur_; }
+  // Code that runs only where `cond` holds, in a block of its own (a branch
+  // around it, where predicating every instruction would cost more); the
+  // output continues in a new block after it.
+  void emitIf(ir::Instr* cond, const std::function<void()>& body);
   ir::Instr* emit(ir::Op op, const Type* type, std::vector<ir::Instr*> operands);
   ir::Instr* intrinsic(ir::Intrinsic id, const Type* type, std::vector<ir::Instr*> operands,
                        std::vector<int64_t> ints = {});
@@ -106,6 +114,7 @@ class Lowering {
 
  private:
   std::vector<std::unique_ptr<ir::Instr>>* out_ = nullptr;
+  ir::Block* cur_ = nullptr;
   ir::Loc loc_;
   const ir::Instr* current_ = nullptr;
   ir::Instr* lane_ = nullptr;
