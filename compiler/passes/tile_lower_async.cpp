@@ -5,17 +5,17 @@
 //       a = ct.load(A, (i, k), ...); b = ct.load(B, (k, j), ...)
 //       acc = ct.mma(a, b, acc)
 //
-// becomes, with two shared-memory stages per operand:
+// becomes, with S shared-memory stages per operand (3 where they fit, else 2):
 //
-//   preheader:  request tiles (i, start), (start, j) -> stage 0; commit
-//   header:     stage (a new i32 parameter: 0 from the preheader, stage ^ 1 from the latch)
-//   at the dot: request tiles (i, k + step), (k + step, j) -> stage ^ 1; commit
-//               wait until one group is pending (this stage has landed); fence; barrier
+//   preheader:  for j < S-1: request tiles (i, start + j step), (start + j step, j) -> stage j; commit
+//   header:     stage (a new i32 parameter: 0 from the preheader, stage + 1 mod S from the latch)
+//   at the dot: request tiles of k + (S-1) step -> stage + S-1 mod S; commit
+//               wait until S-1 groups are pending (this stage has landed); fence; barrier
 //               tensor cores on `stage`; barrier
-//   exit:       wait for every group (the request past the last iteration)
+//   exit:       wait for every group (the requests past the last iteration)
 //
-// The next iteration's tile coordinates are the load's index values recomputed
-// with k + step (the loop's range step) in place of k; a request past the end
+// Tile coordinates ahead are the load's index values recomputed with
+// k + j step (the loop's range step) in place of k; a request past the end
 // of the array reads nothing and zero-fills. Loads with another use, padding
 // other than zero, or indices that are not pure arithmetic of the induction
 // variable and loop invariants keep the register path.
@@ -58,14 +58,24 @@ bool indexRecomputable(const AsyncDot& p, const ir::Instr* v) {
   return true;
 }
 
-// `v` in the iteration that starts the loop (next = false) or in the one
-// after the current (next = true), emitted at the lowering's output.
-ir::Instr* valueAt(Lowering& lw, const AsyncDot& p, ir::Instr* v, bool next, std::map<ir::Instr*, ir::Instr*>& memo) {
+// Where a request's tile coordinates are taken: `ahead` iterations after the
+// loop's first (at_entry) or after the current one.
+struct Point {
+  bool at_entry;
+  int64_t ahead;
+};
+
+// `v` at `at`, emitted at the lowering's output.
+ir::Instr* valueAt(Lowering& lw, const AsyncDot& p, ir::Instr* v, Point at, std::map<ir::Instr*, ir::Instr*>& memo) {
   if (!inLoop(p, v)) return v;
-  if (v == p.induction) return next ? lw.add(v, p.step) : p.start;
+  if (v == p.induction) {
+    ir::Instr* from = at.at_entry ? p.start : v;
+    if (at.ahead == 0) return from;
+    return lw.add(from, lw.mul(p.step, lw.constant(ir::Const::integer(at.ahead), p.step->type)));
+  }
   if (auto it = memo.find(v); it != memo.end()) return it->second;
   std::vector<ir::Instr*> ops;
-  for (ir::Instr* o : v->operands) ops.push_back(valueAt(lw, p, o, next, memo));
+  for (ir::Instr* o : v->operands) ops.push_back(valueAt(lw, p, o, at, memo));
   ir::Instr* out;
   if (v->op == ir::Op::Const) {
     out = lw.constant(v->cval, v->type);
@@ -114,7 +124,6 @@ bool planOperand(Lowering& lw, AsyncDot& p, int which) {
   op.load = load;
   op.n_major = which == 1;
   op.stage_bytes = shape[0] * shape[1] * 2;
-  op.buffer = lw.sharedArray(dtype, 2 * shape[0] * shape[1]);
   int64_t k = which == 0 ? shape[1] : shape[0];
   if (which == 0)
     op.index = [k](Lowering& l, ir::Instr* row, ir::Instr* col) { return kMajorIndex(l, k, 8, row, col); };
@@ -124,20 +133,20 @@ bool planOperand(Lowering& lw, AsyncDot& p, int which) {
 }
 
 // Requests operand `op` for the iteration `next` says into `stage`.
-void request(Lowering& lw, const AsyncDot& p, const AsyncOperand& op, ir::Instr* stage, bool next,
+void request(Lowering& lw, const AsyncDot& p, const AsyncOperand& op, ir::Instr* stage, Point at,
              std::map<ir::Instr*, ir::Instr*>& memo) {
   std::vector<ir::Instr*> index;
-  for (size_t d = 1; d < op.load->operands.size(); ++d) index.push_back(valueAt(lw, p, op.load->operands[d], next, memo));
+  for (size_t d = 1; d < op.load->operands.size(); ++d) index.push_back(valueAt(lw, p, op.load->operands[d], at, memo));
   ir::Instr* base = stageAddress(lw, op, stage);
   copyTileToSharedAsync(lw, op.load->operands[0], index, op.load->type->shape, [&](ir::Instr* row, ir::Instr* col) {
     return lw.add(base, lw.mul(op.index(lw, row, col), lw.i32(2)));
   });
 }
 
-void requestBoth(Lowering& lw, const AsyncDot& p, ir::Instr* stage, bool next) {
+void requestBoth(Lowering& lw, const AsyncDot& p, ir::Instr* stage, Point at) {
   std::map<ir::Instr*, ir::Instr*> memo;
   for (const AsyncOperand* op : {&p.x, &p.y})
-    if (op->load) request(lw, p, *op, stage, next, memo);
+    if (op->load) request(lw, p, *op, stage, at, memo);
   lw.intrinsic(ir::Intrinsic::CpAsyncCommit, voidTy(), {});
 }
 
@@ -191,6 +200,11 @@ std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw) {
     if (!p->induction) continue;
     bool x = planOperand(lw, *p, 0), y = planOperand(lw, *p, 1);
     if (!x && !y) continue;
+    // Three stages where they fit beside the rest of a large kernel's buffers.
+    int64_t stage_bytes = p->x.stage_bytes + p->y.stage_bytes;
+    p->stages = 3 * stage_bytes <= 160 * 1024 ? 3 : 2;
+    for (AsyncOperand* op : {&p->x, &p->y})
+      if (op->load) op->buffer = lw.sharedArray(op->load->type->scalar, p->stages * op->stage_bytes / 2);
     p->stage = p->header->addParam(i32Ty(), "stage");
     lw.async_dots[dot] = p.get();
     for (const AsyncOperand* op : {&p->x, &p->y})
@@ -205,9 +219,16 @@ ir::Instr* stageAddress(Lowering& lw, const AsyncOperand& op, ir::Instr* stage) 
   return lw.add(base, lw.mul(stage, lw.i32(op.stage_bytes)));
 }
 
+// (stage + by) mod stages.
+ir::Instr* stagePlus(Lowering& lw, const AsyncDot& plan, int64_t by) {
+  ir::Instr* s = lw.add(plan.stage, lw.i32(by));
+  ir::Instr* wrap = lw.emit(ir::Op::Ge, boolTy(), {s, lw.i32(plan.stages)});
+  return lw.emit(ir::Op::Select, i32Ty(), {wrap, lw.emit(ir::Op::Sub, i32Ty(), {s, lw.i32(plan.stages)}), s});
+}
+
 void requestNextOperands(Lowering& lw, AsyncDot& plan) {
-  plan.next_stage = lw.emit(ir::Op::BitXor, i32Ty(), {plan.stage, lw.i32(1)});
-  requestBoth(lw, plan, plan.next_stage, true);
+  plan.next_stage = stagePlus(lw, plan, 1);
+  requestBoth(lw, plan, stagePlus(lw, plan, plan.stages - 1), Point{false, plan.stages - 1});
 }
 
 void finishAsyncDots(Lowering& lw, std::vector<std::unique_ptr<AsyncDot>>& plans) {
@@ -227,9 +248,8 @@ void finishAsyncDots(Lowering& lw, std::vector<std::unique_ptr<AsyncDot>>& plans
     std::vector<std::unique_ptr<ir::Instr>> code = std::move(pre->instrs);
     lw.beginBlock(pre);
     lw.setOutput(&code, term->loc);
-    ir::Instr* zero = lw.i32(0);
-    requestBoth(lw, *p, zero, false);
-    term->addEdgeArg(0, zero);
+    for (int j = 0; j < p->stages - 1; ++j) requestBoth(lw, *p, lw.i32(j), Point{true, j});
+    term->addEdgeArg(0, lw.i32(0));
     code.push_back(std::move(term));
     ir::Block* tail = lw.currentBlock();
     for (auto& in : code) in->parent = tail;

@@ -233,7 +233,8 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
     ir::Instr* b = toShared(lw, d.y, d.operand, d.n * d.k, [&](ir::Instr* r, ir::Instr* c) { return core.index(lw, c, r); });
     b_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {b});
   }
-  if (plan) lw.intrinsic(ir::Intrinsic::CpAsyncWait, voidTy(), {}, {1});   // this stage's group has landed
+  // This stage's group has landed when at most S-1 newer ones are pending.
+  if (plan) lw.intrinsic(ir::Intrinsic::CpAsyncWait, voidTy(), {}, {plan->stages - 1});
   lw.intrinsic(ir::Intrinsic::FenceProxyAsync, voidTy(), {});
   lw.barrier();
 

@@ -202,6 +202,11 @@ void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::I
   int64_t rows = shape[0], cols = shape[1], per_row = cols / w, total = rows * per_row;
   int shift = 0;
   while ((int64_t{1} << shift) < per_row) ++shift;
+  // Chunk c: eight consecutive chunks go to eight consecutive rows of one
+  // column, so that eight threads fill a 16-byte x 8-row core matrix (128
+  // contiguous bytes of the wgmma layouts: no bank conflicts), then the next
+  // column, then the next eight rows.
+  bool by_core = rows % 8 == 0;
   ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
   ir::Instr* scalar_path = lw.emit(ir::Op::Not, boolTy(), {v.vector_ok});
   ir::Instr* zero = lw.constant(scalarKind(dtype) == ScalarKind::Float ? ir::Const::real(0.0) : ir::Const::integer(0), scalarTy(dtype));
@@ -211,8 +216,10 @@ void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::I
   std::vector<Chunk> chunks;
   for (int64_t first = 0; first < total; first += lw.threads()) {
     ir::Instr* c = lw.add(tid, lw.i32(first));
-    ir::Instr* row = lw.emit(ir::Op::RShift, i32Ty(), {c, lw.i32(shift)});
-    ir::Instr* col = lw.mul(lw.emit(ir::Op::BitAnd, i32Ty(), {c, lw.i32(per_row - 1)}), lw.i32(w));
+    auto shr = [&](ir::Instr* v, int64_t b) { return lw.emit(ir::Op::RShift, i32Ty(), {v, lw.i32(b)}); };
+    auto band = [&](ir::Instr* v, int64_t m) { return lw.emit(ir::Op::BitAnd, i32Ty(), {v, lw.i32(m)}); };
+    ir::Instr* row = by_core ? lw.add(band(c, 7), lw.mul(shr(c, 3 + shift), lw.i32(8))) : shr(c, shift);
+    ir::Instr* col = lw.mul(band(by_core ? shr(c, 3) : c, per_row - 1), lw.i32(w));
     ir::Instr* grow = lw.add(v.origin[0], lw.toI64(row));
     ir::Instr* gcol = lw.add(v.origin[1], lw.toI64(col));
     ir::Instr* row_ok = inRange(lw, grow, v.dims[0]);

@@ -131,9 +131,9 @@ class Lowering {
 //
 // A dot in a counted loop (`for k in range(...)`) whose operands are loads
 // used by nothing else gets its operands by cp.async straight into shared
-// memory, two stages deep: the loop's first tiles are requested before it,
-// and each iteration requests the next iteration's tiles before it computes
-// on the current ones (docs/tiles.md, "Matmul").
+// memory, S stages deep (2 or 3): the loop's first S-1 tiles are requested
+// before it, and each iteration requests the tiles S-1 iterations ahead
+// before it computes on its own (docs/tiles.md, "Matmul").
 struct AsyncOperand {
   ir::Instr* load = nullptr;         // nullptr: the operand goes through registers
   ir::Instr* buffer = nullptr;       // shared array of both stages
@@ -149,15 +149,16 @@ struct AsyncDot {
   ir::Instr* induction = nullptr;     // iter_next of the loop's range
   ir::Instr* start = nullptr;         // the range's start and step (its index type)
   ir::Instr* step = nullptr;
+  int stages = 2;                     // shared-memory stages per operand
   ir::Instr* stage = nullptr;         // header parameter: the stage this iteration computes on (i32)
-  ir::Instr* next_stage = nullptr;    // stage ^ 1, passed back by the latch
+  ir::Instr* next_stage = nullptr;    // (stage + 1) mod stages, passed back by the latch
   AsyncOperand x, y;
 };
 
 // Plans every dot that qualifies and adds the stage parameter to its loop
 // header (before any block is lowered).
 std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw);
-// At the dot: requests the next iteration's operands into the other stage.
+// At the dot: requests the operands S-1 iterations ahead into their stage.
 void requestNextOperands(Lowering& lw, AsyncDot& plan);
 // The shared byte address (i32) of operand `op` of `plan` at `stage`.
 ir::Instr* stageAddress(Lowering& lw, const AsyncOperand& op, ir::Instr* stage);
