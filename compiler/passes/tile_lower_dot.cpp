@@ -212,11 +212,10 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
   int64_t ns = layout->mma_n;
   CoreMatrixLayout core{d.k, 16 / d.elem_bytes};
   // Operands copied asynchronously (tile_lower_async.cpp) are in shared
-  // memory already, at this iteration's stage; the next iteration's are
-  // requested first, so that they travel while the tensor cores work.
+  // memory already, at this iteration's stage; the ones S-1 iterations ahead
+  // are requested while the tensor cores work on these.
   auto found = lw.async_dots.find(in);
   AsyncDot* plan = found == lw.async_dots.end() ? nullptr : found->second;
-  if (plan) requestNextOperands(lw, *plan);
   // Operands in registers: x as rows m, y transposed (rows n), both K-major.
   ir::Instr* a_addr = nullptr;
   ir::Instr* b_addr = nullptr;
@@ -233,8 +232,9 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
     ir::Instr* b = toShared(lw, d.y, d.operand, d.n * d.k, [&](ir::Instr* r, ir::Instr* c) { return core.index(lw, c, r); });
     b_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {b});
   }
-  // This stage's group has landed when at most S-1 newer ones are pending.
-  if (plan) lw.intrinsic(ir::Intrinsic::CpAsyncWait, voidTy(), {}, {plan->stages - 1});
+  // This stage's group has landed when at most S-2 newer ones are pending
+  // (this iteration's request is not made yet).
+  if (plan) lw.intrinsic(ir::Intrinsic::CpAsyncWait, voidTy(), {}, {plan->stages - 2});
   lw.intrinsic(ir::Intrinsic::FenceProxyAsync, voidTy(), {});
   lw.barrier();
 
@@ -269,6 +269,9 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
     }
   }
   lw.intrinsic(ir::Intrinsic::WgmmaCommit, voidTy(), {});
+  // The stage the request fills was last read by the previous iteration's
+  // tensor-core work, which every warp finished before its final barrier.
+  if (plan) requestNextOperands(lw, *plan);
   lw.intrinsic(ir::Intrinsic::WgmmaWait, voidTy(), {}, {0});
   lw.barrier();
   lw.frags[in] = std::move(out);

@@ -7,6 +7,7 @@
 // alone under its own in-bounds predicate. Both are predicated PTX, so the
 // fast path costs no branch and an out-of-bounds element is never touched.
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "passes/tile_lowering.h"
@@ -199,56 +200,89 @@ void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::I
   int eb = scalarByteSize(dtype);
   int64_t w = 16 / eb;   // elements of a chunk
   ArrayView v = arrayView(lw, arr, index, shape, dtype, static_cast<int>(w));
-  int64_t rows = shape[0], cols = shape[1], per_row = cols / w, total = rows * per_row;
+  int64_t rows = shape[0], cols = shape[1], per_row = cols / w, total = rows * per_row, threads = lw.threads();
   int shift = 0;
   while ((int64_t{1} << shift) < per_row) ++shift;
   // Chunk c: eight consecutive chunks go to eight consecutive rows of one
   // column, so that eight threads fill a 16-byte x 8-row core matrix (128
   // contiguous bytes of the wgmma layouts: no bank conflicts), then the next
   // column, then the next eight rows.
-  bool by_core = rows % 8 == 0;
+  bool by_core = rows % 8 == 0 && !std::getenv("CUDAJIT_TILE_ROWMAJOR");   // EXPERIMENT
+  auto shr = [&](ir::Instr* x, int64_t b) { return lw.emit(ir::Op::RShift, i32Ty(), {x, lw.i32(b)}); };
+  auto band = [&](ir::Instr* x, int64_t m) { return lw.emit(ir::Op::BitAnd, i32Ty(), {x, lw.i32(m)}); };
   ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
-  ir::Instr* scalar_path = lw.emit(ir::Op::Not, boolTy(), {v.vector_ok});
-  ir::Instr* zero = lw.constant(scalarKind(dtype) == ScalarKind::Float ? ir::Const::real(0.0) : ir::Const::integer(0), scalarTy(dtype));
   struct Chunk {
-    ir::Instr *dst, *grow, *gcol, *row_ok;
+    int64_t first;
+    ir::Instr *c, *row, *col, *dst;
   };
   std::vector<Chunk> chunks;
-  for (int64_t first = 0; first < total; first += lw.threads()) {
+  for (int64_t first = 0; first < total; first += threads) {
     ir::Instr* c = lw.add(tid, lw.i32(first));
-    auto shr = [&](ir::Instr* v, int64_t b) { return lw.emit(ir::Op::RShift, i32Ty(), {v, lw.i32(b)}); };
-    auto band = [&](ir::Instr* v, int64_t m) { return lw.emit(ir::Op::BitAnd, i32Ty(), {v, lw.i32(m)}); };
     ir::Instr* row = by_core ? lw.add(band(c, 7), lw.mul(shr(c, 3 + shift), lw.i32(8))) : shr(c, shift);
     ir::Instr* col = lw.mul(band(by_core ? shr(c, 3) : c, per_row - 1), lw.i32(w));
+    chunks.push_back({first, c, row, col, shared_address(row, col)});
+  }
+  auto rowAddress = [&](ir::Instr* row, ir::Instr* col) {
     ir::Instr* grow = lw.add(v.origin[0], lw.toI64(row));
     ir::Instr* gcol = lw.add(v.origin[1], lw.toI64(col));
-    ir::Instr* row_ok = inRange(lw, grow, v.dims[0]);
-    if (first + lw.threads() > total) row_ok = lw.andBool(row_ok, lw.emit(ir::Op::Lt, boolTy(), {c, lw.i32(total)}));
-    // Elements of the chunk inside the array: min(max(dim1 - gcol, 0), w).
-    ir::Instr* left = lw.emit(ir::Op::Sub, i64Ty(), {v.dims[1], gcol});
-    left = lw.emit(ir::Op::Select, i64Ty(), {lw.emit(ir::Op::Lt, boolTy(), {left, lw.i64(0)}), lw.i64(0), left});
-    left = lw.emit(ir::Op::Select, i64Ty(), {lw.emit(ir::Op::Gt, boolTy(), {left, lw.i64(w)}), lw.i64(w), left});
-    ir::Instr* bytes = lw.emit(ir::Op::Cast, i32Ty(), {lw.mul(left, lw.i64(eb))});
-    bytes = lw.emit(ir::Op::Select, i32Ty(), {row_ok, bytes, lw.i32(0)});
-    ir::Instr* address = lw.add(v.address, lw.add(lw.mul(grow, v.strides[0]), lw.mul(gcol, v.strides[1])));
-    // No source bytes: point at the array itself (nothing is read).
-    ir::Instr* any = lw.emit(ir::Op::Gt, boolTy(), {bytes, lw.i32(0)});
-    address = lw.emit(ir::Op::Select, i64Ty(), {any, address, v.address});
-    ir::Instr* dst = shared_address(row, col);
-    lw.intrinsic(ir::Intrinsic::CpAsync, voidTy(), {dst, address, bytes, v.vector_ok});
-    chunks.push_back({dst, grow, gcol, row_ok});
+    return lw.add(v.address, lw.add(lw.mul(grow, v.strides[0]), lw.mul(gcol, v.strides[1])));
+  };
+
+  // The tile lies inside the array (every tile but the ragged edges'): no
+  // bounds, and the chunks' addresses a constant number of rows apart.
+  ir::Instr* inside = v.vector_ok;
+  for (int d = 0; d < 2; ++d) {
+    ir::Instr* end = lw.add(v.origin[d], lw.i64(shape[d]));
+    inside = lw.andBool(inside, lw.emit(ir::Op::Le, boolTy(), {end, v.dims[d]}));
   }
-  // Arrays that do not allow 16-byte chunks: element by element through
-  // registers, behind one branch.
-  lw.emitIf(scalar_path, [&] {
-    for (const Chunk& c : chunks)
-      for (int64_t k = 0; k < w; ++k) {
-        ir::Instr* gk = lw.add(c.gcol, lw.i64(k));
-        ir::Instr* ok = lw.andBool(c.row_ok, inRange(lw, gk, v.dims[1]));
-        ir::Instr* at = lw.add(lw.add(v.address, lw.mul(c.grow, v.strides[0])), lw.mul(gk, v.strides[1]));
-        ir::Instr* value = lw.intrinsic(ir::Intrinsic::GlobalLoadIf, scalarTy(dtype), {at, ok, zero});
-        lw.intrinsic(ir::Intrinsic::SharedStoreIf, voidTy(), {lw.add(c.dst, lw.i32(k * eb)), lw.boolean(true), value});
-      }
+  if (total % threads) inside = lw.boolean(false);
+  lw.emitIf(inside, [&] {
+    bool uniform = by_core && threads % (8 * per_row) == 0;
+    ir::Instr* base = rowAddress(chunks.front().row, chunks.front().col);
+    for (const Chunk& c : chunks) {
+      ir::Instr* address = uniform ? lw.add(base, lw.mul(lw.i64(c.first / per_row), v.strides[0])) : rowAddress(c.row, c.col);
+      lw.intrinsic(ir::Intrinsic::CpAsync, voidTy(), {c.dst, address, lw.i32(16), lw.boolean(true)});
+    }
+  });
+
+  // Edge tiles: each chunk clipped to the array (the rest zero-filled), and
+  // arrays that do not allow 16-byte chunks element by element.
+  lw.emitIf(lw.emit(ir::Op::Not, boolTy(), {inside}), [&] {
+    ir::Instr* scalar_path = lw.emit(ir::Op::Not, boolTy(), {v.vector_ok});
+    ir::Instr* zero = lw.constant(scalarKind(dtype) == ScalarKind::Float ? ir::Const::real(0.0) : ir::Const::integer(0),
+                                  scalarTy(dtype));
+    struct Clipped {
+      ir::Instr *dst, *grow, *gcol, *row_ok;
+    };
+    std::vector<Clipped> clipped;
+    for (const Chunk& c : chunks) {
+      ir::Instr* grow = lw.add(v.origin[0], lw.toI64(c.row));
+      ir::Instr* gcol = lw.add(v.origin[1], lw.toI64(c.col));
+      ir::Instr* row_ok = inRange(lw, grow, v.dims[0]);
+      if (c.first + threads > total) row_ok = lw.andBool(row_ok, lw.emit(ir::Op::Lt, boolTy(), {c.c, lw.i32(total)}));
+      // Elements of the chunk inside the array: min(max(dim1 - gcol, 0), w).
+      ir::Instr* left = lw.emit(ir::Op::Sub, i64Ty(), {v.dims[1], gcol});
+      left = lw.emit(ir::Op::Select, i64Ty(), {lw.emit(ir::Op::Lt, boolTy(), {left, lw.i64(0)}), lw.i64(0), left});
+      left = lw.emit(ir::Op::Select, i64Ty(), {lw.emit(ir::Op::Gt, boolTy(), {left, lw.i64(w)}), lw.i64(w), left});
+      ir::Instr* bytes = lw.emit(ir::Op::Cast, i32Ty(), {lw.mul(left, lw.i64(eb))});
+      bytes = lw.emit(ir::Op::Select, i32Ty(), {row_ok, bytes, lw.i32(0)});
+      ir::Instr* address = lw.add(v.address, lw.add(lw.mul(grow, v.strides[0]), lw.mul(gcol, v.strides[1])));
+      // No source bytes: point at the array itself (nothing is read).
+      ir::Instr* any = lw.emit(ir::Op::Gt, boolTy(), {bytes, lw.i32(0)});
+      address = lw.emit(ir::Op::Select, i64Ty(), {any, address, v.address});
+      lw.intrinsic(ir::Intrinsic::CpAsync, voidTy(), {c.dst, address, bytes, v.vector_ok});
+      clipped.push_back({c.dst, grow, gcol, row_ok});
+    }
+    lw.emitIf(scalar_path, [&] {
+      for (const Clipped& c : clipped)
+        for (int64_t k = 0; k < w; ++k) {
+          ir::Instr* gk = lw.add(c.gcol, lw.i64(k));
+          ir::Instr* ok = lw.andBool(c.row_ok, inRange(lw, gk, v.dims[1]));
+          ir::Instr* at = lw.add(lw.add(v.address, lw.mul(c.grow, v.strides[0])), lw.mul(gk, v.strides[1]));
+          ir::Instr* value = lw.intrinsic(ir::Intrinsic::GlobalLoadIf, scalarTy(dtype), {at, ok, zero});
+          lw.intrinsic(ir::Intrinsic::SharedStoreIf, voidTy(), {lw.add(c.dst, lw.i32(k * eb)), lw.boolean(true), value});
+        }
+    });
   });
 }
 
