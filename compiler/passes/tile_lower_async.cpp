@@ -19,7 +19,6 @@
 // of the array reads nothing and zero-fills. Loads with another use, padding
 // other than zero, or indices that are not pure arithmetic of the induction
 // variable and loop invariants keep the register path.
-#include <cstdlib>
 #include <map>
 
 #include "ir/cfg.h"
@@ -204,7 +203,6 @@ std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw) {
     // Three stages where they fit beside the rest of a large kernel's buffers.
     int64_t stage_bytes = p->x.stage_bytes + p->y.stage_bytes;
     p->stages = 3 * stage_bytes <= 160 * 1024 ? 3 : 2;
-    if (const char* e = std::getenv("CUDAJIT_TILE_STAGES")) p->stages = std::atoi(e);   // EXPERIMENT
     for (AsyncOperand* op : {&p->x, &p->y})
       if (op->load) op->buffer = lw.sharedArray(op->load->type->scalar, p->stages * op->stage_bytes / 2);
     p->stage = p->header->addParam(i32Ty(), "stage");

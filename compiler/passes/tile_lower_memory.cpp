@@ -7,7 +7,6 @@
 // alone under its own in-bounds predicate. Both are predicated PTX, so the
 // fast path costs no branch and an out-of-bounds element is never touched.
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 #include "passes/tile_lowering.h"
@@ -207,7 +206,7 @@ void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::I
   // column, so that eight threads fill a 16-byte x 8-row core matrix (128
   // contiguous bytes of the wgmma layouts: no bank conflicts), then the next
   // column, then the next eight rows.
-  bool by_core = rows % 8 == 0 && !std::getenv("CUDAJIT_TILE_ROWMAJOR");   // EXPERIMENT
+  bool by_core = rows % 8 == 0;
   auto shr = [&](ir::Instr* x, int64_t b) { return lw.emit(ir::Op::RShift, i32Ty(), {x, lw.i32(b)}); };
   auto band = [&](ir::Instr* x, int64_t m) { return lw.emit(ir::Op::BitAnd, i32Ty(), {x, lw.i32(m)}); };
   ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
