@@ -84,7 +84,7 @@ sys.modules["torch"] = torch; sys.modules["torch._C"] = torch._C
 class dtype:
     def __init__(self, name): self.name = name
     def __str__(self): return "torch." + self.name
-float32 = dtype("float32"); bfloat16 = dtype("bfloat16")
+float32 = dtype("float32"); float8 = dtype("float8_e4m3fn")
 
 class Tensor:                       # torch.Tensor's attributes
     def __init__(self, dev, device=0, dt=float32):
@@ -169,7 +169,7 @@ def test_torch_like_tensors_and_stream(run_python, mock_driver):
         # strides in elements become bytes
         copy[1, 32](Tensor(dx[::3]), Tensor(dy[:4]), 4)
         assert seen[-1][2] == (12,)
-        for bad, why in ((Tensor(dx, device=-1), "CPU tensor"), (Tensor(dx, dt=bfloat16), "bfloat16")):
+        for bad, why in ((Tensor(dx, device=-1), "CPU tensor"), (Tensor(dx, dt=float8), "float8_e4m3fn")):
             try:
                 copy[1, 32](bad, Tensor(dy), 4)
             except TypeError as e:

@@ -27,12 +27,6 @@
 namespace cj::passes::tile {
 namespace {
 
-int log2(int64_t v) {
-  int n = 0;
-  while ((int64_t{1} << n) < v) ++n;
-  return n;
-}
-
 bool inLoop(const AsyncDot& p, const ir::Instr* v) { return v->parent && p.blocks.count(v->parent); }
 
 // Values the request may recompute at another point: pure scalar arithmetic,
@@ -89,25 +83,6 @@ ir::Instr* valueAt(Lowering& lw, const AsyncDot& p, ir::Instr* v, Point at, std:
   return out;
 }
 
-// The canonical wgmma layouts without swizzle: 8 rows x 16 bytes make a core
-// matrix; core matrices follow each other along K (128 bytes apart), then the
-// next 8 rows of M (or N). K-major keeps K inside a core row (x); N-major
-// keeps N inside it (y, wgmma's transposed B).
-ir::Instr* kMajorIndex(Lowering& lw, int64_t k, int64_t kc, ir::Instr* row, ir::Instr* kk) {
-  auto shr = [&](ir::Instr* v, int64_t b) { return lw.emit(ir::Op::RShift, i32Ty(), {v, lw.i32(b)}); };
-  auto band = [&](ir::Instr* v, int64_t m) { return lw.emit(ir::Op::BitAnd, i32Ty(), {v, lw.i32(m)}); };
-  ir::Instr* group = lw.mul(shr(row, 3), lw.i32(8 * k));
-  ir::Instr* core = lw.mul(shr(kk, log2(kc)), lw.i32(8 * kc));
-  return lw.add(lw.add(group, core), lw.add(lw.mul(band(row, 7), lw.i32(kc)), band(kk, kc - 1)));
-}
-ir::Instr* nMajorIndex(Lowering& lw, int64_t k, ir::Instr* kk, ir::Instr* n) {
-  auto shr = [&](ir::Instr* v, int64_t b) { return lw.emit(ir::Op::RShift, i32Ty(), {v, lw.i32(b)}); };
-  auto band = [&](ir::Instr* v, int64_t m) { return lw.emit(ir::Op::BitAnd, i32Ty(), {v, lw.i32(m)}); };
-  ir::Instr* group = lw.mul(shr(n, 3), lw.i32(8 * k));
-  ir::Instr* core = lw.mul(shr(kk, 3), lw.i32(64));
-  return lw.add(lw.add(group, core), lw.add(lw.mul(band(kk, 7), lw.i32(8)), band(n, 7)));
-}
-
 // Operand `which` (0: x, 1: y) of the dot, if it can be copied asynchronously.
 bool planOperand(Lowering& lw, AsyncDot& p, int which) {
   ir::Instr* load = p.dot->operands[which];
@@ -126,9 +101,9 @@ bool planOperand(Lowering& lw, AsyncDot& p, int which) {
   op.stage_bytes = shape[0] * shape[1] * 2;
   int64_t k = which == 0 ? shape[1] : shape[0];
   if (which == 0)
-    op.index = [k](Lowering& l, ir::Instr* row, ir::Instr* col) { return kMajorIndex(l, k, 8, row, col); };
+    op.index = [k](Lowering& l, ir::Instr* row, ir::Instr* col) { return kMajorCoreIndex(l, k, 8, row, col); };
   else
-    op.index = [k](Lowering& l, ir::Instr* row, ir::Instr* col) { return nMajorIndex(l, k, row, col); };
+    op.index = [k](Lowering& l, ir::Instr* row, ir::Instr* col) { return nMajorCoreIndex(l, k, row, col); };
   return true;
 }
 

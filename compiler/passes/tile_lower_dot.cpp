@@ -23,12 +23,6 @@
 namespace cj::passes::tile {
 namespace {
 
-int log2(int64_t v) {
-  int n = 0;
-  while ((int64_t{1} << n) < v) ++n;
-  return n;
-}
-
 struct DotShape {
   ir::Instr *x, *y, *acc;
   int64_t m, n, k;
@@ -51,8 +45,6 @@ DotShape dotShape(ir::Instr* in) {
   return d;
 }
 
-ir::Instr* shr(Lowering& lw, ir::Instr* v, int64_t bits) { return lw.emit(ir::Op::RShift, v->type, {v, lw.i32(bits)}); }
-ir::Instr* band(Lowering& lw, ir::Instr* v, int64_t mask) { return lw.emit(ir::Op::BitAnd, v->type, {v, lw.i32(mask)}); }
 
 // Stores every register of `t` at the shared index index(row, col), both i32
 // coordinates of the element in the tile.
@@ -100,8 +92,8 @@ void lowerDotMmaSync(Lowering& lw, ir::Instr* in) {
 
   ir::Instr* lane = lw.laneId();
   ir::Instr* warp = lw.warpId();
-  ir::Instr* row0 = lw.mul(band(lw, warp, wm - 1), lw.i32(16));
-  ir::Instr* col0 = lw.mul(shr(lw, warp, log2(wm)), lw.i32(ns));
+  ir::Instr* row0 = lw.mul(lw.band(warp, wm - 1), lw.i32(16));
+  ir::Instr* col0 = lw.mul(lw.shr(warp, log2Ceil(wm)), lw.i32(ns));
   int64_t reps_m = d.m / (16 * wm);
   int64_t ntiles = (ns / 8) * (d.n / (ns * wn));
   auto colOf = [&](int64_t jn) { return lw.add(col0, lw.i32(8 * (jn % (ns / 8)) + (jn / (ns / 8)) * ns * wn)); };
@@ -109,10 +101,10 @@ void lowerDotMmaSync(Lowering& lw, ir::Instr* in) {
 
   ir::Instr* a_addr = d.tf32 ? nullptr : lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {a});
   ir::Instr* b_addr = d.tf32 ? nullptr : lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {b});
-  ir::Instr* g = shr(lw, lane, 2);         // fragment row (group)
-  ir::Instr* t = band(lw, lane, 3);        // fragment column pair
-  ir::Instr* lrow = band(lw, lane, 15);    // ldmatrix: the row this lane addresses
-  ir::Instr* lcol = lw.mul(shr(lw, lane, 4), lw.i32(8));
+  ir::Instr* g = lw.shr(lane, 2);         // fragment row (group)
+  ir::Instr* t = lw.band(lane, 3);        // fragment column pair
+  ir::Instr* lrow = lw.band(lane, 15);    // ldmatrix: the row this lane addresses
+  ir::Instr* lcol = lw.mul(lw.shr(lane, 4), lw.i32(8));
   int64_t kstep = d.tf32 ? 8 : 16;
   const Type* tuple4 = tupleTy(std::vector<const Type*>(4, i32Ty()));
   const Type* tuple2 = tupleTy(std::vector<const Type*>(2, i32Ty()));
@@ -182,24 +174,17 @@ void lowerDotMmaSync(Lowering& lw, ir::Instr* in) {
 
 // ---- wgmma -------------------------------------------------------------------------------
 
-// The canonical K-major layout without swizzle: 8 rows x 16 bytes make a core
-// matrix (128 contiguous bytes); core matrices follow each other along K
-// (LBO = 128 bytes), then the next 8 rows (SBO = 8 rows * K elements).
+// The K-major operand layout of the register route (kMajorCoreIndex).
 struct CoreMatrixLayout {
   int64_t k, kc;   // K, and elements per 16-byte core row
-  ir::Instr* index(Lowering& lw, ir::Instr* row, ir::Instr* kk) const {
-    ir::Instr* group = lw.mul(shr(lw, row, 3), lw.i32(8 * k));
-    ir::Instr* core = lw.mul(shr(lw, kk, log2(kc)), lw.i32(8 * kc));
-    ir::Instr* within = lw.add(lw.mul(band(lw, row, 7), lw.i32(kc)), band(lw, kk, kc - 1));
-    return lw.add(lw.add(group, core), within);
-  }
+  ir::Instr* index(Lowering& lw, ir::Instr* row, ir::Instr* kk) const { return kMajorCoreIndex(lw, k, kc, row, kk); }
   int64_t sboBytes(int elem_bytes) const { return 8 * k * elem_bytes; }
 };
 
 // A wgmma matrix descriptor for the operand starting at byte `start` (i32) of
 // the shared window: address, LBO and SBO in 16-byte units, no swizzle.
 ir::Instr* descriptor(Lowering& lw, ir::Instr* start, int64_t sbo_bytes) {
-  ir::Instr* addr = lw.emit(ir::Op::Cast, i64Ty(), {lw.emit(ir::Op::BitAnd, i32Ty(), {shr(lw, start, 4), lw.i32(0x3FFF)})});
+  ir::Instr* addr = lw.emit(ir::Op::Cast, i64Ty(), {lw.emit(ir::Op::BitAnd, i32Ty(), {lw.shr(start, 4), lw.i32(0x3FFF)})});
   int64_t fields = (int64_t{128 >> 4} << 16) | (int64_t{(sbo_bytes >> 4) & 0x3FFF} << 32);
   return lw.emit(ir::Op::BitOr, i64Ty(), {addr, lw.i64(fields)});
 }
@@ -238,7 +223,7 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
   lw.intrinsic(ir::Intrinsic::FenceProxyAsync, voidTy(), {});
   lw.barrier();
 
-  ir::Instr* group = shr(lw, lw.warpId(), 2);   // the warpgroup: its mma_n columns
+  ir::Instr* group = lw.shr(lw.warpId(), 2);   // the warpgroup: its mma_n columns
   int64_t kstep = d.tf32 ? 8 : 16;
   int64_t sbo = core.sboBytes(d.elem_bytes);
   int64_t reps_m = d.m / 64, reps_n = d.n / (ns * wn);
@@ -316,6 +301,18 @@ void lowerDotFma(Lowering& lw, ir::Instr* in) {
 }
 
 }  // namespace
+
+ir::Instr* kMajorCoreIndex(Lowering& lw, int64_t k, int64_t kc, ir::Instr* row, ir::Instr* kk) {
+  ir::Instr* group = lw.mul(lw.shr(row, 3), lw.i32(8 * k));
+  ir::Instr* core = lw.mul(lw.shr(kk, log2Ceil(kc)), lw.i32(8 * kc));
+  return lw.add(lw.add(group, core), lw.add(lw.mul(lw.band(row, 7), lw.i32(kc)), lw.band(kk, kc - 1)));
+}
+
+ir::Instr* nMajorCoreIndex(Lowering& lw, int64_t k, ir::Instr* kk, ir::Instr* n) {
+  ir::Instr* group = lw.mul(lw.shr(n, 3), lw.i32(8 * k));
+  ir::Instr* core = lw.mul(lw.shr(kk, 3), lw.i32(64));
+  return lw.add(lw.add(group, core), lw.add(lw.mul(lw.band(kk, 7), lw.i32(8)), lw.band(n, 7)));
+}
 
 void lowerTileDot(Lowering& lw, ir::Instr* in) {
   const TileLayout* l = in->type->tile_layout;

@@ -200,15 +200,12 @@ void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::I
   int64_t w = 16 / eb;   // elements of a chunk
   ArrayView v = arrayView(lw, arr, index, shape, dtype, static_cast<int>(w));
   int64_t rows = shape[0], cols = shape[1], per_row = cols / w, total = rows * per_row, threads = lw.threads();
-  int shift = 0;
-  while ((int64_t{1} << shift) < per_row) ++shift;
+  int shift = log2Ceil(per_row);
   // Chunk c: eight consecutive chunks go to eight consecutive rows of one
   // column, so that eight threads fill a 16-byte x 8-row core matrix (128
   // contiguous bytes of the wgmma layouts: no bank conflicts), then the next
   // column, then the next eight rows.
   bool by_core = rows % 8 == 0;
-  auto shr = [&](ir::Instr* x, int64_t b) { return lw.emit(ir::Op::RShift, i32Ty(), {x, lw.i32(b)}); };
-  auto band = [&](ir::Instr* x, int64_t m) { return lw.emit(ir::Op::BitAnd, i32Ty(), {x, lw.i32(m)}); };
   ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
   struct Chunk {
     int64_t first;
@@ -217,8 +214,8 @@ void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::I
   std::vector<Chunk> chunks;
   for (int64_t first = 0; first < total; first += threads) {
     ir::Instr* c = lw.add(tid, lw.i32(first));
-    ir::Instr* row = by_core ? lw.add(band(c, 7), lw.mul(shr(c, 3 + shift), lw.i32(8))) : shr(c, shift);
-    ir::Instr* col = lw.mul(band(by_core ? shr(c, 3) : c, per_row - 1), lw.i32(w));
+    ir::Instr* row = by_core ? lw.add(lw.band(c, 7), lw.mul(lw.shr(c, 3 + shift), lw.i32(8))) : lw.shr(c, shift);
+    ir::Instr* col = lw.mul(lw.band(by_core ? lw.shr(c, 3) : c, per_row - 1), lw.i32(w));
     chunks.push_back({first, c, row, col, shared_address(row, col)});
   }
   auto rowAddress = [&](ir::Instr* row, ir::Instr* col) {

@@ -37,6 +37,13 @@ struct LayoutInfo {
 // C-order strides of a shape, in elements.
 std::vector<int64_t> cStrides(const std::vector<int64_t>& shape);
 
+// log2 of a power of two (the smallest n with 2^n >= v).
+inline int log2Ceil(int64_t v) {
+  int n = 0;
+  while ((int64_t{1} << n) < v) ++n;
+  return n;
+}
+
 struct AsyncDot;
 
 class Lowering {
@@ -65,6 +72,8 @@ class Lowering {
   ir::Instr* add(ir::Instr* a, ir::Instr* b) { return emit(ir::Op::Add, a->type, {a, b}); }
   ir::Instr* mul(ir::Instr* a, ir::Instr* b) { return emit(ir::Op::Mul, a->type, {a, b}); }
   ir::Instr* andBool(ir::Instr* a, ir::Instr* b) { return emit(ir::Op::BitAnd, boolTy(), {a, b}); }
+  ir::Instr* shr(ir::Instr* a, int64_t bits) { return emit(ir::Op::RShift, a->type, {a, constant(ir::Const::integer(bits), a->type)}); }
+  ir::Instr* band(ir::Instr* a, int64_t mask) { return emit(ir::Op::BitAnd, a->type, {a, constant(ir::Const::integer(mask), a->type)}); }
   ir::Instr* toI64(ir::Instr* v) { return v->type == i64Ty() ? v : emit(ir::Op::Cast, i64Ty(), {v}); }
   // A shared array of n elements, allocated at the entry.
   ir::Instr* sharedArray(Scalar dtype, int64_t n);
@@ -126,6 +135,15 @@ class Lowering {
   ir::Instr* entryConst(int64_t v);
   ir::Instr* entryOp(ir::Op op, ir::Instr* a, ir::Instr* b);
 };
+
+// The canonical wgmma shared-memory layouts without swizzle (element index,
+// i32): 8 rows x 16 bytes make a core matrix (128 contiguous bytes); core
+// matrices follow each other along K (128 bytes apart), then the next 8 rows
+// (8 rows x K elements apart). K-major keeps K inside a core row (kc elements
+// of 16 bytes); N-major keeps the rows' other dimension inside it (16-bit
+// elements: wgmma's transposed B).
+ir::Instr* kMajorCoreIndex(Lowering& lw, int64_t k, int64_t kc, ir::Instr* row, ir::Instr* kk);
+ir::Instr* nMajorCoreIndex(Lowering& lw, int64_t k, ir::Instr* kk, ir::Instr* n);
 
 // ---- asynchronous operand copies (tile_lower_async.cpp) ------------------------------
 //
