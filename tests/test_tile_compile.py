@@ -72,6 +72,23 @@ def k_matmul_any(a, b, c, BM: ct.Constant[int], BN: ct.Constant[int], BK: ct.Con
 
 
 @ct.kernel
+def k_gather_scatter(x, y, out, T: ct.Constant[int]):
+    r = ct.expand_dims(ct.bid(0) * T + ct.arange(T, dtype=ct.int32), 1)     # (T, 1)
+    c = ct.expand_dims(x.shape[1] - 1 - ct.arange(T, dtype=ct.int32), 0)    # (1, T), reversed
+    t = ct.gather(x, (r, c), mask=(r + c) % 3 != 0, padding_value=0.5)       # (T, T)
+    ct.scatter(y, (r, c), t * 2.0, mask=t > 0)
+    ct.store(out, index=(ct.bid(0), 0), tile=t)
+
+
+@ct.kernel
+def k_atomics(hist, y, out, T: ct.Constant[int]):
+    pos = ct.arange(T, dtype=ct.int32)
+    ct.atomic_add(hist, pos % 7, 1)                 # colliding indices
+    old = ct.atomic_cas(y, pos, 0, 5) + ct.atomic_max(y, pos, 3) + ct.atomic_xor(y, 0, 1)
+    ct.store(out, index=(0,), tile=old)
+
+
+@ct.kernel
 def k_matmul_f64(a, b, c, T: ct.Constant[int]):
     x = ct.load(a, index=(ct.bid(0), 0), shape=(T, T), padding_mode=ZERO)
     y = ct.load(b, index=(0, ct.bid(1)), shape=(T, T), padding_mode=ZERO)
@@ -98,6 +115,9 @@ CASES = [
       "sm_90": ["wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "cvt.rna.tf32.f32"]}),
     ("matmul f32 fma", k_matmul, [F32_2D] * 3 + ["int64"] * 3, {"BM": 32, "BN": 32, "BK": 16}, ["fma.rn.f32"]),
     ("matmul f64", k_matmul_f64, ["float64[:, ::1]"] * 3 + ["int64"], {"T": 16}, ["fma.rn.f64"]),
+    ("gather scatter", k_gather_scatter, [F32_2D] * 3 + ["int64"], {"T": 32}, ["@p ld.global.b32", "@p st.global.b32"]),
+    ("atomics", k_atomics, ["int32[::1]"] * 3 + ["int64"], {"T": 64},
+     ["atom.global.add.s32", "atom.global.cas.b32", "atom.global.max.s32", "atom.global.xor.b32"]),
 ]
 
 PTXAS = shutil.which("ptxas") or (shutil.which("/usr/local/cuda/bin/ptxas"))
@@ -155,3 +175,20 @@ def k_helper(x, out, T: ct.Constant[int]):
 def test_plain_python_helpers_are_device_functions():
     ptx, _ = cudajit.compile_ptx(k_helper, [F32_1D, F32_1D, "int64"], constants={"T": 64})
     assert ".reqntid" in ptx
+
+
+def test_atomics_refuse_what_the_gpu_cannot_do():
+    @ct.kernel
+    def fmax(y, T: ct.Constant[int]):
+        ct.atomic_max(y, ct.arange(T, dtype=ct.int32), 1.0)
+
+    with pytest.raises(cudajit.CompileError, match="ct.atomic_max: not supported on float32 arrays"):
+        cudajit.compile_ptx(fmax, [F32_1D, "int64"], constants={"T": 32})
+
+    @ct.kernel
+    def bad_mask(x, out, T: ct.Constant[int]):
+        i = ct.arange(T, dtype=ct.int32)
+        ct.store(out, index=(0,), tile=ct.gather(x, i, mask=ct.arange(2 * T, dtype=ct.int32) > 3))
+
+    with pytest.raises(cudajit.CompileError, match="mask of shape \\(64,\\) does not broadcast to the indices' shape \\(32,\\)"):
+        cudajit.compile_ptx(bad_mask, [F32_1D, F32_1D, "int64"], constants={"T": 32})

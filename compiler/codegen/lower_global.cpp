@@ -3,8 +3,8 @@
 //
 //   array_address        ptrtoint of the view's data pointer
 //   global.load_if/      inline PTX with a predicate (`@p ld.global[.v2/.v4]`),
-//   global.store_if      so a masked-off access never happens, even when its
-//                        address lies outside any allocation
+//   global.store_if/     so a masked-off access never happens, even when its
+//   global.atomic_if     address lies outside any allocation
 #include "codegen/lower_intrinsic.h"
 #include "ir/intrinsics.h"
 
@@ -110,6 +110,41 @@ void lowerStoreIf(FunctionEmitter& fe, const ir::Instr& in) {
   fe.emitLine("call void asm sideeffect \"" + text + "\", \"" + constraints + ",~{memory}\"(" + args + ")");
 }
 
+// atom.global.<op>.<type>: the type suffix PTX takes for each operation.
+std::string atomicSuffix(ir::TileAtomicKind kind, Scalar s) {
+  using K = ir::TileAtomicKind;
+  int bits = scalarBits(s);
+  std::string b = std::to_string(bits);
+  switch (kind) {
+    case K::Add:
+      if (scalarKind(s) == ScalarKind::Float) return "add.f" + b;
+      return bits == 64 ? "add.u64" : scalarSigned(s) ? "add.s32" : "add.u32";
+    case K::Max: case K::Min:
+      return std::string(kind == K::Max ? "max." : "min.") + (scalarSigned(s) ? "s" : "u") + b;
+    case K::And: return "and.b" + b;
+    case K::Or: return "or.b" + b;
+    case K::Xor: return "xor.b" + b;
+    case K::Xchg: return "exch.b" + b;
+    case K::Cas: return "cas.b" + b;
+  }
+  return "";
+}
+
+void lowerAtomicIf(FunctionEmitter& fe, const ir::Instr& in) {
+  auto kind = static_cast<ir::TileAtomicKind>(in.ints[0]);
+  Scalar s = in.type->scalar;
+  PtxElement e = ptxElement(s);
+  bool cas = kind == ir::TileAtomicKind::Cas;
+  std::string pred = fe.emit("zext i1 " + fe.val(in.operands[1]) + " to i32");
+  std::string text = "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov." + std::string(e.mov) + " $0, $3; @p atom.global." +
+                     atomicSuffix(kind, s) + " $0, [$1], $3" + (cas ? ", $4" : "") + "; }";
+  std::string constraints = std::string("=") + e.constraint + ",l,r," + e.constraint + (cas ? std::string(",") + e.constraint : "");
+  std::string args = "i64 " + fe.val(in.operands[0]) + ", i32 " + pred + ", " + e.reg + " " + toAsm(fe, s, fe.val(in.operands[2]));
+  if (cas) args += ", " + e.reg + " " + toAsm(fe, s, fe.val(in.operands[3]));
+  std::string v = fe.emit("call " + e.reg + " asm sideeffect \"" + text + "\", \"" + constraints + ",~{memory}\"(" + args + ")");
+  fe.bind(in, fromAsm(fe, s, v));
+}
+
 void lowerArrayAddress(FunctionEmitter& fe, const ir::Instr& in) {
   const Type* a = in.operands[0]->type;
   std::string data = fe.emit("extractvalue " + llvmViewType(a) + " " + fe.val(in.operands[0]) + ", 0");
@@ -123,6 +158,7 @@ void lowerGlobalIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
     case Intrinsic::ArrayAddress: return lowerArrayAddress(fe, in);
     case Intrinsic::GlobalLoadIf: return lowerLoadIf(fe, in);
     case Intrinsic::GlobalStoreIf: return lowerStoreIf(fe, in);
+    case Intrinsic::GlobalAtomicIf: return lowerAtomicIf(fe, in);
     default: fe.fail(in, in.intrinsicName(), "not a global memory intrinsic");
   }
 }

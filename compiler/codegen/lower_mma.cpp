@@ -106,13 +106,13 @@ void lowerCpAsync(FunctionEmitter& fe, const ir::Instr& in) {
 void lowerSharedStoreIf(FunctionEmitter& fe, const ir::Instr& in) {
   const ir::Instr* v = in.operands[2];
   int bits = scalarBits(v->type->scalar);
-  if (bits != 16 && bits != 32) fe.fail(in, in.intrinsicName(), "stores 16- or 32-bit values");
-  std::string reg = bits == 16 ? "i16" : "i32";
+  if (bits != 16 && bits != 32 && bits != 64) fe.fail(in, in.intrinsicName(), "stores 16-, 32- or 64-bit values");
+  std::string reg = "i" + std::to_string(bits);
   std::string type = llvmScalarType(v->type->scalar);
   std::string value = type == reg ? fe.val(v) : fe.emit("bitcast " + type + " " + fe.val(v) + " to " + reg);
   std::string pred = fe.emit("zext i1 " + fe.val(in.operands[1]) + " to i32");
   std::string text = std::string("{ .reg .pred p; setp.ne.b32 p, $1, 0; @p st.shared.b") + std::to_string(bits) + " [$0], $2; }";
-  fe.emitLine("call void asm sideeffect \"" + text + "\", \"r,r," + (bits == 16 ? "h" : "r") + ",~{memory}\"(i32 " +
+  fe.emitLine("call void asm sideeffect \"" + text + "\", \"r,r," + (bits == 16 ? "h" : bits == 32 ? "r" : "l") + ",~{memory}\"(i32 " +
               fe.val(in.operands[0]) + ", i32 " + pred + ", " + reg + " " + value + ")");
 }
 

@@ -57,7 +57,9 @@ inline bool isLibdeviceCall(Intrinsic id) { return !intrinsicInfo(id).libdevice_
 // (the op `intrinsic` is SIDE as a whole): the tile operations but stores,
 // and array_address.
 inline bool isPureIntrinsic(Intrinsic id) {
-  return (intrinsicFamily(id) == IntrinsicFamily::Tile && id != Intrinsic::TileStore) || id == Intrinsic::ArrayAddress;
+  return (intrinsicFamily(id) == IntrinsicFamily::Tile && id != Intrinsic::TileStore && id != Intrinsic::TileScatter &&
+          id != Intrinsic::TileAtomic) ||
+         id == Intrinsic::ArrayAddress;
 }
 
 // The attributes of tile intrinsics (Instr::ints[0] of tile.load: the padding;
@@ -65,5 +67,6 @@ inline bool isPureIntrinsic(Intrinsic id) {
 // part of the IR text: append only.
 enum class TilePadding : int64_t { Undetermined, Zero, NegZero, Nan, PosInf, NegInf };
 enum class TileReduceKind : int64_t { Sum, Prod, Max, Min, And, Or, Xor };
+enum class TileAtomicKind : int64_t { Add, Max, Min, And, Or, Xor, Xchg, Cas };
 
 }  // namespace cj::ir

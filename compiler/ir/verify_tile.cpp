@@ -128,6 +128,27 @@ std::string tileIntrinsicError(const Instr& in) {
       if (t != acc) return "result must have the accumulator's type";
       return "";
     }
+    case Intrinsic::TileGather: case Intrinsic::TileScatter: case Intrinsic::TileAtomic: {
+      if (in.operands.empty() || !operand(0)->is(TypeKind::Array)) return "operand 0 must be an array";
+      size_t nd = static_cast<size_t>(operand(0)->ndim);
+      bool cas = in.intrinsic == Intrinsic::TileAtomic && !in.ints.empty() &&
+                 static_cast<TileAtomicKind>(in.ints[0]) == TileAtomicKind::Cas;
+      size_t values = in.intrinsic == Intrinsic::TileGather ? 2 : cas ? 3 : 2;   // (mask, padding) / (value(s), mask)
+      if (in.operands.size() != 1 + nd + values) return "takes an array, one index tile per dimension and " + std::to_string(values) + " tiles";
+      const Type* first = operand(1);
+      for (size_t i = 1; i < in.operands.size(); ++i) {
+        if (auto why = expectTile(in.operands[i], "operand " + std::to_string(i)); !why.empty()) return why;
+        if (operand(i)->shape != first->shape || operand(i)->tile_layout != first->tile_layout)
+          return "operands of one shape and layout";
+      }
+      for (size_t d = 1; d <= nd; ++d)
+        if (operand(d)->scalar != Scalar::Int64) return "indices are int64 tiles";
+      size_t mask = in.intrinsic == Intrinsic::TileGather ? 1 + nd : in.operands.size() - 1;
+      if (operand(mask)->scalar != Scalar::Bool) return "the mask is a bool tile";
+      if (in.intrinsic == Intrinsic::TileScatter) return t == voidTy() ? "" : "scatter has no result";
+      if (t->shape != first->shape || t->scalar != operand(0)->scalar) return "result: a tile of the array's dtype, the indices' shape";
+      return "";
+    }
     case Intrinsic::TileItem:
       if (auto why = expectTile(in.operands[0], "operand"); !why.empty()) return why;
       if (tileElements(operand(0)) != 1) return "item of a tile with more than one element";
@@ -152,6 +173,13 @@ std::string globalIntrinsicError(const Instr& in) {
         if (operand(i) != operand(2) || !operand(i)->isScalar()) return "others must be one scalar type";
       if (w == 1) return in.type == operand(2) ? "" : "result must be the others' type";
       if (in.type != tupleTy(std::vector<const Type*>(w, operand(2)))) return "result must be a tuple of the others' type";
+      return "";
+    }
+    case Intrinsic::GlobalAtomicIf: {
+      if (in.operands.size() < 3 || in.operands.size() > 4 || operand(0) != i64Ty() || operand(1) != boolTy())
+        return "takes (i64 address, b1 predicate, value[, desired])";
+      if (!operand(2)->isScalar() || in.type != operand(2)) return "result and value of one scalar type";
+      if (in.ints.size() != 1) return "ints are {TileAtomicKind}";
       return "";
     }
     case Intrinsic::GlobalStoreIf: {

@@ -261,6 +261,35 @@ ir::Instr* Lowering::position(const LayoutInfo& l, int64_t r, int d) {
   return emit(ir::Op::BitAnd, i32Ty(), {x, i32(l.shape[d] - 1)});
 }
 
+namespace {
+// The largest unwrapped coordinate a thread's register reaches along d.
+int64_t reach(const TileDimMap& m) {
+  int64_t x = (m.lanes - 1) * m.lane_stride + (m.warps - 1) * m.warp_stride;
+  for (int64_t s : m.reg_strides) x += s;
+  return x;
+}
+}  // namespace
+
+bool Lowering::replicated(const LayoutInfo& l) {
+  if (!l.layout) return true;   // a 0-d tile: every thread holds it
+  for (int d = 0; d < l.rank; ++d)
+    if (reach(l.dims[d]) >= l.shape[d]) return true;
+  return false;
+}
+
+ir::Instr* Lowering::firstCopy(const LayoutInfo& l, int64_t r) {
+  if (!l.layout) return emit(ir::Op::Eq, boolTy(), {add(mul(warp_, i32(32)), lane_), i32(0)});   // a 0-d tile: thread 0
+  ir::Instr* first = nullptr;
+  for (int d = 0; d < l.rank; ++d) {
+    if (reach(l.dims[d]) < l.shape[d]) continue;   // never wraps along d
+    position(l, r, d);                  // makes the base
+    ir::Instr* x = add(bases_.at({l.layout, d}), i32(l.off[r][d]));
+    ir::Instr* ok = emit(ir::Op::Lt, boolTy(), {x, i32(l.shape[d])});
+    first = first ? andBool(first, ok) : ok;
+  }
+  return first ? first : boolean(true);
+}
+
 ir::Instr* Lowering::linear(const LayoutInfo& l, int64_t r, const std::vector<int64_t>& coef) {
   ir::Instr* sum = nullptr;
   for (int d = 0; d < l.rank; ++d) {
@@ -373,6 +402,9 @@ void lowerTileIntrinsic(Lowering& lw, ir::Instr* in) {
   switch (in->intrinsic) {
     case I::TileLoad: return tile::lowerTileLoad(lw, in);
     case I::TileStore: return tile::lowerTileStore(lw, in);
+    case I::TileGather: return tile::lowerTileGather(lw, in);
+    case I::TileScatter: return tile::lowerTileScatter(lw, in);
+    case I::TileAtomic: return tile::lowerTileAtomic(lw, in);
     case I::TileReduce: case I::TileArgReduce: return tile::lowerTileReduce(lw, in);
     case I::TileDot: return tile::lowerTileDot(lw, in);
     case I::TileScan: return tile::lowerTileScan(lw, in);

@@ -170,6 +170,92 @@ void lowerTileLoad(Lowering& lw, ir::Instr* in) {
   lw.frags[in] = std::move(out);
 }
 
+namespace {
+
+// Per register of an element-indexed access (gather, scatter, atomics): the
+// address of arr[i0, ..., i{nd-1}] and whether to access it (the mask, and
+// with bounds checking every index inside the array).
+struct ElementAccess {
+  ir::Instr* address;
+  ir::Instr* ok;
+};
+ElementAccess elementAccess(Lowering& lw, ir::Instr* in, int64_t r, ir::Instr* mask, bool check_bounds) {
+  ir::Instr* arr = in->operands[0];
+  int nd = arr->type->ndim;
+  ir::Instr* address = lw.intrinsic(ir::Intrinsic::ArrayAddress, i64Ty(), {arr});
+  ir::Instr* ok = lw.frag(mask)[r];
+  for (int d = 0; d < nd; ++d) {
+    ir::Instr* i = lw.frag(in->operands[1 + d])[r];
+    ir::Instr* stride = lw.emit(ir::Op::ArrayStride, i64Ty(), {arr});
+    stride->index = d;
+    address = lw.add(address, lw.mul(i, stride));
+    if (check_bounds) {
+      ir::Instr* dim = lw.emit(ir::Op::ArrayDim, i64Ty(), {arr});
+      dim->index = d;
+      ok = lw.andBool(ok, inRange(lw, i, dim));
+    }
+  }
+  return {address, ok};
+}
+
+}  // namespace
+
+void lowerTileGather(Lowering& lw, ir::Instr* in) {
+  const LayoutInfo& l = lw.info(in->type);
+  int nd = in->operands[0]->type->ndim;
+  ir::Instr* mask = in->operands[1 + nd];
+  ir::Instr* padding = in->operands[2 + nd];
+  std::vector<ir::Instr*> out(l.regs);
+  for (int64_t r = 0; r < l.regs; ++r) {
+    ElementAccess a = elementAccess(lw, in, r, mask, in->ints[0] != 0);
+    out[r] = lw.intrinsic(ir::Intrinsic::GlobalLoadIf, scalarTy(in->type->scalar), {a.address, a.ok, lw.frag(padding)[r]});
+  }
+  lw.frags[in] = std::move(out);
+}
+
+void lowerTileScatter(Lowering& lw, ir::Instr* in) {
+  int nd = in->operands[0]->type->ndim;
+  ir::Instr* value = in->operands[1 + nd];
+  ir::Instr* mask = in->operands[2 + nd];
+  const LayoutInfo& l = lw.info(value->type);
+  for (int64_t r = 0; r < l.regs; ++r) {
+    ElementAccess a = elementAccess(lw, in, r, mask, in->ints[0] != 0);
+    ir::Instr* ok = lw.andBool(a.ok, lw.firstCopy(l, r));
+    lw.intrinsic(ir::Intrinsic::GlobalStoreIf, voidTy(), {a.address, ok, lw.frag(value)[r]});
+  }
+}
+
+void lowerTileAtomic(Lowering& lw, ir::Instr* in) {
+  const LayoutInfo& l = lw.info(in->type);
+  int nd = in->operands[0]->type->ndim;
+  bool cas = static_cast<ir::TileAtomicKind>(in->ints[0]) == ir::TileAtomicKind::Cas;
+  ir::Instr* update = in->operands[1 + nd];
+  ir::Instr* mask = in->operands.back();
+  std::vector<ir::Instr*> out(l.regs);
+  for (int64_t r = 0; r < l.regs; ++r) {
+    ElementAccess a = elementAccess(lw, in, r, mask, in->ints[1] != 0);
+    // Only the first copy of an element performs the operation.
+    std::vector<ir::Instr*> ops = {a.address, lw.andBool(a.ok, lw.firstCopy(l, r)), lw.frag(update)[r]};
+    if (cas) ops.push_back(lw.frag(in->operands[2 + nd])[r]);
+    out[r] = lw.intrinsic(ir::Intrinsic::GlobalAtomicIf, scalarTy(in->type->scalar), ops, {in->ints[0]});
+  }
+  if (Lowering::replicated(l)) {
+    // The replicas take the old value their first copy read, through shared memory.
+    Scalar dtype = in->type->scalar;
+    ir::Instr* buf = lw.sharedArray(dtype, std::max<int64_t>(1, tileElements(in->type)));
+    ir::Instr* base = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {buf});
+    std::vector<int64_t> strides = cStrides(l.shape);
+    for (int64_t r = 0; r < l.regs; ++r) {
+      ir::Instr* at = lw.add(base, lw.mul(lw.linear(l, r, strides), lw.i32(scalarByteSize(dtype))));
+      lw.intrinsic(ir::Intrinsic::SharedStoreIf, voidTy(), {at, lw.firstCopy(l, r), out[r]});
+    }
+    lw.barrier();
+    for (int64_t r = 0; r < l.regs; ++r) out[r] = lw.loadShared(buf, lw.linear(l, r, strides));
+    lw.barrier();
+  }
+  lw.frags[in] = std::move(out);
+}
+
 void lowerTileStore(Lowering& lw, ir::Instr* in) {
   ir::Instr* tile = in->operands.back();
   const LayoutInfo& l = lw.info(tile->type);

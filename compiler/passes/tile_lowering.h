@@ -87,6 +87,12 @@ class Lowering {
   ir::Instr* position(const LayoutInfo& l, int64_t r, int d);
   // Σ_d position_d * coef_d (i32).
   ir::Instr* linear(const LayoutInfo& l, int64_t r, const std::vector<int64_t>& coef);
+  // Whether register r of this thread holds the first copy of its element
+  // (b1; true where the layout has no replicas): what stores with effects
+  // (scatter, atomics) are guarded by, so that each element acts once.
+  ir::Instr* firstCopy(const LayoutInfo& l, int64_t r);
+  // Whether some element of the layout is held by more than one register of the block.
+  static bool replicated(const LayoutInfo& l);
   ir::Instr* laneId() const { return lane_; }
   ir::Instr* warpId() const { return warp_; }
   int threads() const { return num_warps * 32; }
@@ -198,6 +204,9 @@ void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::I
 // `in` in lw.frags (or replaces a scalar result's uses).
 void lowerTileLoad(Lowering& lw, ir::Instr* in);
 void lowerTileStore(Lowering& lw, ir::Instr* in);
+void lowerTileGather(Lowering& lw, ir::Instr* in);    // gather, scatter and atomics
+void lowerTileScatter(Lowering& lw, ir::Instr* in);
+void lowerTileAtomic(Lowering& lw, ir::Instr* in);
 void lowerTileReduce(Lowering& lw, ir::Instr* in);
 void lowerTileDot(Lowering& lw, ir::Instr* in);
 void lowerTileScan(Lowering& lw, ir::Instr* in);

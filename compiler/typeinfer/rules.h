@@ -126,6 +126,8 @@ extern const Rule numpySinc;       // np.sinc(x)
 // where one rule serves several)
 extern const Rule tileBid, tileNumBlocks, tileCdiv, tileNumTiles, tileLoad, tileStore;
 extern const Rule tileFull;          // full / zeros / ones (arg)
+// rules_tile_gather.cpp: gather / scatter / atomic_* (arg: the atomic operation)
+extern const Rule tileMemory;
 extern const Rule tileArange, tileAstype, tileReshape, tileExpandDims, tileBroadcastTo;
 extern const Rule tilePermute;       // permute / transpose (arg)
 extern const Rule tileItem;
