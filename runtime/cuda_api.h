@@ -145,7 +145,11 @@ inline CUstream perThreadStream() { return reinterpret_cast<CUstream>(uintptr_t{
      unsigned n_options, int* options, void** values))                                         \
   X(cuLinkComplete, "cuLinkComplete", (CUlinkState state, void** cubin, size_t* bytes))         \
   X(cuLinkDestroy, "cuLinkDestroy", (CUlinkState state))                                       \
-  X(cuProfilerStop, "cuProfilerStop", ())
+  X(cuProfilerStop, "cuProfilerStop", ())                                                      \
+  X(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled",                                          \
+    (void* map, int dtype, unsigned rank, void* address, const uint64_t* dims,                 \
+     const uint64_t* strides, const unsigned* box, const unsigned* element_strides,            \
+     int interleave, int swizzle, int l2_promotion, int oob_fill))
 
 // One function-pointer type per entry: cu::PFN_cuInit, ...
 #define CJ_CUDA_PFN(name, symbol, params) using PFN_##name = CUresult (*) params;

@@ -318,6 +318,7 @@ Overload& Dispatcher::compileFor(const std::vector<const Type*>& args, Block blo
   if (order_.empty()) ov->stats.stages.decode = decode_seconds_;
   ov->compiled.times = ov->stats.stages;
   ov->slots = abi::kernelSlots(args);
+  abi::appendTensorMapSlots(ov->compiled.tensor_maps, &ov->slots);
   ov->params.reset(ov->slots.size());
   printStats("compile " + qualname() + numbaArgsString(args) + " sm_" + std::to_string(ov->arch),
              ov->stats);
@@ -573,7 +574,7 @@ void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_
 
   const cu::CUstream stream = config.stream_given ? config.stream : defaultStreamFor(la, device);
   if (!la.staged.empty() || !la.producer_streams.empty()) stageIn(la, stream);
-  ov.params.pack(ov.slots, la.values.data(), nargs);
+  ov.params.pack(ov.slots, la.values.data(), nargs, ov.compiled.tensor_maps);
   check(api.cuLaunchKernel(loaded.function, config.grid[0], config.grid[1], config.grid[2],
                            block.dims[0], block.dims[1], block.dims[2], block.shared_bytes,
                            stream, ov.params.pointers(), nullptr),
@@ -597,7 +598,7 @@ double Dispatcher::launchLoop(const LaunchConfig& config, PyObject* const* args,
   Overload::Loaded& loaded = loadedOn(ov, device, context);
   const cu::CUstream stream = config.stream_given ? config.stream : defaultStreamFor(la, device);
   PackedParams params;
-  params.pack(ov.slots, la.values.data(), nargs);
+  params.pack(ov.slots, la.values.data(), nargs, ov.compiled.tensor_maps);
   const LaunchBlock block(ov, config);
   allowDynamicShared(loaded, device, block.shared_bytes);
   const auto start = Clock::now();

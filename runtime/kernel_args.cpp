@@ -1,9 +1,12 @@
 #include "runtime/kernel_args.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <limits>
 
+#include "runtime/driver.h"
 #include "runtime/errors.h"
 
 namespace cj::rt {
@@ -97,11 +100,72 @@ void PackedParams::reset(size_t slots) {
   for (size_t k = 0; k < slots; ++k) pointers_[k] = storage_[k].data();
 }
 
-void PackedParams::pack(const std::vector<abi::Slot>& slots, const ArgValue* args, size_t nargs) {
+namespace {
+
+bool sameArray(const ArrayValue& a, const ArrayValue& b) {
+  if (a.data != b.data || a.ndim != b.ndim) return false;
+  for (int d = 0; d < a.ndim; ++d)
+    if (a.shape[d] != b.shape[d] || a.strides[d] != b.strides[d]) return false;
+  return true;
+}
+
+// CUtensorMapDataType of a 16-bit dtype (the only ones the tile lowering maps).
+int tensorMapDtype(Scalar s) {
+  switch (s) {
+    case Scalar::Float16: return 6;    // CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+    case Scalar::BFloat16: return 9;   // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+    case Scalar::Int16: case Scalar::UInt16: return 1;
+    default: return -1;
+  }
+}
+
+}  // namespace
+
+bool PackedParams::encodeMap(const TensorMapSpec& spec, const ArrayValue& a, EncodedMap* out) {
+  if (out->encoded && sameArray(out->array, a)) return out->valid;
+  out->array = a;
+  out->encoded = true;
+  out->valid = false;
+  std::memset(out->bytes, 0, sizeof(out->bytes));
+  const int eb = scalarByteSize(spec.dtype);
+  const int dtype = tensorMapDtype(spec.dtype);
+  // What TMA needs: a 2-d array, 16-byte aligned base and row stride, unit
+  // last stride, non-empty; else the kernel takes its cp.async route.
+  if (dtype < 0 || a.ndim != 2 || a.data % 16 || a.strides[1] != eb || a.strides[0] % 16 || a.strides[0] <= 0 ||
+      a.shape[0] <= 0 || a.shape[1] <= 0 || a.shape[0] > (int64_t{1} << 32) || a.shape[1] > (int64_t{1} << 32) ||
+      a.strides[0] >= (int64_t{1} << 40))
+    return false;
+  // CUDAJIT_TMA=0: every launch takes the cp.async route (to compare them).
+  static const bool enabled = [] {
+    const char* e = std::getenv("CUDAJIT_TMA");
+    return !(e && std::string(e) == "0");
+  }();
+  const cu::PFN_cuTensorMapEncodeTiled encode = driver().cuTensorMapEncodeTiled;
+  if (!encode || !enabled) return false;   // an older driver: no TMA
+  const uint64_t dims[2] = {static_cast<uint64_t>(a.shape[1]), static_cast<uint64_t>(a.shape[0])};
+  const uint64_t strides[1] = {static_cast<uint64_t>(a.strides[0])};
+  const unsigned box[2] = {static_cast<unsigned>(spec.box_cols), static_cast<unsigned>(spec.box_rows)};
+  const unsigned element_strides[2] = {1, 1};
+  // No interleave, 128-byte swizzle, L2 promotion of 256 bytes, zero fill.
+  const cu::CUresult r = encode(out->bytes, dtype, 2, reinterpret_cast<void*>(a.data), dims, strides, box,
+                                element_strides, 0, 3, 3, 0);
+  out->valid = r == cu::CUDA_SUCCESS;
+  if (!out->valid) std::memset(out->bytes, 0, sizeof(out->bytes));
+  return out->valid;
+}
+
+void PackedParams::pack(const std::vector<abi::Slot>& slots, const ArgValue* args, size_t nargs,
+                        const std::vector<TensorMapSpec>& maps) {
   if (storage_.size() != slots.size()) reset(slots.size());
+  if (maps_.size() != maps.size()) maps_.assign(maps.size(), EncodedMap{});
+  bool maps_valid = true;
   for (size_t k = 0; k < slots.size(); ++k) {
     const abi::Slot& slot = slots[k];
     void* dst = storage_[k].data();
+    if (slot.kind == abi::SlotKind::TensorMapsValid) {
+      put<int32_t>(dst, maps_valid ? 1 : 0);
+      continue;
+    }
     if (slot.arg < 0 || static_cast<size_t>(slot.arg) >= nargs)
       throw ArgumentValueError("internal: ABI slot refers to argument " + std::to_string(slot.arg));
     const ArgValue& a = args[slot.arg];
@@ -114,6 +178,15 @@ void PackedParams::pack(const std::vector<abi::Slot>& slots, const ArgValue* arg
       case abi::SlotKind::DataPtr: put<uint64_t>(dst, a.array.data); break;
       case abi::SlotKind::Shape: put<int64_t>(dst, a.array.shape[slot.sub]); break;
       case abi::SlotKind::Stride: put<int64_t>(dst, a.array.strides[slot.sub]); break;
+      case abi::SlotKind::TensorMap: {
+        if (static_cast<size_t>(slot.sub) >= maps.size())
+          throw ArgumentValueError("internal: tensor map slot " + std::to_string(slot.sub) + " without its spec");
+        EncodedMap& m = maps_[slot.sub];
+        maps_valid = encodeMap(maps[slot.sub], a.array, &m) && maps_valid;
+        pointers_[k] = m.bytes;
+        break;
+      }
+      case abi::SlotKind::TensorMapsValid: break;
     }
   }
 }

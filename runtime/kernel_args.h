@@ -52,14 +52,26 @@ class PackedParams {
  public:
   void reset(size_t slots);
   // Scalar slots convert each value to the slot's type (the values may have
-  // other, convertible types when an explicit signature was chosen).
-  void pack(const std::vector<abi::Slot>& slots, const ArgValue* args, size_t nargs);
+  // other, convertible types when an explicit signature was chosen). Tensor
+  // map slots encode `maps` for the arrays (cuTensorMapEncodeTiled, again
+  // only when an array's address, shape or strides changed); the flag after
+  // them says whether every one could be.
+  void pack(const std::vector<abi::Slot>& slots, const ArgValue* args, size_t nargs,
+            const std::vector<TensorMapSpec>& maps = {});
   void** pointers() { return pointers_.data(); }
   size_t count() const { return pointers_.size(); }
 
  private:
   std::vector<std::array<uint64_t, 2>> storage_;   // 16 bytes: the widest slot (complex128)
   std::vector<void*> pointers_;
+  struct alignas(64) EncodedMap {
+    uint64_t bytes[16];
+    ArrayValue array;   // what it was encoded for
+    bool valid = false;
+    bool encoded = false;
+  };
+  std::vector<EncodedMap> maps_;
+  bool encodeMap(const TensorMapSpec& spec, const ArrayValue& a, EncodedMap* out);
 };
 
 }  // namespace cj::rt

@@ -102,6 +102,8 @@ def test_typed_inputs_verify_untyped_too():
          "line 3: expected a source line after '@', found 'x'"),
         ("func f() -> none\nbb0:\n  ret\nfunc f() -> none\nbb0:\n  ret\n",
          "line 4: function 'f' defined twice"),
+        ("func f() -> none kernel tmaps=0:f16:128\nbb0:\n  ret\n",
+         "line 1: expected tensor maps such as 0:f16:128x64 after tmaps=, found end of line"),
     ],
 )
 def test_parse_errors(text, message):
@@ -153,3 +155,10 @@ def test_unsigned_constants_parse_above_int64():
     a = "func c() -> u64\nbb0:\n  v0:u64 = const 18446744073709551615\n  ret v0\n"
     b = a.replace("18446744073709551615", "-1")
     assert core.parse_print_ir(a) == core.parse_print_ir(b) == b
+
+
+def test_tensor_maps_round_trip():
+    # A tile kernel's TMA tensor maps: argument, dtype, box rows x columns.
+    text = ("func k(v0:array(f16, 2d, C) a, v1:array(bf16, 2d, C) b) -> none kernel num_warps=4 sm=90 "
+            "tmaps=0:f16:128x64;1:bf16:64x64\nbb0:\n  ret\n")
+    assert core.parse_print_ir(text) == text

@@ -113,6 +113,13 @@ CASES = [
     ("matmul tf32", k_matmul_any, [F32_2D] * 3 + ["int64"] * 3, {"BM": 64, "BN": 64, "BK": 16},
      {"sm_80": ["mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "cvt.rna.tf32.f32"],
       "sm_90": ["wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "cvt.rna.tf32.f32"]}),
+    # 128-byte lines of both operands: TMA into swizzled stages (the cp.async
+    # route beside it for arrays a tensor map cannot describe).
+    ("matmul f16 tma", k_matmul, ["float16[:, ::1]"] * 3 + ["int64"] * 3, {"BM": 64, "BN": 128, "BK": 64},
+     {"sm_80": ["mma.sync.aligned.m16n8k16"],
+      "sm_90": ["cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                "mbarrier.try_wait.parity.shared::cta.b64", "fence.mbarrier_init", ".param .align 64 .b8",
+                "cvta.param", "cp.async.cg.shared.global"]}),
     ("matmul f32 fma", k_matmul, [F32_2D] * 3 + ["int64"] * 3, {"BM": 32, "BN": 32, "BK": 16}, ["fma.rn.f32"]),
     ("matmul f64", k_matmul_f64, ["float64[:, ::1]"] * 3 + ["int64"], {"T": 16}, ["fma.rn.f64"]),
     ("gather scatter", k_gather_scatter, [F32_2D] * 3 + ["int64"], {"T": 32}, ["@p ld.global.b32", "@p st.global.b32"]),

@@ -35,4 +35,11 @@ std::vector<Slot> kernelSlots(const std::vector<const Type*>& arg_types) {
   return slots;
 }
 
+void appendTensorMapSlots(const std::vector<TensorMapSpec>& maps, std::vector<Slot>* slots) {
+  if (maps.empty()) return;
+  for (size_t k = 0; k < maps.size(); ++k)
+    slots->push_back({SlotKind::TensorMap, maps[k].arg, static_cast<int>(k), 128, maps[k].dtype});
+  slots->push_back({SlotKind::TensorMapsValid, 0, 0, 4, Scalar::Int32});
+}
+
 }  // namespace cj::abi

@@ -110,6 +110,13 @@ class FunctionEmitter {
   std::string run();
   // After run(): the LLVM parameter types, comma-separated.
   std::string paramTypeList() const;
+  // After run(): the 1-based positions of the grid_constant parameters (the
+  // tensor maps, whose address the kernel takes).
+  const std::vector<int>& gridConstantParams() const { return grid_constant_; }
+  // A tile kernel's tensor map `k` (Function::tensor_maps): its parameter's
+  // name, and the i32 parameter saying whether the launch encoded them all.
+  const std::string& tensorMapParam(size_t k) const { return tensor_map_params_.at(k); }
+  const std::string& tensorMapsValidParam() const { return tensor_maps_valid_; }
 
   ModuleEmitter& mod() { return mod_; }
   const ir::Function& function() const { return fn_; }
@@ -181,7 +188,10 @@ class FunctionEmitter {
   std::map<const ir::Block*, std::vector<Incoming>> incoming_;
   std::map<const ir::Block*, std::string> bodies_;
   std::unordered_map<const ir::Instr*, std::string> values_;
-  std::vector<std::pair<std::string, std::string>> params_;   // (type, %name) of the LLVM function
+  std::vector<std::pair<std::string, std::string>> params_;   // (type, [attributes] %name) of the LLVM function
+  std::vector<std::string> tensor_map_params_;
+  std::string tensor_maps_valid_;
+  std::vector<int> grid_constant_;
   std::string entry_allocas_, entry_body_;
   std::string* out_ = nullptr;              // where emitLine writes
   std::string label_;                       // the LLVM block being written

@@ -295,6 +295,18 @@ void FunctionEmitter::emitEntry() {
       args.push_back("");
     }
   }
+  if (is_kernel_ && !fn_.tensor_maps.empty()) {
+    // After the arguments (abi.h): each tensor map by value in the parameter
+    // space (grid_constant: the TMA reads it where it lies), then the flag.
+    for (size_t k = 0; k < fn_.tensor_maps.size(); ++k) {
+      std::string name = "%tmap" + std::to_string(k);
+      params_.push_back({"[128 x i8]*", "byval align 64 " + name});
+      grid_constant_.push_back(static_cast<int>(params_.size()));
+      tensor_map_params_.push_back(name);
+    }
+    tensor_maps_valid_ = "%tmaps_ok";
+    params_.push_back({"i32", tensor_maps_valid_});
+  }
   if (npreds_[b0] == 0) {
     for (size_t i = 0; i < b0->params.size(); ++i) bind(*b0->params[i], args[i]);
   } else {

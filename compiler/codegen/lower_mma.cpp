@@ -116,6 +116,28 @@ void lowerSharedStoreIf(FunctionEmitter& fe, const ir::Instr& in) {
               fe.val(in.operands[0]) + ", i32 " + pred + ", " + reg + " " + value + ")");
 }
 
+void lowerTmaLoad(FunctionEmitter& fe, const ir::Instr& in) {
+  fe.emitLine("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+              "[$0], [$1, {$2, $3}], [$4];\", \"r,l,r,r,r,~{memory}\"(i32 " + fe.val(in.operands[0]) + ", i64 " +
+              fe.val(in.operands[1]) + ", i32 " + fe.val(in.operands[2]) + ", i32 " + fe.val(in.operands[3]) + ", i32 " +
+              fe.val(in.operands[4]) + ")");
+}
+
+void lowerMbarrier(FunctionEmitter& fe, const ir::Instr& in) {
+  std::string bar = fe.val(in.operands[0]);
+  if (in.intrinsic == Intrinsic::MbarrierInit) {
+    fe.emitLine("call void asm sideeffect \"mbarrier.init.shared::cta.b64 [$0], " + std::to_string(in.ints[0]) +
+                ";\", \"r,~{memory}\"(i32 " + bar + ")");
+  } else if (in.intrinsic == Intrinsic::MbarrierExpectTx) {
+    fe.emitLine("call void asm sideeffect \"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;\", "
+                "\"r,r,~{memory}\"(i32 " + bar + ", i32 " + fe.val(in.operands[1]) + ")");
+  } else {
+    // The labels are local to the braces (each asm statement its own scope).
+    fe.emitLine("call void asm sideeffect \"{ .reg .pred p; wait: mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1; "
+                "@!p bra wait; }\", \"r,r,~{memory}\"(i32 " + bar + ", i32 " + fe.val(in.operands[1]) + ")");
+  }
+}
+
 void asmStatement(FunctionEmitter& fe, const std::string& text) {
   fe.emitLine("call void asm sideeffect \"" + text + "\", \"~{memory}\"()");
 }
@@ -136,6 +158,12 @@ void lowerMmaIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
     case Intrinsic::CpAsyncCommit: return asmStatement(fe, "cp.async.commit_group;");
     case Intrinsic::CpAsyncWait: return asmStatement(fe, "cp.async.wait_group " + std::to_string(in.ints[0]) + ";");
     case Intrinsic::SharedStoreIf: return lowerSharedStoreIf(fe, in);
+    case Intrinsic::TensorMapAddress:
+      return fe.emitResult(in, "ptrtoint [128 x i8]* " + fe.tensorMapParam(static_cast<size_t>(in.ints[0])) + " to i64");
+    case Intrinsic::TensorMapsValid: return fe.emitResult(in, "icmp ne i32 " + fe.tensorMapsValidParam() + ", 0");
+    case Intrinsic::TmaLoad: return lowerTmaLoad(fe, in);
+    case Intrinsic::MbarrierInit: case Intrinsic::MbarrierExpectTx: case Intrinsic::MbarrierWait: return lowerMbarrier(fe, in);
+    case Intrinsic::MbarrierInitFence: return asmStatement(fe, "fence.mbarrier_init.release.cluster;");
     default:
       fe.fail(in, in.intrinsicName(), "not a tensor-core intrinsic");
   }

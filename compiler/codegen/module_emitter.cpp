@@ -115,7 +115,11 @@ std::string ModuleEmitter::functionName(const ir::Function& fn) const {
 
 std::string ModuleEmitter::run() {
   std::vector<std::string> bodies;
-  std::vector<std::pair<std::string, std::string>> kernels;   // (@name, param types)
+  struct Kernel {
+    std::string name, params;
+    std::vector<int> grid_constant;
+  };
+  std::vector<Kernel> kernels;
   const bool device_only = !hasKernel(module_);
   for (size_t i = 0; i < module_.functions.size(); ++i) {
     const ir::Function& fn = *module_.functions[i];
@@ -127,7 +131,7 @@ std::string ModuleEmitter::run() {
       requireBlock(block);
     }
     bodies.push_back(device_only && i == 0 ? exported(fe.run()) : fe.run());
-    if (kernel) kernels.emplace_back(functionName(fn), fe.paramTypeList());
+    if (kernel) kernels.push_back({functionName(fn), fe.paramTypeList(), fe.gridConstantParams()});
   }
 
   std::string out;
@@ -146,7 +150,7 @@ std::string ModuleEmitter::run() {
   // as unreferenced and LTO drops them.
   if (!kernels.empty()) {
     std::string used;
-    for (const auto& [name, params] : kernels) {
+    for (const auto& [name, params, grid_constant] : kernels) {
       used += (used.empty() ? "" : ", ") + std::string("i8* bitcast (void (") + params + ")* " + name + " to i8*)";
     }
     out += "@llvm.used = appending global [" + std::to_string(kernels.size()) + " x i8*] [" + used +
@@ -154,13 +158,20 @@ std::string ModuleEmitter::run() {
   }
 
   std::string annotations;
-  for (const auto& [name, params] : kernels) {
+  for (const auto& [name, params, grid_constant] : kernels) {
     // The annotation names the kernel through a pointer of its exact type.
     int node = metadata_.add("!{void (" + params + ")* " + name + ", !\"kernel\", i32 1}");
     annotations += (annotations.empty() ? "!" : ", !") + std::to_string(node);
     for (int d = 0; d < 3 && required_block_[0] > 0; ++d) {
       node = metadata_.add("!{void (" + params + ")* " + name + ", !\"reqntid" + std::string(1, "xyz"[d]) +
                            "\", i32 " + std::to_string(required_block_[d]) + "}");
+      annotations += ", !" + std::to_string(node);
+    }
+    if (!grid_constant.empty()) {
+      std::string positions;
+      for (int k : grid_constant) positions += (positions.empty() ? "i32 " : ", i32 ") + std::to_string(k);
+      int list = metadata_.add("!{" + positions + "}");
+      node = metadata_.add("!{void (" + params + ")* " + name + ", !\"grid_constant\", !" + std::to_string(list) + "}");
       annotations += ", !" + std::to_string(node);
     }
   }

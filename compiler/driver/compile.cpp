@@ -191,6 +191,7 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   target.arch_specific = target.arch_specific || usesArchSpecificInstructions(*typed);
   out.arch_specific = target.arch_specific;
   out.dynamic_shared_bytes = dynamicSharedBytes(*typed);
+  out.tensor_maps = typed->functions.front()->tensor_maps;
   out.symbol = codegen::nvvmBackend().kernelSymbol(*typed->functions.front());
 
   // Library calls (block algorithms): their entry points and LTO-IR, all at

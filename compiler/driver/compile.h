@@ -72,6 +72,9 @@ struct CompiledKernel {
   // Tile kernels: the dynamic shared memory every launch passes (their
   // buffers beyond 48 KB); 0 otherwise.
   int dynamic_shared_bytes = 0;
+  // Tile kernels with TMA: the tensor maps each launch encodes and passes
+  // after the arguments (codegen/abi.h).
+  std::vector<TensorMapSpec> tensor_maps;
 };
 
 // Decodes once (the untyped module can be reused for other signatures).

@@ -19,6 +19,7 @@
 
 #include "ir/intrinsics.h"
 #include "types/types.h"
+#include "types/tensor_map.h"
 
 namespace cj::ir {
 
@@ -264,6 +265,9 @@ struct Function {
   bool is_kernel = false;
   int num_warps = 0;            // tile kernels: the block's warps (text: "num_warps=4"); 0: not a tile kernel
   int target_sm = 0;            // tile kernels: the GPU generation the passes may use (text: "sm=90"); 0: unknown
+  // Tile kernels: the TMA tensor maps the launch passes after the arguments
+  // (text: "tmaps=0:f16:128x64;1:f16:64x64").
+  std::vector<TensorMapSpec> tensor_maps;
   int next_id = 0;
 
   Block* entry() const { return blocks.front().get(); }

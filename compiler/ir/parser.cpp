@@ -397,6 +397,10 @@ class Parser {
       if (!n || *n < 50 || *n > 1000) ln.fail("a GPU generation such as 90 after sm=");
       fn_->target_sm = static_cast<int>(*n);
     }
+    if (ln.accept("tmaps=")) {
+      if (!parseTensorMaps(word(ln, "tensor maps after tmaps="), &fn_->tensor_maps))
+        ln.fail("tensor maps such as 0:f16:128x64 after tmaps=");
+    }
     if (ln.accept("py=")) fn_->py_name = word(ln, "a Python name after 'py='");
     if (ln.accept('@')) {
       // "@file.py:3": the line is after the last ':'.

@@ -236,6 +236,26 @@ std::string mmaIntrinsicError(const Instr& in) {
       if (operand(0) != i32Ty() || operand(1) != boolTy() || !operand(2)->isScalar())
         return "takes (i32 shared address, b1 predicate, scalar value)";
       return in.type == voidTy() ? "" : "has no result";
+    case Intrinsic::TensorMapAddress:
+      if (in.ints.size() != 1 || in.ints[0] < 0) return "ints are {tensor map index}";
+      if (!in.parent || in.ints[0] >= static_cast<int64_t>(in.parent->parent->tensor_maps.size()))
+        return "names a tensor map the function does not have (tmaps=)";
+      return in.type == i64Ty() ? "" : "result must be i64";
+    case Intrinsic::TensorMapsValid:
+      return in.type == boolTy() ? "" : "result must be b1";
+    case Intrinsic::TmaLoad:
+      if (operand(0) != i32Ty() || operand(1) != i64Ty() || operand(2) != i32Ty() || operand(3) != i32Ty() || operand(4) != i32Ty())
+        return "takes (i32 shared address, i64 map, i32 c0, i32 c1, i32 mbarrier)";
+      return in.type == voidTy() ? "" : "has no result";
+    case Intrinsic::MbarrierInit:
+      if (in.ints.size() != 1 || in.ints[0] < 1) return "ints are {arrival count}";
+      [[fallthrough]];
+    case Intrinsic::MbarrierExpectTx: case Intrinsic::MbarrierWait:
+      for (size_t i = 0; i < in.operands.size(); ++i)
+        if (operand(i) != i32Ty()) return "takes i32 operands (the mbarrier's shared address first)";
+      return in.type == voidTy() ? "" : "has no result";
+    case Intrinsic::MbarrierInitFence:
+      return in.type == voidTy() ? "" : "has no result";
     case Intrinsic::WgmmaWait: case Intrinsic::CpAsyncWait:
       if (in.ints.size() != 1) return "ints are {pending groups}";
       [[fallthrough]];

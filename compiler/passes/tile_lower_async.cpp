@@ -14,11 +14,16 @@
 //               tensor cores on `stage`; barrier
 //   exit:       wait for every group (the requests past the last iteration)
 //
+// With TMA (AsyncDot::tma) a request is one thread's cp.async.bulk.tensor
+// per 64-column box, the wait an mbarrier's phase, and the exit waits for the
+// stages still in flight.
+//
 // Tile coordinates ahead are the load's index values recomputed with
 // k + j step (the loop's range step) in place of k; a request past the end
 // of the array reads nothing and zero-fills. Loads with another use, padding
 // other than zero, or indices that are not pure arithmetic of the induction
 // variable and loop invariants keep the register path.
+#include <algorithm>
 #include <map>
 
 #include "ir/cfg.h"
@@ -98,12 +103,22 @@ bool planOperand(Lowering& lw, AsyncDot& p, int which) {
   AsyncOperand& op = which == 0 ? p.x : p.y;
   op.load = load;
   op.n_major = which == 1;
+  op.rows = shape[0];
+  op.cols = shape[1];
   op.stage_bytes = shape[0] * shape[1] * 2;
-  int64_t k = which == 0 ? shape[1] : shape[0];
-  if (which == 0)
-    op.index = [k](Lowering& l, ir::Instr* row, ir::Instr* col) { return kMajorCoreIndex(l, k, 8, row, col); };
-  else
-    op.index = [k](Lowering& l, ir::Instr* row, ir::Instr* col) { return nMajorCoreIndex(l, k, row, col); };
+  // The swizzled layout where whole 128-byte lines fit and, for B, each
+  // warpgroup's columns start a 64-column block.
+  int64_t rows = shape[0];
+  op.swizzled = shape[1] % 64 == 0 && rows % 8 == 0 && (which == 0 || p.dot->type->tile_layout->mma_n % 64 == 0);
+  if (op.swizzled) {
+    op.offset = [rows](Lowering& l, ir::Instr* row, ir::Instr* col) { return swizzled128Offset(l, rows, row, col); };
+  } else if (which == 0) {
+    int64_t k = shape[1];
+    op.offset = [k](Lowering& l, ir::Instr* row, ir::Instr* col) { return l.mul(kMajorCoreIndex(l, k, 8, row, col), l.i32(2)); };
+  } else {
+    int64_t k = shape[0];
+    op.offset = [k](Lowering& l, ir::Instr* row, ir::Instr* col) { return l.mul(nMajorCoreIndex(l, k, row, col), l.i32(2)); };
+  }
   return true;
 }
 
@@ -113,16 +128,79 @@ void request(Lowering& lw, const AsyncDot& p, const AsyncOperand& op, ir::Instr*
   std::vector<ir::Instr*> index;
   for (size_t d = 1; d < op.load->operands.size(); ++d) index.push_back(valueAt(lw, p, op.load->operands[d], at, memo));
   ir::Instr* base = stageAddress(lw, op, stage);
-  copyTileToSharedAsync(lw, op.load->operands[0], index, op.load->type->shape, [&](ir::Instr* row, ir::Instr* col) {
-    return lw.add(base, lw.mul(op.index(lw, row, col), lw.i32(2)));
-  });
+  copyTileToSharedAsync(lw, op.load->operands[0], index, op.load->type->shape, op.swizzled,
+                        [&](ir::Instr* row, ir::Instr* col) { return lw.add(base, op.offset(lw, row, col)); });
 }
 
-void requestBoth(Lowering& lw, const AsyncDot& p, ir::Instr* stage, Point at) {
+ir::Instr* barrierAddress(Lowering& lw, const AsyncDot& p, ir::Instr* stage) {
+  ir::Instr* base = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {p.barriers});
+  return lw.add(base, lw.mul(stage, lw.i32(8)));
+}
+
+ir::Instr* threadZero(Lowering& lw) {
+  ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
+  return lw.emit(ir::Op::Eq, boolTy(), {tid, lw.i32(0)});
+}
+
+void requestCpAsync(Lowering& lw, const AsyncDot& p, ir::Instr* stage, Point at) {
   std::map<ir::Instr*, ir::Instr*> memo;
   for (const AsyncOperand* op : {&p.x, &p.y})
     if (op->load) request(lw, p, *op, stage, at, memo);
   lw.intrinsic(ir::Intrinsic::CpAsyncCommit, voidTy(), {});
+}
+
+void requestTma(Lowering& lw, const AsyncDot& p, ir::Instr* stage, Point at) {
+  lw.emitIf(threadZero(lw), [&] {
+    std::map<ir::Instr*, ir::Instr*> memo;
+    ir::Instr* bar = barrierAddress(lw, p, stage);
+    lw.intrinsic(ir::Intrinsic::MbarrierExpectTx, voidTy(), {bar, lw.i32(p.x.stage_bytes + p.y.stage_bytes)});
+    for (const AsyncOperand* op : {&p.x, &p.y}) {
+      if (!op->load) continue;
+      ir::Instr* map = lw.intrinsic(ir::Intrinsic::TensorMapAddress, i64Ty(), {}, {op->map});
+      auto origin = [&](int d, int64_t extent) {
+        ir::Instr* t = valueAt(lw, p, op->load->operands[1 + d], at, memo);
+        return lw.emit(ir::Op::Cast, i32Ty(), {lw.mul(lw.toI64(t), lw.i64(extent))});
+      };
+      ir::Instr* row0 = origin(0, op->rows);
+      ir::Instr* col0 = origin(1, op->cols);
+      ir::Instr* base = stageAddress(lw, *op, stage);
+      for (int64_t j = 0; j < op->cols / 64; ++j)
+        lw.intrinsic(ir::Intrinsic::TmaLoad, voidTy(),
+                     {lw.add(base, lw.i32(j * op->rows * 128)), map, lw.add(col0, lw.i32(64 * j)), row0, bar});
+    }
+  });
+}
+
+void requestBoth(Lowering& lw, const AsyncDot& p, ir::Instr* stage, Point at) {
+  if (!p.tma) return requestCpAsync(lw, p, stage, at);
+  ir::Instr* ok = lw.intrinsic(ir::Intrinsic::TensorMapsValid, boolTy(), {});
+  lw.emitIf(ok, [&] { requestTma(lw, p, stage, at); });
+  lw.emitIf(lw.emit(ir::Op::Not, boolTy(), {ok}), [&] { requestCpAsync(lw, p, stage, at); });
+}
+
+// The argument index of `arr` if it is one of the kernel's arguments.
+int argumentIndex(const ir::Function& fn, const ir::Instr* arr) {
+  const auto& params = fn.entry()->params;
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].get() == arr) return static_cast<int>(i);
+  return -1;
+}
+
+// TMA where every copied operand is a kernel argument in the swizzled layout
+// and its box fits (at most 256 rows).
+bool planTma(Lowering& lw, AsyncDot& p) {
+  if (lw.fn.target_sm < 90 || !lw.fn.entry()) return false;
+  for (const AsyncOperand* op : {&p.x, &p.y})
+    if (op->load && (!op->swizzled || op->rows > 256 || argumentIndex(lw.fn, op->load->operands[0]) < 0)) return false;
+  for (AsyncOperand* op : {&p.x, &p.y}) {
+    if (!op->load) continue;
+    TensorMapSpec spec{argumentIndex(lw.fn, op->load->operands[0]), op->load->type->scalar, op->rows, 64};
+    auto& maps = lw.fn.tensor_maps;
+    auto found = std::find(maps.begin(), maps.end(), spec);
+    op->map = static_cast<int>(found - maps.begin());
+    if (found == maps.end()) maps.push_back(spec);
+  }
+  return true;
 }
 
 }  // namespace
@@ -179,8 +257,14 @@ std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw) {
     int64_t stage_bytes = p->x.stage_bytes + p->y.stage_bytes;
     p->stages = 3 * stage_bytes <= 160 * 1024 ? 3 : 2;
     for (AsyncOperand* op : {&p->x, &p->y})
-      if (op->load) op->buffer = lw.sharedArray(op->load->type->scalar, p->stages * op->stage_bytes / 2);
+      if (op->load)   // swizzled: 1 KB more, to align the stages
+        op->buffer = lw.sharedArray(op->load->type->scalar, (p->stages * op->stage_bytes + (op->swizzled ? 1024 : 0)) / 2);
     p->stage = p->header->addParam(i32Ty(), "stage");
+    p->tma = planTma(lw, *p);
+    if (p->tma) {
+      p->barriers = lw.sharedArray(Scalar::Int64, p->stages);
+      p->phase = p->header->addParam(i32Ty(), "phase");
+    }
     lw.async_dots[dot] = p.get();
     for (const AsyncOperand* op : {&p->x, &p->y})
       if (op->load) lw.async_loads.insert(op->load);
@@ -191,6 +275,7 @@ std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw) {
 
 ir::Instr* stageAddress(Lowering& lw, const AsyncOperand& op, ir::Instr* stage) {
   ir::Instr* base = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {op.buffer});
+  if (op.swizzled) base = lw.band(lw.add(base, lw.i32(1023)), ~int64_t{1023});
   return lw.add(base, lw.mul(stage, lw.i32(op.stage_bytes)));
 }
 
@@ -201,8 +286,26 @@ ir::Instr* stagePlus(Lowering& lw, const AsyncDot& plan, int64_t by) {
   return lw.emit(ir::Op::Select, i32Ty(), {wrap, lw.emit(ir::Op::Sub, i32Ty(), {s, lw.i32(plan.stages)}), s});
 }
 
+void waitForStage(Lowering& lw, const AsyncDot& plan) {
+  if (!plan.tma) {
+    // This stage's group has landed when at most S-2 newer ones are pending
+    // (this iteration's request is not made yet).
+    lw.intrinsic(ir::Intrinsic::CpAsyncWait, voidTy(), {}, {plan.stages - 2});
+    return;
+  }
+  ir::Instr* ok = lw.intrinsic(ir::Intrinsic::TensorMapsValid, boolTy(), {});
+  lw.emitIf(ok, [&] { lw.intrinsic(ir::Intrinsic::MbarrierWait, voidTy(), {barrierAddress(lw, plan, plan.stage), plan.phase}); });
+  lw.emitIf(lw.emit(ir::Op::Not, boolTy(), {ok}),
+            [&] { lw.intrinsic(ir::Intrinsic::CpAsyncWait, voidTy(), {}, {plan.stages - 2}); });
+}
+
 void requestNextOperands(Lowering& lw, AsyncDot& plan) {
   plan.next_stage = stagePlus(lw, plan, 1);
+  if (plan.tma) {   // the parity flips after the last stage
+    ir::Instr* last = lw.emit(ir::Op::Eq, boolTy(), {plan.stage, lw.i32(plan.stages - 1)});
+    ir::Instr* flipped = lw.emit(ir::Op::BitXor, i32Ty(), {plan.phase, lw.i32(1)});
+    plan.next_phase = lw.emit(ir::Op::Select, i32Ty(), {last, flipped, plan.phase});
+  }
   requestBoth(lw, plan, stagePlus(lw, plan, plan.stages - 1), Point{false, plan.stages - 1});
 }
 
@@ -214,7 +317,10 @@ void finishAsyncDots(Lowering& lw, std::vector<std::unique_ptr<AsyncDot>>& plans
       ir::Instr* t = b->terminator();
       if (b.get() == p->preheader || !t) continue;
       for (size_t s = 0; s < t->succs.size(); ++s)
-        if (t->succs[s].target == p->header) t->addEdgeArg(s, p->next_stage);
+        if (t->succs[s].target == p->header) {
+          t->addEdgeArg(s, p->next_stage);
+          if (p->tma) t->addEdgeArg(s, p->next_phase);
+        }
     }
     // The first request, at the end of the preheader (which emitIf may split).
     ir::Block* pre = p->preheader;
@@ -223,20 +329,46 @@ void finishAsyncDots(Lowering& lw, std::vector<std::unique_ptr<AsyncDot>>& plans
     std::vector<std::unique_ptr<ir::Instr>> code = std::move(pre->instrs);
     lw.beginBlock(pre);
     lw.setOutput(&code, term->loc);
+    if (p->tma) {   // one thread sets up the stages' mbarriers before anyone uses them
+      lw.emitIf(threadZero(lw), [&] {
+        for (int s = 0; s < p->stages; ++s)
+          lw.intrinsic(ir::Intrinsic::MbarrierInit, voidTy(), {barrierAddress(lw, *p, lw.i32(s))}, {1});
+        lw.intrinsic(ir::Intrinsic::MbarrierInitFence, voidTy(), {});
+      });
+      lw.barrier();
+    }
     for (int j = 0; j < p->stages - 1; ++j) requestBoth(lw, *p, lw.i32(j), Point{true, j});
     term->addEdgeArg(0, lw.i32(0));
+    if (p->tma) term->addEdgeArg(0, lw.i32(0));
     code.push_back(std::move(term));
     ir::Block* tail = lw.currentBlock();
     for (auto& in : code) in->parent = tail;
     tail->instrs = std::move(code);
-    // The request the last iteration made lands before the loop's code after it.
+    // The requests the last iterations made land before the loop's code
+    // after it: the S-1 stages from the header's stage on, with TMA.
+    std::vector<std::unique_ptr<ir::Instr>> rest = std::move(p->exit->instrs);
     std::vector<std::unique_ptr<ir::Instr>> drain;
     lw.beginBlock(p->exit);
-    lw.setOutput(&drain, p->exit->instrs.front()->loc);
+    lw.setOutput(&drain, rest.front()->loc);
+    if (p->tma) {
+      ir::Instr* ok = lw.intrinsic(ir::Intrinsic::TensorMapsValid, boolTy(), {});
+      lw.emitIf(ok, [&] {
+        for (int j = 0; j < p->stages - 1; ++j) {
+          ir::Instr* s = lw.add(p->stage, lw.i32(j));
+          ir::Instr* wrap = lw.emit(ir::Op::Ge, boolTy(), {s, lw.i32(p->stages)});
+          ir::Instr* stage = lw.emit(ir::Op::Select, i32Ty(), {wrap, lw.emit(ir::Op::Sub, i32Ty(), {s, lw.i32(p->stages)}), s});
+          ir::Instr* parity = lw.emit(ir::Op::BitXor, i32Ty(), {p->phase, lw.emit(ir::Op::Cast, i32Ty(), {wrap})});
+          lw.intrinsic(ir::Intrinsic::MbarrierWait, voidTy(), {barrierAddress(lw, *p, stage), parity});
+        }
+      });
+    }
     lw.intrinsic(ir::Intrinsic::CpAsyncWait, voidTy(), {}, {0});
-    for (auto& in : drain) in->parent = p->exit;
-    p->exit->instrs.insert(p->exit->instrs.begin(), std::make_move_iterator(drain.begin()),
-                           std::make_move_iterator(drain.end()));
+    // Every thread is past its waits before a next run of the loop re-arms the mbarriers.
+    if (p->tma) lw.barrier();
+    for (auto& in : rest) drain.push_back(std::move(in));
+    ir::Block* exit_tail = lw.currentBlock();
+    for (auto& in : drain) in->parent = exit_tail;
+    exit_tail->instrs = std::move(drain);
   }
 }
 

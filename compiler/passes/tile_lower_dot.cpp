@@ -182,10 +182,11 @@ struct CoreMatrixLayout {
 };
 
 // A wgmma matrix descriptor for the operand starting at byte `start` (i32) of
-// the shared window: address, LBO and SBO in 16-byte units, no swizzle.
-ir::Instr* descriptor(Lowering& lw, ir::Instr* start, int64_t sbo_bytes) {
+// the shared window: address, LBO and SBO in 16-byte units, the swizzle mode
+// (0: none, 1: 128 bytes).
+ir::Instr* descriptor(Lowering& lw, ir::Instr* start, int64_t lbo_bytes, int64_t sbo_bytes, int64_t swizzle = 0) {
   ir::Instr* addr = lw.emit(ir::Op::Cast, i64Ty(), {lw.emit(ir::Op::BitAnd, i32Ty(), {lw.shr(start, 4), lw.i32(0x3FFF)})});
-  int64_t fields = (int64_t{128 >> 4} << 16) | (int64_t{(sbo_bytes >> 4) & 0x3FFF} << 32);
+  int64_t fields = (int64_t{(lbo_bytes >> 4) & 0x3FFF} << 16) | (int64_t{(sbo_bytes >> 4) & 0x3FFF} << 32) | (swizzle << 62);
   return lw.emit(ir::Op::BitOr, i64Ty(), {addr, lw.i64(fields)});
 }
 
@@ -211,15 +212,15 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
     a_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {a});
   }
   bool b_transposed = plan && plan->y.load;
+  bool a_swizzled = plan && plan->x.load && plan->x.swizzled;
+  bool b_swizzled = b_transposed && plan->y.swizzled;
   if (b_transposed) {
     b_addr = stageAddress(lw, plan->y, plan->stage);
   } else {
     ir::Instr* b = toShared(lw, d.y, d.operand, d.n * d.k, [&](ir::Instr* r, ir::Instr* c) { return core.index(lw, c, r); });
     b_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {b});
   }
-  // This stage's group has landed when at most S-2 newer ones are pending
-  // (this iteration's request is not made yet).
-  if (plan) lw.intrinsic(ir::Intrinsic::CpAsyncWait, voidTy(), {}, {plan->stages - 2});
+  if (plan) waitForStage(lw, *plan);
   lw.intrinsic(ir::Intrinsic::FenceProxyAsync, voidTy(), {});
   lw.barrier();
 
@@ -235,11 +236,21 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
   for (int64_t k0 = 0; k0 < d.k; k0 += kstep) {
     int64_t k_bytes = (k0 / core.kc) * 128;
     for (int64_t im = 0; im < reps_m; ++im) {
-      ir::Instr* da = descriptor(lw, lw.add(a_addr, lw.i32((im * 64 / 8) * sbo + k_bytes)), sbo);
+      // Swizzled A: 128-byte lines of 64 k, 64 rows are 8 KB; the k step moves
+      // the start inside a line (the swizzle applies to the address bits).
+      ir::Instr* da = a_swizzled ? descriptor(lw, lw.add(a_addr, lw.i32((k0 / 64) * d.m * 128 + im * 64 * 128 + (k0 % 64) * 2)), 16, 1024, 1)
+                                 : descriptor(lw, lw.add(a_addr, lw.i32((im * 64 / 8) * sbo + k_bytes)), 128, sbo);
       for (int64_t rn = 0; rn < reps_n; ++rn) {
         // This warpgroup's columns: group * ns + rn * ns * wn.
-        ir::Instr* rows_b = lw.add(lw.mul(group, lw.i32(ns / 8 * sbo)), lw.i32((rn * ns * wn / 8) * sbo + k_bytes));
-        ir::Instr* db = descriptor(lw, lw.add(b_addr, rows_b), sbo);
+        ir::Instr* db;
+        if (b_swizzled) {   // blocks of 64 columns, d.k lines of 128 bytes each
+          int64_t block = d.k * 128;
+          ir::Instr* at = lw.add(lw.mul(group, lw.i32(ns / 64 * block)), lw.i32((rn * ns * wn / 64) * block + k0 * 128));
+          db = descriptor(lw, lw.add(b_addr, at), block, 1024, 1);
+        } else {
+          ir::Instr* rows_b = lw.add(lw.mul(group, lw.i32(ns / 8 * sbo)), lw.i32((rn * ns * wn / 8) * sbo + k_bytes));
+          db = descriptor(lw, lw.add(b_addr, rows_b), 128, sbo);
+        }
         std::vector<ir::Instr*> ops = {da, db};
         std::vector<int64_t> slots;
         for (int64_t j = 0; j < ns / 8; ++j)
@@ -306,6 +317,12 @@ ir::Instr* kMajorCoreIndex(Lowering& lw, int64_t k, int64_t kc, ir::Instr* row, 
   ir::Instr* group = lw.mul(lw.shr(row, 3), lw.i32(8 * k));
   ir::Instr* core = lw.mul(lw.shr(kk, log2Ceil(kc)), lw.i32(8 * kc));
   return lw.add(lw.add(group, core), lw.add(lw.mul(lw.band(row, 7), lw.i32(kc)), lw.band(kk, kc - 1)));
+}
+
+ir::Instr* swizzled128Offset(Lowering& lw, int64_t rows, ir::Instr* row, ir::Instr* col) {
+  ir::Instr* line = lw.add(lw.mul(lw.shr(col, 6), lw.i32(rows)), row);
+  ir::Instr* chunk = lw.emit(ir::Op::BitXor, i32Ty(), {lw.band(lw.shr(col, 3), 7), lw.band(row, 7)});
+  return lw.add(lw.mul(line, lw.i32(128)), lw.mul(chunk, lw.i32(16)));
 }
 
 ir::Instr* nMajorCoreIndex(Lowering& lw, int64_t k, ir::Instr* kk, ir::Instr* n) {

@@ -280,18 +280,18 @@ void lowerTileStore(Lowering& lw, ir::Instr* in) {
 }
 
 void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::Instr*>& index,
-                           const std::vector<int64_t>& shape, const SharedChunkAddress& shared_address) {
+                           const std::vector<int64_t>& shape, bool by_rows, const SharedChunkAddress& shared_address) {
   Scalar dtype = arr->type->scalar;
   int eb = scalarByteSize(dtype);
   int64_t w = 16 / eb;   // elements of a chunk
   ArrayView v = arrayView(lw, arr, index, shape, dtype, static_cast<int>(w));
   int64_t rows = shape[0], cols = shape[1], per_row = cols / w, total = rows * per_row, threads = lw.threads();
   int shift = log2Ceil(per_row);
-  // Chunk c: eight consecutive chunks go to eight consecutive rows of one
-  // column, so that eight threads fill a 16-byte x 8-row core matrix (128
-  // contiguous bytes of the wgmma layouts: no bank conflicts), then the next
-  // column, then the next eight rows.
-  bool by_core = rows % 8 == 0;
+  // Chunk c, by columns: eight consecutive chunks go to eight consecutive
+  // rows of one column, so that eight threads fill a 16-byte x 8-row core
+  // matrix (128 contiguous bytes of the unswizzled wgmma layouts: no bank
+  // conflicts), then the next column, then the next eight rows.
+  bool by_core = !by_rows && rows % 8 == 0;
   ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
   struct Chunk {
     int64_t first;
@@ -319,7 +319,7 @@ void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::I
   }
   if (total % threads) inside = lw.boolean(false);
   lw.emitIf(inside, [&] {
-    bool uniform = by_core && threads % (8 * per_row) == 0;
+    bool uniform = by_core ? threads % (8 * per_row) == 0 : threads % per_row == 0;
     ir::Instr* base = rowAddress(chunks.front().row, chunks.front().col);
     for (const Chunk& c : chunks) {
       ir::Instr* address = uniform ? lw.add(base, lw.mul(lw.i64(c.first / per_row), v.strides[0])) : rowAddress(c.row, c.col);

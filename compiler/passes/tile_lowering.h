@@ -150,6 +150,16 @@ class Lowering {
 // elements: wgmma's transposed B).
 ir::Instr* kMajorCoreIndex(Lowering& lw, int64_t k, int64_t kc, ir::Instr* row, ir::Instr* kk);
 ir::Instr* nMajorCoreIndex(Lowering& lw, int64_t k, ir::Instr* kk, ir::Instr* n);
+// The 128-byte swizzled layout of a tile of `rows` rows of 16-bit elements
+// whose columns (a multiple of 64) are contiguous in global memory: 64
+// columns make a 128-byte line, lines of one 64-column block follow each
+// other (rows x 128 bytes a block), and in line r the 16-byte chunk j sits at
+// j ^ (r mod 8). It is what TMA writes with CU_TENSOR_MAP_SWIZZLE_128B and
+// what wgmma reads with swizzle mode 1 (K-major A: SBO 1024; N-major B: LBO
+// between 64-column blocks, SBO 1024); eight threads writing one line hit
+// eight distinct bank groups. Byte offset (i32) of element (row, col), col a
+// multiple of 8; a block must start 1024-byte aligned.
+ir::Instr* swizzled128Offset(Lowering& lw, int64_t rows, ir::Instr* row, ir::Instr* col);
 
 // ---- asynchronous operand copies (tile_lower_async.cpp) ------------------------------
 //
@@ -163,8 +173,11 @@ struct AsyncOperand {
   ir::Instr* buffer = nullptr;       // shared array of both stages
   int64_t stage_bytes = 0;
   bool n_major = false;              // y kept N-contiguous (wgmma's transposed B)
-  // The shared element index of (row, col) of the tile in one stage.
-  std::function<ir::Instr*(Lowering&, ir::Instr* row, ir::Instr* col)> index;
+  bool swizzled = false;             // swizzled128Offset's layout (else the core-matrix one)
+  int64_t rows = 0, cols = 0;        // the tile's shape
+  int map = -1;                      // TMA: its tensor map (Function::tensor_maps)
+  // The byte offset in one stage of element (row, col) of the tile.
+  std::function<ir::Instr*(Lowering&, ir::Instr* row, ir::Instr* col)> offset;
 };
 struct AsyncDot {
   ir::Instr* dot = nullptr;
@@ -177,6 +190,16 @@ struct AsyncDot {
   ir::Instr* stage = nullptr;         // header parameter: the stage this iteration computes on (i32)
   ir::Instr* next_stage = nullptr;    // (stage + 1) mod stages, passed back by the latch
   AsyncOperand x, y;
+  // TMA (sm_90, operands that are whole kernel arguments in the swizzled
+  // layout): one thread requests a stage with cp.async.bulk.tensor, whose
+  // bytes complete the stage's mbarrier; every thread waits on it with the
+  // phase parity, a header parameter that flips when the stage wraps. The
+  // cp.async route stays beside it for launches whose maps could not be
+  // encoded (TensorMapsValid).
+  bool tma = false;
+  ir::Instr* barriers = nullptr;      // shared i64[stages]
+  ir::Instr* phase = nullptr;         // header parameter (i32 0/1)
+  ir::Instr* next_phase = nullptr;
 };
 
 // Plans every dot that qualifies and adds the stage parameter to its loop
@@ -184,6 +207,8 @@ struct AsyncDot {
 std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw);
 // At the dot: requests the operands S-1 iterations ahead into their stage.
 void requestNextOperands(Lowering& lw, AsyncDot& plan);
+// At the dot: waits until this iteration's stage has landed.
+void waitForStage(Lowering& lw, const AsyncDot& plan);
 // The shared byte address (i32) of operand `op` of `plan` at `stage`.
 ir::Instr* stageAddress(Lowering& lw, const AsyncOperand& op, ir::Instr* stage);
 // After every block is lowered: the first request in the preheader, the
@@ -192,12 +217,15 @@ void finishAsyncDots(Lowering& lw, std::vector<std::unique_ptr<AsyncDot>>& plans
 
 // Copies the tile of `shape` (rank 2) at tile coordinates `index` of `arr`
 // into shared memory with cp.async, 16-byte chunks along the last dimension;
-// chunk (row, col) goes to shared byte address chunk_address(row, col). Parts
+// chunk (row, col) goes to shared byte address chunk_address(row, col).
+// Consecutive threads take consecutive chunks of a row (by_rows: coalesced
+// reads, for layouts where a row's chunks fall in distinct banks) or of a
+// column (eight rows of a 16-byte core matrix: the unswizzled layouts). Parts
 // outside the array are zero-filled; where the array does not allow 16-byte
 // chunks (alignment, strides) the elements move one by one through registers.
 using SharedChunkAddress = std::function<ir::Instr*(ir::Instr* row, ir::Instr* col)>;
 void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::Instr*>& index,
-                           const std::vector<int64_t>& shape, const SharedChunkAddress& chunk_address);
+                           const std::vector<int64_t>& shape, bool by_rows, const SharedChunkAddress& chunk_address);
 
 // One lowering per tile intrinsic family (tile_lower_memory.cpp,
 // tile_lower_reduce.cpp, tile_lower_dot.cpp); each records the fragment of

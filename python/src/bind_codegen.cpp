@@ -83,6 +83,8 @@ const char* slotKindName(cj::abi::SlotKind k) {
     case cj::abi::SlotKind::DataPtr: return "data";
     case cj::abi::SlotKind::Shape: return "shape";
     case cj::abi::SlotKind::Stride: return "stride";
+    case cj::abi::SlotKind::TensorMap: return "tensor_map";
+    case cj::abi::SlotKind::TensorMapsValid: return "tensor_maps_valid";
   }
   return "?";
 }
