@@ -138,6 +138,17 @@ void lowerMbarrier(FunctionEmitter& fe, const ir::Instr& in) {
   }
 }
 
+void lowerRegisterFence(FunctionEmitter& fe, const ir::Instr& in) {
+  int n = static_cast<int>(in.operands.size());
+  std::string constraints, args;
+  for (int k = 0; k < n; ++k) constraints += (k ? ",=f" : "=f");
+  for (int k = 0; k < n; ++k) {
+    constraints += "," + std::to_string(k);
+    args += (k ? ", float " : "float ") + fe.val(in.operands[k]);
+  }
+  fe.emitResult(in, "call " + structOf("float", n) + " asm sideeffect \"\", \"" + constraints + ",~{memory}\"(" + args + ")");
+}
+
 void asmStatement(FunctionEmitter& fe, const std::string& text) {
   fe.emitLine("call void asm sideeffect \"" + text + "\", \"~{memory}\"()");
 }
@@ -162,6 +173,7 @@ void lowerMmaIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
       return fe.emitResult(in, "ptrtoint [128 x i8]* " + fe.tensorMapParam(static_cast<size_t>(in.ints[0])) + " to i64");
     case Intrinsic::TensorMapsValid: return fe.emitResult(in, "icmp ne i32 " + fe.tensorMapsValidParam() + ", 0");
     case Intrinsic::TmaLoad: return lowerTmaLoad(fe, in);
+    case Intrinsic::RegisterFence: return lowerRegisterFence(fe, in);
     case Intrinsic::MbarrierInit: case Intrinsic::MbarrierExpectTx: case Intrinsic::MbarrierWait: return lowerMbarrier(fe, in);
     case Intrinsic::MbarrierInitFence: return asmStatement(fe, "fence.mbarrier_init.release.cluster;");
     default:

@@ -254,6 +254,11 @@ std::string mmaIntrinsicError(const Instr& in) {
       for (size_t i = 0; i < in.operands.size(); ++i)
         if (operand(i) != i32Ty()) return "takes i32 operands (the mbarrier's shared address first)";
       return in.type == voidTy() ? "" : "has no result";
+    case Intrinsic::RegisterFence:
+      if (in.operands.empty()) return "takes at least one value";
+      for (size_t i = 0; i < in.operands.size(); ++i)
+        if (operand(i) != f32Ty()) return "takes f32 values";
+      return in.type == tupleOf(f32Ty(), in.operands.size()) ? "" : "result must be a tuple of the operands' f32";
     case Intrinsic::MbarrierInitFence:
       return in.type == voidTy() ? "" : "has no result";
     case Intrinsic::WgmmaWait: case Intrinsic::CpAsyncWait:

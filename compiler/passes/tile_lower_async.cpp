@@ -186,6 +186,31 @@ int argumentIndex(const ir::Function& fn, const ir::Instr* arr) {
   return -1;
 }
 
+// Whether the dot's accumulator chains from iteration to iteration: both
+// operands copied, the result passed back to the header only, the header's
+// accumulator read in the loop by the dot alone.
+bool planChained(const AsyncDot& p) {
+  if (!p.x.load || !p.y.load) return false;
+  ir::Instr* acc = p.dot->operands[2];
+  if (acc->op != ir::Op::Param || acc->parent != p.header) return false;
+  // The loop's only way out is the header's edge to the exit (which then
+  // dominates every use after the loop: they read the accumulator after the
+  // exit's wait).
+  for (const ir::Block* b : p.blocks) {
+    const ir::Instr* t = b->terminator();
+    for (size_t s = 0; t && s < t->succs.size(); ++s)
+      if (!p.blocks.count(t->succs[s].target) && (b != p.header || t->succs[s].target != p.exit)) return false;
+  }
+  for (const ir::Use& u : p.dot->uses())
+    if (u.succ == ir::Use::kOperandUse || u.user->succs[u.succ].target != p.header) return false;
+  for (const ir::Use& u : acc->uses()) {
+    if (u.user == p.dot || !inLoop(p, u.user)) continue;
+    if (u.succ != ir::Use::kOperandUse && !p.blocks.count(u.user->succs[u.succ].target)) continue;   // an edge out of the loop
+    return false;
+  }
+  return true;
+}
+
 // TMA where every copied operand is a kernel argument in the swizzled layout
 // and its box fits (at most 256 rows).
 bool planTma(Lowering& lw, AsyncDot& p) {
@@ -261,6 +286,7 @@ std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw) {
         op->buffer = lw.sharedArray(op->load->type->scalar, (p->stages * op->stage_bytes + (op->swizzled ? 1024 : 0)) / 2);
     p->stage = p->header->addParam(i32Ty(), "stage");
     p->tma = planTma(lw, *p);
+    p->chained = p->tma && planChained(*p);
     if (p->tma) {
       p->barriers = lw.sharedArray(Scalar::Int64, p->stages);
       p->phase = p->header->addParam(i32Ty(), "phase");
@@ -287,16 +313,18 @@ ir::Instr* stagePlus(Lowering& lw, const AsyncDot& plan, int64_t by) {
 }
 
 void waitForStage(Lowering& lw, const AsyncDot& plan) {
-  if (!plan.tma) {
-    // This stage's group has landed when at most S-2 newer ones are pending
-    // (this iteration's request is not made yet).
+  // cp.async: this stage's group has landed when at most S-2 newer ones are
+  // pending (this iteration's request is not made yet).
+  auto cpAsyncWait = [&] {
     lw.intrinsic(ir::Intrinsic::CpAsyncWait, voidTy(), {}, {plan.stages - 2});
-    return;
-  }
+    lw.intrinsic(ir::Intrinsic::FenceProxyAsync, voidTy(), {});
+    lw.barrier();
+  };
+  if (!plan.tma) return cpAsyncWait();
+  // TMA: each thread sees the stage once its mbarrier's phase completed.
   ir::Instr* ok = lw.intrinsic(ir::Intrinsic::TensorMapsValid, boolTy(), {});
   lw.emitIf(ok, [&] { lw.intrinsic(ir::Intrinsic::MbarrierWait, voidTy(), {barrierAddress(lw, plan, plan.stage), plan.phase}); });
-  lw.emitIf(lw.emit(ir::Op::Not, boolTy(), {ok}),
-            [&] { lw.intrinsic(ir::Intrinsic::CpAsyncWait, voidTy(), {}, {plan.stages - 2}); });
+  lw.emitIf(lw.emit(ir::Op::Not, boolTy(), {ok}), cpAsyncWait);
 }
 
 void requestNextOperands(Lowering& lw, AsyncDot& plan) {
@@ -350,6 +378,25 @@ void finishAsyncDots(Lowering& lw, std::vector<std::unique_ptr<AsyncDot>>& plans
     std::vector<std::unique_ptr<ir::Instr>> drain;
     lw.beginBlock(p->exit);
     lw.setOutput(&drain, rest.front()->loc);
+    // Chained: the last tensor-core work lands, and its accumulators pass
+    // through a register fence so that nothing after the loop reads them
+    // before the wait (LLVM would move conversions above it).
+    std::vector<std::pair<ir::Instr*, ir::Instr*>> fenced;   // (register, after the wait)
+    std::set<const ir::Instr*> fences;
+    if (p->chained) {
+      lw.intrinsic(ir::Intrinsic::WgmmaWait, voidTy(), {}, {0});
+      const std::vector<ir::Instr*>& regs = lw.frag(p->dot->operands[2]);
+      for (size_t first = 0; first < regs.size(); first += 32) {
+        std::vector<ir::Instr*> chunk(regs.begin() + first, regs.begin() + std::min(regs.size(), first + 32));
+        ir::Instr* fence = lw.intrinsic(ir::Intrinsic::RegisterFence, tupleTy(std::vector<const Type*>(chunk.size(), f32Ty())), chunk);
+        fences.insert(fence);
+        for (size_t k = 0; k < chunk.size(); ++k) {
+          ir::Instr* e = lw.emit(ir::Op::TupleGet, f32Ty(), {fence});
+          e->index = static_cast<int64_t>(k);
+          fenced.push_back({chunk[k], e});
+        }
+      }
+    }
     if (p->tma) {
       ir::Instr* ok = lw.intrinsic(ir::Intrinsic::TensorMapsValid, boolTy(), {});
       lw.emitIf(ok, [&] {
@@ -369,6 +416,18 @@ void finishAsyncDots(Lowering& lw, std::vector<std::unique_ptr<AsyncDot>>& plans
     ir::Block* exit_tail = lw.currentBlock();
     for (auto& in : drain) in->parent = exit_tail;
     exit_tail->instrs = std::move(drain);
+    if (!fenced.empty()) {   // uses the exit dominates read the fenced values
+      lw.fn.computePreds();
+      ir::DominatorTree dom(lw.fn);
+      for (auto& [reg, after] : fenced) {
+        std::vector<ir::Use> uses = reg->uses();
+        for (const ir::Use& u : uses) {
+          if (fences.count(u.user) || !dom.dominates(p->exit, u.user->parent)) continue;
+          if (u.succ == ir::Use::kOperandUse) u.user->setOperand(u.index, after);
+          else u.user->setEdgeArg(u.succ, u.index, after);
+        }
+      }
+    }
   }
 }
 

@@ -221,8 +221,10 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
     b_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {b});
   }
   if (plan) waitForStage(lw, *plan);
-  lw.intrinsic(ir::Intrinsic::FenceProxyAsync, voidTy(), {});
-  lw.barrier();
+  if (!plan || !plan->x.load || !plan->y.load) {   // threads stored an operand
+    lw.intrinsic(ir::Intrinsic::FenceProxyAsync, voidTy(), {});
+    lw.barrier();
+  }
 
   ir::Instr* group = lw.shr(lw.warpId(), 2);   // the warpgroup: its mma_n columns
   int64_t kstep = d.tf32 ? 8 : 16;
@@ -266,10 +268,18 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
   }
   lw.intrinsic(ir::Intrinsic::WgmmaCommit, voidTy(), {});
   // The stage the request fills was last read by the previous iteration's
-  // tensor-core work, which every warp finished before its final barrier.
-  if (plan) requestNextOperands(lw, *plan);
-  lw.intrinsic(ir::Intrinsic::WgmmaWait, voidTy(), {}, {0});
-  lw.barrier();
+  // tensor-core work. Chained: this iteration's stays in flight; the
+  // barrier after each warpgroup's wait(1) says the previous one is done
+  // everywhere. Else every warp finished it before its final barrier.
+  if (plan && plan->chained) {
+    lw.intrinsic(ir::Intrinsic::WgmmaWait, voidTy(), {}, {1});
+    lw.barrier();
+    requestNextOperands(lw, *plan);
+  } else {
+    if (plan) requestNextOperands(lw, *plan);
+    lw.intrinsic(ir::Intrinsic::WgmmaWait, voidTy(), {}, {0});
+    lw.barrier();
+  }
   lw.frags[in] = std::move(out);
 }
 

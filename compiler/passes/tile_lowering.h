@@ -197,6 +197,11 @@ struct AsyncDot {
   // cp.async route stays beside it for launches whose maps could not be
   // encoded (TensorMapsValid).
   bool tma = false;
+  // Chained (TMA plans): the accumulator is read by nothing in the loop but
+  // the next dot, so an iteration leaves its tensor-core work in flight
+  // (wgmma wait 1) and the loop's exit waits for the last. (On the cp.async
+  // route alone ptxas serialises such wgmma: C7514.)
+  bool chained = false;
   ir::Instr* barriers = nullptr;      // shared i64[stages]
   ir::Instr* phase = nullptr;         // header parameter (i32 0/1)
   ir::Instr* next_phase = nullptr;
@@ -207,7 +212,8 @@ struct AsyncDot {
 std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw);
 // At the dot: requests the operands S-1 iterations ahead into their stage.
 void requestNextOperands(Lowering& lw, AsyncDot& plan);
-// At the dot: waits until this iteration's stage has landed.
+// At the dot: waits until this iteration's stage has landed and is visible
+// to the tensor cores (a barrier where threads copied it).
 void waitForStage(Lowering& lw, const AsyncDot& plan);
 // The shared byte address (i32) of operand `op` of `plan` at `stage`.
 ir::Instr* stageAddress(Lowering& lw, const AsyncOperand& op, ir::Instr* stage);
