@@ -146,6 +146,7 @@ inline CUstream perThreadStream() { return reinterpret_cast<CUstream>(uintptr_t{
   X(cuLinkComplete, "cuLinkComplete", (CUlinkState state, void** cubin, size_t* bytes))         \
   X(cuLinkDestroy, "cuLinkDestroy", (CUlinkState state))                                       \
   X(cuProfilerStop, "cuProfilerStop", ())                                                      \
+  X(cuFuncGetAttribute, "cuFuncGetAttribute", (int* value, int attribute, CUfunction fn))     \
   X(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled",                                          \
     (void* map, int dtype, unsigned rank, void* address, const uint64_t* dims,                 \
      const uint64_t* strides, const unsigned* box, const unsigned* element_strides,            \

@@ -156,6 +156,7 @@ const char* cacheOutcomeName(CacheOutcome c) {
     case CacheOutcome::Hit: return "hit";
     case CacheOutcome::Corrupt: return "corrupt";
     case CacheOutcome::Unwritable: return "unwritable";
+    case CacheOutcome::ReadOnly: return "read-only";
   }
   return "?";
 }
@@ -260,12 +261,17 @@ driver::CompiledKernel Dispatcher::obtain(const std::vector<const Type*>& args, 
     const CacheLoad r = loadKernel(key, &entry);
     stats->cache += secondsSince(start);
     if (r == CacheLoad::Hit) {
+      countCacheLookup(r, "");
       stats->outcome = CacheOutcome::Hit;
       entry.compiled.arg_types = args;
       entry.compiled.untyped_ir = untypedIr();
       return std::move(entry.compiled);
     }
     stats->outcome = r == CacheLoad::Corrupt ? CacheOutcome::Corrupt : CacheOutcome::Miss;
+    if (r == CacheLoad::Missing) stats->miss_reason = missReason(key, qualname(), numbaArgsString(args), arch);
+    countCacheLookup(r, r == CacheLoad::Missing ? qualname() + numbaArgsString(args) + " sm_" + std::to_string(arch) +
+                                                      ": " + stats->miss_reason
+                                                : std::string());
     if (r == CacheLoad::Corrupt)
       cacheWarning("cudajit: the cache entry " + kernelDiskCache().pathFor(key.hash) + " for " +
                    qualname() + numbaArgsString(args) +
@@ -285,7 +291,10 @@ driver::CompiledKernel Dispatcher::obtain(const std::vector<const Type*>& args, 
     entry.created = static_cast<int64_t>(std::time(nullptr));
     entry.compile_seconds = compiled.times.total();
     entry.compiled = compiled;
-    if (!storeKernel(key, entry)) {
+    if (cacheReadOnly(kernelCacheDir())) {
+      // A read-only cache (a shared mount, a container layer): read, never written, no warning.
+      if (stats->outcome == CacheOutcome::Miss) stats->outcome = CacheOutcome::ReadOnly;
+    } else if (!storeKernel(key, entry)) {
       if (stats->outcome == CacheOutcome::Miss) stats->outcome = CacheOutcome::Unwritable;
       static bool warned = false;   // once per process: the compile itself went fine
       if (!warned) {
@@ -380,6 +389,10 @@ bool Dispatcher::warm(const std::vector<const Type*>& args, int arch, Block bloc
   printStats("warm " + qualname() + numbaArgsString(args) + " sm_" + std::to_string(arch), stats);
   if (stats.outcome == CacheOutcome::Unwritable)
     throw std::runtime_error("cudajit: cannot write the cache directory " + kernelCacheDir());
+  if (stats.outcome == CacheOutcome::ReadOnly)
+    throw std::runtime_error("cudajit: the cache directory " + kernelCacheDir() +
+                             " is read-only (a read-only mount, no write permission or CUDAJIT_CACHE_READONLY=1): "
+                             "warm a writable copy");
   return stats.outcome != CacheOutcome::Hit;
 }
 
@@ -527,6 +540,57 @@ Block launchBlock(const LaunchConfig& config) {
 }  // namespace
 
 namespace {
+// A failed cuLaunchKernel, explained where a limit of the device or of the
+// kernel is what it broke (the block's threads or a dimension, the grid,
+// the shared memory, the registers the block needs); checked only after the
+// driver refused, so launches that work pay nothing.
+[[noreturn]] void launchFailed(cu::CUresult result, int device, cu::CUfunction fn, const unsigned grid[3],
+                               const unsigned block[3], unsigned shared_bytes) {
+  const DriverApi& api = driver();
+  cu::CUdevice dev = deviceHandle(device);
+  auto attribute = [&](int which) {
+    int v = 0;
+    return api.cuDeviceGetAttribute(&v, which, dev) == cu::CUDA_SUCCESS ? v : 0;
+  };
+  const char* xyz = "xyz";
+  const unsigned long long threads = 1ull * block[0] * block[1] * block[2];
+  std::string why;
+  const int max_threads = attribute(1);   // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+  if (max_threads > 0 && threads > static_cast<unsigned long long>(max_threads))
+    why = "the block has " + std::to_string(threads) + " threads (" + std::to_string(block[0]) + " x " +
+          std::to_string(block[1]) + " x " + std::to_string(block[2]) + ") and the device allows " +
+          std::to_string(max_threads) + " per block";
+  for (int d = 0; d < 3 && why.empty(); ++d) {
+    const int block_max = attribute(2 + d), grid_max = attribute(5 + d);   // MAX_BLOCK_DIM_X.., MAX_GRID_DIM_X..
+    if (block_max > 0 && block[d] > static_cast<unsigned>(block_max))
+      why = std::string("the block's ") + xyz[d] + " dimension is " + std::to_string(block[d]) +
+            " and the device allows " + std::to_string(block_max);
+    else if (grid_max > 0 && grid[d] > static_cast<unsigned>(grid_max))
+      why = std::string("the grid's ") + xyz[d] + " dimension is " + std::to_string(grid[d]) +
+            " and the device allows " + std::to_string(grid_max);
+  }
+  if (why.empty()) {
+    const int shared_max = attribute(97);   // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+    int static_shared = 0;
+    if (api.cuFuncGetAttribute) api.cuFuncGetAttribute(&static_shared, 1, fn);   // SHARED_SIZE_BYTES
+    if (shared_max > 0 && static_cast<long long>(shared_bytes) + static_shared > shared_max)
+      why = "the block needs " + std::to_string(shared_bytes + static_shared) + " bytes of shared memory (" +
+            std::to_string(shared_bytes) + " dynamic + " + std::to_string(static_shared) +
+            " static) and the device allows " + std::to_string(shared_max);
+  }
+  if (why.empty() && api.cuFuncGetAttribute) {
+    int regs = 0;
+    const int regs_max = attribute(12);   // MAX_REGISTERS_PER_BLOCK
+    if (api.cuFuncGetAttribute(&regs, 4, fn) == cu::CUDA_SUCCESS && regs_max > 0 &&   // NUM_REGS
+        threads * static_cast<unsigned long long>(regs) > static_cast<unsigned long long>(regs_max))
+      why = "the kernel uses " + std::to_string(regs) + " registers a thread, " + std::to_string(threads * regs) +
+            " for a block of " + std::to_string(threads) + " threads, and the device has " +
+            std::to_string(regs_max) + " per block: launch smaller blocks";
+  }
+  if (why.empty()) throwApiError(result, "cuLaunchKernel");
+  throw CudaApiError("cuLaunchKernel failed: " + describeResult(result) + ": " + why, result, "cuLaunchKernel");
+}
+
 // The block a launch runs with: the configuration's, or for a tile kernel the
 // one its compiler chose (CompiledKernel::block_threads) with the dynamic
 // shared memory its buffers need.
@@ -575,10 +639,10 @@ void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_
   const cu::CUstream stream = config.stream_given ? config.stream : defaultStreamFor(la, device);
   if (!la.staged.empty() || !la.producer_streams.empty()) stageIn(la, stream);
   ov.params.pack(ov.slots, la.values.data(), nargs, ov.compiled.tensor_maps);
-  check(api.cuLaunchKernel(loaded.function, config.grid[0], config.grid[1], config.grid[2],
-                           block.dims[0], block.dims[1], block.dims[2], block.shared_bytes,
-                           stream, ov.params.pointers(), nullptr),
-        "cuLaunchKernel");
+  const cu::CUresult launched = api.cuLaunchKernel(loaded.function, config.grid[0], config.grid[1], config.grid[2],
+                                                   block.dims[0], block.dims[1], block.dims[2], block.shared_bytes,
+                                                   stream, ov.params.pointers(), nullptr);
+  if (launched != cu::CUDA_SUCCESS) launchFailed(launched, device, loaded.function, config.grid, block.dims, block.shared_bytes);
   stageOut(la, stream);
   if (!ov.recorded) record(ov);
 }

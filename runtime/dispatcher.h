@@ -68,7 +68,7 @@ struct DispatcherOptions {
   std::vector<std::pair<int, ir::Const>> constants;    // Constant[...] parameters: (index, value)
 };
 
-enum class CacheOutcome { Off, Miss, Hit, Corrupt, Unwritable };
+enum class CacheOutcome { Off, Miss, Hit, Corrupt, Unwritable, ReadOnly };
 const char* cacheOutcomeName(CacheOutcome c);
 
 // Where the time of one compile went (seconds); kernel.stats in Python.
@@ -78,6 +78,7 @@ struct CompileStats {
   double load = 0;               // cuModuleLoadData on the first device
   CacheOutcome outcome = CacheOutcome::Off;
   const char* assembler = "";    // what made the cubin: "driver", "nvJitLink" ("" from the cache)
+  std::string miss_reason;       // a disk-cache miss: which part of the identity differed (kernel_cache.h)
   double total() const { return stages.total() + cache + load; }
 };
 

@@ -1,5 +1,10 @@
 #include "runtime/kernel_cache.h"
 
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
 #include "types/signature.h"
 #include "runtime/toolkit_identity.h"
 #include "support/sha256.h"
@@ -167,6 +172,84 @@ CacheLoad loadKernel(const KernelKey& key, CachedKernel* out) {
 
 bool storeKernel(const KernelKey& key, const CachedKernel& k) {
   return kernelDiskCache().store(key.hash, serializeKernel(k));
+}
+
+namespace {
+
+// The parts of a key text (kernelKey's lines), by name: "cudajit", "toolkit
+// <what>", "arch", "options", "tile", "args", "ir".
+std::map<std::string, std::string> keyParts(const std::string& text) {
+  std::map<std::string, std::string> parts;
+  size_t at = text.find('\n');   // the header line
+  while (at != std::string::npos && at + 1 < text.size()) {
+    const size_t nl = text.find('\n', at + 1);
+    std::string line = text.substr(at + 1, nl == std::string::npos ? std::string::npos : nl - at - 1);
+    if (line == "ir") {   // the rest is the kernel's code
+      parts["ir"] = nl == std::string::npos ? "" : text.substr(nl + 1);
+      break;
+    }
+    const size_t space = line.find(' ');
+    std::string name = line.substr(0, space);
+    if (name == "libnvvm" || name == "nvjitlink" || name == "libdevice") name = "toolkit (" + name + ")";
+    else if (name == "toolkit") name = "toolkit (versions)";
+    parts[name] += line + "\n";
+    at = nl;
+  }
+  return parts;
+}
+
+std::mutex g_counters_mu;
+CacheCounters g_counters;
+
+}  // namespace
+
+std::string missReason(const KernelKey& key, const std::string& qualname, const std::string& signature, int arch) {
+  const std::map<std::string, std::string> want = keyParts(key.text);
+  std::string best;
+  size_t best_count = SIZE_MAX;
+  DiskCache disk = kernelDiskCache();
+  for (const std::string& path : disk.entries()) {
+    std::string bytes;
+    if (readWholeFile(path, &bytes) != ReadStatus::Ok) continue;
+    std::string_view body;
+    if (openEntry(bytes, kMagic, kFormat, &body) != EntryCheck::Ok) continue;
+    CachedKernel entry;
+    if (!deserializeKernel(std::string(body), &entry) || entry.qualname != qualname || entry.signature != signature ||
+        entry.arch != arch)
+      continue;
+    const std::map<std::string, std::string> have = keyParts(entry.key_text);
+    std::vector<std::string> differ;
+    for (const auto& [name, value] : want) {
+      auto it = have.find(name);
+      if (it == have.end() || it->second != value) differ.push_back(name == "ir" ? "the kernel's code" : name);
+    }
+    for (const auto& [name, value] : have)
+      if (!want.count(name)) differ.push_back(name);
+    if (differ.size() < best_count) {
+      best_count = differ.size();
+      best.clear();
+      for (const std::string& d : differ) best += (best.empty() ? "" : ", ") + d;
+    }
+  }
+  if (best_count == SIZE_MAX) return "no entry for this kernel, signature and arch";
+  return "an entry for this kernel, signature and arch differs in: " + best;
+}
+
+CacheCounters cacheCounters() {
+  std::lock_guard<std::mutex> lock(g_counters_mu);
+  return g_counters;
+}
+
+void countCacheLookup(CacheLoad result, const std::string& miss_reason) {
+  std::lock_guard<std::mutex> lock(g_counters_mu);
+  if (result == CacheLoad::Hit) {
+    ++g_counters.hits;
+    return;
+  }
+  ++(result == CacheLoad::Corrupt ? g_counters.corrupt : g_counters.misses);
+  if (miss_reason.empty()) return;
+  if (g_counters.miss_reasons.size() >= 64) g_counters.miss_reasons.erase(g_counters.miss_reasons.begin());
+  g_counters.miss_reasons.push_back(miss_reason);
 }
 
 }  // namespace cj::rt

@@ -60,4 +60,19 @@ bool deserializeKernel(const std::string& body, CachedKernel* out);
 CacheLoad loadKernel(const KernelKey& key, CachedKernel* out);
 bool storeKernel(const KernelKey& key, const CachedKernel& k);
 
+// Why `key` missed: the parts of the identity in which the closest entry for
+// the same kernel (qualname, signature, arch) differs, e.g. "no entry for
+// this kernel, signature and arch" or "an entry differs in: toolkit
+// (nvjitlink), options". Reads the cache directory: for misses only.
+std::string missReason(const KernelKey& key, const std::string& qualname, const std::string& signature, int arch);
+
+// This process's lookups in the kernel cache (what `cudajit.cache.info()`
+// reports as hits and misses), the last misses' reasons (at most 64).
+struct CacheCounters {
+  int64_t hits = 0, misses = 0, corrupt = 0;
+  std::vector<std::string> miss_reasons;   // "qualname(signature) sm_90: reason"
+};
+CacheCounters cacheCounters();
+void countCacheLookup(CacheLoad result, const std::string& miss_reason);
+
 }  // namespace cj::rt

@@ -12,6 +12,7 @@
 #include "link/toolchain.h"
 #include "support/disk_cache.h"
 #include "support/sha256.h"
+#include "cudajit_build_id.h"
 
 namespace cj::rt {
 namespace {
@@ -62,16 +63,39 @@ std::string searchEnvironment(const std::vector<std::string>& sites) {
   return env;
 }
 
-// The remembered identity, if every file it names is unchanged.
+// A fingerprint of a file's content: its size and the SHA-256 of 16 blocks
+// of 64 KB spread over it (whole when smaller), read in a millisecond where
+// hashing nvJitLink's 100 MB would take most of a second.
+std::string contentFingerprint(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return "unreadable";
+  std::fseek(f, 0, SEEK_END);
+  const long long size = std::ftell(f);
+  constexpr long long kBlock = 64 * 1024, kBlocks = 16;
+  Sha256 h;
+  std::vector<char> buf(kBlock);
+  for (long long b = 0; b < kBlocks; ++b) {
+    const long long at = size <= kBlock * kBlocks ? b * kBlock : (size - kBlock) / (kBlocks - 1) * b;
+    if (at >= size) break;
+    std::fseek(f, static_cast<long>(at), SEEK_SET);
+    const size_t n = std::fread(buf.data(), 1, static_cast<size_t>(kBlock), f);
+    h.update(buf.data(), n);
+  }
+  std::fclose(f);
+  const std::array<uint8_t, 32> d = h.digest();
+  return std::to_string(size) + " " + toHex(d.data(), 16);
+}
+
+// The remembered identity, if every file it was made from is unchanged.
 bool rememberedStillTrue(const std::string& text) {
   std::istringstream in(text);
   std::string line;
   int files = 0;
   while (std::getline(in, line)) {
-    // "file <what> <path>\t<size> <mtime>"
-    if (line.rfind("file ", 0) != 0) continue;
+    // "stamp <what> <path>\t<size> <mtime>"
+    if (line.rfind("stamp ", 0) != 0) continue;
     const size_t tab = line.find('\t');
-    const size_t space = line.find(' ', 5);
+    const size_t space = line.find(' ', 6);
     if (tab == std::string::npos || space == std::string::npos || space > tab) return false;
     const std::string path = line.substr(space + 1, tab - space - 1);
     if (fileStamp(path) != line.substr(tab + 1)) return false;
@@ -80,9 +104,10 @@ bool rememberedStillTrue(const std::string& text) {
   return files == 3;
 }
 
+// The identity, then the stamps that say when to compute it again.
 std::string computeIdentity() {
   const std::string version = link::toolchainVersion();   // loads libNVVM and nvJitLink
-  std::string out = "toolkit " + version + "\n";
+  std::string out = "toolkit " + version + "\n", stamps;
   const std::pair<const char*, std::string> files[] = {
       {"libnvvm", link::libnvvmPath()},
       {"nvjitlink", link::nvjitlinkPath()},
@@ -92,8 +117,18 @@ std::string computeIdentity() {
     char* real = realpath(path.c_str(), nullptr);
     const std::string resolved = real ? real : path;
     std::free(real);
-    out += std::string("file ") + what + " " + resolved + "\t" + fileStamp(resolved) + "\n";
+    out += std::string(what) + " " + contentFingerprint(resolved) + "\n";
+    stamps += std::string("stamp ") + what + " " + resolved + "\t" + fileStamp(resolved) + "\n";
   }
+  return out + stamps;
+}
+
+// The identity part of a remembered text (its stamp lines dropped).
+std::string withoutStamps(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line))
+    if (line.rfind("stamp ", 0) != 0) out += line + "\n";
   return out;
 }
 
@@ -110,24 +145,20 @@ const std::string& toolkitIdentity() {
   const std::string memo = userCacheRoot() + "/toolkit/" + sha256Hex(env).substr(0, 24) + ".txt";
   std::string text;
   if (readWholeFile(memo, &text, 1 << 16) == ReadStatus::Ok && rememberedStillTrue(text)) {
-    identity = text;
+    identity = withoutStamps(text);
     return identity;
   }
-  identity = computeIdentity();
-  writeFileAtomic(memo, identity);   // best effort: the next process skips the loading
+  text = computeIdentity();
+  identity = withoutStamps(text);
+  // Best effort (a read-only cache stays unwritten): the next process skips the loading.
+  if (!cacheReadOnly(userCacheRoot())) writeFileAtomic(memo, text);
   return identity;
 }
 
 void setPackageVersion(const std::string& version) { g_package_version = version; }
 
 const std::string& cudajitIdentity() {
-  static const std::string identity = [] {
-    Dl_info info;
-    std::string build = "unknown";
-    if (dladdr(reinterpret_cast<void*>(&cudajitIdentity), &info) != 0 && info.dli_fname)
-      build = fileStamp(info.dli_fname);
-    return "cudajit " + g_package_version + " build " + build;
-  }();
+  static const std::string identity = "cudajit " + g_package_version + " build " + std::string(CJ_BUILD_ID).substr(0, 24);
   return identity;
 }
 

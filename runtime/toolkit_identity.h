@@ -7,7 +7,10 @@
 namespace cj::rt {
 
 // The libNVVM, nvJitLink and libdevice this process compiles with: their
-// versions, paths, sizes and modification times.
+// reported versions and a fingerprint of each file's content (its size and
+// SHA-256 over 16 spread 64 KB samples), not their paths or times, so that
+// the same toolkit installed elsewhere (another machine, virtual
+// environment or container) gives the same identity.
 //
 // Asking libNVVM and nvJitLink for their versions means loading them (tens
 // of milliseconds, more than a whole warm-cache launch may take), so the
@@ -15,11 +18,14 @@ namespace cj::rt {
 // directories that steer the library search), in <cache root>/toolkit/. A
 // remembered answer is used only while each file it names still has its
 // size and modification time; otherwise the libraries are loaded and the
-// answer written again. Throws ToolchainError when the toolkit is missing.
+// answer written again (the remembered answer is a local shortcut; the
+// identity itself names no path). Throws ToolchainError when the toolkit is
+// missing.
 const std::string& toolkitIdentity();
 
-// "cudajit <version> build <size>-<mtime> of the extension module": a
-// rebuilt or reinstalled cudajit never reads another build's entries.
+// "cudajit <version> build <id>": the id is a hash of the compiler's sources
+// made at build time (cmake/build_id.cmake), so every build of the same
+// sources shares entries, and a changed compiler never reads old ones.
 const std::string& cudajitIdentity();
 void setPackageVersion(const std::string& version);   // from cudajit/__init__.py
 

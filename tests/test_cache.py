@@ -195,21 +195,50 @@ def test_cudajit_version_misses(tmp_path):
     assert run_compile(tmp_path, env) == "hit"
 
 
-def test_toolkit_misses(tmp_path):
-    """Another libdevice (here: a copy elsewhere, as a toolkit upgrade would
-    bring) is another toolkit identity."""
+def toolkit_identity_in(tmp_path, env_extra):
+    """The toolkit identity a fresh process computes."""
+    env = dict(os.environ, **env_extra)
+    env["PYTHONPATH"] = str(Path(cuda.__file__).resolve().parents[1])
+    proc = subprocess.run([sys.executable, "-c", "from cudajit import _core; print(_core.toolkit_identity(), end='')"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_the_same_toolkit_elsewhere_hits(tmp_path):
+    """The identity is the toolkit's versions and content, not where it is or
+    when it was copied: a copy of libdevice elsewhere (another virtual
+    environment, container or machine) reads the same entries."""
     libdevice = Path(_core.toolchain_paths()["libdevice"])
     other = tmp_path / "toolkit" / "libdevice.10.bc"
     other.parent.mkdir()
     shutil.copy(libdevice, other)
     env = {"CUDAJIT_CACHE_DIR": str(tmp_path / "cache")}
     assert run_compile(tmp_path, env) == "miss"
-    assert run_compile(tmp_path, dict(env, CUDAJIT_LIBDEVICE=str(other))) == "miss"
     assert run_compile(tmp_path, dict(env, CUDAJIT_LIBDEVICE=str(other))) == "hit"
-    # the same path rewritten (a new modification time) is noticed too
-    st = other.stat()
+    st = other.stat()   # a new modification time alone changes nothing
     os.utime(other, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-    assert run_compile(tmp_path, dict(env, CUDAJIT_LIBDEVICE=str(other))) == "miss"
+    assert run_compile(tmp_path, dict(env, CUDAJIT_LIBDEVICE=str(other))) == "hit"
+    identity = toolkit_identity_in(tmp_path, dict(env, CUDAJIT_LIBDEVICE=str(other)))
+    assert str(tmp_path) not in identity and "/" not in identity, identity
+
+
+def test_other_toolkit_content_is_another_identity(tmp_path):
+    """A libdevice with other bytes (an upgrade) gives another identity,
+    through the remembered note too (its size and time changed)."""
+    libdevice = Path(_core.toolchain_paths()["libdevice"])
+    other = tmp_path / "toolkit" / "libdevice.10.bc"
+    other.parent.mkdir()
+    data = bytearray(libdevice.read_bytes())
+    env = {"CUDAJIT_CACHE_DIR": str(tmp_path / "cache"), "CUDAJIT_LIBDEVICE": str(other)}
+    other.write_bytes(bytes(data))
+    same = toolkit_identity_in(tmp_path, env)
+    data[len(data) // 2] ^= 0xFF
+    other.write_bytes(bytes(data))
+    changed = toolkit_identity_in(tmp_path, env)
+    lines = lambda text, what: [l for l in text.splitlines() if l.startswith(what)]
+    assert lines(same, "libdevice") != lines(changed, "libdevice")
+    assert lines(same, "libnvvm") == lines(changed, "libnvvm")
 
 
 def test_toolkit_identity_is_remembered(tmp_path):
@@ -218,7 +247,9 @@ def test_toolkit_identity_is_remembered(tmp_path):
     notes = list((tmp_path / "cache" / "toolkit").glob("*.txt"))
     assert len(notes) == 1
     text = notes[0].read_text()
-    assert "libNVVM" in text and "file libdevice" in text and "file nvjitlink" in text
+    # the identity (versions, content fingerprints), then the local stamps that say when to redo it
+    assert "libNVVM" in text and "\nlibdevice " in text and "\nnvjitlink " in text
+    assert "stamp libdevice /" in text and "stamp nvjitlink /" in text
 
 
 # ------------------------------------------------------------ damaged entries
@@ -239,6 +270,22 @@ def damage(path, how):
     elif how == "directory":
         path.unlink()
         path.mkdir()
+
+
+def test_a_miss_says_what_differed(cache_dir):
+    assert outcome(kernel_from(BASE)) == "miss"
+    fresh = kernel_from(BASE)
+    assert outcome(fresh) == "hit" and "cache_miss_reason" not in fresh.stats[KEY]
+    assert kernel_from(BASE, fastmath=True).stats[KEY]["cache_miss_reason"] == (
+        "an entry for this kernel, signature and arch differs in: options")
+    changed = kernel_from(BASE.replace("+ 1.0", "+ 2.0")).stats[KEY]["cache_miss_reason"]
+    assert changed == "an entry for this kernel, signature and arch differs in: the kernel's code"
+    other = kernel_from(BASE, sig="void(float64[::1], float64[::1], int64)")
+    assert other.stats[("float64[::1]", "float64[::1]", "int64")]["cache_miss_reason"] == (
+        "no entry for this kernel, signature and arch")
+    counters = _core.cache_counters()
+    assert counters["hits"] >= 1 and counters["misses"] >= 4
+    assert any("differs in: options" in r for r in counters["miss_reasons"])
 
 
 @pytest.mark.parametrize("how", ["truncated", "flipped", "empty", "garbage", "checksum", "directory"])

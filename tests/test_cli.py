@@ -238,3 +238,97 @@ def test_replay_skips_malformed_records(tmp_path, sample, cache_env):
     p = run(["-m", "cudajit", "warm", "--from", str(records)], dict(cache_env), check=False)
     assert p.returncode == 1 and "not a signature record" in p.stderr
     assert "compiled  scale(float32[::1], float32[::1]) sm_80" in p.stdout
+
+
+# ------------------------------------------------ a cache that travels (issue 12)
+
+def test_warmed_cache_travels_to_another_place(sample, tmp_path):
+    """Warmed here (in parallel), copied elsewhere with its module, read by a
+    fresh process from the copy as a read-only fleet cache: every declared
+    signature hits, nothing compiles, nothing is written."""
+    warmed = tmp_path / "warmed"
+    p = run(["-m", "cudajit", "warm", str(sample), "--cache-dir", str(warmed), "-j", "2"])
+    assert p.stdout.count("compiled ") == 4, p.stdout   # 3 cache=True signatures + no_cache's
+    elsewhere = tmp_path / "elsewhere" / "deeper"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "sample_kernels.py").write_text(sample.read_text())
+    import shutil
+    shipped = tmp_path / "shipped_cache"
+    shutil.copytree(warmed, shipped)
+    before = sorted(str(f.relative_to(shipped)) for f in shipped.rglob("*"))
+    code = textwrap.dedent(f"""
+        import sys, warnings
+        warnings.simplefilter("error")
+        sys.path.insert(0, {str(elsewhere)!r})
+        from cudajit import _core
+        import sample_kernels as m
+        for k in (m.scale, m.fill):
+            for sig, s in k.stats.items():
+                print(k.__name__, s["cache_result"], s["nvvm"])
+        c = _core.cache_counters()
+        print("counters", c["hits"], c["misses"], c["corrupt"])
+    """)
+    env = {"CUDAJIT_CACHE_DIR": str(shipped), "CUDAJIT_CACHE_READONLY": "1"}
+    out = [l.split() for l in run(["-c", code], env).stdout.splitlines() if l]
+    assert out[-1] == ["counters", "3", "0", "0"], out
+    assert len(out) == 4 and all(r == "hit" and float(nvvm) == 0.0 for _, r, nvvm in out[:-1]), out
+    assert sorted(str(f.relative_to(shipped)) for f in shipped.rglob("*")) == before
+
+
+def test_read_only_cache_compiles_without_writing(sample, tmp_path):
+    cache = tmp_path / "ro_cache"
+    cache.mkdir()
+    code = textwrap.dedent(f"""
+        import sys, warnings
+        warnings.simplefilter("error")   # no CacheWarning: a read-only cache is not an error
+        sys.path.insert(0, {str(sample.parent)!r})
+        import sample_kernels as m
+        print(sorted({{s["cache_result"] for s in m.scale.stats.values()}}))
+        from cudajit import cache
+        print(cache.info()["read_only"])
+    """)
+    out = run(["-c", code], {"CUDAJIT_CACHE_DIR": str(cache), "CUDAJIT_CACHE_READONLY": "1"}).stdout.split("\n")
+    assert out[0] == "['read-only']" and out[1] == "True", out
+    assert list(cache.rglob("*")) == []
+    p = run(["-m", "cudajit", "warm", str(sample)], {"CUDAJIT_CACHE_DIR": str(cache),
+                                                     "CUDAJIT_CACHE_READONLY": "1"}, check=False)
+    assert p.returncode == 1 and "read-only" in p.stderr, p.stderr
+
+
+def test_cache_info_tells_foreign_entries(sample, cache_env, tmp_path):
+    """Entries of another cudajit build are counted as not usable (and never loaded)."""
+    run(["-m", "cudajit", "warm", str(sample)], dict(cache_env))
+    code = textwrap.dedent(f"""
+        import sys
+        from cudajit import _core
+        _core._set_package_version("0.0-other")
+        sys.path.insert(0, {str(sample.parent)!r})
+        import sample_kernels as m
+        print(sorted({{s["cache_result"] for s in m.scale.stats.values()}}))
+        print(m.scale.stats[("float32[::1]", "float32[::1]")]["cache_miss_reason"])
+    """)
+    out = run(["-c", code], dict(cache_env)).stdout.split("\n")
+    assert out[0] == "['miss']", out
+    assert out[1] == "an entry for this kernel, signature and arch differs in: cudajit", out
+    info = json.loads(run(["-m", "cudajit", "cache", "info", "--json"], dict(cache_env)).stdout)
+    assert info["current"] == 4 and info["foreign"] == {"cudajit build": 3}, info   # scale x2, fill
+    text = run(["-m", "cudajit", "cache", "info"], dict(cache_env)).stdout
+    assert "not usable:    3 from another cudajit build" in text, text
+
+
+def test_build_id_is_the_sources_hash(tmp_path):
+    """The build part of the identity is a hash of the sources (the same
+    sources built anywhere share entries), not of the extension's file."""
+    root = Path(__file__).resolve().parents[1]
+    script = root / "cmake" / "build_id.cmake"
+    if not script.exists():
+        pytest.skip("not run from a source checkout")
+    import shutil as _shutil
+    cmake = _shutil.which("cmake")
+    if cmake is None:
+        pytest.skip("cmake is not installed")
+    out = tmp_path / "id.h"
+    subprocess.run([cmake, f"-DROOT={root}", f"-DOUT={out}", "-P", str(script)], check=True)
+    build_id = out.read_text().split('"')[1]
+    assert len(build_id) == 64
+    assert cudajit._core.cudajit_identity().endswith("build " + build_id[:24])

@@ -545,3 +545,21 @@ def test_gpu_cached_kernel_in_a_fresh_process(tmp_path, run_python):
         assert run_python(code).split() == ["hit", "True"]
     finally:
         del os.environ["CUDAJIT_CACHE_DIR"]
+
+
+def test_launch_over_the_device_limit_names_it(run_python, mock_driver):
+    """A block larger than the device allows: the error says how large it is
+    and what the limit is (the driver alone says "invalid argument")."""
+    out = mock_run(run_python, mock_driver, COPY, """
+        x = cuda.to_device(np.arange(8, dtype=np.float32)); y = cuda.device_array(8, np.float32)
+        try:
+            copy[1, 2048](x, y, 8)
+        except Exception as e:
+            print(type(e).__name__, "|", e)
+        copy[1, 1024](x, y, 8)              # at the limit: launches
+        print("launched", len(launches))
+    """)
+    first, second = out.strip().splitlines()[-2:]
+    assert first.startswith("CudaAPIError | cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE"), first
+    assert "the block has 2048 threads (2048 x 1 x 1) and the device allows 1024 per block" in first, first
+    assert second == "launched 1", out

@@ -156,7 +156,21 @@ CacheLoad DiskCache::load(const std::string& key, std::string* body) const {
 }
 
 bool DiskCache::store(const std::string& key, std::string_view body) const {
+  if (cacheReadOnly(dir_)) return false;
   return writeFileAtomic(pathFor(key), sealEntry(magic_, version_, body));
+}
+
+bool cacheReadOnly(const std::string& dir) {
+  if (const char* ro = std::getenv("CUDAJIT_CACHE_READONLY"); ro && *ro && std::strcmp(ro, "0") != 0) return true;
+  std::string d = dir;
+  while (!d.empty()) {
+    struct stat st;
+    if (stat(d.c_str(), &st) == 0) return S_ISDIR(st.st_mode) && access(d.c_str(), W_OK | X_OK) != 0;
+    const size_t slash = d.find_last_of('/');
+    if (slash == std::string::npos) return access(".", W_OK | X_OK) != 0;
+    d = slash == 0 ? "/" : d.substr(0, slash);
+  }
+  return false;
 }
 
 bool DiskCache::remove(const std::string& key) const { return unlink(pathFor(key).c_str()) == 0; }

@@ -34,6 +34,14 @@ bool writeFileAtomic(const std::string& path, std::string_view data);
 // with O_APPEND, so lines of different processes never interleave.
 bool appendToFile(const std::string& path, std::string_view record);
 
+// Whether `dir` is a read-only cache: it (or, where it does not exist yet,
+// its nearest existing ancestor) is a directory on a read-only mount or
+// without write permission, or CUDAJIT_CACHE_READONLY=1 says so (a shared
+// cache that a fleet's processes only read). Such a cache is read and never
+// written. (A path through a file is not read-only but broken: writes are
+// tried, and fail.) Never throws.
+bool cacheReadOnly(const std::string& dir);
+
 // The root of cudajit's caches: $CUDAJIT_CACHE_DIR, else
 // $XDG_CACHE_HOME/cudajit, else $HOME/.cache/cudajit, else /tmp/cudajit-<uid>.
 // Read from the environment on each call.
@@ -61,7 +69,8 @@ class DiskCache {
   // truncated or fails its checksum. An entry of another format version
   // reads as Missing. Never throws.
   CacheLoad load(const std::string& key, std::string* body) const;
-  // False when it could not be written (callers go on without the cache).
+  // False when it could not be written (callers go on without the cache);
+  // a read-only cache (cacheReadOnly) is not even tried.
   bool store(const std::string& key, std::string_view body) const;
   bool remove(const std::string& key) const;
   // Every file of this cache (full paths), hidden temp files excluded.

@@ -56,8 +56,14 @@ def clear(everything=False):
 
 
 def info():
-    """A summary: directories, entry count and bytes, invalid entries, and
-    the identities (cudajit build, toolkit) that current keys are made of."""
+    """A summary: directories, entry count and bytes, invalid entries, the
+    identities (cudajit build, toolkit) that current keys are made of, how
+    many entries were made under them (``current``) and how many under
+    another cudajit build or toolkit (``foreign``, by what differs: such
+    entries are never loaded), whether the cache is read-only, and this
+    process's lookups (``process``: hits, misses, corrupt, and the last
+    misses' reasons, e.g. "an entry for this kernel, signature and arch
+    differs in: options")."""
     all_entries = _core.cache_entries()
     out = {
         "root": cache_root(),
@@ -67,10 +73,26 @@ def info():
         "invalid": sum(1 for e in all_entries if not e["valid"]),
         "archs": sorted({e["arch"] for e in all_entries if e["valid"]}),
         "cudajit": _core.cudajit_identity(),
+        "read_only": _core.cache_read_only(),
     }
     try:
         out["toolkit"] = _core.toolkit_identity().strip()
     except Exception as e:  # noqa: BLE001  (no toolkit: say so, do not fail)
         out["toolkit"] = f"unavailable ({e})"
+    current, foreign = 0, {}
+    for e in all_entries:
+        if not e["valid"]:
+            continue
+        differs = [what for what, same in (("cudajit build", e["cudajit"] == out["cudajit"]),
+                                           ("toolkit", e["toolkit"].strip() == out["toolkit"]))
+                   if not same]
+        if differs:
+            why = " and ".join(differs)
+            foreign[why] = foreign.get(why, 0) + 1
+        else:
+            current += 1
+    out["current"] = current
+    out["foreign"] = foreign
+    out["process"] = _core.cache_counters()
     out["driver"] = _core.driver_version() if _core.is_available() else None
     return out

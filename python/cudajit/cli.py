@@ -101,6 +101,31 @@ class _Warmer:
         self.args = args
         self.compiled = self.cached = self.failed = 0
         self.uncached_kernels = set()
+        self.jobs = []   # (label, kernel, signature, arch, block)
+
+    def run(self, jobs):
+        """Every job, in `jobs` processes forked from this one (they share the
+        imported kernels; each compiles its share into the cache), or here."""
+        if jobs <= 1 or len(self.jobs) <= 1:
+            for job in self.jobs:
+                self.warm(*job)
+            return
+        import multiprocessing
+        try:
+            ctx = multiprocessing.get_context("fork")
+        except ValueError:   # no fork (not Linux): one process
+            for job in self.jobs:
+                self.warm(*job)
+            return
+        global _FORKED_WARMER
+        _FORKED_WARMER = self   # the workers inherit it (nothing is pickled but counts)
+        n = min(jobs, len(self.jobs))
+        with ctx.Pool(n) as pool:
+            for compiled, cached, failed, uncached in pool.map(_warm_share, [(k, n) for k in range(n)]):
+                self.compiled += compiled
+                self.cached += cached
+                self.failed += failed
+                self.uncached_kernels |= uncached
 
     def warm(self, label, kernel, sig, arch, block=None):
         t0 = time.perf_counter()
@@ -122,6 +147,20 @@ class _Warmer:
             _say(self.args, f"  cached    {label}{_sig_text(sig)} sm_{arch}")
         if not kernel._cache and os.environ.get("CUDAJIT_CACHE") != "1":
             self.uncached_kernels.add(label)
+
+
+_FORKED_WARMER = None
+
+
+def _warm_share(work):
+    """In a forked worker: jobs k, k + n, k + 2n, ... of the warmer."""
+    k, n = work
+    warmer = _FORKED_WARMER
+    mine = _Warmer(warmer.args)
+    for job in warmer.jobs[k::n]:
+        mine.warm(*job)
+    sys.stdout.flush()
+    return mine.compiled, mine.cached, mine.failed, mine.uncached_kernels
 
 
 def _resolve(module, qualname):
@@ -191,7 +230,7 @@ def _replay(args, warmer, archs_given):
             warmer.failed += 1
             continue
         for a in (archs_given or [arch]):
-            warmer.warm(label, kernel, sig, a, block)
+            warmer.jobs.append((label, kernel, sig, a, block))
 
 
 def _warm(args):
@@ -219,9 +258,10 @@ def _warm(args):
             for name, kernel in kernels:
                 for sig in kernel._declared_signatures:
                     for arch in archs:
-                        warmer.warm(name, kernel, sig, arch)
+                        warmer.jobs.append((name, kernel, sig, arch, None))
         if args.records:
             _replay(args, warmer, archs_given)
+        warmer.run(args.jobs or os.cpu_count() or 1)
     finally:
         _core._set_defer_explicit_compiles(False)
     total = warmer.compiled + warmer.cached
@@ -270,6 +310,10 @@ def _cache_cmd(args):
     print(f"cache root:    {info['root']}")
     print(f"kernels:       {info['kernels_dir']}")
     print(f"entries:       {info['entries']} ({info['bytes']} bytes, {info['invalid']} invalid)")
+    print(f"usable here:   {info['current']} (this cudajit build and toolkit)")
+    for why, n in sorted(info["foreign"].items()):
+        print(f"not usable:    {n} from another {why} (never loaded)")
+    print(f"read-only:     {'yes' if info['read_only'] else 'no'}")
     print(f"archs:         {', '.join(f'sm_{a}' for a in info['archs']) or '-'}")
     print(f"cudajit:       {info['cudajit']}")
     print(f"driver:        {info['driver'] if info['driver'] is not None else 'none (no GPU)'}")
@@ -291,6 +335,8 @@ def main(argv=None):
     w.add_argument("--cache-dir", help="the cache root (default $CUDAJIT_CACHE_DIR or the user "
                                        "cache directory)")
     w.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
+    w.add_argument("-j", "--jobs", type=int, default=0,
+                   help="compile in this many processes (default: one per core; 1: here)")
     c = sub.add_parser("cache", help="inspect or clear the kernel cache")
     c.add_argument("action", choices=["list", "clear", "info"])
     c.add_argument("--json", action="store_true", help="machine-readable output (list, info)")

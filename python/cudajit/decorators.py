@@ -65,6 +65,10 @@ def _make(py_func, signatures, device, options):
                         opt=_opt_level(options.get("opt", True)),
                         cache=_use_cache(options.get("cache", False)),
                         fast_compile=_fast_compile(options.get("fast_compile")))
+    # What pickling by value needs to make this kernel again (cudajit._pickle):
+    # the options as given (the receiver's $CUDAJIT_CACHE applies there).
+    kernel._jit_options = dict(options)
+    kernel._jit_signatures = list(signatures) if signatures else None
     for sig in signatures or ():
         kernel.compile(sig, block=options.get("block"))
     return kernel

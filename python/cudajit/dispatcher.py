@@ -8,7 +8,7 @@ This subclass only adds the function's name, docstring and repr.
 
 import functools
 
-from . import _core
+from . import _core, _pickle
 from .errors import DeviceOnlyError
 
 
@@ -61,6 +61,15 @@ class Dispatcher(_core.Dispatcher):
     def __repr__(self):
         return f"<cudajit kernel {self.py_func.__qualname__}>"
 
+    def __reduce__(self):
+        # _make records the decorator's options and signatures; a Dispatcher
+        # made directly has only its resolved options.
+        options = getattr(self, "_jit_options", None)
+        if options is None:
+            options = self._options
+        return _pickle.reduce(self, (_pickle.rebuild_jit, (
+            self.py_func, options, getattr(self, "_jit_signatures", None), False)))
+
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         """A 1-d launch over ``ntasks`` threads (numba's forall): for kernels
         whose thread ``cuda.grid(1)`` does task i and skips i >= ntasks.
@@ -112,3 +121,7 @@ class DeviceFunction:
 
     def __repr__(self):
         return f"<cudajit device function {self.py_func.__qualname__}>"
+
+    def __reduce__(self):
+        return _pickle.reduce(self, (_pickle.rebuild_jit, (
+            self.py_func, self.options, self.signatures or None, True)))

@@ -98,6 +98,21 @@ py::dict cacheEntryInfo(const std::string& path) {
     d["symbol"] = k.compiled.symbol;
     d["cubin_bytes"] = k.compiled.cubin.size();
     d["ptx_bytes"] = k.compiled.ptx.size();
+    // The identity it was made under (kernel_cache.cpp's key lines), for `cache info`.
+    std::string cudajit, toolkit;
+    size_t at = 0;
+    while (at < k.key_text.size()) {
+      size_t nl = k.key_text.find('\n', at);
+      if (nl == std::string::npos) nl = k.key_text.size();
+      const std::string line = k.key_text.substr(at, nl - at);
+      if (line == "ir") break;
+      if (line.rfind("cudajit ", 0) == 0 && line.rfind("cudajit kernel cache key", 0) != 0) cudajit = line;
+      for (const char* p : {"toolkit ", "libnvvm ", "nvjitlink ", "libdevice "})
+        if (line.rfind(p, 0) == 0) toolkit += line + "\n";
+      at = nl + 1;
+    }
+    d["cudajit"] = cudajit;
+    d["toolkit"] = toolkit;
   }
   return d;
 }
@@ -195,7 +210,18 @@ void bindRuntime(py::module_& m) {
      "signature, arch, created, compile_seconds, symbol, cubin_bytes, ptx_bytes.");
   m.def("cache_entry_info", &cacheEntryInfo, py::arg("path"));
   m.def("toolkit_identity", [] { return cj::rt::toolkitIdentity(); },
-        "The toolkit part of the cache keys (versions, paths, sizes, times).");
+        "The toolkit part of the cache keys (versions, content fingerprints).");
   m.def("cudajit_identity", [] { return cj::rt::cudajitIdentity(); });
+  m.def("cache_counters", [] {
+    const cj::rt::CacheCounters c = cj::rt::cacheCounters();
+    py::dict d;
+    d["hits"] = c.hits;
+    d["misses"] = c.misses;
+    d["corrupt"] = c.corrupt;
+    d["miss_reasons"] = c.miss_reasons;
+    return d;
+  }, "This process's kernel-cache lookups: hits, misses, corrupt entries, the last misses' reasons.");
+  m.def("cache_read_only", [] { return cj::cacheReadOnly(cj::rt::kernelCacheDir()); },
+        "Whether the kernel cache is read-only (a read-only mount, no permission, CUDAJIT_CACHE_READONLY=1).");
 
 }

@@ -16,7 +16,7 @@ import inspect
 import types
 import typing
 
-from .. import _core
+from .. import _core, _pickle
 from ._annotations import is_constant_annotation
 
 
@@ -172,6 +172,10 @@ class TileKernel:
 
     def __repr__(self):
         return f"<cudajit.tile.kernel {self.py_func.__qualname__}>"
+
+    def __reduce__(self):
+        # The compiled dispatchers stay behind: the receiver compiles its own.
+        return _pickle.reduce(self, (_pickle.rebuild_tile_kernel, (self.py_func, self.options)))
 
 
 class _Launcher:
