@@ -11,6 +11,7 @@
 #include "runtime/driver.h"
 #include "runtime/driver_jit.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/toolkit_identity.h"
 #include "types/signature.h"
 #include "support/disk_cache.h"
 #include "support/error.h"
@@ -277,6 +278,7 @@ driver::CompiledKernel Dispatcher::obtain(const std::vector<const Type*>& args, 
                    qualname() + numbaArgsString(args) +
                    " is truncated or corrupt; it is ignored and compiled again");
   }
+  registerWheelDirectories();
   driver::CompiledKernel compiled = driver::compile(untyped(), args, options);
   stats->stages = compiled.times;
   stats->assembler = compiled.assembled_by;

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cub/toolkit.h"
 #include "link/toolchain.h"
 #include "support/disk_cache.h"
 #include "support/sha256.h"
@@ -134,14 +135,22 @@ std::string withoutStamps(const std::string& text) {
 
 }  // namespace
 
+void registerWheelDirectories() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const std::vector<std::string> sites = sitePackagesWithWheels();
+    link::addSitePackages(sites);
+    cub::addSiteDirectories(sites);
+  });
+}
+
 const std::string& toolkitIdentity() {
   static std::mutex mu;
   static std::string identity;
   std::lock_guard<std::mutex> lock(mu);
   if (!identity.empty()) return identity;
-  const std::vector<std::string> sites = sitePackagesWithWheels();
-  link::addSitePackages(sites);   // the compile path searches the same wheels
-  const std::string env = searchEnvironment(sites);
+  registerWheelDirectories();   // the compile path searches the same wheels
+  const std::string env = searchEnvironment(sitePackagesWithWheels());
   const std::string memo = userCacheRoot() + "/toolkit/" + sha256Hex(env).substr(0, 24) + ".txt";
   std::string text;
   if (readWholeFile(memo, &text, 1 << 16) == ReadStatus::Ok && rememberedStillTrue(text)) {

@@ -23,6 +23,12 @@ namespace cj::rt {
 // missing.
 const std::string& toolkitIdentity();
 
+// Hands the sys.path entries that hold NVIDIA's pip wheels (`nvidia/`) to
+// the library searches of libNVVM/nvJitLink and of NVRTC/CCCL, once per
+// process, before the first compile (needs the GIL): a toolkit from
+// `pip install cudajit[cuda]` anywhere on sys.path is found.
+void registerWheelDirectories();
+
 // "cudajit <version> build <id>": the id is a hash of the compiler's sources
 // made at build time (cmake/build_id.cmake), so every build of the same
 // sources shares entries, and a changed compiler never reads old ones.
