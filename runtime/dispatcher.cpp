@@ -158,6 +158,7 @@ const char* cacheOutcomeName(CacheOutcome c) {
     case CacheOutcome::Corrupt: return "corrupt";
     case CacheOutcome::Unwritable: return "unwritable";
     case CacheOutcome::ReadOnly: return "read-only";
+    case CacheOutcome::HitPtx: return "hit-ptx";
   }
   return "?";
 }
@@ -250,8 +251,30 @@ Overload* Dispatcher::find(const std::vector<const Type*>& args, Block block) co
   return nullptr;
 }
 
+// The archs whose PTX a newer GPU can JIT-compile, newest first.
+constexpr int kPtxArchs[] = {120, 110, 103, 101, 100, 90, 89, 87, 86, 80, 75, 70};
+
+bool Dispatcher::ptxOfOlderArch(const std::vector<const Type*>& args, int arch, Block block, CompileStats* stats,
+                                driver::CompiledKernel* out) {
+  for (int older : kPtxArchs) {
+    if (older >= arch) continue;
+    const driver::CompileOptions options = compileOptions(older, /*want_cubin=*/true, block);
+    CachedKernel entry;
+    if (loadKernel(kernelKey({&untypedIr(), &args, older, &options}), &entry) != CacheLoad::Hit) continue;
+    if (entry.compiled.ptx.empty() || entry.compiled.arch_specific) continue;   // LTO-linked, or sm_XXa only
+    *out = std::move(entry.compiled);
+    out->cubin.assign(out->ptx.begin(), out->ptx.end());   // the image: PTX, JIT-compiled at load
+    out->cubin.push_back('\0');
+    stats->outcome = CacheOutcome::HitPtx;
+    stats->miss_reason = "no entry for sm_" + std::to_string(arch) + ": the PTX of the sm_" + std::to_string(older) +
+                         " entry, JIT-compiled by the driver";
+    return true;
+  }
+  return false;
+}
+
 driver::CompiledKernel Dispatcher::obtain(const std::vector<const Type*>& args, int arch,
-                                          CompileStats* stats, Block block) {
+                                          CompileStats* stats, Block block, bool for_device) {
   const driver::CompileOptions options = compileOptions(arch, /*want_cubin=*/true, block);
   const bool use_cache = options_.cache;
   KernelKey key;
@@ -269,6 +292,16 @@ driver::CompiledKernel Dispatcher::obtain(const std::vector<const Type*>& args, 
       return std::move(entry.compiled);
     }
     stats->outcome = r == CacheLoad::Corrupt ? CacheOutcome::Corrupt : CacheOutcome::Miss;
+    if (r == CacheLoad::Missing && for_device) {
+      driver::CompiledKernel older;
+      if (ptxOfOlderArch(args, arch, block, stats, &older)) {
+        countCacheLookup(CacheLoad::Hit, "");
+        stats->cache += secondsSince(start);
+        older.arg_types = args;
+        older.untyped_ir = untypedIr();
+        return older;
+      }
+    }
     if (r == CacheLoad::Missing) stats->miss_reason = missReason(key, qualname(), numbaArgsString(args), arch);
     countCacheLookup(r, r == CacheLoad::Missing ? qualname() + numbaArgsString(args) + " sm_" + std::to_string(arch) +
                                                       ": " + stats->miss_reason
@@ -325,7 +358,7 @@ Overload& Dispatcher::compileFor(const std::vector<const Type*>& args, Block blo
   ov->key.args = args;
   ov->key.block = block;
   ov->arch = targetArch();
-  ov->compiled = obtain(args, ov->arch, &ov->stats, block);
+  ov->compiled = obtain(args, ov->arch, &ov->stats, block, /*for_device=*/driverAvailable());
   if (order_.empty()) ov->stats.stages.decode = decode_seconds_;
   ov->compiled.times = ov->stats.stages;
   ov->slots = abi::kernelSlots(args);
@@ -459,7 +492,7 @@ Overload::Loaded& Dispatcher::loadedOn(Overload& ov, int device, cu::CUcontext c
     auto it = ov.cubins_for_other_archs.find(arch);
     if (it == ov.cubins_for_other_archs.end()) {
       CompileStats stats;
-      driver::CompiledKernel k = obtain(ov.key.args, arch, &stats, ov.key.block);
+      driver::CompiledKernel k = obtain(ov.key.args, arch, &stats, ov.key.block, /*for_device=*/true);
       printStats("compile " + qualname() + numbaArgsString(ov.key.args) + " sm_" +
                      std::to_string(arch), stats);
       it = ov.cubins_for_other_archs.emplace(arch, std::move(k.cubin)).first;
@@ -470,7 +503,9 @@ Overload::Loaded& Dispatcher::loadedOn(Overload& ov, int device, cu::CUcontext c
   try {
     l->module = std::make_unique<LoadedModule>(*cubin, device);
   } catch (const CudaApiError&) {
-    if (ov.stats.outcome != CacheOutcome::Hit || cubin != &ov.compiled.cubin) throw;
+    if ((ov.stats.outcome != CacheOutcome::Hit && ov.stats.outcome != CacheOutcome::HitPtx) ||
+        cubin != &ov.compiled.cubin)
+      throw;
     // A cached cubin this driver cannot load: compile afresh, once.
     const bool was = options_.cache;
     options_.cache = false;

@@ -68,7 +68,7 @@ struct DispatcherOptions {
   std::vector<std::pair<int, ir::Const>> constants;    // Constant[...] parameters: (index, value)
 };
 
-enum class CacheOutcome { Off, Miss, Hit, Corrupt, Unwritable, ReadOnly };
+enum class CacheOutcome { Off, Miss, Hit, Corrupt, Unwritable, ReadOnly, HitPtx };
 const char* cacheOutcomeName(CacheOutcome c);
 
 // Where the time of one compile went (seconds); kernel.stats in Python.
@@ -167,9 +167,14 @@ class Dispatcher {
   int targetArch() const;
   driver::CompileOptions compileOptions(int arch, bool want_cubin, Block block = {{0, 0, 0}}) const;
   // The compiled kernel for `args` on `arch`: from the disk cache when
-  // enabled and present, else compiled (and stored).
+  // enabled and present, else compiled (and stored). For a GPU of `arch`
+  // (for_device), an entry of an older arch that carries PTX serves too:
+  // its PTX becomes the image the driver JIT-compiles (cache_result
+  // "hit-ptx"); warm never takes that route.
   driver::CompiledKernel obtain(const std::vector<const Type*>& args, int arch, CompileStats* stats,
-                                Block block = {{0, 0, 0}});
+                                Block block = {{0, 0, 0}}, bool for_device = false);
+  bool ptxOfOlderArch(const std::vector<const Type*>& args, int arch, Block block, CompileStats* stats,
+                      driver::CompiledKernel* out);
   void compileDeclared();
   // The block shape an overload is keyed by: `block` for kernels with block
   // algorithms, {0,0,0} for the others.

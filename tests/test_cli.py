@@ -332,3 +332,31 @@ def test_build_id_is_the_sources_hash(tmp_path):
     build_id = out.read_text().split('"')[1]
     assert len(build_id) == 64
     assert cudajit._core.cudajit_identity().endswith("build " + build_id[:24])
+
+
+def test_a_newer_gpu_jit_compiles_the_shipped_ptx(sample, tmp_path, mock_driver):
+    """Warmed for sm_90 on a machine without a GPU; on a GPU of a newer
+    generation (the mock driver says 10.0) with no sm_100 entry, the sm_90
+    entry's PTX is what the driver loads (and JIT-compiles): no compile."""
+    cache = tmp_path / "cache"
+    run(["-m", "cudajit", "warm", str(sample), "--arch", "sm_90"], {"CUDAJIT_CACHE_DIR": str(cache)})
+    code = textwrap.dedent(f"""
+        import ctypes, sys
+        import numpy as np
+        sys.path.insert(0, {str(sample.parent)!r})
+        import cudajit as cuda
+        import sample_kernels as m
+        for sig, s in sorted(m.scale.stats.items()):
+            print("stats", s["cache_result"], s["nvvm"], s.get("cache_miss_reason", ""))
+        x = cuda.to_device(np.ones(8, np.float32)); y = cuda.device_array(8, np.float32)
+        m.scale[1, 8](x, y)
+        mock = ctypes.CDLL({mock_driver!r})
+        mock.cjmock_last_image_head.restype = ctypes.c_char_p
+        print("image", mock.cjmock_last_image_head()[:2].decode())
+    """)
+    env = {"CUDAJIT_CACHE_DIR": str(cache), "CUDAJIT_CUDA_DRIVER": mock_driver, "CJMOCK_CC": "100"}
+    lines = run(["-c", code], env).stdout.splitlines()
+    stats = [l.split(" ", 3) for l in lines if l.startswith("stats")]
+    assert len(stats) == 2 and all(s[1] == "hit-ptx" and float(s[2]) == 0.0 for s in stats), lines
+    assert stats[0][3] == "no entry for sm_100: the PTX of the sm_90 entry, JIT-compiled by the driver"
+    assert lines[-1] == "image //", lines   # PTX text, not an ELF cubin

@@ -103,6 +103,13 @@ struct LinkState {
 
 }  // namespace
 
+std::string g_last_image_head;
+
+int ccOf() {
+  const char* cc = std::getenv("CJMOCK_CC");
+  return cc && *cc ? std::atoi(cc) : 90;
+}
+
 extern "C" {
 
 // ---- test controls (ctypes) -------------------------------------------------
@@ -113,6 +120,8 @@ int cjmock_live_allocations() { return static_cast<int>(g_allocations.size()); }
 // device the kernel was launched on).
 int cjmock_current_device() { return currentDevice(); }
 int cjmock_live_modules() { return g_live_modules; }
+// The first bytes of the last image cuModuleLoadData took ("\x7fELF" for a cubin, "//" for PTX).
+const char* cjmock_last_image_head() { return g_last_image_head.c_str(); }
 int cjmock_live_events() { return static_cast<int>(g_events.size()); }
 int cjmock_live_host_allocations() { return static_cast<int>(g_host_allocs.size()); }
 int cjmock_live_registrations() { return static_cast<int>(g_registrations.size()); }
@@ -166,8 +175,8 @@ CUresult cuDeviceGetAttribute(int* v, int attribute, int) {
     case 10: *v = 32; break;            // warp size
     case 16: *v = 132; break;           // SMs
     case 33: *v = 7; break;             // PCI bus
-    case 75: *v = 9; break;             // cc major
-    case 76: *v = 0; break;             // cc minor
+    case 75: *v = ccOf() / 10; break;   // cc major (CJMOCK_CC=100: a 10.0 GPU; default 9.0)
+    case 76: *v = ccOf() % 10; break;   // cc minor
     case 97: *v = 227 * 1024; break;    // opt-in shared memory
     default: *v = 0;
   }
@@ -190,6 +199,7 @@ CUresult cuModuleLoadData(void** module, const void* image) {
   if (!t_current) return kInvalidValue;
   auto* m = new Module();
   m->image_head.assign(static_cast<const char*>(image), 4);
+  g_last_image_head = m->image_head;
   *module = m;
   ++g_live_modules;
   return kOk;
