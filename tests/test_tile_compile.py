@@ -89,6 +89,15 @@ def k_atomics(hist, y, out, T: ct.Constant[int]):
 
 
 @ct.kernel
+def k_matmul_f16_acc(a, b, c, BM: ct.Constant[int], BN: ct.Constant[int], BK: ct.Constant[int]):
+    bm, bn = ct.bid(0), ct.bid(1)
+    acc = ct.zeros((BM, BN), dtype=ct.float16)
+    for k in range(ct.num_tiles(a, axis=1, shape=(BM, BK))):
+        acc = ct.mma(ct.load(a, index=(bm, k), shape=(BM, BK)), ct.load(b, index=(k, bn), shape=(BK, BN)), acc)
+    ct.store(c, index=(bm, bn), tile=acc)
+
+
+@ct.kernel
 def k_matmul_f64(a, b, c, T: ct.Constant[int]):
     x = ct.load(a, index=(ct.bid(0), 0), shape=(T, T), padding_mode=ZERO)
     y = ct.load(b, index=(0, ct.bid(1)), shape=(T, T), padding_mode=ZERO)
@@ -121,6 +130,9 @@ CASES = [
                 "mbarrier.try_wait.parity.shared::cta.b64", "fence.mbarrier_init", ".param .align 64 .b8",
                 "cvta.param", "cp.async.cg.shared.global"]}),
     ("matmul f32 fma", k_matmul, [F32_2D] * 3 + ["int64"] * 3, {"BM": 32, "BN": 32, "BK": 16}, ["fma.rn.f32"]),
+    # A float16 accumulator: sums in float32 on the FMA units, rounded per mma.
+    ("matmul f16 accumulator", k_matmul_f16_acc, ["float16[:, ::1]"] * 3 + ["int64"] * 3,
+     {"BM": 64, "BN": 64, "BK": 32}, ["fma.rn.f32", "cvt.rn.f16.f32"]),
     ("matmul f64", k_matmul_f64, ["float64[:, ::1]"] * 3 + ["int64"], {"T": 16}, ["fma.rn.f64"]),
     ("gather scatter", k_gather_scatter, [F32_2D] * 3 + ["int64"], {"T": 32}, ["@p ld.global.b32", "@p st.global.b32"]),
     ("atomics", k_atomics, ["int32[::1]"] * 3 + ["int64"], {"T": 64},

@@ -288,15 +288,18 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
 void lowerDotFma(Lowering& lw, ir::Instr* in) {
   DotShape d = dotShape(in);
   Scalar accum = d.acc->type->scalar;
-  const Type* at = scalarTy(accum);
+  // 16-bit accumulators add up in float32, rounded once per dot (libNVVM
+  // refuses the half-precision multiply-adds LLVM forms from the loop).
+  Scalar compute = scalarBits(accum) == 16 && scalarKind(accum) == ScalarKind::Float ? Scalar::Float32 : accum;
+  const Type* ct = scalarTy(compute);
   auto stored = [&](ir::Instr* t) {
     // Widened as stored: libNVVM refuses some folds of (fpext half) products.
     const LayoutInfo& l = lw.info(t->type);
-    ir::Instr* buf = lw.sharedArray(accum, tileElements(t->type));
+    ir::Instr* buf = lw.sharedArray(compute, tileElements(t->type));
     std::vector<int64_t> strides = cStrides(l.shape);
     const std::vector<ir::Instr*>& regs = lw.frag(t);
     for (int64_t r = 0; r < l.regs; ++r) {
-      ir::Instr* v = d.operand == accum ? regs[r] : lw.emit(ir::Op::Cast, at, {regs[r]});
+      ir::Instr* v = d.operand == compute ? regs[r] : lw.emit(ir::Op::Cast, ct, {regs[r]});
       lw.storeShared(buf, lw.linear(l, r, strides), v);
     }
     return buf;
@@ -309,13 +312,13 @@ void lowerDotFma(Lowering& lw, ir::Instr* in) {
   for (int64_t r = 0; r < cl.regs; ++r) {
     ir::Instr* row = lw.mul(lw.position(cl, r, 0), lw.i32(d.k));
     ir::Instr* col = lw.position(cl, r, 1);
-    ir::Instr* sum = out[r];
+    ir::Instr* sum = compute == accum ? out[r] : lw.emit(ir::Op::Cast, ct, {out[r]});
     for (int64_t kk = 0; kk < d.k; ++kk) {
       ir::Instr* x = lw.loadShared(xs, lw.add(row, lw.i32(kk)));
       ir::Instr* y = lw.loadShared(ys, lw.add(col, lw.i32(kk * d.n)));
       sum = lw.add(sum, lw.mul(x, y));
     }
-    out[r] = sum;
+    out[r] = compute == accum ? sum : lw.emit(ir::Op::Cast, scalarTy(accum), {sum});
   }
   lw.barrier();
   lw.frags[in] = std::move(out);
