@@ -98,6 +98,25 @@ def k_matmul_f16_acc(a, b, c, BM: ct.Constant[int], BN: ct.Constant[int], BK: ct
 
 
 @ct.kernel
+def k_cat_newaxis(x, y, out0, out1, col, out2, T: ct.Constant[int]):
+    tx = ct.load(x, index=(0, 0), shape=(T, T))
+    ty = ct.load(y, index=(0, 0), shape=(T, T))
+    ct.store(out0, index=(0, 0), tile=ct.cat((tx, ty), 0))
+    ct.store(out1, index=(0, 0), tile=ct.cat((tx, ty), axis=-1))
+    tc = ct.load(col, index=(0,), shape=(T,))
+    ct.store(out2, index=(0, 0), tile=tc[:, None] - tc[None, :])
+
+
+@ct.kernel
+def k_matmul_batched(a, b, c, NB: ct.Constant[int], TM: ct.Constant[int], TN: ct.Constant[int],
+                     TK: ct.Constant[int]):
+    ta = ct.load(a, index=(0, 0, 0), shape=(NB, TM, TK))
+    tb = ct.load(b, index=(0, 0), shape=(TK, TN))
+    acc = ct.full((NB, TM, TN), 1.0, dtype=ct.float32)
+    ct.store(c, index=(0, 0, 0), tile=ct.mma(ta, tb, acc))
+
+
+@ct.kernel
 def k_matmul_f64(a, b, c, T: ct.Constant[int]):
     x = ct.load(a, index=(ct.bid(0), 0), shape=(T, T), padding_mode=ZERO)
     y = ct.load(b, index=(0, ct.bid(1)), shape=(T, T), padding_mode=ZERO)
@@ -133,6 +152,12 @@ CASES = [
     # A float16 accumulator: sums in float32 on the FMA units, rounded per mma.
     ("matmul f16 accumulator", k_matmul_f16_acc, ["float16[:, ::1]"] * 3 + ["int64"] * 3,
      {"BM": 64, "BN": 64, "BK": 32}, ["fma.rn.f32", "cvt.rn.f16.f32"]),
+    # cat: both tiles stacked along a new axis by a select, then one reshape;
+    # t[:, None]: a reshape; a batch of x tiles times one y: one 2-d mma.
+    ("cat and newaxis", k_cat_newaxis, ["int32[:, ::1]"] * 4 + ["int32[::1]", "int32[:, ::1]", "int64"], {"T": 16},
+     ["bar.sync", "st.shared", "ld.shared"]),
+    ("matmul batched", k_matmul_batched, ["float16[:, :, ::1]", "float16[:, ::1]", "float32[:, :, ::1]"] + ["int64"] * 4,
+     {"NB": 4, "TM": 32, "TN": 16, "TK": 32}, {"sm_80": ["mma.sync.aligned.m16n8k16"], "sm_90": ["wgmma.mma_async"]}),
     ("matmul f64", k_matmul_f64, ["float64[:, ::1]"] * 3 + ["int64"], {"T": 16}, ["fma.rn.f64"]),
     ("gather scatter", k_gather_scatter, [F32_2D] * 3 + ["int64"], {"T": 32}, ["@p ld.global.b32", "@p st.global.b32"]),
     ("atomics", k_atomics, ["int32[::1]"] * 3 + ["int64"], {"T": 64},
@@ -211,3 +236,34 @@ def test_atomics_refuse_what_the_gpu_cannot_do():
 
     with pytest.raises(cudajit.CompileError, match="mask of shape \\(64,\\) does not broadcast to the indices' shape \\(32,\\)"):
         cudajit.compile_ptx(bad_mask, [F32_1D, F32_1D, "int64"], constants={"T": 32})
+
+
+@ct.kernel
+def k_bad_index(x, y, T: ct.Constant[int]):
+    t = ct.load(x, index=(0,), shape=(T,))
+    ct.store(y, index=(0,), tile=t[1:] + 0)
+
+
+@ct.kernel
+def k_bad_cat(x, y, T: ct.Constant[int]):
+    t = ct.load(x, index=(0,), shape=(T,))
+    u = ct.load(x, index=(0,), shape=(2 * T,))
+    ct.store(y, index=(0,), tile=ct.cat((t, u), 0))
+
+
+@ct.kernel
+def k_bad_batched_y(a, b, c, T: ct.Constant[int]):
+    ta = ct.load(a, index=(0, 0, 0), shape=(2, T, T))
+    tb = ct.load(b, index=(0, 0, 0), shape=(2, T, T))
+    ct.store(c, index=(0, 0, 0), tile=ct.matmul(ta, tb))
+
+
+@pytest.mark.parametrize("kernel,sig,match", [
+    (k_bad_index, [F32_1D, F32_1D, "int64"], r"indexed with `:` and None only"),
+    (k_bad_cat, [F32_1D, F32_1D, "int64"], r"ct.cat.*shapes differ"),
+    (k_bad_batched_y, ["float16[:, :, ::1]"] * 3 + ["int64"], r"a batched y is not supported yet"),
+])
+def test_tile_shape_refusals(kernel, sig, match):
+    with pytest.raises(cudajit.CompileError, match=match) as info:
+        cudajit.compile_ptx(kernel, sig, constants={"T": 16})
+    assert info.value.line > 0 and info.value.file.endswith("test_tile_compile.py")

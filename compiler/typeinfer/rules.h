@@ -128,7 +128,7 @@ extern const Rule tileBid, tileNumBlocks, tileCdiv, tileNumTiles, tileLoad, tile
 extern const Rule tileFull;          // full / zeros / ones (arg)
 // rules_tile_gather.cpp: gather / scatter / atomic_* (arg: the atomic operation)
 extern const Rule tileMemory;
-extern const Rule tileArange, tileAstype, tileReshape, tileExpandDims, tileBroadcastTo;
+extern const Rule tileArange, tileAstype, tileReshape, tileExpandDims, tileBroadcastTo, tileCat;
 extern const Rule tilePermute;       // permute / transpose (arg)
 extern const Rule tileItem;
 extern const Rule tileReduce;        // sum / prod / max / min / argmax / argmin (arg)

@@ -10,6 +10,7 @@
 
 #include "typeinfer/infer.h"
 #include "typeinfer/rules.h"
+#include "typeinfer/slicing.h"
 #include "typeinfer/tile_rules.h"
 #include "types/tile_promotion.h"
 #include "types/tile_shapes.h"
@@ -507,6 +508,59 @@ ir::Instr* reshapeLower(const Site& s, Emitter& e) {
   return e.intrinsic(ir::Intrinsic::TileReshape, s.instr->type, {x});
 }
 
+// cat((x, y), axis): cuTile's extents are powers of two, so x and y have
+// the same shape. Lowered with what exists: both get a new dimension of 2
+// before `axis` (broadcast), a select by arange along it stacks them, and a
+// C-order reshape merges (2, n) into 2n.
+const Type* catType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"tiles", "axis"}, 2);
+  const Type* tiles = a[0]->type;
+  if (!tiles->is(TypeKind::Tuple) || tiles->elems.size() != 2 || !tiles->elems[0]->isTile() ||
+      !tiles->elems[1]->isTile())
+    failOp(s, "tiles must be a tuple of two tiles, got " + typeToNumbaString(tiles));
+  const Type *x = tiles->elems[0], *y = tiles->elems[1];
+  if (x->scalar != y->scalar)
+    failOp(s, "the tiles have different dtypes (" + typeToNumbaString(x) + ", " + typeToNumbaString(y) +
+                  "): astype one of them");
+  if (x->shape != y->shape)
+    failOp(s, "the tiles' shapes differ (" + typeToNumbaString(x) + ", " + typeToNumbaString(y) +
+                  "): tile extents are powers of two, so cat takes two tiles of one shape");
+  const int64_t rank = static_cast<int64_t>(x->shape.size());
+  int64_t axis = constIntArg(s, a[1], "axis");
+  if (axis < -rank || axis >= rank) failOp(s, "axis " + std::to_string(axis) + " is out of range for a " + std::to_string(rank) + "-d tile");
+  if (axis < 0) axis += rank;
+  TileShapeV out = x->shape;
+  out[axis] *= 2;
+  return makeTile(s, x->scalar, out);
+}
+ir::Instr* catLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"tiles", "axis"}, 2);
+  ir::Instr *x = e.element(a[0], 0), *y = e.element(a[0], 1);
+  const int64_t rank = static_cast<int64_t>(x->type->shape.size());
+  int64_t axis = constIntArg(s, a[1], "axis");
+  if (axis < 0) axis += rank;
+  auto withAt = [&](std::vector<int64_t> shape, int64_t extent) {
+    shape.insert(shape.begin() + axis, extent);
+    return shape;
+  };
+  auto tile = [&](Scalar dtype, const std::vector<int64_t>& shape) {
+    return tileTypeOrFail(s.ctx, s.instr, "ct.cat", dtype, shape);
+  };
+  const Scalar dtype = x->type->scalar;
+  const std::vector<int64_t> stacked = withAt(x->type->shape, 2);
+  ir::Instr* x1 = e.intrinsic(ir::Intrinsic::TileReshape, tile(dtype, withAt(x->type->shape, 1)), {x});
+  ir::Instr* y1 = e.intrinsic(ir::Intrinsic::TileReshape, tile(dtype, withAt(y->type->shape, 1)), {y});
+  std::vector<int64_t> along(stacked.size(), 1);
+  along[axis] = 2;
+  ir::Instr* which = e.intrinsic(ir::Intrinsic::TileReshape, tile(Scalar::Int32, along),
+                                 {e.intrinsic(ir::Intrinsic::TileArange, tile(Scalar::Int32, {2}), {})});
+  ir::Instr* zero = toTile(e, e.constant(ir::Const::integer(0), i32Ty()), Scalar::Int32, along);
+  ir::Instr* first = e.emit(ir::Op::Eq, tile(Scalar::Bool, along), {which, zero});
+  ir::Instr* both = e.emit(ir::Op::Select, tile(dtype, stacked),
+                           {toTile(e, first, Scalar::Bool, stacked), toTile(e, x1, dtype, stacked), toTile(e, y1, dtype, stacked)});
+  return e.intrinsic(ir::Intrinsic::TileReshape, s.instr->type, {both});
+}
+
 const Type* expandDimsType(const Site& s) {
   std::vector<ir::Instr*> a = rest(s, {"axis"}, 1);
   const Type* x = subjectTile(s);
@@ -704,8 +758,12 @@ MatmulTypes matmulTypes(const Site& s, const Type* x, const Type* y) {
   MatmulTypes m{x->scalar, {}};
   std::string why;
   if (!matmulTileShape(x->shape, y->shape, &m.out, &why)) failOp(s, why);
-  if (m.out.size() != 2 || x->shape.size() != 2 || y->shape.size() != 2)
-    failOp(s, "cudajit.tile multiplies 2-d tiles (batched matmul is not supported yet)");
+  // Batched: x (B, M, K) with y (K, N) broadcast over the batch is one
+  // (B*M, K) x (K, N) product (emitDot); a batched y is not built yet.
+  const bool batched_x = m.out.size() == 3 && x->shape.size() == 3 && y->shape.size() == 2;
+  if (!batched_x && (m.out.size() != 2 || x->shape.size() != 2 || y->shape.size() != 2))
+    failOp(s, "cudajit.tile multiplies 2-d tiles, and a batch of x tiles by one y tile (a batched y is not "
+              "supported yet)");
   if (!promoteTileDtypes(x->scalar, y->scalar, &m.dtype, &why)) failOp(s, why);
   if (!mmaAccumulates(m.dtype, matmulAccumulator(m.dtype)))
     failOp(s, "matmul of " + std::string(scalarNumbaName(m.dtype)) + " tiles is not supported");
@@ -720,6 +778,14 @@ const Type* matmulType(const Site& s) {
 ir::Instr* emitDot(Emitter& e, ir::Instr* x, ir::Instr* y, ir::Instr* acc, Scalar operand) {
   x = toTile(e, x, operand, x->type->shape);
   y = toTile(e, y, operand, y->type->shape);
+  if (x->type->shape.size() == 3) {   // (B, M, K) x (K, N): rows of all the batch at once
+    const TileShapeV& xs = x->type->shape;
+    const Type* out = acc->type;
+    x = e.intrinsic(ir::Intrinsic::TileReshape, tileTy(operand, {xs[0] * xs[1], xs[2]}), {x});
+    acc = e.intrinsic(ir::Intrinsic::TileReshape, tileTy(out->scalar, {xs[0] * xs[1], out->shape[2]}), {acc});
+    ir::Instr* r = e.intrinsic(ir::Intrinsic::TileDot, acc->type, {x, y, acc});
+    return e.intrinsic(ir::Intrinsic::TileReshape, out, {r});
+  }
   return e.intrinsic(ir::Intrinsic::TileDot, acc->type, {x, y, acc});
 }
 ir::Instr* matmulLower(const Site& s, Emitter& e) {
@@ -796,6 +862,7 @@ const Rule tileAstype{astypeType, astypeLower};
 const Rule tileReshape{reshapeType, reshapeLower};
 const Rule tileExpandDims{expandDimsType, reshapeLower};
 const Rule tileBroadcastTo{broadcastToType, broadcastToLower};
+const Rule tileCat{catType, catLower};
 const Rule tilePermute{permuteType, permuteLower};
 const Rule tileItem{itemType, itemLower};
 const Rule tileReduce{reduceType, reduceLower};
@@ -804,4 +871,45 @@ const Rule tileMatmul{matmulType, matmulLower};
 const Rule tileMma{mmaType, mmaLower};
 
 }  // namespace rules
+
+namespace {
+
+// The shape of `tile[idx]`, or a CompileError naming what is not `:` or None.
+std::vector<int64_t> newAxisShape(const FunctionContext& ctx, ir::Instr* in) {
+  const Type* tile = in->operands[0]->type;
+  const Type* idx = in->operands[1]->type;
+  std::vector<const Type*> parts =
+      idx->is(TypeKind::Tuple) && !isFullSlice(idx) ? idx->elems : std::vector<const Type*>{idx};
+  std::vector<int64_t> out;
+  size_t dim = 0;
+  for (const Type* p : parts) {
+    if (p == noneTy()) {
+      out.push_back(1);
+    } else if (isFullSlice(p)) {
+      if (dim >= tile->shape.size())
+        ctx.fail(in, "getitem", "too many indices for " + typeToNumbaString(tile));
+      out.push_back(tile->shape[dim++]);
+    } else {
+      ctx.fail(in, "getitem",
+               "a tile is indexed with `:` and None only (new axes: t[:, None]), not " + typeToString(p),
+               "for elements use ct.extract, ct.gather or a reshape");
+    }
+  }
+  for (; dim < tile->shape.size(); ++dim) out.push_back(tile->shape[dim]);
+  return out;
+}
+
+}  // namespace
+
+const Type* tileGetItemType(const FunctionContext& ctx, ir::Instr* in) {
+  const Type* tile = in->operands[0]->type;
+  return tileTypeOrFail(ctx, in, "getitem", tile->scalar, newAxisShape(ctx, in));
+}
+
+ir::Instr* lowerTileGetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
+  ir::Instr* tile = in->operands[0];
+  if (tile->type == in->type) return tile;
+  return e.intrinsic(ir::Intrinsic::TileReshape, in->type, {tile});
+}
+
 }  // namespace cj::typeinfer

@@ -13,6 +13,17 @@ bool isSlice(const Type* t) {
          (t->elems[0]->name == kSlice2 || t->elems[0]->name == kSlice3);
 }
 
+}  // namespace
+
+bool isFullSlice(const Type* t) {
+  if (!isSlice(t)) return false;
+  for (size_t k = 1; k < t->elems.size(); ++k)
+    if (t->elems[k] != noneTy()) return false;
+  return true;
+}
+
+namespace {
+
 std::vector<const Type*> indexList(const Type* idx) {
   if (isSlice(idx) || !idx->is(TypeKind::Tuple)) return {idx};
   return idx->elems;

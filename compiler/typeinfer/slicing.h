@@ -9,6 +9,9 @@
 
 namespace cj::typeinfer {
 
+// True for the type of `:` (a slice whose start, stop and step are None).
+bool isFullSlice(const Type* t);
+
 // True if indexing an array with an index of type `idx` makes a view.
 bool isViewIndex(const Type* arr, const Type* idx);
 // The view's type (numba's layout rule); fails on unsupported indices.

@@ -2,6 +2,7 @@
 
 #include "typeinfer/conversion.h"
 #include "typeinfer/slicing.h"
+#include "typeinfer/tile_rules.h"
 
 namespace cj::typeinfer {
 namespace {
@@ -55,6 +56,7 @@ const Type* getItemType(const FunctionContext& ctx, ir::Instr* in) {
     indexTypes(ctx, in, obj, idx);
     return scalarTy(obj->scalar);
   }
+  if (obj->isTile()) return tileGetItemType(ctx, in);
   if (isOptional(obj))
     ctx.fail(in, "getitem", typeToString(obj) + " (a number or None) is not subscriptable");
   if (obj->is(TypeKind::Tuple)) return obj->elems[tupleIndex(ctx, in, obj, in->operands[1])];
@@ -63,6 +65,7 @@ const Type* getItemType(const FunctionContext& ctx, ir::Instr* in) {
 
 ir::Instr* lowerGetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
   ir::Instr* obj = in->operands[0];
+  if (obj->type->isTile()) return lowerTileGetItem(ctx, in, e);
   if (obj->type->is(TypeKind::Tuple)) {
     return e.element(obj, tupleIndex(ctx, in, obj->type, in->operands[1]));
   }

@@ -32,6 +32,12 @@ bool tileResultDtype(const std::vector<TileOperand>& ops, Scalar* out, std::stri
 // padding (leading 1s), broadcasting, or tile.full for a scalar.
 ir::Instr* toTile(Emitter& e, ir::Instr* v, Scalar dtype, const std::vector<int64_t>& shape);
 
+// t[:, None], t[None]: a tile indexed with `:` (a whole dimension) and
+// None (a new dimension of 1), the dimensions not named kept at the end: a
+// reshape (subscript.cpp sends tiles here).
+const Type* tileGetItemType(const FunctionContext& ctx, ir::Instr* in);
+ir::Instr* lowerTileGetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e);
+
 // Python operators with a tile operand (operators.cpp sends them here).
 bool isTileOperation(const ir::Instr* in);
 const Type* tileOperatorType(const FunctionContext& ctx, ir::Instr* in);
