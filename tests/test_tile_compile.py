@@ -2,6 +2,7 @@
 inference, the tile pipeline, libNVVM, and ptxas for sm_80 and sm_90
 (docs/tiles.md). The GPU checks of the same operations against numpy are
 tests/gpu/test_tiles_gpu.py."""
+import re
 import shutil
 import subprocess
 
@@ -267,3 +268,22 @@ def test_tile_shape_refusals(kernel, sig, match):
     with pytest.raises(cudajit.CompileError, match=match) as info:
         cudajit.compile_ptx(kernel, sig, constants={"T": 16})
     assert info.value.line > 0 and info.value.file.endswith("test_tile_compile.py")
+
+
+@ct.kernel
+def k_two_dots(a, b, c, d, T: ct.Constant[int]):
+    ta = ct.load(a, index=(0, 0), shape=(T, T))
+    tb = ct.load(b, index=(0, 0), shape=(T, T))
+    ct.store(c, index=(0, 0), tile=ct.matmul(ta, tb))
+    ct.store(d, index=(0, 0), tile=ta @ tb + 1.0)
+
+
+def test_operations_share_their_scratch_buffers():
+    """Two float32 64x64x64 products each stage 32 KB of operands in shared
+    memory; one after the other they reuse the same buffers (each ends with
+    a barrier), so the kernel stays within the 48 KB of static shared memory
+    instead of taking 64 KB of dynamic shared memory."""
+    ptx, _ = cudajit.compile_ptx(k_two_dots, [F32_2D] * 4 + ["int64"], constants={"T": 64}, arch="sm_80")
+    assert "fma.rn.f32" in ptx and "__cj_dynamic_shared" not in ptx
+    declared = sum(int(n) for n in re.findall(r"\.shared \.align \d+ \.b8 \S+\[(\d+)\]", ptx))
+    assert 32 * 1024 <= declared <= 48 * 1024, declared

@@ -227,6 +227,12 @@ ir::Instr* Lowering::sharedArray(Scalar dtype, int64_t n) {
   return emitTo(prologue, std::move(in));
 }
 
+ir::Instr* Lowering::scratchArray(Scalar dtype, int64_t n, int slot) {
+  auto key = std::make_tuple(slot, dtype, n);
+  if (auto it = scratch_.find(key); it != scratch_.end()) return it->second;
+  return scratch_[key] = sharedArray(dtype, n);
+}
+
 ir::Instr* Lowering::loadShared(ir::Instr* arr, ir::Instr* index) {
   ir::Instr* v = emit(ir::Op::ArrayLoad, scalarTy(arr->type->scalar), {arr, toI64(index)});
   v->facts |= ir::indexNonNegFact(0);
@@ -335,7 +341,7 @@ std::vector<ir::Instr*> Lowering::redistribute(const Held& src, Scalar dtype, in
   }
   // Through shared memory: every thread writes what it holds (copies of one
   // element write the same value), then reads what it needs.
-  ir::Instr* buf = sharedArray(dtype, space);
+  ir::Instr* buf = scratchArray(dtype, space, 2);
   for (size_t k = 0; k < src.regs.size(); ++k)
     storeShared(buf, linear(*src.layout, src.regs[k], src.coef), src.values[k]);
   barrier();

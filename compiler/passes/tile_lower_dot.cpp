@@ -49,9 +49,9 @@ DotShape dotShape(ir::Instr* in) {
 // Stores every register of `t` at the shared index index(row, col), both i32
 // coordinates of the element in the tile.
 template <class Index>
-ir::Instr* toShared(Lowering& lw, ir::Instr* t, Scalar dtype, int64_t elements, Index index) {
+ir::Instr* toShared(Lowering& lw, ir::Instr* t, Scalar dtype, int64_t elements, int slot, Index index) {
   const LayoutInfo& l = lw.info(t->type);
-  ir::Instr* buf = lw.sharedArray(dtype, elements);
+  ir::Instr* buf = lw.scratchArray(dtype, elements, slot);
   const std::vector<ir::Instr*>& regs = lw.frag(t);
   for (int64_t r = 0; r < l.regs; ++r) lw.storeShared(buf, index(lw.position(l, r, 0), lw.position(l, r, 1)), regs[r]);
   return buf;
@@ -86,8 +86,8 @@ void lowerDotMmaSync(Lowering& lw, ir::Instr* in) {
   // Padded pitches: 16-byte rows of ldmatrix (and the tf32 fragment loads)
   // land in distinct banks.
   int64_t pa = d.k + (d.tf32 ? 4 : 8), pb = d.n + 8;
-  ir::Instr* a = toShared(lw, d.x, d.operand, d.m * pa, [&](ir::Instr* r, ir::Instr* c) { return lw.add(lw.mul(r, lw.i32(pa)), c); });
-  ir::Instr* b = toShared(lw, d.y, d.operand, d.k * pb, [&](ir::Instr* r, ir::Instr* c) { return lw.add(lw.mul(r, lw.i32(pb)), c); });
+  ir::Instr* a = toShared(lw, d.x, d.operand, d.m * pa, 0, [&](ir::Instr* r, ir::Instr* c) { return lw.add(lw.mul(r, lw.i32(pa)), c); });
+  ir::Instr* b = toShared(lw, d.y, d.operand, d.k * pb, 1, [&](ir::Instr* r, ir::Instr* c) { return lw.add(lw.mul(r, lw.i32(pb)), c); });
   lw.barrier();
 
   ir::Instr* lane = lw.laneId();
@@ -208,7 +208,7 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
   if (plan && plan->x.load) {
     a_addr = stageAddress(lw, plan->x, plan->stage);
   } else {
-    ir::Instr* a = toShared(lw, d.x, d.operand, d.m * d.k, [&](ir::Instr* r, ir::Instr* c) { return core.index(lw, r, c); });
+    ir::Instr* a = toShared(lw, d.x, d.operand, d.m * d.k, 0, [&](ir::Instr* r, ir::Instr* c) { return core.index(lw, r, c); });
     a_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {a});
   }
   bool b_transposed = plan && plan->y.load;
@@ -217,7 +217,7 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
   if (b_transposed) {
     b_addr = stageAddress(lw, plan->y, plan->stage);
   } else {
-    ir::Instr* b = toShared(lw, d.y, d.operand, d.n * d.k, [&](ir::Instr* r, ir::Instr* c) { return core.index(lw, c, r); });
+    ir::Instr* b = toShared(lw, d.y, d.operand, d.n * d.k, 1, [&](ir::Instr* r, ir::Instr* c) { return core.index(lw, c, r); });
     b_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {b});
   }
   if (plan) waitForStage(lw, *plan);
@@ -292,10 +292,10 @@ void lowerDotFma(Lowering& lw, ir::Instr* in) {
   // refuses the half-precision multiply-adds LLVM forms from the loop).
   Scalar compute = scalarBits(accum) == 16 && scalarKind(accum) == ScalarKind::Float ? Scalar::Float32 : accum;
   const Type* ct = scalarTy(compute);
-  auto stored = [&](ir::Instr* t) {
+  auto stored = [&](ir::Instr* t, int slot) {
     // Widened as stored: libNVVM refuses some folds of (fpext half) products.
     const LayoutInfo& l = lw.info(t->type);
-    ir::Instr* buf = lw.sharedArray(compute, tileElements(t->type));
+    ir::Instr* buf = lw.scratchArray(compute, tileElements(t->type), slot);
     std::vector<int64_t> strides = cStrides(l.shape);
     const std::vector<ir::Instr*>& regs = lw.frag(t);
     for (int64_t r = 0; r < l.regs; ++r) {
@@ -304,8 +304,8 @@ void lowerDotFma(Lowering& lw, ir::Instr* in) {
     }
     return buf;
   };
-  ir::Instr* xs = stored(d.x);
-  ir::Instr* ys = stored(d.y);
+  ir::Instr* xs = stored(d.x, 0);
+  ir::Instr* ys = stored(d.y, 1);
   lw.barrier();
   const LayoutInfo& cl = lw.info(d.acc->type);
   std::vector<ir::Instr*> out = lw.frag(d.acc);

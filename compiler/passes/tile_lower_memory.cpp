@@ -242,7 +242,7 @@ void lowerTileAtomic(Lowering& lw, ir::Instr* in) {
   if (Lowering::replicated(l)) {
     // The replicas take the old value their first copy read, through shared memory.
     Scalar dtype = in->type->scalar;
-    ir::Instr* buf = lw.sharedArray(dtype, std::max<int64_t>(1, tileElements(in->type)));
+    ir::Instr* buf = lw.scratchArray(dtype, std::max<int64_t>(1, tileElements(in->type)), 2);
     ir::Instr* base = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {buf});
     std::vector<int64_t> strides = cStrides(l.shape);
     for (int64_t r = 0; r < l.regs; ++r) {

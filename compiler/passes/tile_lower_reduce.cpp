@@ -119,8 +119,8 @@ void lowerTileReduce(Lowering& lw, ir::Instr* in) {
   int64_t warps = std::min<int64_t>(along.warps, std::max<int64_t>(1, extent / along.warp_stride));
   int64_t rows_total = std::max<int64_t>(1, tileElements(in->type));
   if (warps > 1) {
-    ir::Instr* vbuf = lw.sharedArray(c, rows_total * warps);
-    ir::Instr* ibuf = arg ? lw.sharedArray(Scalar::Int32, rows_total * warps) : nullptr;
+    ir::Instr* vbuf = lw.scratchArray(c, rows_total * warps, 0);
+    ir::Instr* ibuf = arg ? lw.scratchArray(Scalar::Int32, rows_total * warps, 1) : nullptr;
     ir::Instr* my_warp = lw.emit(ir::Op::BitAnd, i32Ty(),
                                  {lw.emit(ir::Op::RShift, i32Ty(), {lw.warpId(), lw.i32(along.warp_shift)}), lw.i32(warps - 1)});
     std::vector<ir::Instr*> row_base;
@@ -165,7 +165,7 @@ void lowerTileScan(Lowering& lw, ir::Instr* in) {
   std::vector<ir::Instr*> cur;
   for (ir::Instr* v : lw.frag(x)) cur.push_back(convert(lw, v, c));
   if (extent > 1) {
-    ir::Instr* buf = lw.sharedArray(c, tileElements(x->type));
+    ir::Instr* buf = lw.scratchArray(c, tileElements(x->type), 0);
     std::vector<ir::Instr*> lin, pos;
     for (int64_t r = 0; r < l.regs; ++r) {
       lin.push_back(lw.linear(l, r, strides));

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -77,6 +78,12 @@ class Lowering {
   ir::Instr* toI64(ir::Instr* v) { return v->type == i64Ty() ? v : emit(ir::Op::Cast, i64Ty(), {v}); }
   // A shared array of n elements, allocated at the entry.
   ir::Instr* sharedArray(Scalar dtype, int64_t n);
+  // A shared array for one operation that writes it, reads it and ends with
+  // a barrier (a layout conversion, a reduction's partials, a dot's
+  // operands): the next such operation reuses it, so these buffers take the
+  // largest need, not the sum. `slot` tells apart the buffers one operation
+  // uses at once (0, 1, ...).
+  ir::Instr* scratchArray(Scalar dtype, int64_t n, int slot);
   void barrier() { intrinsic(ir::Intrinsic::SyncThreads, voidTy(), {}); }
   ir::Instr* loadShared(ir::Instr* arr, ir::Instr* index);
   void storeShared(ir::Instr* arr, ir::Instr* index, ir::Instr* value);
@@ -136,6 +143,7 @@ class Lowering {
   ir::Instr* warp_ = nullptr;
   std::map<const Type*, std::unique_ptr<LayoutInfo>> infos_;
   std::map<std::pair<const TileLayout*, int>, ir::Instr*> bases_;
+  std::map<std::tuple<int, Scalar, int64_t>, ir::Instr*> scratch_;
   ir::Instr* emitTo(std::vector<std::unique_ptr<ir::Instr>>& out, std::unique_ptr<ir::Instr> in);
   // i32 values computed once at the entry (thread ids, layout bases).
   ir::Instr* entryConst(int64_t v);
