@@ -117,6 +117,31 @@ def k_matmul_batched(a, b, c, NB: ct.Constant[int], TM: ct.Constant[int], TN: ct
     ct.store(c, index=(0, 0, 0), tile=ct.mma(ta, tb, acc))
 
 
+def _combine_add(a, b):
+    return a + b
+
+
+def _combine_max(a, b):
+    return ct.maximum(a, b)
+
+
+def _combine_other(a, b):
+    return a * 2 + b
+
+
+@ct.kernel
+def k_scan_reduce_func(x, scan_out, red_out, TM: ct.Constant[int], TN: ct.Constant[int]):
+    t = ct.load(x, index=(0, 0), shape=(TM, TN))
+    ct.store(scan_out, index=(0, 0), tile=ct.scan(t, 1, _combine_add, 0, reverse=True))
+    ct.store(red_out, index=(0,), tile=ct.reduce(t, 1, _combine_max, -1000000))
+
+
+@ct.kernel
+def k_reduce_other_func(x, red_out, TM: ct.Constant[int], TN: ct.Constant[int]):
+    t = ct.load(x, index=(0, 0), shape=(TM, TN))
+    ct.store(red_out, index=(0,), tile=ct.reduce(t, 1, _combine_other, 0))
+
+
 @ct.kernel
 def k_matmul_f64(a, b, c, T: ct.Constant[int]):
     x = ct.load(a, index=(ct.bid(0), 0), shape=(T, T), padding_mode=ZERO)
@@ -159,6 +184,9 @@ CASES = [
      ["bar.sync", "st.shared", "ld.shared"]),
     ("matmul batched", k_matmul_batched, ["float16[:, :, ::1]", "float16[:, ::1]", "float32[:, :, ::1]"] + ["int64"] * 4,
      {"NB": 4, "TM": 32, "TN": 16, "TK": 32}, {"sm_80": ["mma.sync.aligned.m16n8k16"], "sm_90": ["wgmma.mma_async"]}),
+    # scan / reduce with a combine function that is one of the built-in kinds
+    ("scan reduce func", k_scan_reduce_func, ["int32[:, ::1]"] * 2 + ["int32[::1]", "int64", "int64"],
+     {"TM": 8, "TN": 16}, ["shfl.sync.bfly", "bar.sync", "max.s32"]),
     ("matmul f64", k_matmul_f64, ["float64[:, ::1]"] * 3 + ["int64"], {"T": 16}, ["fma.rn.f64"]),
     ("gather scatter", k_gather_scatter, [F32_2D] * 3 + ["int64"], {"T": 32}, ["@p ld.global.b32", "@p st.global.b32"]),
     ("atomics", k_atomics, ["int32[::1]"] * 3 + ["int64"], {"T": 64},
@@ -263,10 +291,13 @@ def k_bad_batched_y(a, b, c, T: ct.Constant[int]):
     (k_bad_index, [F32_1D, F32_1D, "int64"], r"indexed with `:` and None only"),
     (k_bad_cat, [F32_1D, F32_1D, "int64"], r"ct.cat.*shapes differ"),
     (k_bad_batched_y, ["float16[:, :, ::1]"] * 3 + ["int64"], r"a batched y is not supported yet"),
+    (k_reduce_other_func, ["int32[:, ::1]", "int32[::1]", "int64", "int64"],
+     r"combine function '_combine_other' is not supported"),
 ])
 def test_tile_shape_refusals(kernel, sig, match):
+    constants = {"TM": 8, "TN": 16} if kernel is k_reduce_other_func else {"T": 16}
     with pytest.raises(cudajit.CompileError, match=match) as info:
-        cudajit.compile_ptx(kernel, sig, constants={"T": 16})
+        cudajit.compile_ptx(kernel, sig, constants=constants)
     assert info.value.line > 0 and info.value.file.endswith("test_tile_compile.py")
 
 

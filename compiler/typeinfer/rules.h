@@ -133,6 +133,7 @@ extern const Rule tilePermute;       // permute / transpose (arg)
 extern const Rule tileItem;
 extern const Rule tileReduce;        // sum / prod / max / min / argmax / argmin (arg)
 extern const Rule tileScan;          // cumsum / cumprod (arg)
+extern const Rule tileReduceFunc, tileScanFunc;   // reduce / scan with a combine function
 extern const Rule tileMatmul, tileMma;
 extern const Rule tileNamedOp;       // add, sub, ..., greater, negative (arg)
 extern const Rule tileMinMax;        // minimum / maximum (arg)

@@ -11,6 +11,7 @@
 #include "typeinfer/infer.h"
 #include "typeinfer/rules.h"
 #include "typeinfer/slicing.h"
+#include "typeinfer/specializer.h"
 #include "typeinfer/tile_rules.h"
 #include "types/tile_promotion.h"
 #include "types/tile_shapes.h"
@@ -728,6 +729,124 @@ ir::Instr* scanLower(const Site& s, Emitter& e) {
   return e.intrinsic(ir::Intrinsic::TileScan, x->type, {x}, {static_cast<int64_t>(kind), axis, reverse ? 1 : 0});
 }
 
+// reduce(x, axis, func, identity, keepdims) and scan(x, axis, func, identity,
+// reverse): the combine function is read from its untyped body. One that
+// returns op(a, b) of its two parameters, op one of + * & | ^ or
+// maximum/minimum (ct., builtins, numpy), is the built-in reduction of that
+// kind; the identity is folded in once (kind(identity, result)). Other
+// functions are a CompileError naming what is supported.
+std::optional<ir::TileReduceKind> combineKind(const ir::Function& fn) {
+  if (fn.blocks.size() != 1 || fn.entry()->params.size() != 2) return std::nullopt;
+  const ir::Instr* ret = fn.entry()->terminator();
+  if (!ret || ret->op != ir::Op::Ret || ret->operands.size() != 1) return std::nullopt;
+  const ir::Instr* p0 = fn.entry()->params[0].get();
+  const ir::Instr* p1 = fn.entry()->params[1].get();
+  auto ofParams = [&](const ir::Instr* a, const ir::Instr* b) { return (a == p0 && b == p1) || (a == p1 && b == p0); };
+  const ir::Instr* v = ret->operands[0];
+  if (v->operands.size() == 2 && ofParams(v->operands[0], v->operands[1])) {
+    switch (v->op) {
+      case ir::Op::Add: return ir::TileReduceKind::Sum;
+      case ir::Op::Mul: return ir::TileReduceKind::Prod;
+      case ir::Op::BitAnd: return ir::TileReduceKind::And;
+      case ir::Op::BitOr: return ir::TileReduceKind::Or;
+      case ir::Op::BitXor: return ir::TileReduceKind::Xor;
+      default: break;
+    }
+  }
+  if (v->op == ir::Op::Call && v->operands.size() == 3 && v->names.empty() && ofParams(v->operands[1], v->operands[2]) &&
+      v->operands[0]->op == ir::Op::Const && v->operands[0]->cval.kind == ir::Const::Kind::Symbol) {
+    const std::string& f = v->operands[0]->cval.s;
+    for (const char* name : {"cudajit.tile.maximum", "builtins.max", "numpy.maximum", "numpy.fmax"})
+      if (f == name) return ir::TileReduceKind::Max;
+    for (const char* name : {"cudajit.tile.minimum", "builtins.min", "numpy.minimum", "numpy.fmin"})
+      if (f == name) return ir::TileReduceKind::Min;
+    if (f == "cudajit.tile.add" || f == "numpy.add") return ir::TileReduceKind::Sum;
+    if (f == "cudajit.tile.mul" || f == "numpy.multiply") return ir::TileReduceKind::Prod;
+  }
+  return std::nullopt;
+}
+
+ir::TileReduceKind combineOf(const Site& s, const ir::Instr* func) {
+  const Type* t = func->type;
+  if (!t->is(TypeKind::Function))
+    failOp(s, "func must be a Python function of two arguments, got " + typeToNumbaString(t));
+  const ir::Function& fn = s.ctx.specializer().untypedFunction(s.ctx, s.instr, t->name);
+  if (auto kind = combineKind(fn)) return *kind;
+  failOp(s, "the combine function '" + fn.py_name + "' is not supported: cudajit.tile reduces and scans with a "
+            "function that returns a + b, a * b, a & b, a | b, a ^ b, ct.maximum(a, b) or ct.minimum(a, b) of "
+            "its two arguments");
+}
+
+bool combineAppliesTo(ir::TileReduceKind kind, Scalar dtype) {
+  bool bits = kind == ir::TileReduceKind::And || kind == ir::TileReduceKind::Or || kind == ir::TileReduceKind::Xor;
+  return !bits || scalarKind(dtype) == ScalarKind::Int;
+}
+
+// kind(identity, r): the identity folded in once.
+ir::Instr* foldIdentity(Emitter& e, ir::TileReduceKind kind, ir::Instr* identity, ir::Instr* r) {
+  const Type* t = r->type;
+  ir::Instr* id = toTile(e, identity, t->scalar, t->shape);
+  switch (kind) {
+    case ir::TileReduceKind::Sum: return e.emit(ir::Op::Add, t, {id, r});
+    case ir::TileReduceKind::Prod: return e.emit(ir::Op::Mul, t, {id, r});
+    case ir::TileReduceKind::And: return e.emit(ir::Op::BitAnd, t, {id, r});
+    case ir::TileReduceKind::Or: return e.emit(ir::Op::BitOr, t, {id, r});
+    case ir::TileReduceKind::Xor: return e.emit(ir::Op::BitXor, t, {id, r});
+    case ir::TileReduceKind::Max: case ir::TileReduceKind::Min: {
+      ir::Instr* keep = e.emit(kind == ir::TileReduceKind::Max ? ir::Op::Gt : ir::Op::Lt, tileTy(Scalar::Bool, t->shape), {r, id});
+      return e.emit(ir::Op::Select, t, {keep, r, id});
+    }
+  }
+  return r;
+}
+
+const Type* reduceFuncType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"x", "axis", "func", "identity", "keepdims"}, 4);
+  const Type* x = a[0]->type;
+  if (!x->isTile()) failOp(s, "x must be a tile, got " + typeToNumbaString(x));
+  ir::TileReduceKind kind = combineOf(s, a[2]);
+  if (!combineAppliesTo(kind, x->scalar) || x->scalar == Scalar::Bool)
+    failOp(s, "the combine function does not apply to " + std::string(scalarNumbaName(x->scalar)) + " tiles");
+  int64_t axis = normaliseAxis(s, constIntArg(s, a[1], "axis"), x->shape.size());
+  TileShapeV out;
+  std::string why;
+  if (!reduceTileShape(x->shape, std::vector<int64_t>{axis}, constBoolArg(s, a[4], "keepdims", false), &out, &why)) failOp(s, why);
+  return makeTile(s, x->scalar, out);
+}
+ir::Instr* reduceFuncLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"x", "axis", "func", "identity", "keepdims"}, 4);
+  ir::Instr* x = a[0];
+  ir::TileReduceKind kind = combineOf(s, a[2]);
+  int64_t axis = normaliseAxis(s, constIntArg(s, a[1], "axis"), x->type->shape.size());
+  TileShapeV kept = x->type->shape;
+  kept[axis] = 1;
+  ir::Instr* r = e.intrinsic(ir::Intrinsic::TileReduce, tileTy(x->type->scalar, kept), {x}, {static_cast<int64_t>(kind), axis});
+  r = foldIdentity(e, kind, a[3], r);
+  return r->type == s.instr->type ? r : e.intrinsic(ir::Intrinsic::TileReshape, s.instr->type, {r});
+}
+
+const Type* scanFuncType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"x", "axis", "func", "identity", "reverse"}, 4);
+  const Type* x = a[0]->type;
+  if (!x->isTile() || x->shape.empty()) failOp(s, "x must be a tile of at least one dimension, got " + typeToNumbaString(x));
+  ir::TileReduceKind kind = combineOf(s, a[2]);
+  if (kind != ir::TileReduceKind::Sum && kind != ir::TileReduceKind::Prod)
+    failOp(s, "scans with a combine function that adds or multiplies (a + b, a * b); others are not built yet");
+  if (x->scalar == Scalar::Bool) failOp(s, "is not defined on bool tiles; astype first");
+  normaliseAxis(s, constIntArg(s, a[1], "axis"), x->shape.size());
+  constBoolArg(s, a[4], "reverse", false);
+  return x;
+}
+ir::Instr* scanFuncLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"x", "axis", "func", "identity", "reverse"}, 4);
+  ir::Instr* x = a[0];
+  ir::TileReduceKind kind = combineOf(s, a[2]);
+  int64_t axis = normaliseAxis(s, constIntArg(s, a[1], "axis"), x->type->shape.size());
+  bool reverse = constBoolArg(s, a[4], "reverse", false);
+  ir::Instr* r = e.intrinsic(ir::Intrinsic::TileScan, x->type, {x}, {static_cast<int64_t>(kind), axis, reverse ? 1 : 0});
+  return foldIdentity(e, kind, a[3], r);
+}
+
 // ---- matmul / mma -------------------------------------------------------------------------
 
 // Whether x @ y of `operand` tiles may accumulate in `acc` (cuTile's table).
@@ -867,6 +986,8 @@ const Rule tilePermute{permuteType, permuteLower};
 const Rule tileItem{itemType, itemLower};
 const Rule tileReduce{reduceType, reduceLower};
 const Rule tileScan{scanType, scanLower};
+const Rule tileReduceFunc{reduceFuncType, reduceFuncLower};
+const Rule tileScanFunc{scanFuncType, scanFuncLower};
 const Rule tileMatmul{matmulType, matmulLower};
 const Rule tileMma{mmaType, mmaLower};
 
