@@ -266,8 +266,8 @@ bool Dispatcher::ptxOfOlderArch(const std::vector<const Type*>& args, int arch, 
     out->cubin.assign(out->ptx.begin(), out->ptx.end());   // the image: PTX, JIT-compiled at load
     out->cubin.push_back('\0');
     stats->outcome = CacheOutcome::HitPtx;
-    stats->miss_reason = "no entry for sm_" + std::to_string(arch) + ": the PTX of the sm_" + std::to_string(older) +
-                         " entry, JIT-compiled by the driver";
+    stats->miss = std::make_shared<CacheMiss>("no entry for sm_" + std::to_string(arch) + ": the PTX of the sm_" +
+                                              std::to_string(older) + " entry, JIT-compiled by the driver");
     return true;
   }
   return false;
@@ -285,7 +285,7 @@ driver::CompiledKernel Dispatcher::obtain(const std::vector<const Type*>& args, 
     const CacheLoad r = loadKernel(key, &entry);
     stats->cache += secondsSince(start);
     if (r == CacheLoad::Hit) {
-      countCacheLookup(r, "");
+      countCacheLookup(r);
       stats->outcome = CacheOutcome::Hit;
       entry.compiled.arg_types = args;
       entry.compiled.untyped_ir = untypedIr();
@@ -295,17 +295,15 @@ driver::CompiledKernel Dispatcher::obtain(const std::vector<const Type*>& args, 
     if (r == CacheLoad::Missing && for_device) {
       driver::CompiledKernel older;
       if (ptxOfOlderArch(args, arch, block, stats, &older)) {
-        countCacheLookup(CacheLoad::Hit, "");
+        countCacheLookup(CacheLoad::Hit);
         stats->cache += secondsSince(start);
         older.arg_types = args;
         older.untyped_ir = untypedIr();
         return older;
       }
     }
-    if (r == CacheLoad::Missing) stats->miss_reason = missReason(key, qualname(), numbaArgsString(args), arch);
-    countCacheLookup(r, r == CacheLoad::Missing ? qualname() + numbaArgsString(args) + " sm_" + std::to_string(arch) +
-                                                      ": " + stats->miss_reason
-                                                : std::string());
+    if (r == CacheLoad::Missing) stats->miss = std::make_shared<CacheMiss>(key, qualname(), numbaArgsString(args), arch);
+    countCacheLookup(r, stats->miss);
     if (r == CacheLoad::Corrupt)
       cacheWarning("cudajit: the cache entry " + kernelDiskCache().pathFor(key.hash) + " for " +
                    qualname() + numbaArgsString(args) +

@@ -27,6 +27,7 @@
 #include "driver/compile.h"
 #include "runtime/args.h"
 #include "runtime/kernel_args.h"
+#include "runtime/kernel_cache.h"
 #include "runtime/launch_config.h"
 #include "runtime/module.h"
 
@@ -78,7 +79,7 @@ struct CompileStats {
   double load = 0;               // cuModuleLoadData on the first device
   CacheOutcome outcome = CacheOutcome::Off;
   const char* assembler = "";    // what made the cubin: "driver", "nvJitLink" ("" from the cache)
-  std::string miss_reason;       // a disk-cache miss: which part of the identity differed (kernel_cache.h)
+  std::shared_ptr<CacheMiss> miss;   // a disk-cache miss: which part of the identity differed (kernel_cache.h)
   double total() const { return stages.total() + cache + load; }
 };
 

@@ -203,6 +203,8 @@ CacheCounters g_counters;
 
 }  // namespace
 
+namespace {
+
 std::string missReason(const KernelKey& key, const std::string& qualname, const std::string& signature, int arch) {
   const std::map<std::string, std::string> want = keyParts(key.text);
   std::string best;
@@ -214,8 +216,9 @@ std::string missReason(const KernelKey& key, const std::string& qualname, const 
     std::string_view body;
     if (openEntry(bytes, kMagic, kFormat, &body) != EntryCheck::Ok) continue;
     CachedKernel entry;
+    // (An entry of this very key is the one the miss wrote afterwards.)
     if (!deserializeKernel(std::string(body), &entry) || entry.qualname != qualname || entry.signature != signature ||
-        entry.arch != arch)
+        entry.arch != arch || entry.key_text == key.text)
       continue;
     const std::map<std::string, std::string> have = keyParts(entry.key_text);
     std::vector<std::string> differ;
@@ -235,21 +238,34 @@ std::string missReason(const KernelKey& key, const std::string& qualname, const 
   return "an entry for this kernel, signature and arch differs in: " + best;
 }
 
+std::mutex g_miss_mu;
+
+}  // namespace
+
+const std::string& CacheMiss::reason() {
+  std::lock_guard<std::mutex> lock(g_miss_mu);
+  if (!known_) {
+    reason_ = missReason(key_, qualname_, signature_, arch_);
+    known_ = true;
+  }
+  return reason_;
+}
+
 CacheCounters cacheCounters() {
   std::lock_guard<std::mutex> lock(g_counters_mu);
   return g_counters;
 }
 
-void countCacheLookup(CacheLoad result, const std::string& miss_reason) {
+void countCacheLookup(CacheLoad result, std::shared_ptr<CacheMiss> miss) {
   std::lock_guard<std::mutex> lock(g_counters_mu);
   if (result == CacheLoad::Hit) {
     ++g_counters.hits;
     return;
   }
   ++(result == CacheLoad::Corrupt ? g_counters.corrupt : g_counters.misses);
-  if (miss_reason.empty()) return;
-  if (g_counters.miss_reasons.size() >= 64) g_counters.miss_reasons.erase(g_counters.miss_reasons.begin());
-  g_counters.miss_reasons.push_back(miss_reason);
+  if (!miss) return;
+  if (g_counters.last_misses.size() >= 64) g_counters.last_misses.erase(g_counters.last_misses.begin());
+  g_counters.last_misses.push_back(std::move(miss));
 }
 
 }  // namespace cj::rt

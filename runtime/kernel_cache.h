@@ -18,6 +18,7 @@
 // repeats the key text, so a stale or colliding entry reads as a miss.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,19 +61,35 @@ bool deserializeKernel(const std::string& body, CachedKernel* out);
 CacheLoad loadKernel(const KernelKey& key, CachedKernel* out);
 bool storeKernel(const KernelKey& key, const CachedKernel& k);
 
-// Why `key` missed: the parts of the identity in which the closest entry for
-// the same kernel (qualname, signature, arch) differs, e.g. "no entry for
-// this kernel, signature and arch" or "an entry differs in: toolkit
-// (nvjitlink), options". Reads the cache directory: for misses only.
-std::string missReason(const KernelKey& key, const std::string& qualname, const std::string& signature, int arch);
+// One miss, and why it missed: the parts of the identity in which the
+// closest entry for the same kernel (qualname, signature, arch) differs, e.g.
+// "no entry for this kernel, signature and arch" or "an entry for this
+// kernel, signature and arch differs in: toolkit (nvjitlink), options". The
+// reason reads every entry of the directory, so it is worked out when first
+// asked for (kernel.stats, cache.info()), never on the compile path.
+class CacheMiss {
+ public:
+  CacheMiss(KernelKey key, std::string qualname, std::string signature, int arch)
+      : key_(std::move(key)), qualname_(std::move(qualname)), signature_(std::move(signature)), arch_(arch) {}
+  explicit CacheMiss(std::string reason) : reason_(std::move(reason)), known_(true) {}
+  const std::string& reason();
+  std::string label() const { return qualname_ + signature_ + " sm_" + std::to_string(arch_); }
+
+ private:
+  KernelKey key_;
+  std::string qualname_, signature_;
+  int arch_ = 0;
+  std::string reason_;
+  bool known_ = false;
+};
 
 // This process's lookups in the kernel cache (what `cudajit.cache.info()`
-// reports as hits and misses), the last misses' reasons (at most 64).
+// reports as hits and misses), the last misses (at most 64).
 struct CacheCounters {
   int64_t hits = 0, misses = 0, corrupt = 0;
-  std::vector<std::string> miss_reasons;   // "qualname(signature) sm_90: reason"
+  std::vector<std::shared_ptr<CacheMiss>> last_misses;
 };
 CacheCounters cacheCounters();
-void countCacheLookup(CacheLoad result, const std::string& miss_reason);
+void countCacheLookup(CacheLoad result, std::shared_ptr<CacheMiss> miss = nullptr);
 
 }  // namespace cj::rt

@@ -314,7 +314,7 @@ py::dict statsDict(const cj::rt::CompileStats& s) {
   d["load"] = s.load;
   d["total"] = s.total();
   d["cache_result"] = cj::rt::cacheOutcomeName(s.outcome);
-  if (!s.miss_reason.empty()) d["cache_miss_reason"] = s.miss_reason;
+  if (s.miss) d["cache_miss_reason"] = s.miss->reason();   // worked out when first asked for
   d["assembler"] = s.assembler;
   return d;
 }

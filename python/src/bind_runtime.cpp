@@ -218,7 +218,9 @@ void bindRuntime(py::module_& m) {
     d["hits"] = c.hits;
     d["misses"] = c.misses;
     d["corrupt"] = c.corrupt;
-    d["miss_reasons"] = c.miss_reasons;
+    py::list reasons;
+    for (const auto& m : c.last_misses) reasons.append(m->label() + ": " + m->reason());
+    d["miss_reasons"] = reasons;
     return d;
   }, "This process's kernel-cache lookups: hits, misses, corrupt entries, the last misses' reasons.");
   m.def("cache_read_only", [] { return cj::cacheReadOnly(cj::rt::kernelCacheDir()); },
