@@ -14,6 +14,7 @@ void bindDispatcher(py::module_& m); // bind_dispatcher.cpp
 void bindCub(py::module_& m);        // bind_cub.cpp
 void bindLibcalls(py::module_& m);   // bind_libcalls.cpp
 void bindTypes(py::module_& m);      // bind_types.cpp
+void bindMathdx(py::module_& m);     // bind_mathdx.cpp
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "cudajit's C++ core";
@@ -27,4 +28,5 @@ PYBIND11_MODULE(_core, m) {
   bindCub(m);
   bindLibcalls(m);
   bindTypes(m);
+  bindMathdx(m);
 }

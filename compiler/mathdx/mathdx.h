@@ -1,0 +1,84 @@
+// MathDx device libraries (cuBLASDx today) through NVIDIA's libmathdx: a
+// description of a block-wide routine (sizes, precisions, arrangement, block
+// shape, target) -> its LTO-IR, the extern "C" symbol to call, and the traits
+// a caller needs (leading dimensions, block dim, shared memory size).
+//
+// libmathdx is loaded with dlopen on first use (library.h says where from):
+// nothing MathDx is needed to build or import cudajit. Names and spellings
+// follow nvmath.device (numpy dtype names, 'real'/'complex', 'row_major').
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/error.h"
+
+namespace cj::mathdx {
+
+// libmathdx is not installed (or lacks an entry point cudajit needs). The
+// Python binding raises ImportError for it, naming the pip package.
+struct LibraryMissing : ToolchainError {
+  using ToolchainError::ToolchainError;
+};
+
+// A cuBLASDx descriptor (cuBLASDx's operators). Every array is (A, B, C)
+// except size (M, N, K). 0 / empty: the operator is not set and libmathdx
+// picks its default (block_dim: the suggested one; leading_dimension: the
+// tight one; arrangement: column-major).
+struct MatmulSpec {
+  std::array<int64_t, 3> size{0, 0, 0};
+  std::array<std::string, 3> precision;   // "float16", "float32", "float64", ...
+  std::string data_type = "real";         // "real" | "complex"
+  std::array<std::string, 3> arrangement; // "row_major" | "col_major" | all empty
+  std::array<std::string, 2> transpose_mode;  // A, B (deprecated in cuBLASDx)
+  std::array<int64_t, 3> block_dim{0, 0, 0};
+  std::array<int64_t, 3> leading_dimension{0, 0, 0};
+  std::array<int64_t, 3> alignment{0, 0, 0};  // bytes
+  std::string function = "MM";
+  std::string execution = "Block";
+  int sm = 0;                                 // 80, 90, ...
+
+  // One line, every field, the key of the caches: "MM(size=32x32x32, ...)".
+  std::string toString() const;
+};
+
+struct MatmulResult {
+  std::string spec;                    // MatmulSpec::toString()
+  std::vector<std::vector<char>> ltoir;  // one or more LTO-IR modules
+  std::string symbol;                  // extern "C" entry point
+  std::array<std::string, 3> value_type;   // A, B, C: "float32", "complex64", ...
+  std::array<int64_t, 3> value_size{0, 0, 0};  // bytes
+  std::array<int64_t, 3> size{0, 0, 0};
+  std::array<int64_t, 3> block_dim{0, 0, 0};
+  std::array<int64_t, 3> suggested_block_dim{0, 0, 0};
+  std::array<int64_t, 3> leading_dimension{0, 0, 0};
+  std::array<int64_t, 3> suggested_leading_dimension{0, 0, 0};
+  std::array<std::string, 3> arrangement;
+  std::array<int64_t, 3> alignment{0, 0, 0};
+  int64_t max_threads_per_block = 0;
+  // A, B and C one after the other, each at its alignment: what cuBLASDx's
+  // get_shared_storage_size() gives for the shared-memory API.
+  int64_t shared_memory_size = 0;
+};
+
+// Validates the spec, then fetches the result from the memory cache, the
+// disk cache (support/disk_cache.h: <cache root>/mathdx) or libmathdx.
+// Throws LibraryMissing, CompileError (a descriptor libmathdx rejects, with
+// its message; or a spelling not in enums.def) or ToolchainError.
+std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec);
+
+// "libmathdx 0.4.1 at /.../libmathdx.so.0"; throws LibraryMissing.
+std::string libraryDescription();
+// Directories searched as site-packages for the nvidia-libmathdx wheel.
+void addSiteDirectories(const std::vector<std::string>& dirs);
+
+struct CacheStats {
+  int64_t memory_hits = 0, disk_hits = 0, compiles = 0;
+};
+CacheStats cacheStats();
+std::string cacheDirectory();
+void clearMemoryCache();
+
+}  // namespace cj::mathdx

@@ -1,0 +1,195 @@
+#include "mathdx/matmul.h"
+
+#include <memory>
+#include <mutex>
+
+#include "mathdx/enums.h"
+#include "mathdx/library.h"
+#include "mathdx/status.h"
+#include "support/error.h"
+
+namespace cj::mathdx {
+namespace {
+
+// cublasdxOperatorType (libcublasdx.h).
+enum Op : int {
+  kOpFunction = 0, kOpSize = 1, kOpType = 2, kOpPrecision = 3, kOpSm = 4, kOpExecution = 5,
+  kOpBlockDim = 6, kOpLeadingDimension = 7, kOpTransposeMode = 8, kOpApi = 9,
+  kOpArrangement = 10, kOpAlignment = 11,
+};
+// cublasdxTraitType.
+enum Trait : int {
+  kTraitValueType = 0, kTraitSize = 1, kTraitBlockDim = 3, kTraitLeadingDimension = 4,
+  kTraitSymbolName = 5, kTraitArrangement = 6, kTraitAlignment = 7,
+  kTraitSuggestedLeadingDimension = 8, kTraitSuggestedBlockDim = 9, kTraitMaxThreadsPerBlock = 10,
+};
+// cublasdxApi: the shared-memory pointer API, void(alpha*, a*, b*, beta*, c*).
+constexpr long long kApiSmem = 0;
+// commondxOption, commondxCodeType (libcommondx.h). (CODE_CONTAINER is not
+// set: libmathdx 0.4 answers COMMONDX_OPTION_CODE_CONTAINER = LTOIR with an
+// internal error; TARGET_CODE = LTO gives LTO-IR.)
+constexpr int kCodeOptionTargetSm = 1, kCodeOptionTargetCode = 5;
+constexpr long long kCodeTypeLto = 0;
+
+// The integer-array traits and where they go. (BLOCK_SIZE is left out:
+// libmathdx 0.4 answers it with COMMONDX_INTERNAL_ERROR; MAX_THREADS_PER_BLOCK
+// is the same product.)
+struct ArrayTrait {
+  int id;
+  const char* name;
+  std::array<int64_t, 3> MatmulResult::*field;
+};
+const ArrayTrait kArrayTraits[] = {
+    {kTraitSize, "SIZE", &MatmulResult::size},
+    {kTraitBlockDim, "BLOCK_DIM", &MatmulResult::block_dim},
+    {kTraitSuggestedBlockDim, "SUGGESTED_BLOCK_DIM", &MatmulResult::suggested_block_dim},
+    {kTraitLeadingDimension, "LEADING_DIMENSION", &MatmulResult::leading_dimension},
+    {kTraitSuggestedLeadingDimension, "SUGGESTED_LEADING_DIMENSION",
+     &MatmulResult::suggested_leading_dimension},
+    {kTraitAlignment, "ALIGNMENT", &MatmulResult::alignment},
+};
+
+struct Operator {
+  int id;
+  const char* name;
+  std::vector<long long> values;   // one value: cublasdxSetOperatorInt64
+};
+
+bool anySet(const std::array<int64_t, 3>& v) { return v[0] || v[1] || v[2]; }
+
+template <size_t N>
+std::vector<long long> parseAll(EnumKind kind, const std::array<std::string, N>& v) {
+  std::vector<long long> out;
+  for (const auto& s : v) out.push_back(parseEnum(kind, s));
+  return out;
+}
+
+// The operators a spec sets, in cuBLASDx's order; optional ones only when given.
+std::vector<Operator> operatorsOf(const MatmulSpec& s) {
+  std::vector<Operator> ops = {
+      {kOpFunction, "FUNCTION", {parseEnum(EnumKind::Function, s.function)}},
+      {kOpSize, "SIZE", {s.size[0], s.size[1], s.size[2]}},
+      {kOpType, "TYPE", {parseEnum(EnumKind::DataType, s.data_type)}},
+      {kOpPrecision, "PRECISION", parseAll(EnumKind::Precision, s.precision)},
+      {kOpSm, "SM", {static_cast<long long>(s.sm) * 10}},   // 800 for sm_80
+      {kOpExecution, "EXECUTION", {parseEnum(EnumKind::Execution, s.execution)}},
+      {kOpApi, "API", {kApiSmem}},
+  };
+  if (anySet(s.block_dim)) ops.push_back({kOpBlockDim, "BLOCK_DIM", {s.block_dim.begin(), s.block_dim.end()}});
+  if (anySet(s.leading_dimension))
+    ops.push_back({kOpLeadingDimension, "LEADING_DIMENSION",
+                   {s.leading_dimension.begin(), s.leading_dimension.end()}});
+  if (anySet(s.alignment)) ops.push_back({kOpAlignment, "ALIGNMENT", {s.alignment.begin(), s.alignment.end()}});
+  if (!s.arrangement[0].empty())
+    ops.push_back({kOpArrangement, "ARRANGEMENT", parseAll(EnumKind::Arrangement, s.arrangement)});
+  if (!s.transpose_mode[0].empty())
+    ops.push_back({kOpTransposeMode, "TRANSPOSE_MODE", parseAll(EnumKind::Transpose, s.transpose_mode)});
+  return ops;
+}
+
+std::string callText(const Operator& op) {
+  std::string v;
+  for (size_t i = 0; i < op.values.size(); ++i) v += (i ? ", " : "") + std::to_string(op.values[i]);
+  return std::string(op.values.size() == 1 ? "cublasdxSetOperatorInt64(" : "cublasdxSetOperatorInt64s(") +
+         op.name + ", " + (op.values.size() == 1 ? v : "[" + v + "]") + ")";
+}
+
+// Elements a (rows x cols) matrix takes in shared memory at leading dimension ld.
+int64_t storedElements(int64_t rows, int64_t cols, int64_t ld, const std::string& arrangement) {
+  return ld * (arrangement == "row_major" ? rows : cols);
+}
+
+// A, B, C one after the other, each at its alignment (cuBLASDx's shared
+// storage layout for the pointer API).
+int64_t sharedMemorySize(const MatmulResult& r) {
+  const int64_t m = r.size[0], n = r.size[1], k = r.size[2];
+  const int64_t rows[3] = {m, k, m}, cols[3] = {k, n, n};
+  int64_t offset = 0;
+  for (int i = 0; i < 3; ++i) {
+    int64_t align = r.alignment[i] > 0 ? r.alignment[i] : 1;
+    offset = (offset + align - 1) / align * align;
+    offset += storedElements(rows[i], cols[i], r.leading_dimension[i], r.arrangement[i]) * r.value_size[i];
+  }
+  return offset;
+}
+
+// Owns a descriptor / code handle.
+struct Handle {
+  long long h = 0;
+  int (*destroy)(long long);
+  ~Handle() {
+    if (h) destroy(h);
+  }
+};
+
+}  // namespace
+
+MatmulResult compileMatmul(const MatmulSpec& spec) {
+  const Api& a = api();
+  const std::string key = spec.toString();
+  std::vector<Operator> ops = operatorsOf(spec);   // spelling errors before any libmathdx call
+
+  MatmulResult r;
+  r.spec = key;
+  Handle desc{0, a.cublasdxDestroyDescriptor};
+  check(a, a.cublasdxCreateDescriptor(&desc.h), "cublasdxCreateDescriptor", key);
+  for (const Operator& op : ops) {
+    int st = op.values.size() == 1 ? a.cublasdxSetOperatorInt64(desc.h, op.id, op.values[0])
+                                   : a.cublasdxSetOperatorInt64s(desc.h, op.id, op.values.size(), op.values.data());
+    check(a, st, callText(op), key);
+  }
+
+  int types[3] = {0, 0, 0};
+  check(a, a.cublasdxGetTraitCommondxDataTypes(desc.h, kTraitValueType, 3, types),
+        "cublasdxGetTraitCommondxDataTypes(VALUE_TYPE)", key);
+  for (int i = 0; i < 3; ++i) {
+    const ValueType* vt = findValueType(types[i]);
+    if (!vt) throw ToolchainError("libmathdx returned value type " + std::to_string(types[i]) +
+                                  ", unknown to cudajit (mathdx/enums.def)");
+    r.value_type[i] = vt->name;
+    r.value_size[i] = vt->size;
+  }
+  for (const ArrayTrait& t : kArrayTraits) {
+    long long v[3] = {0, 0, 0};
+    check(a, a.cublasdxGetTraitInt64s(desc.h, t.id, 3, v), std::string("cublasdxGetTraitInt64s(") + t.name + ")", key);
+    for (int i = 0; i < 3; ++i) (r.*t.field)[i] = v[i];
+  }
+  long long arrangement[3] = {0, 0, 0};
+  check(a, a.cublasdxGetTraitInt64s(desc.h, kTraitArrangement, 3, arrangement),
+        "cublasdxGetTraitInt64s(ARRANGEMENT)", key);
+  for (int i = 0; i < 3; ++i) r.arrangement[i] = enumName(EnumKind::Arrangement, int(arrangement[i]));
+  long long max_threads = 0;
+  check(a, a.cublasdxGetTraitInt64(desc.h, kTraitMaxThreadsPerBlock, &max_threads),
+        "cublasdxGetTraitInt64(MAX_THREADS_PER_BLOCK)", key);
+  r.max_threads_per_block = max_threads;
+  size_t symbol_size = 0;
+  check(a, a.cublasdxGetTraitStrSize(desc.h, kTraitSymbolName, &symbol_size), "cublasdxGetTraitStrSize(SYMBOL_NAME)", key);
+  std::string symbol(symbol_size, '\0');
+  check(a, a.cublasdxGetTraitStr(desc.h, kTraitSymbolName, symbol_size, &symbol[0]), "cublasdxGetTraitStr(SYMBOL_NAME)", key);
+  r.symbol = symbol.substr(0, symbol.find('\0'));
+  r.shared_memory_size = sharedMemorySize(r);
+
+  Handle code{0, a.commondxDestroyCode};
+  check(a, a.commondxCreateCode(&code.h), "commondxCreateCode", key);
+  check(a, a.commondxSetCodeOptionInt64(code.h, kCodeOptionTargetSm, static_cast<long long>(spec.sm) * 10),
+        "commondxSetCodeOptionInt64(TARGET_SM)", key);
+  check(a, a.commondxSetCodeOptionInt64(code.h, kCodeOptionTargetCode, kCodeTypeLto),
+        "commondxSetCodeOptionInt64(TARGET_CODE)", key);
+  check(a, a.cublasdxFinalizeCode(code.h, desc.h), "cublasdxFinalizeCode", key);
+  // Some routines come as several LTO-IR modules; all of them are linked.
+  size_t count = 0;
+  check(a, a.commondxGetCodeNumLTOIRs(code.h, &count), "commondxGetCodeNumLTOIRs", key);
+  std::vector<size_t> sizes(count);
+  check(a, a.commondxGetCodeLTOIRSizes(code.h, count, sizes.data()), "commondxGetCodeLTOIRSizes", key);
+  r.ltoir.resize(count);
+  std::vector<void*> out(count);
+  for (size_t i = 0; i < count; ++i) {
+    r.ltoir[i].resize(sizes[i]);
+    out[i] = r.ltoir[i].data();
+  }
+  check(a, a.commondxGetCodeLTOIRs(code.h, count, out.data()), "commondxGetCodeLTOIRs", key);
+  if (count == 0) throw ToolchainError("libmathdx produced no LTO-IR for " + key);
+  return r;
+}
+
+}  // namespace cj::mathdx

@@ -1,0 +1,32 @@
+// MatmulSpec's text form (the caches' key and the messages' subject).
+//
+// Built with std::to_string, not iostreams: once libNVVM / nvJitLink have
+// run in the process, an std::ostringstream here printed integers as
+// nothing (every spec then had the same text, and the memory cache handed
+// one descriptor's result to another).
+#include "mathdx/mathdx.h"
+
+namespace cj::mathdx {
+namespace {
+
+std::string text(int64_t v) { return std::to_string(v); }
+const std::string& text(const std::string& s) { return s; }
+
+template <class T, size_t N>
+std::string join(const std::array<T, N>& v, const char* sep) {
+  std::string out;
+  for (size_t i = 0; i < N; ++i) out += (i ? sep : "") + text(v[i]);
+  return out;
+}
+
+}  // namespace
+
+std::string MatmulSpec::toString() const {
+  return function + "(size=" + join(size, "x") + ", precision=" + join(precision, ",") +
+         ", data_type=" + data_type + ", arrangement=" + join(arrangement, ",") +
+         ", transpose_mode=" + join(transpose_mode, ",") + ", block_dim=" + join(block_dim, "x") +
+         ", leading_dimension=" + join(leading_dimension, ",") + ", alignment=" + join(alignment, ",") +
+         ", execution=" + execution + ", sm=" + std::to_string(sm) + ")";
+}
+
+}  // namespace cj::mathdx

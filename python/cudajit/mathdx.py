@@ -1,0 +1,236 @@
+"""MathDx device routines (cuBLASDx) through NVIDIA's libmathdx, under the
+names of nvmath.device.
+
+    from cudajit import mathdx
+    mm = mathdx.matmul(size=(32, 32, 32), precision=numpy.float32, data_type="real",
+                       arrangement=("row_major", "col_major", "col_major"),
+                       block_dim=(128, 1, 1), execution="Block", sm=90)
+    mm.shared_memory_size, mm.block_dim, mm.leading_dimension, mm.a_value_type
+    mm.symbol, mm.ltoir          # the extern "C" entry point and its LTO-IR
+
+Stage 1 (docs/mathdx.md): descriptors, traits and LTO-IR. Calling a Matmul
+inside @cudajit.jit kernels comes next. libmathdx is optional: `import
+cudajit` works without it, and building a Matmul raises ImportError naming
+the pip package (nvidia-libmathdx-cu13, or the extra cudajit[mathdx]).
+"""
+
+import collections
+
+from . import _core
+
+__all__ = ["Matmul", "matmul", "Dim3", "LeadingDimension", "Arrangement", "TransposeMode",
+           "Alignment", "Precision", "library"]
+
+Dim3 = collections.namedtuple("Dim3", "x y z", defaults=(1, 1))
+LeadingDimension = collections.namedtuple("LeadingDimension", "a b c")
+Arrangement = collections.namedtuple("Arrangement", "a b c")
+TransposeMode = collections.namedtuple("TransposeMode", "a b")
+Alignment = collections.namedtuple("Alignment", "a b c")
+Precision = collections.namedtuple("Precision", "a b c")
+
+# Precisions numpy has no dtype for, spelled as libmathdx's tables do.
+_EXTRA_PRECISIONS = ("bfloat16", "tfloat32")
+# nvmath.device's own options that cudajit does not implement yet.
+_NOT_YET = ("static_block_dim", "with_pipeline", "enable_input_streaming")
+
+
+def library():
+    """'libmathdx X.Y.Z at <path>'; ImportError when it cannot be loaded."""
+    return _core.mathdx_library()
+
+
+def _reject_foreign(value, what):
+    module = type(value).__module__ or ""
+    if module.split(".")[0] == "nvmath":
+        raise TypeError(
+            f"{what}: nvmath-python objects ({type(value).__name__}) are not accepted by cudajit "
+            "yet; build the routine with cudajit.mathdx.Matmul / matmul, which take nvmath.device's "
+            "parameters (size, precision, data_type, arrangement, block_dim, ...)")
+
+
+def _precision_name(p):
+    if isinstance(p, str) and p in _EXTRA_PRECISIONS:
+        return p
+    import numpy
+    try:
+        return numpy.dtype(p).name
+    except TypeError:
+        raise ValueError(f"precision: {p!r} is not a numpy dtype") from None
+
+
+def _precisions(precision):
+    if isinstance(precision, (list, tuple)):
+        if len(precision) != 3:
+            raise ValueError("precision is one dtype or three (A, B, C)")
+        return tuple(_precision_name(p) for p in precision)
+    return (_precision_name(precision),) * 3
+
+
+def _triple(value, what, fields="abc"):
+    """A (a, b, c)-like value: a sequence or an object with .a .b .c."""
+    if value is None:
+        return None
+    if all(hasattr(value, f) for f in fields) and not isinstance(value, (list, tuple)):
+        value = tuple(getattr(value, f) for f in fields)
+    value = tuple(value)
+    if len(value) != len(fields):
+        raise ValueError(f"{what} has {len(fields)} entries ({', '.join(fields)})")
+    return value
+
+
+def _sm(sm, code_type):
+    """The target as 80 / 90 from nvmath.device's sm or code_type."""
+    if sm is None and code_type is not None:
+        if isinstance(code_type, (tuple, list)):
+            kind, sm = code_type
+        else:
+            kind, sm = getattr(code_type, "kind", "lto"), getattr(code_type, "cc")
+        if str(kind).lower() != "lto":
+            raise ValueError(f"code_type: only 'lto' code is produced, not {kind!r}")
+    if sm is None:
+        try:
+            from . import device
+            sm = device.get_current_device().compute_capability
+        except Exception as exc:
+            raise ValueError("matmul needs sm= (e.g. 90 or (9, 0)) or code_type= when no GPU "
+                             f"is usable ({exc})") from None
+    if isinstance(sm, str):
+        sm = int(sm.lower().removeprefix("sm_").rstrip("a"))
+    elif hasattr(sm, "major"):
+        sm = sm.major * 10 + sm.minor
+    elif isinstance(sm, (tuple, list)):
+        sm = sm[0] * 10 + sm[1]
+    return int(sm)
+
+
+def _block_dim(block_size, block_dim):
+    if block_size not in (None, "suggested") and block_dim not in (None, "suggested"):
+        raise ValueError("block_size and block_dim cannot both be given")
+    if block_size not in (None, "suggested"):
+        return (int(block_size), 1, 1)
+    if block_dim in (None, "suggested"):
+        return None   # libmathdx's suggested block dim
+    if isinstance(block_dim, int):
+        return (block_dim, 1, 1)
+    dims = tuple(int(d) for d in (block_dim if isinstance(block_dim, (list, tuple))
+                                  else (block_dim.x, block_dim.y, block_dim.z)))
+    return dims + (1,) * (3 - len(dims))
+
+
+class Matmul:
+    """A block-wide GEMM C = alpha * A @ B + beta * C on shared-memory tiles
+    (cuBLASDx), instantiated through libmathdx. Parameters as
+    nvmath.device.Matmul; traits as its attributes, plus `symbol` (the
+    extern "C" function: void(alpha*, a*, b*, beta*, c*), all shared-memory
+    pointers but alpha/beta) and `ltoir` (its LTO-IR; `ltoirs` when there
+    are several modules)."""
+
+    def __init__(self, size, precision=None, data_type="real", *, sm=None, block_size=None,
+                 block_dim=None, leading_dimension=None, transpose_mode=None, arrangement=None,
+                 alignment=None, function="MM", static_block_dim=False, execution="Block",
+                 with_pipeline=False, enable_input_streaming=False, code_type=None, compiler=None,
+                 execute_api=None, tensor_types=None, global_memory_alignment=None):
+        _reject_foreign(size, "Matmul")
+        for name, value in zip(_NOT_YET, (static_block_dim, with_pipeline, enable_input_streaming)):
+            if value:
+                raise NotImplementedError(f"Matmul: {name} is not supported by cudajit.mathdx yet")
+        if execute_api not in (None, "static_leading_dimensions"):
+            raise NotImplementedError(f"Matmul: execute_api={execute_api!r} (only the shared-memory "
+                                      "pointer API with static leading dimensions so far)")
+        if tensor_types is not None or global_memory_alignment is not None:
+            raise NotImplementedError("Matmul: the tensor API (tensor_types, global_memory_alignment) "
+                                      "is not supported by cudajit.mathdx yet")
+        if compiler not in (None, "numba", "cudajit"):
+            raise ValueError(f"compiler: {compiler!r}")
+        if precision is None:
+            raise TypeError("Matmul needs precision")
+        if arrangement is not None and transpose_mode is not None:
+            raise ValueError("arrangement and transpose_mode cannot both be given")
+        size = tuple(int(s) for s in size)
+        if len(size) != 3:
+            raise ValueError("size is (m, n, k)")
+        spec = {
+            "size": size,
+            "precision": _precisions(precision),
+            "data_type": data_type,
+            "function": function,
+            "execution": execution,
+            "sm": _sm(sm, code_type),
+            "block_dim": _block_dim(block_size, block_dim),
+            "arrangement": _triple(arrangement, "arrangement"),
+            "transpose_mode": _triple(transpose_mode, "transpose_mode", "ab"),
+            "alignment": _triple(alignment, "alignment"),
+        }
+        if leading_dimension == "suggested":
+            leading_dimension = _core.mathdx_matmul(spec)["suggested_leading_dimension"]
+        spec["leading_dimension"] = _triple(leading_dimension, "leading_dimension")
+        self._spec = spec
+        self._r = _core.mathdx_matmul(spec)
+        self.function = function
+        self.execution = execution
+        self.data_type = data_type
+        self.sm = spec["sm"]
+        self.code_type = ("lto", divmod(self.sm, 10))
+
+    # --- the descriptor, as libmathdx completed it ------------------------------
+    size = property(lambda self: self._r["size"])
+    precision = property(lambda self: Precision(*self._spec["precision"]))
+    block_dim = property(lambda self: Dim3(*self._r["block_dim"]))
+    block_size = property(lambda self: self._r["max_threads_per_block"])
+    max_threads_per_block = property(lambda self: self._r["max_threads_per_block"])
+    leading_dimension = property(lambda self: LeadingDimension(*self._r["leading_dimension"]))
+    arrangement = property(lambda self: Arrangement(*self._r["arrangement"]))
+    transpose_mode = property(lambda self: (TransposeMode(*self._spec["transpose_mode"])
+                                            if self._spec["transpose_mode"] else None))
+    alignment = property(lambda self: Alignment(*self._r["alignment"]))
+    suggested_block_dim = property(lambda self: Dim3(*self._r["suggested_block_dim"]))
+    suggested_leading_dimension = property(
+        lambda self: LeadingDimension(*self._r["suggested_leading_dimension"]))
+
+    # --- per matrix: value types (numpy names), logical shapes, storage ---------
+    a_value_type = property(lambda self: self._r["value_type"][0])
+    b_value_type = property(lambda self: self._r["value_type"][1])
+    c_value_type = property(lambda self: self._r["value_type"][2])
+    a_dim = property(lambda self: (self.size[0], self.size[2]))
+    b_dim = property(lambda self: (self.size[2], self.size[1]))
+    c_dim = property(lambda self: (self.size[0], self.size[1]))
+    lda = property(lambda self: self.leading_dimension.a)
+    ldb = property(lambda self: self.leading_dimension.b)
+    ldc = property(lambda self: self.leading_dimension.c)
+
+    def _stored(self, i, dims):
+        rows, cols = dims
+        return self.leading_dimension[i] * (rows if self.arrangement[i] == "row_major" else cols)
+
+    a_size = property(lambda self: self._stored(0, self.a_dim))
+    b_size = property(lambda self: self._stored(1, self.b_dim))
+    c_size = property(lambda self: self._stored(2, self.c_dim))
+
+    # --- what a kernel needs ------------------------------------------------------
+    shared_memory_size = property(lambda self: self._r["shared_memory_size"])
+    symbol = property(lambda self: self._r["symbol"])
+    ltoirs = property(lambda self: list(self._r["ltoir"]))
+
+    @property
+    def ltoir(self):
+        modules = self._r["ltoir"]
+        if len(modules) != 1:
+            raise ValueError(f"this routine has {len(modules)} LTO-IR modules: use .ltoirs")
+        return modules[0]
+
+    def get_shared_storage_size(self):
+        """Bytes of shared memory for A, B and C (each at its alignment)."""
+        return self.shared_memory_size
+
+    def __repr__(self):
+        return f"cudajit.mathdx.Matmul({self._r['spec']})"
+
+
+def matmul(*, compiler=None, code_type=None, execute_api=None, tensor_types=None,
+           global_memory_alignment=None, **kwargs):
+    """nvmath.device.matmul's face: keyword arguments only, returns a Matmul."""
+    for value in kwargs.values():
+        _reject_foreign(value, "matmul")
+    return Matmul(compiler=compiler, code_type=code_type, execute_api=execute_api,
+                  tensor_types=tensor_types, global_memory_alignment=global_memory_alignment,
+                  **kwargs)

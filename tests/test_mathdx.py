@@ -1,0 +1,264 @@
+"""cudajit.mathdx (stage 1): cuBLASDx descriptors through libmathdx ->
+traits and LTO-IR, linked into a cubin by nvJitLink. No GPU needed.
+
+Each instantiation costs libmathdx an NVRTC compile (~20 s on a small
+machine); results are cached on disk (<cache root>/mathdx), so the cases
+below are few and each is built once per session."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cudajit
+from cudajit import _core
+
+try:
+    LIBRARY = _core.mathdx_library()
+except ImportError as exc:
+    pytest.skip(f"libmathdx cannot be loaded ({exc}); pip install nvidia-libmathdx-cu13",
+                allow_module_level=True)
+
+from cudajit import mathdx  # noqa: E402
+
+ITEMSIZE = {"float16": 2, "float32": 4, "float64": 8, "complex64": 8, "complex128": 16,
+            "complex32": 4}
+REAL_TO_COMPLEX = {"float16": "complex32", "float32": "complex64", "float64": "complex128"}
+
+# name: (keyword arguments of mathdx.matmul). fp16/fp32/fp64 real and fp32
+# complex; row/col arrangements mixed; sm_80 and sm_90; given and suggested
+# block dims.
+CASES = {
+    "f32_col_sm80": dict(size=(32, 32, 32), precision=np.float32, data_type="real",
+                         arrangement=("col_major", "col_major", "col_major"), block_dim=(128, 1, 1),
+                         sm=80),
+    "f16_mixed_sm90": dict(size=(64, 32, 16), precision=np.float16, data_type="real",
+                           arrangement=("row_major", "col_major", "row_major"),
+                           block_dim=(64, 2, 1), sm=90),
+    "f64_row_sm80_suggested": dict(size=(16, 32, 8), precision=np.float64, data_type="real",
+                                   arrangement=("row_major", "row_major", "col_major"), sm=(8, 0)),
+    "c64_sm90": dict(size=(32, 16, 8), precision=np.float32, data_type="complex",
+                     arrangement=("col_major", "row_major", "col_major"), block_size=64,
+                     code_type=("lto", (9, 0))),
+    "f32_padded_ld_sm90": dict(size=(32, 32, 32), precision=np.float32, data_type="real",
+                               arrangement=("col_major", "row_major", "col_major"),
+                               leading_dimension=(40, 36, 33), block_dim=(128, 1, 1), sm=90),
+}
+
+_built = {}
+
+
+def build(name):
+    if name not in _built:
+        _built[name] = mathdx.matmul(**CASES[name])
+    return _built[name]
+
+
+def tight_leading_dimensions(m, n, k, arrangement):
+    """A is m x k, B k x n, C m x n: a column-major matrix's leading
+    dimension is its row count, a row-major one's its column count."""
+    shapes = [(m, k), (k, n), (m, n)]
+    return tuple(rows if arr == "col_major" else cols
+                 for (rows, cols), arr in zip(shapes, arrangement))
+
+
+def value_type(case):
+    name = np.dtype(case["precision"]).name
+    return REAL_TO_COMPLEX[name] if case["data_type"] == "complex" else name
+
+
+def shared_layout(mm):
+    """Byte offsets of A, B, C and the total, each matrix at its alignment."""
+    m, n, k = mm.size
+    shapes = [(m, k), (k, n), (m, n)]
+    types = [mm.a_value_type, mm.b_value_type, mm.c_value_type]
+    offsets, at = [], 0
+    for i, ((rows, cols), t) in enumerate(zip(shapes, types)):
+        align = mm.alignment[i]
+        at = (at + align - 1) // align * align
+        offsets.append(at)
+        stored = mm.leading_dimension[i] * (rows if mm.arrangement[i] == "row_major" else cols)
+        at += stored * ITEMSIZE[t]
+    return offsets, at
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_traits(name):
+    case, mm = CASES[name], build(name)
+    m, n, k = case["size"]
+    assert mm.size == (m, n, k)
+    vt = value_type(case)
+    assert (mm.a_value_type, mm.b_value_type, mm.c_value_type) == (vt, vt, vt)
+    assert mm.arrangement == case["arrangement"]
+    ld = case.get("leading_dimension") or tight_leading_dimensions(m, n, k, case["arrangement"])
+    assert mm.leading_dimension == ld
+    assert (mm.lda, mm.ldb, mm.ldc) == ld
+    # Shared memory: at least the three tiles, at most alignment padding more.
+    tiles = (m * k + k * n + m * n) * ITEMSIZE[vt]
+    assert mm.shared_memory_size >= tiles
+    offsets, total = shared_layout(mm)
+    assert mm.shared_memory_size == total == mm.get_shared_storage_size()
+    stored = (mm.a_size + mm.b_size + mm.c_size) * ITEMSIZE[vt]   # with padded rows/columns
+    assert stored >= tiles
+    assert mm.shared_memory_size <= stored + 2 * max(mm.alignment)
+    # Block shape: the one asked for, or a suggested one of whole warps.
+    threads = mm.block_dim.x * mm.block_dim.y * mm.block_dim.z
+    assert mm.max_threads_per_block == mm.block_size == threads
+    if "block_dim" in case:
+        assert tuple(mm.block_dim) == case["block_dim"]
+    elif "block_size" in case:
+        assert tuple(mm.block_dim) == (case["block_size"], 1, 1)
+    else:
+        assert mm.block_dim == mm.suggested_block_dim
+    assert 32 <= threads <= 1024 and threads % 32 == 0
+    sx, sy, sz = mm.suggested_block_dim
+    assert sx * sy * sz % 32 == 0 and sx * sy * sz <= 1024
+    # Suggested leading dimensions are valid ones: at least the tight ones.
+    tight = tight_leading_dimensions(m, n, k, case["arrangement"])
+    assert all(s >= t for s, t in zip(mm.suggested_leading_dimension, tight))
+    assert mm.sm == (case["sm"][0] * 10 + case["sm"][1] if isinstance(case.get("sm"), tuple)
+                     else case.get("sm", 90))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_ltoir_links_to_a_cubin(name):
+    """A kernel that calls the routine on shared memory, linked with its
+    LTO-IR by nvJitLink: an undefined symbol or a bad module fails here."""
+    mm = build(name)
+    assert mm.symbol.isidentifier()
+    assert len(mm.ltoirs) == 1 and len(mm.ltoir) > 1000
+    offsets, total = shared_layout(mm)
+    size = (total + 15) // 16 * 16
+    arr = f"[{size} x i8]"
+    ptrs = "\n".join(
+        f"  %{x} = getelementptr {arr}, {arr}* %s, i64 0, i64 {off}"
+        for x, off in zip("abc", offsets))
+    nvvm = f"""target datalayout = "e-p:64:64:64-p3:32:32:32-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+@smem = internal addrspace(3) global {arr} undef, align 16
+declare void @{mm.symbol}(i8*, i8*, i8*, i8*, i8*)
+
+define void @mathdx_probe(i8* %alpha, i8* %beta) {{
+entry:
+  %s = addrspacecast {arr} addrspace(3)* @smem to {arr}*
+{ptrs}
+  call void @{mm.symbol}(i8* %alpha, i8* %a, i8* %b, i8* %beta, i8* %c)
+  ret void
+}}
+
+; kept through link-time optimisation, as cudajit's code generator keeps its kernels
+@llvm.used = appending global [1 x i8*] [i8* bitcast (void (i8*, i8*)* @mathdx_probe to i8*)], section "llvm.metadata"
+
+!nvvm.annotations = !{{!0}}
+!nvvmir.version = !{{!1}}
+!0 = !{{void (i8*, i8*)* @mathdx_probe, !"kernel", i32 1}}
+!1 = !{{i32 2, i32 0, i32 3, i32 2}}
+"""
+    kernel = _core.nvvm_to_ltoir(nvvm, arch=mm.sm)
+    cubin = _core.link_cubin([("ltoir", kernel, "probe"), ("ltoir", mm.ltoir, "mathdx")],
+                             arch=mm.sm)
+    assert cubin[:4] == b"\x7fELF"
+    assert b"mathdx_probe" in cubin
+
+
+def test_transpose_mode_spelling():
+    """nvmath.device's older spelling: transpose_mode for A and B."""
+    mm = mathdx.Matmul((32, 32, 32), np.float32, "real", sm=80, block_dim=(128, 1, 1),
+                       transpose_mode=("non_transposed", "transposed"))
+    assert mm.transpose_mode == ("non_transposed", "transposed")
+    assert mm.arrangement.a == "col_major" and mm.arrangement.b == "row_major"
+
+
+def test_memory_cache():
+    mm = build("f32_col_sm80")
+    before = _core.mathdx_cache_stats()
+    again = mathdx.matmul(**CASES["f32_col_sm80"])
+    after = _core.mathdx_cache_stats()
+    assert after["memory_hits"] == before["memory_hits"] + 1
+    assert after["compiles"] == before["compiles"]
+    assert again.ltoir == mm.ltoir and again.symbol == mm.symbol
+    assert os.path.isdir(after["directory"])
+
+
+def test_disk_cache_serves_a_new_process():
+    build("f32_col_sm80")   # written to the disk cache, if not there already
+    code = ("import numpy as np; from cudajit import mathdx, _core; "
+            "mathdx.matmul(size=(32, 32, 32), precision=np.float32, data_type='real', "
+            "arrangement=('col_major',) * 3, block_dim=(128, 1, 1), sm=80); "
+            "s = _core.mathdx_cache_stats(); print(s['disk_hits'], s['compiles'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", "0"]
+
+
+# --- descriptors libmathdx rejects: CompileError with its own message -------------
+
+def test_block_dim_too_large():
+    with pytest.raises(cudajit.CompileError) as info:
+        mathdx.matmul(size=(32, 32, 32), precision=np.float32, data_type="real",
+                      arrangement=("col_major",) * 3, block_dim=(2048, 1, 1), sm=80)
+    text = str(info.value)
+    assert "libmathdx" in text
+    assert "can't have more than 1024 threads" in text    # cuBLASDx's static_assert
+
+
+def test_leading_dimension_too_small():
+    with pytest.raises(cudajit.CompileError) as info:
+        mathdx.matmul(size=(32, 32, 32), precision=np.float32, data_type="real",
+                      arrangement=("col_major",) * 3, leading_dimension=(4, 4, 4),
+                      block_dim=(128, 1, 1), sm=80)
+    assert "LDA must be greater than M" in str(info.value)
+
+
+def test_zero_size():
+    with pytest.raises(cudajit.CompileError) as info:
+        mathdx.matmul(size=(0, 32, 32), precision=np.float32, data_type="real", sm=80)
+    # libmathdx keeps no message for this: the call and its status text.
+    assert "cublasdxSetOperatorInt64s(SIZE, [0, 32, 32])" in str(info.value)
+    assert "invalid" in str(info.value)
+
+
+def test_unknown_spellings():
+    with pytest.raises(cudajit.CompileError, match="unknown data_type 'quaternion'"):
+        mathdx.matmul(size=(32, 32, 32), precision=np.float32, data_type="quaternion", sm=80)
+    with pytest.raises(cudajit.CompileError, match="unknown precision 'bool'"):
+        mathdx.matmul(size=(32, 32, 32), precision=np.bool_, data_type="real", sm=80)
+    with pytest.raises(cudajit.CompileError, match="unknown arrangement 'diagonal'"):
+        mathdx.matmul(size=(32, 32, 32), precision=np.float32, data_type="real", sm=80,
+                      arrangement=("diagonal", "col_major", "col_major"))
+
+
+def test_argument_errors():
+    with pytest.raises(ValueError, match="block_size and block_dim"):
+        mathdx.matmul(size=(32, 32, 32), precision=np.float32, data_type="real", sm=80,
+                      block_size=64, block_dim=(64, 1, 1))
+    with pytest.raises(NotImplementedError, match="with_pipeline"):
+        mathdx.matmul(size=(32, 32, 32), precision=np.float32, data_type="real", sm=80,
+                      with_pipeline=True)
+    with pytest.raises(ValueError, match="only 'lto'"):
+        mathdx.matmul(size=(32, 32, 32), precision=np.float32, data_type="real",
+                      code_type=("sass", (9, 0)))
+
+
+def test_nvmath_objects_are_refused():
+    Foreign = type("Matmul", (), {"__module__": "nvmath.device.cublasdx"})
+    with pytest.raises(TypeError, match="nvmath-python objects"):
+        mathdx.Matmul(Foreign())
+
+
+def test_missing_library_is_an_import_error():
+    """Without libmathdx, cudajit imports and the routine names the pip package."""
+    code = ("import cudajit, numpy as np\n"
+            "try:\n"
+            "    cudajit.mathdx.matmul(size=(32, 32, 32), precision=np.float32, "
+            "data_type='real', sm=80)\n"
+            "except ImportError as e:\n"
+            "    print('ImportError', e)\n")
+    env = dict(os.environ, CUDAJIT_LIBMATHDX="/nonexistent/libmathdx.so.0")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True)
+    assert out.stdout.startswith("ImportError")
+    assert "pip install nvidia-libmathdx-cu13" in out.stdout
+    assert "cudajit[mathdx]" in out.stdout
