@@ -823,6 +823,25 @@ def _err_fstring(x):
     return f"{x}"  # L:fstr
 
 
+def _err_fstring_conversion(x):
+    return f"{x!r}"  # L:fconv
+
+
+def _err_fstring_spec(x):
+    return f"{x:>8}"  # L:fspec
+
+
+def _err_nested_default(x):
+    def inner(v=1):  # L:defv
+        return v
+    return inner(x)
+
+
+def _err_lambda_closure(x):
+    f = lambda: x  # L:lambdac
+    return f()
+
+
 def _err_import(x):
     import os  # L:import
     return x
@@ -895,6 +914,10 @@ ERROR_CASES = [
     (_err_varargs, "*args", None),
     (_err_kwargs, "**kwargs", None),
     (_err_fstring, "f-string", "L:fstr"),
+    (_err_fstring_conversion, "f-string", "L:fconv"),
+    (_err_fstring_spec, "f-string", "L:fspec"),
+    (_err_nested_default, "nested function", "L:defv"),
+    (_err_lambda_closure, "lambda", "L:lambdac"),
     (_err_import, "import", "L:import"),
     (_err_global_store, "STORE_GLOBAL", "L:gstore"),
     (_err_del, "del", "L:del"),
@@ -1207,3 +1230,132 @@ def test_device_closures_sharing_code_are_decoded_apart():
     assert [fn.name for fn in funcs] == ["kern", "scale", "scale_2"]
     assert f.consts() == ["sym(fn:scale)", "sym(fn:scale_2)"]
     assert funcs[1].consts() == ["3"] and funcs[2].consts() == ["5"]
+
+
+# ---- one IR for each version's bytecode --------------------------------------------------
+# The functions below are written to produce 3.13's new forms (superinstructions,
+# CALL_KW, TO_BOOL, COMPARE_OP's bool bit, END_FOR + POP_TOP, PUSH_NULL after
+# the callable); the tests assert what every version must decode them to.
+def _paired_locals(a, b, n):
+    a, b = b, a                    # 3.13: LOAD_FAST_LOAD_FAST, STORE_FAST_STORE_FAST
+    c = a - b; d = c               # noqa: E702  L:chain  (3.13: STORE_FAST_LOAD_FAST)
+    s = 0
+    for i in range(n): s += i * d  # noqa: E701  (the loop body starts with a superinstruction)
+    while a < b:
+        b -= a                     # L:back  (the back edge lands on a superinstruction)
+    return s, b
+
+
+def _keyword_calls(x, z):
+    w = z.astype(np.float32, copy=False)  # L:method  (3.13: [callable, NULL], CALL_KW)
+    v = dev_square(x=x)                   # 3.13: LOAD_GLOBAL + NULL, CALL_KW
+    u = np.float32(x)                     # 3.13: LOAD_ATTR, PUSH_NULL after it, CALL
+    return w, v, u
+
+
+def _truth_tests(a, b, x):
+    y = not a          # 3.13: TO_BOOL, UNARY_NOT
+    c = a < b          # 3.13: COMPARE_OP without the bool bit
+    if not (a < b):    # 3.13: COMPARE_OP with the bool bit, POP_JUMP_IF_TRUE
+        x[0] = 1
+    if x[1]:           # 3.13: TO_BOOL, POP_JUMP_IF_FALSE
+        x[0] = 2
+    return y, c
+
+
+def _loop_exits(x, n):
+    for i in range(n):
+        for j in range(n):
+            if x[j] < 0:
+                break      # lands past END_FOR (3.13: and its POP_TOP), as exhaustion does
+            if x[j] > 9:
+                return j   # L:inner
+        x[i] = 0
+    for k in range(n):
+        x[k] = 1
+    return -1
+
+
+def test_opcode_table_is_what_its_generator_writes():
+    # The table of this interpreter must be the generator's output, so that
+    # the MEANING table in tools/ stays the one place that says what an opcode means.
+    import subprocess
+    root = pathlib.Path(__file__).resolve().parents[1] / "compiler" / "bytecode"
+    table = root / f"opcodes_{sys.version_info.major}{sys.version_info.minor}.def"
+    generated = subprocess.run([sys.executable, str(root / "tools" / "gen_opcode_table.py")],
+                               capture_output=True, text=True, check=True).stdout
+    # The first line names the micro version the table was generated under.
+    assert generated.splitlines()[1:] == table.read_text().splitlines()[1:]
+
+
+def test_paired_local_loads_and_stores_keep_their_order():
+    f, _, _ = decode(_paired_locals)
+    a, b, n = "v0", "v1", "v2"
+    (sub_c, sub_b) = f.ops("sub")
+    assert sub_c.rest == f"{b}, {a}" and sub_c.var == "c"     # after the swap a is b
+    assert sub_c.line == line_of(_paired_locals, "L:chain")
+    (mul,) = f.ops("mul")
+    assert mul.rest.endswith(f", {sub_c.value}")              # d is c
+    assert f.ops("add")[0].var == "s"
+    # the while loop carries b (the swap made it a's value) and subtracts a (b's)
+    (body,) = [blk for blk in f.blocks if any(i.value == sub_b.value for i in blk.instrs)]
+    b_param = body.params[body.param_vars.index("b")].split(":")[0]
+    assert sub_b.rest == f"{b_param}, {b}" and sub_b.var == "b"
+    assert sub_b.line == line_of(_paired_locals, "L:back")
+
+
+def test_keyword_calls_on_methods_globals_and_module_functions():
+    f, _, _ = decode(_keyword_calls)
+    calls = f.ops("call")
+    assert len(calls) == 3
+    (astype,) = f.ops("getattr")
+    assert astype.rest == "v1 .astype"
+    m = re.fullmatch(r"(v\d+)\((v\d+), copy=(v\d+)\)", calls[0].rest)
+    assert m and m.group(1) == astype.value, calls[0].rest
+    assert f.defining(m.group(2)).rest == "sym(numpy.float32)"
+    assert f.defining(m.group(3)).rest == "false"
+    assert calls[0].line == line_of(_keyword_calls, "L:method")
+    m = re.fullmatch(r"(v\d+)\(x=v0\)", calls[1].rest)
+    assert m and f.defining(m.group(1)).rest == "sym(fn:dev_square)", calls[1].rest
+    m = re.fullmatch(r"(v\d+)\(v0\)", calls[2].rest)
+    assert m and f.defining(m.group(1)).rest == "sym(numpy.float32)", calls[2].rest
+
+
+def test_truth_tests_apply_once_per_condition():
+    f, _, _ = decode(_truth_tests)
+    (nt,) = f.ops("not")
+    assert nt.rest == "v0" and nt.var == "y"
+    assert [i.var for i in f.ops("lt")] == ["c", None]
+    truths = f.ops("truth")
+    assert len(truths) == 2
+    for t in truths:
+        assert f.defining(t.rest).op in ("lt", "getitem")
+    for br in f.ops("cbr"):
+        assert f.defining(br.rest.split(",")[0]).op == "truth"
+
+
+def test_loop_exits_break_and_return_from_nested_loops():
+    f, _, _ = decode(_loop_exits)
+    assert f.count("iter_valid") == 3
+    assert f.count("setitem") == 2
+    rets = f.ops("ret")
+    inner = [r for r in rets if r.line == line_of(_loop_exits, "L:inner")]
+    assert len(inner) == 1
+    assert f.defining(inner[0].rest).op == "iter_next" and f.defining(inner[0].rest).var == "j"
+    assert "-1" in [f.defining(r.rest).rest for r in rets if r is not inner[0]]
+
+
+@pytest.mark.skipif(sys.version_info < (3, 13), reason="3.13's bytecode forms")
+def test_the_313_forms_are_in_these_tests():
+    import dis
+
+    def ops(*fns):
+        return {(i.opname, i.arg) for fn in fns for i in dis.get_instructions(fn)}
+
+    names = {name for name, _ in ops(_paired_locals, _keyword_calls, _truth_tests, _loop_exits)}
+    assert {"LOAD_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "CALL_KW",
+            "TO_BOOL", "PUSH_NULL", "END_FOR"} <= names
+    assert any(name == "COMPARE_OP" and arg & 16 for name, arg in ops(_truth_tests))
+    assert any(name == "COMPARE_OP" and not arg & 16 for name, arg in ops(_truth_tests))
+    errors = {name for name, _ in ops(_err_fstring_conversion, _err_fstring_spec, _err_nested_default)}
+    assert {"CONVERT_VALUE", "FORMAT_WITH_SPEC", "FORMAT_SIMPLE", "SET_FUNCTION_ATTRIBUTE"} <= errors

@@ -29,8 +29,9 @@ Passes        pass names, one per line or comma separated (``default`` is the
               default pipeline). Absent for IR input: the case checks that the
               input parses and verifies, and the output is the printed IR.
 Expected      the printed IR, or ``error: <message>`` when a stage rejects the
-              input. ``Expected 3.11`` / ``Expected 3.12`` hold output that
-              differs with the interpreter's bytecode; they win over
+              input. ``Expected 3.11`` / ``Expected 3.12`` / ``Expected 3.13``
+              hold output that differs with the interpreter's bytecode (or
+              with the source positions CPython gives it); they win over
               ``Expected``. An IR case with no Passes and no Expected section
               must print back exactly as its Input (a round trip).
 
@@ -51,7 +52,7 @@ from pathlib import Path
 
 SECTION_RE = re.compile(r"^--- (.+?) ---\s*$")
 VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
-VERSIONS = ("3.11", "3.12")
+VERSIONS = ("3.11", "3.12", "3.13")
 UPDATE = os.environ.get("CUDAJIT_UPDATE_GOLDEN", "") not in ("", "0")
 
 
@@ -235,7 +236,9 @@ def check_case(path: Path, core) -> None:
 
 def update_expectation(case: CaseFile, section: str | None, got: str) -> None:
     if section is None:
-        case.set("Expected", got)
+        # A case already split by version gets this version's section.
+        split = any(case.get(f"Expected {v}") is not None for v in VERSIONS)
+        case.set(f"Expected {VERSION}" if split else "Expected", got)
     elif section == "Expected" and case.is_python:
         # Output of a Python case now differs by version: keep what the other
         # version produced (it passed there) and record this one's.
@@ -334,6 +337,26 @@ def test_update_splits_a_python_expectation_by_version(tmp_path, monkeypatch):
     assert case.get(f"Expected {VERSION}") == "new output\n"
     other = [v for v in VERSIONS if v != VERSION]
     assert [case.get(f"Expected {v}") for v in other] == ["old output\n"] * len(other)
+
+
+def test_update_adds_this_versions_section_to_a_case_split_by_version(tmp_path, monkeypatch):
+    # A case with sections for the other versions only (a version added
+    # later) gets `Expected <this version>`, not a catch-all `Expected`.
+    class FakeCore:
+        @staticmethod
+        def golden_ir(fn, types):
+            return "this version\n"
+
+    others = [v for v in VERSIONS if v != VERSION]
+    path = tmp_path / "py_case.txt"
+    path.write_text("--- Input ---\ndef g(a):\n    return a\n" +
+                    "".join(f"--- Expected {v} ---\nold {v}\n" for v in others))
+    monkeypatch.setattr(sys.modules[__name__], "UPDATE", True)
+    check_case(path, FakeCore)
+    case = CaseFile.read(path)
+    assert case.get("Expected") is None
+    assert case.get(f"Expected {VERSION}") == "this version\n"
+    assert [case.get(f"Expected {v}") for v in others] == [f"old {v}\n" for v in others]
 
 
 def test_signature_split_respects_brackets():

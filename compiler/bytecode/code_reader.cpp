@@ -56,6 +56,47 @@ std::vector<ir::Loc> readPositions(PyObject* code, size_t units) {
   return locs;
 }
 
+// 3.13's superinstructions and the two instructions each stands for (PAIR4:
+// the first part takes the high four bits of the argument, the second the low).
+struct SuperInsn {
+  NOp op, first, second;
+};
+constexpr SuperInsn kSuperInsns[] = {
+    {NOp::LoadFastLoadFast, NOp::LoadFast, NOp::LoadFast},
+    {NOp::StoreFastStoreFast, NOp::StoreFast, NOp::StoreFast},
+    {NOp::StoreFastLoadFast, NOp::StoreFast, NOp::LoadFast},
+};
+
+const SuperInsn* superInsn(NOp op) {
+  for (const SuperInsn& s : kSuperInsns)
+    if (s.op == op) return &s;
+  return nullptr;
+}
+
+// 3.13's CALL_KW takes its keyword names from the stack, where the LOAD_CONST
+// just before it put them; that pair becomes 3.12's KW_NAMES + CALL, so the
+// decoder reads one form of call.
+void normaliseCallKw(CodeInfo& ci, Insn& call) {
+  if (ci.insns.empty() || ci.insns.back().op != NOp::LoadConst)
+    fail(ci.filename, call.loc.line, call.info->name,
+         "CALL_KW does not follow the constant of its keyword names");
+  ci.insns.back().op = NOp::KwNames;
+  call.op = NOp::Call;
+}
+
+// FOR_ITER names the END_FOR after its loop as the target, but on exhaustion
+// the interpreter pops the iterator itself and continues after END_FOR (3.12:
+// END_FOR would pop the value and the iterator) or after END_FOR and the
+// POP_TOP that follows it (3.13: END_FOR pops the value, POP_TOP the
+// iterator). 3.11's FOR_ITER jumps past the loop directly.
+int forIterExit(const std::vector<Insn>& insns, int target) {
+  switch (insns[target].op) {
+    case NOp::EndFor: return target + 1;
+    case NOp::EndForValue: return target + 2;
+    default: return target;
+  }
+}
+
 }  // namespace
 
 const char* interpreterVersionTag() {
@@ -63,6 +104,8 @@ const char* interpreterVersionTag() {
   return "3.11";
 #elif PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 12
   return "3.12";
+#elif PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 13
+  return "3.13";
 #else
   return PY_VERSION;
 #endif
@@ -88,7 +131,7 @@ CodeInfo readFunction(PyObject* fn) {
   const OpcodeInfo* table = PY_MAJOR_VERSION == 3 ? opcodeTable(PY_MINOR_VERSION) : nullptr;
   if (!table)
     fail(ci.filename, ci.first_line, "Python " PY_VERSION,
-         "cudajit decodes the bytecode of CPython 3.11 and 3.12 only; this is " PY_VERSION);
+         "cudajit decodes the bytecode of CPython 3.11, 3.12 and 3.13 only; this is " PY_VERSION);
 
   ci.globals = PyRef::borrow(PyFunction_GetGlobals(fn));
   ci.builtins = getAttr(fn, "__builtins__");
@@ -142,6 +185,8 @@ CodeInfo readFunction(PyObject* fn) {
       case ArgMode::LOWBIT: in.arg = full >> 1; in.flag = full & 1; break;
       case ArgMode::FLAG: in.arg = full; in.flag = true; break;
       case ArgMode::SHIFT4: in.arg = full >> 4; break;
+      case ArgMode::SHIFT5: in.arg = full >> 5; break;
+      case ArgMode::PAIR4: in.arg = full >> 4; break;
     }
     // Relative jumps count from the unit after this instruction's caches.
     const int next = static_cast<int>(u) + 1 + info.caches;
@@ -159,11 +204,18 @@ CodeInfo readFunction(PyObject* fn) {
     insn_at[static_cast<int>(u)] = index;
     if (prefix_start >= 0) insn_at[prefix_start] = index;
     prefix_start = -1;
+    if (in.op == NOp::CallKw) normaliseCallKw(ci, in);
+    if (const SuperInsn* s = superInsn(in.op)) {
+      // A jump to the superinstruction lands on its first part.
+      in.op = s->first;
+      ci.insns.push_back(in);
+      in.op = s->second;
+      in.arg = full & 15;
+    }
     ci.insns.push_back(in);
   }
 
-  // Code units -> instruction indices. 3.12's FOR_ITER names its END_FOR as
-  // the target, but on exhaustion the interpreter continues after it.
+  // Code units -> instruction indices.
   for (Insn& in : ci.insns) {
     if (in.info->jump == JumpKind::NOJ) continue;
     auto it = insn_at.find(in.target);
@@ -171,7 +223,7 @@ CodeInfo readFunction(PyObject* fn) {
       fail(ci.filename, in.loc.line, in.info->name,
            "jump to code unit " + std::to_string(in.target) + " that starts no instruction");
     in.target = it->second;
-    if (in.op == NOp::ForIter && ci.insns[in.target].op == NOp::EndFor) in.target += 1;
+    if (in.op == NOp::ForIter) in.target = forIterExit(ci.insns, in.target);
     if (in.target >= static_cast<int>(ci.insns.size()))
       fail(ci.filename, in.loc.line, in.info->name, "jump past the end of the bytecode");
   }

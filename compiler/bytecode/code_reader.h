@@ -43,10 +43,10 @@ struct CodeInfo {
 };
 
 // Throws CompileError when `fn` is not a Python function or the interpreter
-// is not 3.11 / 3.12.
+// is not 3.11 / 3.12 / 3.13.
 CodeInfo readFunction(PyObject* fn);
 
-// "3.11" / "3.12" (the interpreter this module was built for).
+// "3.11" / "3.12" / "3.13" (the interpreter this module was built for).
 const char* interpreterVersionTag();
 
 }  // namespace cj::bytecode

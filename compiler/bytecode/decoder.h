@@ -2,7 +2,7 @@
 //
 // Reads the code object through the C API (co_code, co_consts, co_names,
 // co_varnames, co_exceptiontable, co_positions / co_lnotab), normalises the
-// opcodes of the running interpreter (3.11 or 3.12) into one instruction form,
+// opcodes of the running interpreter (3.11, 3.12 or 3.13) into one instruction form,
 // splits basic blocks, and simulates the value stack to build SSA with block
 // parameters. Globals, builtins and closure cells are frozen here: every
 // LOAD_GLOBAL / LOAD_DEREF becomes a `const` (numbers, tuples, None, symbols)
@@ -32,10 +32,10 @@ namespace cj::bytecode {
 //   anything else -> CompileError naming the global, its Python type, file and line
 //
 // Throws CompileError (file, line, construct) for unsupported opcodes or
-// constructs, and for an interpreter version other than 3.11 / 3.12.
+// constructs, and for an interpreter version other than 3.11 / 3.12 / 3.13.
 std::unique_ptr<ir::Module> decodeFunction(PyObject* py_function);
 
-// The version tag that selects golden expectations: "3.11", "3.12".
+// The version tag that selects golden expectations: "3.11", "3.12", "3.13".
 const char* pythonVersionTag();
 
 }  // namespace cj::bytecode

@@ -370,8 +370,15 @@ class FunctionDecoder {
         st.locals[k] = v;
         return;
       }
+      case NOp::LoadFastLoadFast:     // split by the code reader
+      case NOp::StoreFastStoreFast:
+      case NOp::StoreFastLoadFast:
+      case NOp::CallKw:               // made KwNames + Call by the code reader
+        break;
       case NOp::LoadGlobal:
+      case NOp::LoadGlobalNullAfter:
       case NOp::LoadAttr:
+      case NOp::LoadAttrNullAfter:
       case NOp::LoadDeref:
         return executeName(in, st);
       case NOp::BinaryOp:
@@ -409,6 +416,7 @@ class FunctionDecoder {
       case NOp::GetIter:
       case NOp::ForIter:
       case NOp::EndFor:
+      case NOp::EndForValue:
         return executeControl(in, cb, st);
       case NOp::RaiseVarargs:
       case NOp::LoadAssertionError:
@@ -421,18 +429,28 @@ class FunctionDecoder {
     fail(in.loc, in.info->name, "opcode not handled by the decoder");
   }
 
+  // The value of LOAD_GLOBAL / LOAD_ATTR, with the NULL slot of a call their
+  // flag asks for: before the value in 3.11 and 3.12, after it in 3.13.
+  void pushWithNull(State& st, const Insn& in, Instr* v) {
+    const bool after = in.op == NOp::LoadGlobalNullAfter || in.op == NOp::LoadAttrNullAfter;
+    if (in.flag && !after) st.stack.push_back(nullptr);
+    st.stack.push_back(v);
+    if (in.flag && after) st.stack.push_back(nullptr);
+  }
+
   // Names: globals, attributes, closure variables (frozen where they can be).
   void executeName(const Insn& in, State& st) {
     switch (in.op) {
-      case NOp::LoadGlobal: {
+      case NOp::LoadGlobal:
+      case NOp::LoadGlobalNullAfter: {
         const std::string& name = nameAt(in, in.arg);
         PyRef obj = lookupGlobal(name);
         if (!obj) fail(in.loc, "global '" + name + "'", "name '" + name + "' is not defined");
-        if (in.flag) st.stack.push_back(nullptr);
-        st.stack.push_back(freeze(obj.get(), "global '" + name + "'", in));
+        pushWithNull(st, in, freeze(obj.get(), "global '" + name + "'", in));
         return;
       }
-      case NOp::LoadAttr: {
+      case NOp::LoadAttr:
+      case NOp::LoadAttrNullAfter: {
         const std::string& attr = nameAt(in, in.arg);
         Instr* owner = popValue(st, in);
         Instr* v;
@@ -443,10 +461,10 @@ class FunctionDecoder {
           v = emit(Op::GetAttr, {owner});
           v->name = attr;
         }
-        // Method form: CALL sees [NULL, bound callable]; a method call on a
-        // runtime value is `call (getattr v .name), args`.
-        if (in.flag) st.stack.push_back(nullptr);
-        st.stack.push_back(v);
+        // Method form: CALL sees [NULL, bound callable] (3.13: [bound
+        // callable, NULL]); a method call on a runtime value is
+        // `call (getattr v .name), args`.
+        pushWithNull(st, in, v);
         return;
       }
       case NOp::LoadDeref: {
@@ -605,14 +623,17 @@ class FunctionDecoder {
         return;
       }
       case NOp::Call: {
+        // Below the arguments lie [NULL, callable] or [method, self] (3.11,
+        // 3.12), [callable, NULL] or [callable, self] (3.13): the lower slot
+        // is the callee unless it is NULL, and a value above a callee is the
+        // first argument (`self`; also the message LOAD_ASSERTION_ERROR's
+        // call passes that way).
         std::vector<Instr*> args = popN(st, in, in.arg);
-        Instr* self_or_callable = popValue(st, in);
-        Instr* callable_or_null = pop(st, in);
-        Instr* callee = self_or_callable;
-        if (callable_or_null) {   // [method, self, args...]
-          callee = callable_or_null;
-          args.insert(args.begin(), self_or_callable);
-        }
+        Instr* upper = pop(st, in);
+        Instr* lower = pop(st, in);
+        if (!upper && !lower) fail(in.loc, in.info->name, "unexpected NULL on the value stack");
+        Instr* callee = lower ? lower : upper;
+        if (lower && upper) args.insert(args.begin(), upper);
         if (kw_names_.size() > args.size()) fail(in.loc, "CALL", "more keyword names than arguments");
         std::vector<Instr*> operands{callee};
         operands.insert(operands.end(), args.begin(), args.end());
@@ -683,8 +704,13 @@ class FunctionDecoder {
         branch(ok, body, fallthrough(), done, target());
         return;
       }
+      // FOR_ITER's exhaustion continues past these (forIterExit in
+      // code_reader.cpp); they keep CPython's stack effect all the same.
       case NOp::EndFor:
         pop(st, in);
+        pop(st, in);
+        return;
+      case NOp::EndForValue:
         pop(st, in);
         return;
       default:

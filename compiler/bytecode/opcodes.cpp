@@ -25,14 +25,25 @@ Table build312() {
   return t;
 }
 
+Table build313() {
+  Table t{};
+#define X(num, NAME, nop, argmode, jump, caches, construct) \
+  t[num] = OpcodeInfo{#NAME, NOp::nop, ArgMode::argmode, JumpKind::jump, caches, construct};
+#include "bytecode/opcodes_313.def"
+#undef X
+  return t;
+}
+
 }  // namespace
 
 const OpcodeInfo* opcodeTable(int minor_version) {
   static const Table t311 = build311();
   static const Table t312 = build312();
+  static const Table t313 = build313();
   switch (minor_version) {
     case 11: return t311.data();
     case 12: return t312.data();
+    case 13: return t313.data();
     default: return nullptr;
   }
 }

@@ -1,9 +1,9 @@
-// CPython opcodes of 3.11 and 3.12, normalised into one instruction form.
+// CPython opcodes of 3.11, 3.12 and 3.13, normalised into one instruction form.
 //
-// The per-version tables (opcodes_311.def, opcodes_312.def) map each opcode
-// number to a normalised op, how its argument is decoded, whether and which
-// way it jumps, and how many inline-cache code units follow it. The decoder
-// only ever sees the normalised form.
+// The per-version tables (opcodes_311.def, opcodes_312.def, opcodes_313.def)
+// map each opcode number to a normalised op, how its argument is decoded,
+// whether and which way it jumps, and how many inline-cache code units follow
+// it. The decoder only ever sees the normalised form.
 #pragma once
 #include <cstdint>
 
@@ -13,7 +13,7 @@ namespace cj::bytecode {
 enum class NOp : uint8_t {
   Cache,             // inline cache entry (skipped)
   ExtendedArg,       // prefix (folded into the next instruction's argument)
-  Nop,               // NOP, RESUME, PRECALL, COPY_FREE_VARS
+  Nop,               // NOP, RESUME, PRECALL, COPY_FREE_VARS, TO_BOOL (3.13)
   PopTop,
   PushNull,
   LoadConst,
@@ -22,8 +22,17 @@ enum class NOp : uint8_t {
   LoadFast,          // LOAD_FAST, LOAD_FAST_CHECK
   LoadFastAndClear,  // 3.12 (inlined comprehensions)
   StoreFast,
-  LoadGlobal,        // flag: push NULL first
-  LoadAttr,          // flag: method form (pushes NULL/self pair for CALL)
+  // 3.13's superinstructions (PAIR4): the code reader splits each into its
+  // two parts, so the decoder never sees them.
+  LoadFastLoadFast,
+  StoreFastStoreFast,
+  StoreFastLoadFast,
+  // A call's NULL slot: 3.11 and 3.12 push it before the callable, 3.13
+  // after (CALL reads both orders).
+  LoadGlobal,           // flag: push NULL, then the global (3.11, 3.12)
+  LoadGlobalNullAfter,  // flag: push the global, then NULL (3.13)
+  LoadAttr,             // flag: method form: NULL, then the bound callable (3.11, 3.12)
+  LoadAttrNullAfter,    // flag: method form: the bound callable, then NULL (3.13)
   LoadDeref,
   BinaryOp,
   CompareOp,
@@ -41,8 +50,11 @@ enum class NOp : uint8_t {
   UnpackSequence,
   Copy,
   Swap,
-  Call,
+  Call,              // [NULL or method, callable or self, args] (3.11, 3.12),
+                     // [callable, self or NULL, args] (3.13)
   KwNames,
+  CallKw,            // 3.13: the code reader makes it and the LOAD_CONST of its
+                     // keyword names KwNames + Call
   Jump,
   PopJumpIfFalse,
   PopJumpIfTrue,
@@ -52,7 +64,8 @@ enum class NOp : uint8_t {
   JumpIfTrueOrPop,   // 3.11
   GetIter,
   ForIter,
-  EndFor,            // 3.12
+  EndFor,            // 3.12: pops the value and the iterator
+  EndForValue,       // 3.13: pops the value (the POP_TOP after it, the iterator)
   RaiseVarargs,
   LoadAssertionError,
   Unsupported,       // construct names the feature in the CompileError
@@ -64,6 +77,8 @@ enum class ArgMode : uint8_t {
   LOWBIT,  // arg = oparg >> 1, flag = oparg & 1
   FLAG,    // arg = oparg, flag = 1
   SHIFT4,  // arg = oparg >> 4
+  SHIFT5,  // arg = oparg >> 5 (3.13's COMPARE_OP: bit 16, "as bool", is dropped as TO_BOOL is)
+  PAIR4,   // two instructions in one: arg = oparg >> 4 for the first, oparg & 15 for the second
 };
 
 // Relative jump direction; targets count code units after the instruction's caches.
@@ -78,7 +93,7 @@ struct OpcodeInfo {
   const char* construct = "";   // Unsupported: the construct named in errors
 };
 
-// The 256-entry table of an interpreter version (minor = 11 or 12); nullptr
+// The 256-entry table of an interpreter version (minor = 11, 12 or 13); nullptr
 // for any other version.
 const OpcodeInfo* opcodeTable(int minor_version);
 

@@ -11,6 +11,18 @@
     axpy[blocks, threads](2.0, x, y)   # x, y: cudajit / CuPy / PyTorch / numpy arrays
 """
 
+import sys as _sys
+
+# The decoder reads CPython bytecode through per-version opcode tables
+# (compiler/bytecode/opcodes_3XX.def); on any other version, say so here,
+# before the extension loads.
+_SUPPORTED_PYTHONS = ((3, 11), (3, 12), (3, 13))
+if tuple(_sys.version_info[:2]) not in _SUPPORTED_PYTHONS:
+    raise ImportError(
+        "cudajit supports CPython 3.11, 3.12 and 3.13; this is Python "
+        + ".".join(str(part) for part in _sys.version_info[:3])
+        + ", whose bytecode it cannot read yet")
+
 from . import _core
 from .args import In, InOut, Out
 from .decorators import compile_cubin, compile_ptx, jit
@@ -68,9 +80,11 @@ _SCALAR_TYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", 
 
 
 def __getattr__(name):
-    if name == "random":   # numba.cuda.random's generators (imports numpy: loaded on first use)
+    # numba.cuda.random's generators (imports numpy), MathDx (libmathdx is
+    # optional: found only when used): loaded on first use.
+    if name in ("random", "mathdx"):
         import importlib
-        return importlib.import_module(".random", __name__)
+        return importlib.import_module("." + name, __name__)
     if name in _SCALAR_TYPES:
         import numpy
         value = getattr(numpy, name)

@@ -4,6 +4,7 @@ the normalised meaning of each opcode is the MEANING table below).
 
     python3.11 compiler/bytecode/tools/gen_opcode_table.py > compiler/bytecode/opcodes_311.def
     python3.12 compiler/bytecode/tools/gen_opcode_table.py > compiler/bytecode/opcodes_312.def
+    python3.13 compiler/bytecode/tools/gen_opcode_table.py > compiler/bytecode/opcodes_313.def
 
 Adding support for a new CPython version starts here: run it under that
 version, then read the diff against the previous table.
@@ -11,10 +12,17 @@ version, then read the diff against the previous table.
 import opcode
 import sys
 
+V = sys.version_info[:2]
+
 # opcode name -> (normalised op, argument decoding, jump direction)
 #   arg: PLAIN, LOWBIT (name = arg >> 1, flag = arg & 1), FLAG (flag = 1),
-#        SHIFT4 (arg >> 4)
+#        SHIFT4 (arg >> 4), SHIFT5 (arg >> 5), PAIR4 (two instructions in
+#        one: arg >> 4 for the first, arg & 15 for the second)
 #   jump: NOJ, FWD (next + arg), BACK (next - arg)
+#
+# 3.13 pushes a call's callable first and then self or NULL, where 3.11 and
+# 3.12 push NULL (or the method) first: LOAD_GLOBAL and LOAD_ATTR, whose flag
+# adds that NULL, have a normalised op per order. CALL itself reads both.
 MEANING = {
     "CACHE": ("Cache", "PLAIN", "NOJ"),
     "EXTENDED_ARG": ("ExtendedArg", "PLAIN", "NOJ"),
@@ -31,12 +39,23 @@ MEANING = {
     "LOAD_FAST_CHECK": ("LoadFast", "PLAIN", "NOJ"),
     "LOAD_FAST_AND_CLEAR": ("LoadFastAndClear", "PLAIN", "NOJ"),
     "STORE_FAST": ("StoreFast", "PLAIN", "NOJ"),
-    "LOAD_GLOBAL": ("LoadGlobal", "LOWBIT", "NOJ"),
-    "LOAD_ATTR": ("LoadAttr", "LOWBIT" if sys.version_info >= (3, 12) else "PLAIN", "NOJ"),
+    # 3.13's superinstructions: the code reader splits each into its two parts.
+    "LOAD_FAST_LOAD_FAST": ("LoadFastLoadFast", "PAIR4", "NOJ"),
+    "STORE_FAST_STORE_FAST": ("StoreFastStoreFast", "PAIR4", "NOJ"),
+    "STORE_FAST_LOAD_FAST": ("StoreFastLoadFast", "PAIR4", "NOJ"),
+    "LOAD_GLOBAL": ("LoadGlobalNullAfter" if V >= (3, 13) else "LoadGlobal", "LOWBIT", "NOJ"),
+    "LOAD_ATTR": ("LoadAttrNullAfter" if V >= (3, 13) else "LoadAttr",
+                  "LOWBIT" if V >= (3, 12) else "PLAIN", "NOJ"),
     "LOAD_METHOD": ("LoadAttr", "FLAG", "NOJ"),
     "LOAD_DEREF": ("LoadDeref", "PLAIN", "NOJ"),
     "BINARY_OP": ("BinaryOp", "PLAIN", "NOJ"),
-    "COMPARE_OP": ("CompareOp", "SHIFT4" if sys.version_info >= (3, 12) else "PLAIN", "NOJ"),
+    # 3.13: op << 5, bit 16 asks for a bool result (what TO_BOOL would give):
+    # dropped, as TO_BOOL is.
+    "COMPARE_OP": ("CompareOp", "SHIFT5" if V >= (3, 13) else "SHIFT4" if V >= (3, 12) else "PLAIN",
+                   "NOJ"),
+    # TO_BOOL (3.13) only ever feeds a POP_JUMP_IF_* or UNARY_NOT, which test
+    # the truth of the value themselves (as they do in 3.11 and 3.12).
+    "TO_BOOL": ("Nop", "PLAIN", "NOJ"),
     "IS_OP": ("IsOp", "PLAIN", "NOJ"),
     "UNARY_NEGATIVE": ("UnaryNeg", "PLAIN", "NOJ"),
     "UNARY_POSITIVE": ("UnaryPos", "PLAIN", "NOJ"),
@@ -44,6 +63,8 @@ MEANING = {
     "UNARY_INVERT": ("UnaryInvert", "PLAIN", "NOJ"),
     "CALL_INTRINSIC_1": ("CallIntrinsic1", "PLAIN", "NOJ"),
     "BINARY_SUBSCR": ("BinarySubscr", "PLAIN", "NOJ"),
+    "BUILD_SLICE": ("BuildSlice", "PLAIN", "NOJ"),
+    "BINARY_SLICE": ("BinarySlice", "PLAIN", "NOJ"),
     "STORE_SUBSCR": ("StoreSubscr", "PLAIN", "NOJ"),
     "BUILD_TUPLE": ("BuildTuple", "PLAIN", "NOJ"),
     "UNPACK_SEQUENCE": ("UnpackSequence", "PLAIN", "NOJ"),
@@ -51,6 +72,9 @@ MEANING = {
     "SWAP": ("Swap", "PLAIN", "NOJ"),
     "CALL": ("Call", "PLAIN", "NOJ"),
     "KW_NAMES": ("KwNames", "PLAIN", "NOJ"),
+    # 3.13: the keyword names are the LOAD_CONST just before (the code reader
+    # makes that pair KW_NAMES + CALL).
+    "CALL_KW": ("CallKw", "PLAIN", "NOJ"),
     "JUMP_FORWARD": ("Jump", "PLAIN", "FWD"),
     "JUMP_BACKWARD": ("Jump", "PLAIN", "BACK"),
     "JUMP_BACKWARD_NO_INTERRUPT": ("Jump", "PLAIN", "BACK"),
@@ -70,7 +94,9 @@ MEANING = {
     "JUMP_IF_TRUE_OR_POP": ("JumpIfTrueOrPop", "PLAIN", "FWD"),
     "GET_ITER": ("GetIter", "PLAIN", "NOJ"),
     "FOR_ITER": ("ForIter", "PLAIN", "FWD"),
-    "END_FOR": ("EndFor", "PLAIN", "NOJ"),
+    # 3.12's END_FOR pops the value and the iterator; 3.13's pops the value
+    # and a POP_TOP follows for the iterator.
+    "END_FOR": ("EndForValue" if V >= (3, 13) else "EndFor", "PLAIN", "NOJ"),
     "RAISE_VARARGS": ("RaiseVarargs", "PLAIN", "NOJ"),
     "LOAD_ASSERTION_ERROR": ("LoadAssertionError", "PLAIN", "NOJ"),
 }
@@ -79,12 +105,12 @@ MEANING = {
 CONSTRUCT = {}
 for names, what in [
     ("IMPORT_NAME IMPORT_FROM IMPORT_STAR", "import"),
-    ("FORMAT_VALUE BUILD_STRING", "f-string"),
+    ("FORMAT_VALUE BUILD_STRING FORMAT_SIMPLE FORMAT_WITH_SPEC CONVERT_VALUE", "f-string"),
     ("BUILD_LIST LIST_EXTEND LIST_TO_TUPLE", "list"),
     ("BUILD_MAP BUILD_CONST_KEY_MAP DICT_UPDATE DICT_MERGE", "dict"),
     ("BUILD_SET SET_UPDATE", "set"),
     ("LIST_APPEND SET_ADD MAP_ADD", "comprehension"),
-    ("MAKE_FUNCTION", "nested function"),
+    ("MAKE_FUNCTION SET_FUNCTION_ATTRIBUTE", "nested function"),
     ("LOAD_CLOSURE MAKE_CELL LOAD_CLASSDEREF LOAD_FROM_DICT_OR_DEREF",
      "closure created inside kernel"),
     ("STORE_DEREF", "nonlocal assignment"),
@@ -99,7 +125,7 @@ for names, what in [
     ("CONTAINS_OP", "in operator"),
     ("DELETE_FAST DELETE_SUBSCR DELETE_ATTR DELETE_NAME DELETE_GLOBAL DELETE_DEREF", "del"),
     ("STORE_ATTR", "attribute assignment"),
-    ("BUILD_SLICE BINARY_SLICE STORE_SLICE", "slice"),
+    ("STORE_SLICE", "slice assignment"),
     ("MATCH_CLASS MATCH_MAPPING MATCH_SEQUENCE MATCH_KEYS GET_LEN", "match statement"),
     ("LOAD_NAME STORE_NAME LOAD_BUILD_CLASS SETUP_ANNOTATIONS LOAD_LOCALS "
      "LOAD_FROM_DICT_OR_GLOBALS", "module or class body"),
