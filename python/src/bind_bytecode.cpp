@@ -16,5 +16,5 @@ void bindBytecode(py::module_& m) {
       py::arg("fn"),
       "Decodes a Python function (and the device functions it calls) to untyped IR text.");
   m.def("python_version_tag", &cj::bytecode::pythonVersionTag,
-        "The CPython version whose bytecode the decoder reads: '3.11' or '3.12'.");
+        "The CPython version whose bytecode the decoder reads: '3.11', '3.12' or '3.13'.");
 }
