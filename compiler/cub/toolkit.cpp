@@ -7,12 +7,12 @@
 #include <mutex>
 
 #include "support/error.h"
+#include "support/site_list.h"
 
 namespace cj::cub {
 namespace {
 
-std::mutex g_site_mutex;
-std::vector<std::string> g_site_dirs;
+SiteList g_sites;
 
 bool isFile(const std::string& p) {
   struct stat st;
@@ -50,11 +50,7 @@ std::vector<std::string> toolkitRoots() {
     std::string r = env(e);
     if (!r.empty()) roots.push_back(r);
   }
-  std::vector<std::string> sites;
-  {
-    std::lock_guard<std::mutex> lock(g_site_mutex);
-    sites = g_site_dirs;
-  }
+  std::vector<std::string> sites = g_sites.get();
   std::string own = ownSiteDir();
   if (!own.empty()) sites.push_back(own);
   for (const auto& s : sites)
@@ -67,15 +63,7 @@ const char* const kNvrtcNames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc
 
 }  // namespace
 
-void addSiteDirectories(const std::vector<std::string>& dirs) {
-  std::lock_guard<std::mutex> lock(g_site_mutex);
-  for (const auto& d : dirs) {
-    if (d.empty()) continue;
-    bool seen = false;
-    for (const auto& e : g_site_dirs) seen = seen || e == d;
-    if (!seen) g_site_dirs.push_back(d);
-  }
-}
+void addSiteDirectories(const std::vector<std::string>& dirs) { g_sites.add(dirs); }
 
 std::string findNvrtcLibrary() {
   std::string explicit_path = env("CUDAJIT_NVRTC");

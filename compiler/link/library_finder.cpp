@@ -7,18 +7,14 @@
 #include <mutex>
 
 #include "support/error.h"
+#include "support/site_list.h"
 
 namespace cj::link {
 namespace {
 
-std::mutex& siteMutex() {
-  static std::mutex m;
-  return m;
-}
-
-std::vector<std::string>& siteDirs() {
-  static std::vector<std::string> dirs;
-  return dirs;
+SiteList& sites() {
+  static SiteList list;
+  return list;
 }
 
 bool isFile(const std::string& path) {
@@ -60,14 +56,10 @@ std::vector<std::string> candidateDirs() {
   for (const auto& r : roots) {
     for (const char* l : kRootLayouts) dirs.push_back(r + "/" + l);
   }
-  std::vector<std::string> sites;
-  {
-    std::lock_guard<std::mutex> lock(siteMutex());
-    sites = siteDirs();
-  }
+  std::vector<std::string> site_dirs = sites().get();
   std::string own = ownSiteDir();
-  if (!own.empty()) sites.push_back(own);
-  for (const auto& s : sites) {
+  if (!own.empty()) site_dirs.push_back(own);
+  for (const auto& s : site_dirs) {
     for (const char* pkg : kWheelPackages) {
       for (const char* l : kRootLayouts) dirs.push_back(s + "/" + pkg + "/" + l);
     }
@@ -96,14 +88,7 @@ SharedLibrary::~SharedLibrary() {
 
 void* SharedLibrary::find(const char* symbol) const { return dlsym(handle_, symbol); }
 
-void addSiteDirectories(const std::vector<std::string>& dirs) {
-  std::lock_guard<std::mutex> lock(siteMutex());
-  for (const auto& d : dirs) {
-    bool seen = false;
-    for (const auto& e : siteDirs()) seen = seen || e == d;
-    if (!seen && !d.empty()) siteDirs().push_back(d);
-  }
-}
+void addSiteDirectories(const std::vector<std::string>& dirs) { sites().add(dirs); }
 
 std::unique_ptr<SharedLibrary> openLibrary(const LibrarySpec& spec) {
   std::string tried;

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "mathdx/mathdx.h"
+#include "support/site_list.h"
 
 namespace cj::mathdx {
 namespace {
 
-std::mutex g_site_mutex;
-std::vector<std::string> g_site_dirs;
+SiteList g_sites;
 
 const char* const kLibraryNames[] = {"libmathdx.so.0", "libmathdx.so"};
 const char* const kNvrtcName = "libnvrtc.so.13";
@@ -48,11 +48,7 @@ std::string ownSiteDir() {
 
 // Directories to look in, in the header's order (2 and 3).
 std::vector<std::string> searchDirs() {
-  std::vector<std::string> sites;
-  {
-    std::lock_guard<std::mutex> lock(g_site_mutex);
-    sites = g_site_dirs;
-  }
+  std::vector<std::string> sites = g_sites.get();
   std::string own = ownSiteDir();
   if (!own.empty()) sites.push_back(own);
   std::vector<std::string> dirs;
@@ -152,15 +148,7 @@ const Api& api() {
   return *loaded;
 }
 
-void addSiteDirectories(const std::vector<std::string>& dirs) {
-  std::lock_guard<std::mutex> lock(g_site_mutex);
-  for (const auto& d : dirs) {
-    if (d.empty()) continue;
-    bool seen = false;
-    for (const auto& e : g_site_dirs) seen = seen || e == d;
-    if (!seen) g_site_dirs.push_back(d);
-  }
-}
+void addSiteDirectories(const std::vector<std::string>& dirs) { g_sites.add(dirs); }
 
 std::string libraryDescription() {
   const Api& a = api();
