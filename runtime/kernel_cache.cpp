@@ -174,27 +174,42 @@ bool storeKernel(const KernelKey& key, const CachedKernel& k) {
   return kernelDiskCache().store(key.hash, serializeKernel(k));
 }
 
+bool readKernelEntry(const std::string& path, CachedKernel* out, size_t* file_bytes) {
+  std::string bytes;
+  const bool read = readWholeFile(path, &bytes) == ReadStatus::Ok;
+  if (file_bytes) *file_bytes = read ? bytes.size() : 0;
+  std::string_view body;
+  return read && openEntry(bytes, kMagic, kFormat, &body) == EntryCheck::Ok && deserializeKernel(std::string(body), out);
+}
+
 namespace {
 
-// The parts of a key text (kernelKey's lines), by name: "cudajit", "toolkit
-// <what>", "arch", "options", "tile", "args", "ir".
-std::map<std::string, std::string> keyParts(const std::string& text) {
-  std::map<std::string, std::string> parts;
+// Calls f(part, line) for each line of a key text before its IR (kernelKey's
+// lines, the header skipped), part naming what the line identifies:
+// "cudajit", "toolkit (versions)", "toolkit (libnvvm)", ..., "arch",
+// "options", "tile", "args"; then f("ir", the kernel's code).
+template <class F>
+void forEachKeyLine(const std::string& text, F f) {
   size_t at = text.find('\n');   // the header line
   while (at != std::string::npos && at + 1 < text.size()) {
     const size_t nl = text.find('\n', at + 1);
     std::string line = text.substr(at + 1, nl == std::string::npos ? std::string::npos : nl - at - 1);
     if (line == "ir") {   // the rest is the kernel's code
-      parts["ir"] = nl == std::string::npos ? "" : text.substr(nl + 1);
-      break;
+      f(std::string("ir"), nl == std::string::npos ? std::string() : text.substr(nl + 1));
+      return;
     }
-    const size_t space = line.find(' ');
-    std::string name = line.substr(0, space);
+    std::string name = line.substr(0, line.find(' '));
     if (name == "libnvvm" || name == "nvjitlink" || name == "libdevice") name = "toolkit (" + name + ")";
     else if (name == "toolkit") name = "toolkit (versions)";
-    parts[name] += line + "\n";
+    f(name, line + "\n");
     at = nl;
   }
+}
+
+// The key's parts by name (forEachKeyLine's).
+std::map<std::string, std::string> keyParts(const std::string& text) {
+  std::map<std::string, std::string> parts;
+  forEachKeyLine(text, [&](const std::string& name, const std::string& value) { parts[name] += value; });
   return parts;
 }
 
@@ -211,13 +226,9 @@ std::string missReason(const KernelKey& key, const std::string& qualname, const 
   size_t best_count = SIZE_MAX;
   DiskCache disk = kernelDiskCache();
   for (const std::string& path : disk.entries()) {
-    std::string bytes;
-    if (readWholeFile(path, &bytes) != ReadStatus::Ok) continue;
-    std::string_view body;
-    if (openEntry(bytes, kMagic, kFormat, &body) != EntryCheck::Ok) continue;
     CachedKernel entry;
     // (An entry of this very key is the one the miss wrote afterwards.)
-    if (!deserializeKernel(std::string(body), &entry) || entry.qualname != qualname || entry.signature != signature ||
+    if (!readKernelEntry(path, &entry) || entry.qualname != qualname || entry.signature != signature ||
         entry.arch != arch || entry.key_text == key.text)
       continue;
     const std::map<std::string, std::string> have = keyParts(entry.key_text);
@@ -241,6 +252,15 @@ std::string missReason(const KernelKey& key, const std::string& qualname, const 
 std::mutex g_miss_mu;
 
 }  // namespace
+
+KeyIdentity keyIdentity(const std::string& key_text) {
+  KeyIdentity id;
+  forEachKeyLine(key_text, [&](const std::string& name, const std::string& line) {
+    if (name == "cudajit") id.cudajit = line.substr(0, line.size() - 1);
+    else if (name.rfind("toolkit", 0) == 0) id.toolkit += line;
+  });
+  return id;
+}
 
 const std::string& CacheMiss::reason() {
   std::lock_guard<std::mutex> lock(g_miss_mu);

@@ -60,6 +60,17 @@ bool deserializeKernel(const std::string& body, CachedKernel* out);
 // for exactly `key.text`.
 CacheLoad loadKernel(const KernelKey& key, CachedKernel* out);
 bool storeKernel(const KernelKey& key, const CachedKernel& k);
+// The entry in the file at `path` (one of kernelDiskCache().entries()): true
+// when it is whole, its checksum holds and it parses. *file_bytes: the
+// file's size (0 if unreadable).
+bool readKernelEntry(const std::string& path, CachedKernel* out, size_t* file_bytes = nullptr);
+
+// What identity a key text was made under: its cudajit line and its toolkit
+// lines, in order (as cudajitIdentity() / toolkitIdentity() give them).
+struct KeyIdentity {
+  std::string cudajit, toolkit;
+};
+KeyIdentity keyIdentity(const std::string& key_text);
 
 // One miss, and why it missed: the parts of the identity in which the
 // closest entry for the same kernel (qualname, signature, arch) differs, e.g.

@@ -78,15 +78,10 @@ py::dict cacheEntryInfo(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   d["key"] = name.substr(0, name.find('.'));
-  std::string bytes;
-  const cj::ReadStatus rs = cj::readWholeFile(path, &bytes);
-  d["size"] = rs == cj::ReadStatus::Ok ? py::int_(bytes.size()) : py::int_(0);
-  std::string body;
   cj::rt::CachedKernel k;
-  std::string_view view;
-  bool valid = rs == cj::ReadStatus::Ok &&
-               cj::openEntry(bytes, "CJKERNEL", 1, &view) == cj::EntryCheck::Ok &&
-               cj::rt::deserializeKernel(std::string(view), &k);
+  size_t bytes = 0;
+  const bool valid = cj::rt::readKernelEntry(path, &k, &bytes);
+  d["size"] = bytes;
   d["valid"] = valid;
   if (valid) {
     d["qualname"] = k.qualname;
@@ -98,21 +93,10 @@ py::dict cacheEntryInfo(const std::string& path) {
     d["symbol"] = k.compiled.symbol;
     d["cubin_bytes"] = k.compiled.cubin.size();
     d["ptx_bytes"] = k.compiled.ptx.size();
-    // The identity it was made under (kernel_cache.cpp's key lines), for `cache info`.
-    std::string cudajit, toolkit;
-    size_t at = 0;
-    while (at < k.key_text.size()) {
-      size_t nl = k.key_text.find('\n', at);
-      if (nl == std::string::npos) nl = k.key_text.size();
-      const std::string line = k.key_text.substr(at, nl - at);
-      if (line == "ir") break;
-      if (line.rfind("cudajit ", 0) == 0 && line.rfind("cudajit kernel cache key", 0) != 0) cudajit = line;
-      for (const char* p : {"toolkit ", "libnvvm ", "nvjitlink ", "libdevice "})
-        if (line.rfind(p, 0) == 0) toolkit += line + "\n";
-      at = nl + 1;
-    }
-    d["cudajit"] = cudajit;
-    d["toolkit"] = toolkit;
+    // The identity it was made under, for `cache info`.
+    const cj::rt::KeyIdentity id = cj::rt::keyIdentity(k.key_text);
+    d["cudajit"] = id.cudajit;
+    d["toolkit"] = id.toolkit;
   }
   return d;
 }
