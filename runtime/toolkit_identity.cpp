@@ -135,13 +135,14 @@ std::string withoutStamps(const std::string& text) {
 
 }  // namespace
 
-void registerWheelDirectories() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const std::vector<std::string> sites = sitePackagesWithWheels();
-    link::addSitePackages(sites);
-    cub::addSiteDirectories(sites);
-  });
+const std::vector<std::string>& registerWheelDirectories() {
+  static const std::vector<std::string> sites = [] {
+    std::vector<std::string> found = sitePackagesWithWheels();
+    link::addSitePackages(found);
+    cub::addSiteDirectories(found);
+    return found;
+  }();
+  return sites;
 }
 
 const std::string& toolkitIdentity() {
@@ -149,8 +150,8 @@ const std::string& toolkitIdentity() {
   static std::string identity;
   std::lock_guard<std::mutex> lock(mu);
   if (!identity.empty()) return identity;
-  registerWheelDirectories();   // the compile path searches the same wheels
-  const std::string env = searchEnvironment(sitePackagesWithWheels());
+  // The compile path searches the same wheels.
+  const std::string env = searchEnvironment(registerWheelDirectories());
   const std::string memo = userCacheRoot() + "/toolkit/" + sha256Hex(env).substr(0, 24) + ".txt";
   std::string text;
   if (readWholeFile(memo, &text, 1 << 16) == ReadStatus::Ok && rememberedStillTrue(text)) {

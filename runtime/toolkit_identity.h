@@ -3,6 +3,7 @@
 // the disk cache's keys (kernel_cache.h).
 #pragma once
 #include <string>
+#include <vector>
 
 namespace cj::rt {
 
@@ -26,8 +27,8 @@ const std::string& toolkitIdentity();
 // Hands the sys.path entries that hold NVIDIA's pip wheels (`nvidia/`) to
 // the library searches of libNVVM/nvJitLink and of NVRTC/CCCL, once per
 // process, before the first compile (needs the GIL): a toolkit from
-// `pip install cudajit[cuda]` anywhere on sys.path is found.
-void registerWheelDirectories();
+// `pip install cudajit[cuda]` anywhere on sys.path is found. Returns them.
+const std::vector<std::string>& registerWheelDirectories();
 
 // "cudajit <version> build <id>": the id is a hash of the compiler's sources
 // made at build time (cmake/build_id.cmake), so every build of the same

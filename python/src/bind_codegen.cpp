@@ -13,6 +13,7 @@
 #include "codegen/backend.h"
 #include "ir/ir.h"
 #include "link/toolchain.h"
+#include "runtime/toolkit_identity.h"
 #include "support/error.h"
 
 namespace py = pybind11;
@@ -29,18 +30,9 @@ cj::ir::Module parseTyped(const std::string& text, bool verify) {
   return m;
 }
 
-// The pip wheels are found through sys.path: hand it to the library search
+// The pip wheels are found through sys.path: handed to the library searches
 // once, before the first toolchain call (needs the GIL).
-void passSysPath() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    std::vector<std::string> dirs;
-    for (py::handle p : py::module_::import("sys").attr("path")) {
-      if (py::isinstance<py::str>(p)) dirs.push_back(p.cast<std::string>());
-    }
-    cj::link::addSitePackages(dirs);
-  });
-}
+void passSysPath() { cj::rt::registerWheelDirectories(); }
 
 cj::link::TargetOptions target(int arch, int opt, bool fastmath, bool debug, bool lineinfo) {
   cj::link::TargetOptions t;
