@@ -7,32 +7,29 @@ namespace {
 
 using Table = std::array<OpcodeInfo, 256>;
 
-Table build311() {
-  Table t{};
+// One table per CPython version, from its generated rows.
 #define X(num, NAME, nop, argmode, jump, caches, construct) \
   t[num] = OpcodeInfo{#NAME, NOp::nop, ArgMode::argmode, JumpKind::jump, caches, construct};
+
+Table build311() {
+  Table t{};
 #include "bytecode/opcodes_311.def"
-#undef X
   return t;
 }
 
 Table build312() {
   Table t{};
-#define X(num, NAME, nop, argmode, jump, caches, construct) \
-  t[num] = OpcodeInfo{#NAME, NOp::nop, ArgMode::argmode, JumpKind::jump, caches, construct};
 #include "bytecode/opcodes_312.def"
-#undef X
   return t;
 }
 
 Table build313() {
   Table t{};
-#define X(num, NAME, nop, argmode, jump, caches, construct) \
-  t[num] = OpcodeInfo{#NAME, NOp::nop, ArgMode::argmode, JumpKind::jump, caches, construct};
 #include "bytecode/opcodes_313.def"
-#undef X
   return t;
 }
+
+#undef X
 
 }  // namespace
 

@@ -105,15 +105,16 @@ class _Warmer:
 
     def run(self, jobs):
         """Every job, in `jobs` processes forked from this one (they share the
-        imported kernels; each compiles its share into the cache), or here."""
-        if jobs <= 1 or len(self.jobs) <= 1:
-            for job in self.jobs:
-                self.warm(*job)
-            return
+        imported kernels; each compiles its share into the cache), or here
+        (one job, -j 1, or no fork: not Linux)."""
         import multiprocessing
-        try:
-            ctx = multiprocessing.get_context("fork")
-        except ValueError:   # no fork (not Linux): one process
+        ctx = None
+        if jobs > 1 and len(self.jobs) > 1:
+            try:
+                ctx = multiprocessing.get_context("fork")
+            except ValueError:
+                pass
+        if ctx is None:
             for job in self.jobs:
                 self.warm(*job)
             return
