@@ -683,6 +683,8 @@ def test_shape_algebra_rejects_non_tile_inputs():
     ("mma<v2, 2x2, n16>", (64, 64)),        # repeated over the tile
     ("mma<v3, 4x1, n64>", (64, 64)),        # one wgmma m64n64: a warpgroup's accumulator
     ("mma<v3, 4x2, n128>", (128, 256)),     # two warpgroups side by side, two m64 rows
+    ("mma<v3, 8x1, n256>", (128, 256)),     # two warpgroups along M, each m64n256
+    ("mma<v3, 8x2, n64>", (256, 128)),      # two warpgroups along M, two along N
 ])
 def test_mma_layout_is_the_fragment_layout(layout, shape):
     wm, wn = [int(v) for v in layout.split(", ")[1].split("x")]
@@ -714,7 +716,7 @@ def test_mma_layout_text_and_rules():
     assert _core.tile_type("float32", (128, 128), "mma<v3,4x1,n128>") == text
     assert _core.type_text(text) == text
     for text, why in [("tile(f32, 32x64, mma<v3, 4x1, n64>)", "covers at least 64x64"),
-                      ("tile(f32, 64x64, mma<v3, 2x2, n32>)", "4 warps \\(a warpgroup\\) along M"),
+                      ("tile(f32, 64x64, mma<v3, 2x2, n32>)", "whole warpgroups \\(4 warps each\\) along M"),
                       ("tile(f32, 64x64, mma<v2, 2x2, n4>)", "mma_n is a power of two from 8"),
                       ("tile(f32, 64x64, mma<v5, 2x2, n8>)", "version 2 \\(mma.sync\\) or 3")]:
         with pytest.raises(ValueError, match=why):

@@ -66,9 +66,13 @@ const TileLayout* mmaLayoutFor(const ir::Instr& dot, int num_warps, int target_s
   if (k < kmin) return nullptr;
   const TileLayout* l = nullptr;
   if (target_sm >= 90 && num_warps % 4 == 0 && m >= 64) {
-    // wgmma: one warpgroup per mma_n columns.
-    int wn = num_warps / 4;
-    if (n >= int64_t{8} * wn) l = mmaLayout(3, {4, wn}, static_cast<int>(std::min<int64_t>(256, n / wn)));
+    // wgmma: warpgroups along M first (each then reads all of B's columns
+    // with one m64n256 instruction, the shape that reaches the tensor cores'
+    // peak from shared memory), the rest along N, mma_n columns each.
+    int groups = num_warps / 4, gm = 1;
+    while (gm * 2 <= groups && m >= int64_t{64} * gm * 2) gm *= 2;
+    int wn = groups / gm;
+    if (n >= int64_t{8} * wn) l = mmaLayout(3, {4 * gm, wn}, static_cast<int>(std::min<int64_t>(256, n / wn)));
   }
   if (!l && m >= 16) {
     int wm = static_cast<int>(std::min<int64_t>(num_warps, m / 16));

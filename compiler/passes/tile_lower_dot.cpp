@@ -226,10 +226,15 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
     lw.barrier();
   }
 
-  ir::Instr* group = lw.shr(lw.warpId(), 2);   // the warpgroup: its mma_n columns
+  // The warpgroup's place: gm warpgroups along M (its 64-row block in each
+  // repetition of 64 * gm rows), then along N (its mma_n columns).
+  int gm = layout->warps_per_cta[0] / 4;
+  ir::Instr* warpgroup = lw.shr(lw.warpId(), 2);
+  ir::Instr* row_group = lw.band(warpgroup, gm - 1);
+  ir::Instr* group = lw.shr(warpgroup, log2Ceil(gm));
   int64_t kstep = d.tf32 ? 8 : 16;
   int64_t sbo = core.sboBytes(d.elem_bytes);
-  int64_t reps_m = d.m / 64, reps_n = d.n / (ns * wn);
+  int64_t reps_m = d.m / (64 * gm), reps_n = d.n / (ns * wn);
   int regs = static_cast<int>(ns / 2);
   const Type* result = tupleTy(std::vector<const Type*>(regs, f32Ty()));
 
@@ -240,8 +245,10 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
     for (int64_t im = 0; im < reps_m; ++im) {
       // Swizzled A: 128-byte lines of 64 k, 64 rows are 8 KB; the k step moves
       // the start inside a line (the swizzle applies to the address bits).
-      ir::Instr* da = a_swizzled ? descriptor(lw, lw.add(a_addr, lw.i32((k0 / 64) * d.m * 128 + im * 64 * 128 + (k0 % 64) * 2)), 16, 1024, 1)
-                                 : descriptor(lw, lw.add(a_addr, lw.i32((im * 64 / 8) * sbo + k_bytes)), 128, sbo);
+      ir::Instr* block = lw.add(row_group, lw.i32(im * gm));   // of 64 rows
+      ir::Instr* da = a_swizzled
+          ? descriptor(lw, lw.add(a_addr, lw.add(lw.mul(block, lw.i32(64 * 128)), lw.i32((k0 / 64) * d.m * 128 + (k0 % 64) * 2))), 16, 1024, 1)
+          : descriptor(lw, lw.add(a_addr, lw.add(lw.mul(block, lw.i32(8 * sbo)), lw.i32(k_bytes))), 128, sbo);
       for (int64_t rn = 0; rn < reps_n; ++rn) {
         // This warpgroup's columns: group * ns + rn * ns * wn.
         ir::Instr* db;

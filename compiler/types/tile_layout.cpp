@@ -252,7 +252,7 @@ std::string mmaLayoutError(int version, const std::vector<int>& wpc, int mma_n) 
   for (int x : wpc)
     if (!isPowerOfTwo(x)) return "warp counts are powers of two, not " + std::to_string(x);
   if (product(wpc) > 32) return "warps per CTA multiply to " + std::to_string(product(wpc)) + " (at most 32)";
-  if (version == 3 && wpc[0] != 4) return "a wgmma layout has 4 warps (a warpgroup) along M";
+  if (version == 3 && wpc[0] % 4) return "a wgmma layout has whole warpgroups (4 warps each) along M";
   if (!isPowerOfTwo(mma_n) || mma_n < 8 || mma_n > 256) return "mma_n is a power of two from 8 to 256, not " + std::to_string(mma_n);
   return "";
 }
