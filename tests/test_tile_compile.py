@@ -318,3 +318,36 @@ def test_operations_share_their_scratch_buffers():
     assert "fma.rn.f32" in ptx and "__cj_dynamic_shared" not in ptx
     declared = sum(int(n) for n in re.findall(r"\.shared \.align \d+ \.b8 \S+\[(\d+)\]", ptx))
     assert 32 * 1024 <= declared <= 48 * 1024, declared
+
+
+@ct.kernel
+def k_mma_and_int64_division(a, b, c, x, y, q, r, T: ct.Constant[int]):
+    acc = ct.mma(ct.load(a, index=(0, 0), shape=(64, 16)), ct.load(b, index=(0, 0), shape=(16, 64)),
+                 ct.zeros((64, 64), dtype=ct.float32))
+    ct.store(c, index=(0, 0), tile=acc)
+    tx = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    ty = ct.load(y, index=(ct.bid(0),), shape=(T,))
+    ct.store(q, index=(ct.bid(0),), tile=tx // ty)
+    ct.store(r, index=(ct.bid(0),), tile=tx % ty)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+def test_wgmma_kernels_divide_64_bit_integers_inline(dtype, tmp_path):
+    """ptxas implements 64-bit division as a subroutine, which nvJitLink's
+    and the driver's relocatable compilation leave as an extern call; an
+    extern call serializes every wgmma of the function (ptxas advisory
+    C7509). A kernel with wgmma divides 64-bit integers in its own code."""
+    i64 = f"{dtype}[::1]"
+    sig = ["float16[:, ::1]"] * 2 + ["float32[:, ::1]"] + [i64] * 4 + ["int64"]
+    ptx, _ = cudajit.compile_ptx(k_mma_and_int64_division, sig, constants={"T": 128}, arch="sm_90")
+    assert "wgmma.mma_async" in ptx
+    assert not re.search(r"\b(div|rem)\.[su]64\b", ptx)
+    assert re.search(r"\bdiv\.u32\b", ptx)          # the fast path: both operands fit 32 bits
+    if PTXAS is None:
+        pytest.skip("ptxas is not installed: the PTX is not assembled")
+    src = tmp_path / "k.ptx"
+    src.write_text(ptx)
+    r = subprocess.run([PTXAS, "-arch=sm_90a", "-c", "-v", str(src), "-o", str(tmp_path / "k.o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "serialized" not in r.stderr, r.stderr

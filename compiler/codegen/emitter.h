@@ -47,6 +47,9 @@ class DebugInfo;
 // Helper functions written in NVVM IR, defined on first use (helpers.cpp).
 enum class Helper {
   DivMod,        // {q, r} = Python divmod of two integers (numba: x // 0 == 0)
+  // The same and {q, r} of unsigned integers with a non-zero divisor, both
+  // without a 64-bit hardware division (see ModuleEmitter::divisionInline).
+  DivModInline, UDivRemInline,
   FloatDivMod,   // {q, r} = Python divmod of two floats (numpy model for / 0)
   IntPow,        // a ** b for integers by repeated squaring (numba semantics)
   FloatIntPow,   // float ** integer exponent (i64) by repeated squaring, as numba
@@ -82,6 +85,11 @@ class ModuleEmitter {
   void requireBlock(const int dims[3]);
   // Defines the helper for scalar type `s` once; returns its "@name".
   std::string helper(Helper h, Scalar s);
+  // Whether 64-bit integer division is written out in the module's own code:
+  // ptxas implements it as a subroutine, which relocatable compilation (how
+  // nvJitLink and the driver's linker assemble PTX) leaves an extern call,
+  // and an extern call in a function serializes all its wgmma instructions.
+  bool divisionInline() const { return division_inline_; }
   // "@name" of an IR function of this module (the kernel: kernelSymbol).
   std::string functionName(const ir::Function& fn) const;
   Metadata& metadata() { return metadata_; }
@@ -101,6 +109,7 @@ class ModuleEmitter {
   std::map<std::pair<int, int>, std::string> helpers_;   // (Helper, Scalar) -> @name
   std::vector<std::string> helper_defs_;
   int required_block_[3] = {0, 0, 0};
+  bool division_inline_ = false;
 };
 
 class FunctionEmitter {
@@ -258,6 +267,11 @@ std::string callLibdevice(FunctionEmitter& fe, const std::string& name, Scalar s
                           const std::vector<std::string>& args);
 // Fast-math flags for float instructions ("fast " or "").
 std::string fmf(FunctionEmitter& fe);
+
+// `part` (0: quotient, 1: remainder) of unsigned a / b (b != 0) of LLVM
+// type `t`: udiv/urem, or the inline helper where the module asks for it.
+std::string unsignedDivide(FunctionEmitter& fe, const std::string& t, const std::string& a, const std::string& b,
+                           int part);
 
 // Helper function text (helpers.cpp): the definition of `h` for `s` named `name`,
 // and the declarations it needs.

@@ -6,6 +6,7 @@
 //
 // Templates use $T (the LLVM type), $F (the helper's name), $MIN (the
 // smallest signed value), $FLOOR (libdevice floor for the float type).
+#include <stdexcept>
 #include <string>
 
 #include "codegen/emitter.h"
@@ -55,6 +56,74 @@ entry:
   %s1 = insertvalue {$T, $T} %s0, $T %r, 1
   ret {$T, $T} %s1
 }
+)";
+
+// Unsigned 64-bit {a / b, a % b} for b != 0 without a 64-bit division
+// instruction (ModuleEmitter::divisionInline): 32-bit hardware division
+// where both fit, else restoring division, a quotient bit per step (the
+// bit shifted out of %r makes it larger than any divisor).
+constexpr const char* kUDivRem64 = R"(define internal {i64, i64} $F(i64 %a, i64 %b) alwaysinline {
+entry:
+  %both = or i64 %a, %b
+  %narrow = icmp ult i64 %both, 4294967296
+  br i1 %narrow, label %fast, label %loop
+fast:
+  %a32 = trunc i64 %a to i32
+  %b32 = trunc i64 %b to i32
+  %q32 = udiv i32 %a32, %b32
+  %r32 = urem i32 %a32, %b32
+  %qf = zext i32 %q32 to i64
+  %rf = zext i32 %r32 to i64
+  br label %exit
+loop:
+  %i = phi i64 [ 63, %entry ], [ %inext, %loop ]
+  %q = phi i64 [ 0, %entry ], [ %qnext, %loop ]
+  %r = phi i64 [ 0, %entry ], [ %rnext, %loop ]
+  %ashift = lshr i64 %a, %i
+  %abit = and i64 %ashift, 1
+  %rtop = icmp slt i64 %r, 0
+  %rshift = shl i64 %r, 1
+  %rb = or i64 %rshift, %abit
+  %fits = icmp uge i64 %rb, %b
+  %take = or i1 %rtop, %fits
+  %rsub = sub i64 %rb, %b
+  %rnext = select i1 %take, i64 %rsub, i64 %rb
+  %tbit = zext i1 %take to i64
+  %qbit = shl i64 %tbit, %i
+  %qnext = or i64 %q, %qbit
+  %inext = sub i64 %i, 1
+  %more = icmp sge i64 %inext, 0
+  br i1 %more, label %loop, label %exit
+exit:
+  %qq = phi i64 [ %qf, %fast ], [ %qnext, %loop ]
+  %rr = phi i64 [ %rf, %fast ], [ %rnext, %loop ]
+  %s0 = insertvalue {i64, i64} undef, i64 %qq, 0
+  %s1 = insertvalue {i64, i64} %s0, i64 %rr, 1
+  ret {i64, i64} %s1
+}
+)";
+
+// The truncating signed quotient and remainder of the divmod helper from
+// the unsigned one on magnitudes (a 64-bit MIN is 2^63 unsigned).
+constexpr const char* kSignedFromUnsigned = R"(  %an = icmp slt $T %a, 0
+  %aneg = sub $T 0, %a
+  %aa = select i1 %an, $T %aneg, $T %a
+  %dn = icmp slt $T %d, 0
+  %dneg = sub $T 0, %d
+  %ad = select i1 %dn, $T %dneg, $T %d
+  %u = call {$T, $T} $CORE($T %aa, $T %ad)
+  %uq = extractvalue {$T, $T} %u, 0
+  %ur = extractvalue {$T, $T} %u, 1
+  %qneg = xor i1 %an, %dn
+  %uqn = sub $T 0, %uq
+  %q0 = select i1 %qneg, $T %uqn, $T %uq
+  %urn = sub $T 0, %ur
+  %r0 = select i1 %an, $T %urn, $T %ur
+)";
+
+constexpr const char* kUnsignedFromCore = R"(  %u = call {$T, $T} $CORE($T %a, $T %d)
+  %q0 = extractvalue {$T, $T} %u, 0
+  %r0 = extractvalue {$T, $T} %u, 1
 )";
 
 // CPython's float_divmod (Objects/floatobject.c), as numba implements it,
@@ -202,6 +271,8 @@ std::string helperBaseName(Helper h) {
   if (isCmathHelper(h)) return cmathHelperBaseName(h);
   switch (h) {
     case Helper::DivMod: return "__cj_divmod";
+    case Helper::DivModInline: return "__cj_divmod_inline";
+    case Helper::UDivRemInline: return "__cj_udivrem_inline";
     case Helper::FloatDivMod: return "__cj_fdivmod";
     case Helper::IntPow: return "__cj_ipow";
     case Helper::FloatIntPow: return "__cj_fipow";
@@ -217,6 +288,21 @@ std::string helperDefinition(Helper h, Scalar s, const std::string& name,
   const char* text = nullptr;
   switch (h) {
     case Helper::DivMod: text = scalarSigned(s) ? kSignedDivMod : kUnsignedDivMod; break;
+    case Helper::UDivRemInline: return substitute(kUDivRem64, "$F", name);
+    case Helper::DivModInline: {
+      // The divmod helper with its hardware division replaced by a call of
+      // its own copy of the unsigned core (both alwaysinline).
+      std::string core = name + "_core";
+      std::string body = scalarSigned(s) ? kSignedDivMod : kUnsignedDivMod;
+      std::string division = scalarSigned(s) ? "  %q0 = sdiv $T %a, %d\n  %r0 = srem $T %a, %d\n"
+                                             : "  %q0 = udiv $T %a, %d\n  %r0 = urem $T %a, %d\n";
+      body = substitute(body, division, scalarSigned(s) ? kSignedFromUnsigned : kUnsignedFromCore);
+      if (body.find("div $T") != std::string::npos) throw std::logic_error("divmod helper: the division was not replaced");
+      std::string out = substitute(kUDivRem64, "$F", core) + "\n" + substitute(body, "$CORE", core);
+      out = substitute(out, "$T", t);
+      out = substitute(out, "$F", name);
+      return substitute(out, "$MIN", "-9223372036854775808");
+    }
     case Helper::IntPow: text = scalarSigned(s) ? kSignedPow : kUnsignedPow; break;
     case Helper::FloatIntPow: {
       std::string pow = s == Scalar::Float32 ? "@__nv_powf" : "@__nv_pow";

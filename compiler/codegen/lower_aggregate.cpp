@@ -86,7 +86,7 @@ std::string rangeCount(FunctionEmitter& fe, const std::string& t, bool isSigned,
   }
   std::string n = dist;   // a unit step: dist items
   if (!(constStep && (*constStep == 1 || (isSigned && *constStep == -1)))) {
-    std::string q = fe.emit("udiv " + t + " " + fe.emit("sub " + t + " " + dist + ", 1") + ", " + divisor);
+    std::string q = unsignedDivide(fe, t, fe.emit("sub " + t + " " + dist + ", 1"), divisor, 0);
     n = fe.emit("add " + t + " " + q + ", 1");
   }
   return sel(nonempty, n, "0");

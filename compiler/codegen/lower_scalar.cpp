@@ -163,8 +163,7 @@ void lowerFloorDivMod(FunctionEmitter& fe, const ir::Instr& in, Scalar s) {
   if ((in.facts & ir::kFactNonNeg) && scalarKind(s) == ScalarKind::Int) {
     // The range pass proved dividend >= 0 and divisor > 0: floor and
     // truncation agree and there is no zero divisor to guard.
-    std::string t = llvmScalarType(s);
-    fe.emitResult(in, std::string(part == 0 ? "udiv " : "urem ") + t + " " + args[0] + ", " + args[1]);
+    fe.bind(in, unsignedDivide(fe, llvmScalarType(s), args[0], args[1], part));
     return;
   }
   if (scalarKind(s) == ScalarKind::Float) {
@@ -172,7 +171,8 @@ void lowerFloorDivMod(FunctionEmitter& fe, const ir::Instr& in, Scalar s) {
               return divmodPart(fe, Helper::FloatDivMod, w, a, part);
             }));
   } else {
-    fe.bind(in, divmodPart(fe, Helper::DivMod, s, args, part));
+    bool inline_division = fe.mod().divisionInline() && scalarBits(s) == 64;
+    fe.bind(in, divmodPart(fe, inline_division ? Helper::DivModInline : Helper::DivMod, s, args, part));
   }
 }
 
@@ -212,6 +212,12 @@ void lowerPow(FunctionEmitter& fe, const ir::Instr& in, Scalar s) {
 }
 
 }  // namespace
+
+std::string unsignedDivide(FunctionEmitter& fe, const std::string& t, const std::string& a, const std::string& b,
+                           int part) {
+  if (!fe.mod().divisionInline() || t != "i64") return fe.emit(std::string(part == 0 ? "udiv " : "urem ") + t + " " + a + ", " + b);
+  return divmodPart(fe, Helper::UDivRemInline, Scalar::UInt64, {a, b}, part);
+}
 
 std::string fmf(FunctionEmitter& fe) { return fe.options().fastmath ? "fast " : ""; }
 

@@ -63,6 +63,10 @@ ModuleEmitter::ModuleEmitter(const ir::Module& m, const CodegenOptions& options,
                              const libcalls::ResolvedCalls& calls)
     : module_(m), options_(options), calls_(calls) {
   if (options_.lineinfo || options_.debug) debug_ = std::make_unique<DebugInfo>(metadata_, m);
+  for (const auto& fn : m.functions)
+    for (const auto& b : fn->blocks)
+      for (const auto& in : b->instrs)
+        if (in->isIntrinsic(ir::Intrinsic::Wgmma)) division_inline_ = true;
 }
 
 ModuleEmitter::~ModuleEmitter() = default;

@@ -1433,6 +1433,47 @@ def test_gemm_float64(rng):
           _matmul_tol("float64", K, np.abs(a64) @ np.abs(b64)))
 
 
+@ct.kernel
+def k_mma_and_int64_division(a, b, c, x, y, q, r, T: ConstInt):
+    acc = ct.mma(ct.load(a, index=(0, 0), shape=(64, 16)), ct.load(b, index=(0, 0), shape=(16, 64)),
+                 ct.zeros((64, 64), dtype=ct.float32))
+    ct.store(c, index=(0, 0), tile=acc)
+    tx = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    ty = ct.load(y, index=(ct.bid(0),), shape=(T,))
+    ct.store(q, index=(ct.bid(0),), tile=tx // ty)
+    ct.store(r, index=(ct.bid(0),), tile=tx % ty)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+def test_int64_division_beside_wgmma(dtype, rng):
+    # A kernel with tensor-core work divides 64-bit integers in its own code
+    # (not ptxas's subroutine): every magnitude, sign and the 32-bit fast path.
+    T, n = 128, 1000
+    info = np.iinfo(dtype)
+    parts = [rng.integers(0, 1 << 31, n), rng.integers(0, info.max, n, dtype=dtype, endpoint=True),
+             rng.integers(1, 1 << 12, n)]
+    if dtype == "int64":
+        parts.append(rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True))
+    x = np.concatenate([p.astype(dtype) for p in parts])
+    y = np.concatenate([p.astype(dtype) for p in parts[::-1]])
+    rng.shuffle(y)
+    y[y == 0] = 3
+    x[:4] = [info.max, info.min, info.max, 1 << 40]
+    y[:4] = [1, 7, info.max, (1 << 33) + 5]
+    if dtype == "int64":
+        y[4], x[4] = -1, info.min + 1
+    a = cp.asarray(randn(rng, (64, 16), "float16"))
+    b = cp.asarray(randn(rng, (16, 64), "float16"))
+    c = cp.full((64, 64), np.nan, np.float32)
+    qd, rd = cp.full(x.shape, 7, dtype), cp.full(x.shape, 7, dtype)
+    run(k_mma_and_int64_division, (cdiv(x.size, T),), (a, b, c, cp.asarray(x), cp.asarray(y), qd, rd, T))
+    q_ref, r_ref = np.floor_divide(x, y), np.mod(x, y)
+    assert np.array_equal(cp.asnumpy(qd), q_ref), rng.seed_text
+    assert np.array_equal(cp.asnumpy(rd), r_ref), rng.seed_text
+    a64, b64 = cp.asnumpy(a).astype(np.float64), cp.asnumpy(b).astype(np.float64)
+    check(cp.asnumpy(c), a64 @ b64, rng, "mma beside the division", 1e-3, 1e-3)
+
+
 # ===========================================================================
 # Row softmax, layer norm, segmented sum (the kernels)
 # ===========================================================================
