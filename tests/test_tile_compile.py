@@ -166,7 +166,10 @@ CASES = [
       "sm_90": ["wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"]}),
     ("matmul tf32", k_matmul_any, [F32_2D] * 3 + ["int64"] * 3, {"BM": 64, "BN": 64, "BK": 16},
      {"sm_80": ["mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "cvt.rna.tf32.f32"],
-      "sm_90": ["wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "cvt.rna.tf32.f32"]}),
+      # sm_90: float32 loads copied asynchronously, y transposed element by
+      # element (wgmma reads tf32 K-major only), fed to wgmma as they are.
+      "sm_90": ["wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "cp.async.ca.shared.global",
+                "cp.async.cg.shared.global"]}),
     # 128-byte lines of both operands: TMA into swizzled stages (the cp.async
     # route beside it for arrays a tensor map cannot describe).
     ("matmul f16 tma", k_matmul, ["float16[:, ::1]"] * 3 + ["int64"] * 3, {"BM": 64, "BN": 128, "BK": 64},

@@ -60,13 +60,15 @@ entry:
 
 // Unsigned 64-bit {a / b, a % b} for b != 0 without a 64-bit division
 // instruction (ModuleEmitter::divisionInline): 32-bit hardware division
-// where both fit, else restoring division, a quotient bit per step (the
-// bit shifted out of %r makes it larger than any divisor).
+// where both fit, else restoring division from a's highest set bit, a
+// quotient bit per step (the bit shifted out of %r makes it larger than
+// any divisor). The trip count is a's bit length, not a constant: LLVM
+// keeps the loop instead of unrolling 64 steps into every division.
 constexpr const char* kUDivRem64 = R"(define internal {i64, i64} $F(i64 %a, i64 %b) alwaysinline {
 entry:
   %both = or i64 %a, %b
   %narrow = icmp ult i64 %both, 4294967296
-  br i1 %narrow, label %fast, label %loop
+  br i1 %narrow, label %fast, label %slow
 fast:
   %a32 = trunc i64 %a to i32
   %b32 = trunc i64 %b to i32
@@ -75,10 +77,17 @@ fast:
   %qf = zext i32 %q32 to i64
   %rf = zext i32 %r32 to i64
   br label %exit
+slow:
+  %lz = call i64 @llvm.ctlz.i64(i64 %a, i1 false)
+  %top = sub i64 63, %lz
+  br label %loop
 loop:
-  %i = phi i64 [ 63, %entry ], [ %inext, %loop ]
-  %q = phi i64 [ 0, %entry ], [ %qnext, %loop ]
-  %r = phi i64 [ 0, %entry ], [ %rnext, %loop ]
+  %i = phi i64 [ %top, %slow ], [ %inext, %body ]
+  %q = phi i64 [ 0, %slow ], [ %qnext, %body ]
+  %r = phi i64 [ 0, %slow ], [ %rnext, %body ]
+  %more = icmp sge i64 %i, 0
+  br i1 %more, label %body, label %exit
+body:
   %ashift = lshr i64 %a, %i
   %abit = and i64 %ashift, 1
   %rtop = icmp slt i64 %r, 0
@@ -92,16 +101,17 @@ loop:
   %qbit = shl i64 %tbit, %i
   %qnext = or i64 %q, %qbit
   %inext = sub i64 %i, 1
-  %more = icmp sge i64 %inext, 0
-  br i1 %more, label %loop, label %exit
+  br label %loop
 exit:
-  %qq = phi i64 [ %qf, %fast ], [ %qnext, %loop ]
-  %rr = phi i64 [ %rf, %fast ], [ %rnext, %loop ]
+  %qq = phi i64 [ %qf, %fast ], [ %q, %loop ]
+  %rr = phi i64 [ %rf, %fast ], [ %r, %loop ]
   %s0 = insertvalue {i64, i64} undef, i64 %qq, 0
   %s1 = insertvalue {i64, i64} %s0, i64 %rr, 1
   ret {i64, i64} %s1
 }
 )";
+
+constexpr const char* kCtlz64 = "declare i64 @llvm.ctlz.i64(i64, i1)";
 
 // The truncating signed quotient and remainder of the divmod helper from
 // the unsigned one on magnitudes (a 64-bit MIN is 2^63 unsigned).
@@ -288,10 +298,13 @@ std::string helperDefinition(Helper h, Scalar s, const std::string& name,
   const char* text = nullptr;
   switch (h) {
     case Helper::DivMod: text = scalarSigned(s) ? kSignedDivMod : kUnsignedDivMod; break;
-    case Helper::UDivRemInline: return substitute(kUDivRem64, "$F", name);
+    case Helper::UDivRemInline:
+      declarations->push_back(kCtlz64);
+      return substitute(kUDivRem64, "$F", name);
     case Helper::DivModInline: {
       // The divmod helper with its hardware division replaced by a call of
       // its own copy of the unsigned core (both alwaysinline).
+      declarations->push_back(kCtlz64);
       std::string core = name + "_core";
       std::string body = scalarSigned(s) ? kSignedDivMod : kUnsignedDivMod;
       std::string division = scalarSigned(s) ? "  %q0 = sdiv $T %a, %d\n  %r0 = srem $T %a, %d\n"

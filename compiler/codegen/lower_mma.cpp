@@ -98,8 +98,11 @@ void lowerWgmma(FunctionEmitter& fe, const ir::Instr& in) {
 
 void lowerCpAsync(FunctionEmitter& fe, const ir::Instr& in) {
   std::string pred = fe.emit("zext i1 " + fe.val(in.operands[3]) + " to i32");
-  fe.emitLine("call void asm sideeffect \"{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.cg.shared.global [$0], "
-              "[$1], 16, $2; }\", \"r,l,r,r,~{memory}\"(i32 " + fe.val(in.operands[0]) + ", i64 " + fe.val(in.operands[1]) +
+  // .cg (bypassing L1) exists for 16-byte copies only.
+  std::string copy = !in.ints.empty() && in.ints[0] == 4 ? "cp.async.ca.shared.global [$0], [$1], 4, $2;"
+                                                         : "cp.async.cg.shared.global [$0], [$1], 16, $2;";
+  fe.emitLine("call void asm sideeffect \"{ .reg .pred p; setp.ne.b32 p, $3, 0; @p " + copy + " }\", "
+              "\"r,l,r,r,~{memory}\"(i32 " + fe.val(in.operands[0]) + ", i64 " + fe.val(in.operands[1]) +
               ", i32 " + fe.val(in.operands[2]) + ", i32 " + pred + ")");
 }
 

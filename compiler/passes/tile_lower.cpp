@@ -521,6 +521,10 @@ bool TileLower::run(ir::Function& fn) {
         continue;
       }
       lw.setCurrent(in.get());
+      if (lw.async_loads.count(in.get())) {   // its dot copies it (tile_lower_async.cpp)
+        graveyard.push_back(std::move(in));
+        continue;
+      }
       if (in->op == ir::Op::CallFunc)
         failAt(fn, in.get(), "tile", "tiles cannot be passed to or returned from device functions yet");
       if (in->op == ir::Op::Intrinsic && ir::intrinsicFamily(in->intrinsic) == ir::IntrinsicFamily::Tile)

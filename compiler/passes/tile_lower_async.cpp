@@ -91,30 +91,48 @@ ir::Instr* valueAt(Lowering& lw, const AsyncDot& p, ir::Instr* v, Point at, std:
 // Operand `which` (0: x, 1: y) of the dot, if it can be copied asynchronously.
 bool planOperand(Lowering& lw, AsyncDot& p, int which) {
   ir::Instr* load = p.dot->operands[which];
+  ir::Instr* convert = nullptr;
+  // A float32 load converted to tfloat32 for the dot alone: the tensor cores
+  // read the float32 bits as tf32 (its low mantissa bits ignored, as
+  // cuBLAS's TF32 mode feeds them), so the conversion needs no code.
+  if (load->op == ir::Op::Cast && load->type->isTile() && load->type->scalar == Scalar::TFloat32 &&
+      load->uses().size() == 1 && load->operands[0]->type->scalar == Scalar::Float32) {
+    convert = load;
+    load = load->operands[0];
+  }
   if (!load->isIntrinsic(ir::Intrinsic::TileLoad) || load->uses().size() != 1 || !inLoop(p, load)) return false;
+  if (convert && !inLoop(p, convert)) return false;
   auto padding = static_cast<ir::TilePadding>(load->ints.empty() ? 0 : load->ints[0]);
   if (padding != ir::TilePadding::Zero && padding != ir::TilePadding::Undetermined) return false;
   Scalar dtype = load->type->scalar;
-  if (scalarBits(dtype) != 16 || load->operands[0]->type->ndim != 2) return false;
+  if ((scalarBits(dtype) != 16 && !convert) || load->operands[0]->type->ndim != 2) return false;
+  int eb = scalarByteSize(dtype);
   for (size_t d = 1; d < load->operands.size(); ++d)
     if (!indexRecomputable(p, load->operands[d])) return false;
   const std::vector<int64_t>& shape = load->type->shape;
-  if (shape[1] % 8) return false;
+  if (shape[1] % 8 || (convert && shape[0] % 8)) return false;
   AsyncOperand& op = which == 0 ? p.x : p.y;
   op.load = load;
-  op.n_major = which == 1;
+  op.convert = convert;
+  op.elem_bytes = eb;
+  op.transposed_copy = convert && which == 1;
+  op.n_major = which == 1 && !convert;
   op.rows = shape[0];
   op.cols = shape[1];
-  op.stage_bytes = shape[0] * shape[1] * 2;
+  op.stage_bytes = shape[0] * shape[1] * eb;
   // The swizzled layout where whole 128-byte lines fit and, for B, each
-  // warpgroup's columns start a 64-column block.
+  // warpgroup's columns start a 64-column block (16-bit operands; tf32
+  // takes the core-matrix one).
   int64_t rows = shape[0];
-  op.swizzled = shape[1] % 64 == 0 && rows % 8 == 0 && (which == 0 || p.dot->type->tile_layout->mma_n % 64 == 0);
+  op.swizzled = !convert && shape[1] % 64 == 0 && rows % 8 == 0 && (which == 0 || p.dot->type->tile_layout->mma_n % 64 == 0);
   if (op.swizzled) {
     op.offset = [rows](Lowering& l, ir::Instr* row, ir::Instr* col) { return swizzled128Offset(l, rows, row, col); };
   } else if (which == 0) {
     int64_t k = shape[1];
-    op.offset = [k](Lowering& l, ir::Instr* row, ir::Instr* col) { return l.mul(kMajorCoreIndex(l, k, 8, row, col), l.i32(2)); };
+    op.offset = [k, eb](Lowering& l, ir::Instr* row, ir::Instr* col) { return l.mul(kMajorCoreIndex(l, k, 16 / eb, row, col), l.i32(eb)); };
+  } else if (op.transposed_copy) {   // element (k, n) at row n of the K-major layout
+    int64_t k = shape[0];
+    op.offset = [k, eb](Lowering& l, ir::Instr* row, ir::Instr* col) { return l.mul(kMajorCoreIndex(l, k, 16 / eb, col, row), l.i32(eb)); };
   } else {
     int64_t k = shape[0];
     op.offset = [k](Lowering& l, ir::Instr* row, ir::Instr* col) { return l.mul(nMajorCoreIndex(l, k, row, col), l.i32(2)); };
@@ -128,8 +146,9 @@ void request(Lowering& lw, const AsyncDot& p, const AsyncOperand& op, ir::Instr*
   std::vector<ir::Instr*> index;
   for (size_t d = 1; d < op.load->operands.size(); ++d) index.push_back(valueAt(lw, p, op.load->operands[d], at, memo));
   ir::Instr* base = stageAddress(lw, op, stage);
-  copyTileToSharedAsync(lw, op.load->operands[0], index, op.load->type->shape, op.swizzled,
-                        [&](ir::Instr* row, ir::Instr* col) { return lw.add(base, op.offset(lw, row, col)); });
+  auto address = [&](ir::Instr* row, ir::Instr* col) { return lw.add(base, op.offset(lw, row, col)); };
+  if (op.transposed_copy) return copyTileElementsToSharedAsync(lw, op.load->operands[0], index, op.load->type->shape, address);
+  copyTileToSharedAsync(lw, op.load->operands[0], index, op.load->type->shape, op.swizzled, address);
 }
 
 ir::Instr* barrierAddress(Lowering& lw, const AsyncDot& p, ir::Instr* stage) {
@@ -283,7 +302,7 @@ std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw) {
     p->stages = 3 * stage_bytes <= 160 * 1024 ? 3 : 2;
     for (AsyncOperand* op : {&p->x, &p->y})
       if (op->load)   // swizzled: 1 KB more, to align the stages
-        op->buffer = lw.sharedArray(op->load->type->scalar, (p->stages * op->stage_bytes + (op->swizzled ? 1024 : 0)) / 2);
+        op->buffer = lw.sharedArray(op->load->type->scalar, (p->stages * op->stage_bytes + (op->swizzled ? 1024 : 0)) / op->elem_bytes);
     p->stage = p->header->addParam(i32Ty(), "stage");
     p->tma = planTma(lw, *p);
     p->chained = p->tma && planChained(*p);
@@ -292,8 +311,10 @@ std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw) {
       p->phase = p->header->addParam(i32Ty(), "phase");
     }
     lw.async_dots[dot] = p.get();
-    for (const AsyncOperand* op : {&p->x, &p->y})
+    for (const AsyncOperand* op : {&p->x, &p->y}) {
       if (op->load) lw.async_loads.insert(op->load);
+      if (op->convert) lw.async_loads.insert(op->convert);
+    }
     plans.push_back(std::move(p));
   }
   return plans;

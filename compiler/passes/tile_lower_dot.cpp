@@ -211,10 +211,13 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
     ir::Instr* a = toShared(lw, d.x, d.operand, d.m * d.k, 0, [&](ir::Instr* r, ir::Instr* c) { return core.index(lw, r, c); });
     a_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {a});
   }
-  bool b_transposed = plan && plan->y.load;
+  // y copied asynchronously: N-major (wgmma's transposed B) as it lies in
+  // global memory, or K-major where the copy transposed it (tf32).
+  bool b_async = plan && plan->y.load;
+  bool b_transposed = b_async && plan->y.n_major;
   bool a_swizzled = plan && plan->x.load && plan->x.swizzled;
   bool b_swizzled = b_transposed && plan->y.swizzled;
-  if (b_transposed) {
+  if (b_async) {
     b_addr = stageAddress(lw, plan->y, plan->stage);
   } else {
     ir::Instr* b = toShared(lw, d.y, d.operand, d.n * d.k, 1, [&](ir::Instr* r, ir::Instr* c) { return core.index(lw, c, r); });

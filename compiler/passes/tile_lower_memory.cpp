@@ -140,7 +140,6 @@ ir::Instr* paddingValue(Lowering& lw, Scalar dtype, int64_t mode) {
 }  // namespace
 
 void lowerTileLoad(Lowering& lw, ir::Instr* in) {
-  if (lw.async_loads.count(in)) return;   // its dot copies it (tile_lower_async.cpp)
   const LayoutInfo& l = lw.info(in->type);
   Scalar dtype = in->type->scalar;
   const Type* elem = scalarTy(dtype);
@@ -366,6 +365,28 @@ void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::I
         }
     });
   });
+}
+
+void copyTileElementsToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::Instr*>& index,
+                                   const std::vector<int64_t>& shape, const SharedChunkAddress& element_address) {
+  Scalar dtype = arr->type->scalar;
+  ArrayView v = arrayView(lw, arr, index, shape, dtype, 1);
+  int64_t cols = shape[1], total = shape[0] * cols, threads = lw.threads();
+  int shift = log2Ceil(cols);
+  ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
+  for (int64_t first = 0; first < total; first += threads) {
+    ir::Instr* e = lw.add(tid, lw.i32(first));
+    ir::Instr* row = lw.shr(e, shift);
+    ir::Instr* col = lw.band(e, cols - 1);
+    ir::Instr* grow = lw.add(v.origin[0], lw.toI64(row));
+    ir::Instr* gcol = lw.add(v.origin[1], lw.toI64(col));
+    ir::Instr* ok = lw.andBool(inRange(lw, grow, v.dims[0]), inRange(lw, gcol, v.dims[1]));
+    if (first + threads > total) ok = lw.andBool(ok, lw.emit(ir::Op::Lt, boolTy(), {e, lw.i32(total)}));
+    ir::Instr* address = lw.add(v.address, lw.add(lw.mul(grow, v.strides[0]), lw.mul(gcol, v.strides[1])));
+    address = lw.emit(ir::Op::Select, i64Ty(), {ok, address, v.address});   // nothing read: the array itself
+    ir::Instr* bytes = lw.emit(ir::Op::Select, i32Ty(), {ok, lw.i32(4), lw.i32(0)});
+    lw.intrinsic(ir::Intrinsic::CpAsync, voidTy(), {element_address(row, col), address, bytes, lw.boolean(true)}, {4});
+  }
 }
 
 }  // namespace cj::passes::tile

@@ -132,7 +132,9 @@ class Lowering {
 
   // Dots whose operand loads are copied asynchronously (tile_lower_async.cpp).
   std::map<const ir::Instr*, AsyncDot*> async_dots;
-  std::set<const ir::Instr*> async_loads;   // such loads: no registers, no code of their own
+  // Such loads, and the tfloat32 conversions between a float32 load and its
+  // dot: no registers, no code of their own.
+  std::set<const ir::Instr*> async_loads;
 
  private:
   std::vector<std::unique_ptr<ir::Instr>>* out_ = nullptr;
@@ -178,6 +180,11 @@ ir::Instr* swizzled128Offset(Lowering& lw, int64_t rows, ir::Instr* row, ir::Ins
 // before it computes on its own (docs/tiles.md, "Matmul").
 struct AsyncOperand {
   ir::Instr* load = nullptr;         // nullptr: the operand goes through registers
+  ir::Instr* convert = nullptr;      // the float32 load's tfloat32 conversion (the dot's operand), or nullptr
+  int elem_bytes = 2;
+  // float32 y for tfloat32 (wgmma reads tf32 K-major only): copied element
+  // by element into the K-major layout, transposed on the way.
+  bool transposed_copy = false;
   ir::Instr* buffer = nullptr;       // shared array of both stages
   int64_t stage_bytes = 0;
   bool n_major = false;              // y kept N-contiguous (wgmma's transposed B)
@@ -240,6 +247,11 @@ void finishAsyncDots(Lowering& lw, std::vector<std::unique_ptr<AsyncDot>>& plans
 using SharedChunkAddress = std::function<ir::Instr*(ir::Instr* row, ir::Instr* col)>;
 void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::Instr*>& index,
                            const std::vector<int64_t>& shape, bool by_rows, const SharedChunkAddress& chunk_address);
+// The same one 4-byte element per cp.async, consecutive threads along the
+// last dimension (coalesced reads into any shared layout: a transposing
+// copy); elements outside the array are zero-filled.
+void copyTileElementsToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::Instr*>& index,
+                                   const std::vector<int64_t>& shape, const SharedChunkAddress& element_address);
 
 // One lowering per tile intrinsic family (tile_lower_memory.cpp,
 // tile_lower_reduce.cpp, tile_lower_dot.cpp); each records the fragment of
