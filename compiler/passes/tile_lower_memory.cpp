@@ -374,19 +374,45 @@ void copyTileElementsToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vect
   int64_t cols = shape[1], total = shape[0] * cols, threads = lw.threads();
   int shift = log2Ceil(cols);
   ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
-  for (int64_t first = 0; first < total; first += threads) {
+  // A thread's elements: one column, rows `threads / cols` apart (where the
+  // block spans whole rows), else recomputed per element.
+  bool whole_rows = threads % cols == 0 && total % threads == 0;
+  ir::Instr* row0 = lw.shr(tid, shift);
+  ir::Instr* col0 = lw.band(tid, cols - 1);
+  auto position = [&](int64_t first) -> std::pair<ir::Instr*, ir::Instr*> {
+    if (whole_rows) return {lw.add(row0, lw.i32(first / cols)), col0};
     ir::Instr* e = lw.add(tid, lw.i32(first));
-    ir::Instr* row = lw.shr(e, shift);
-    ir::Instr* col = lw.band(e, cols - 1);
-    ir::Instr* grow = lw.add(v.origin[0], lw.toI64(row));
-    ir::Instr* gcol = lw.add(v.origin[1], lw.toI64(col));
-    ir::Instr* ok = lw.andBool(inRange(lw, grow, v.dims[0]), inRange(lw, gcol, v.dims[1]));
-    if (first + threads > total) ok = lw.andBool(ok, lw.emit(ir::Op::Lt, boolTy(), {e, lw.i32(total)}));
-    ir::Instr* address = lw.add(v.address, lw.add(lw.mul(grow, v.strides[0]), lw.mul(gcol, v.strides[1])));
-    address = lw.emit(ir::Op::Select, i64Ty(), {ok, address, v.address});   // nothing read: the array itself
-    ir::Instr* bytes = lw.emit(ir::Op::Select, i32Ty(), {ok, lw.i32(4), lw.i32(0)});
-    lw.intrinsic(ir::Intrinsic::CpAsync, voidTy(), {element_address(row, col), address, bytes, lw.boolean(true)}, {4});
-  }
+    return {lw.shr(e, shift), lw.band(e, cols - 1)};
+  };
+  ir::Instr* inside = lw.boolean(true);
+  for (int d = 0; d < 2; ++d)
+    inside = lw.andBool(inside, lw.emit(ir::Op::Le, boolTy(), {lw.add(v.origin[d], lw.i64(shape[d])), v.dims[d]}));
+  if (!whole_rows) inside = lw.boolean(false);
+  // The whole tile inside the array: addresses a constant number of rows
+  // apart, no bounds.
+  lw.emitIf(inside, [&] {
+    ir::Instr* base = lw.add(v.address, lw.add(lw.mul(lw.add(v.origin[0], lw.toI64(row0)), v.strides[0]),
+                                               lw.mul(lw.add(v.origin[1], lw.toI64(col0)), v.strides[1])));
+    for (int64_t first = 0; first < total; first += threads) {
+      auto [row, col] = position(first);
+      ir::Instr* address = lw.add(base, lw.mul(lw.i64(first / cols), v.strides[0]));
+      lw.intrinsic(ir::Intrinsic::CpAsync, voidTy(), {element_address(row, col), address, lw.i32(4), lw.boolean(true)}, {4});
+    }
+  });
+  lw.emitIf(lw.emit(ir::Op::Not, boolTy(), {inside}), [&] {
+    for (int64_t first = 0; first < total; first += threads) {
+      auto [row, col] = position(first);
+      ir::Instr* grow = lw.add(v.origin[0], lw.toI64(row));
+      ir::Instr* gcol = lw.add(v.origin[1], lw.toI64(col));
+      ir::Instr* ok = lw.andBool(inRange(lw, grow, v.dims[0]), inRange(lw, gcol, v.dims[1]));
+      if (first + threads > total)
+        ok = lw.andBool(ok, lw.emit(ir::Op::Lt, boolTy(), {lw.add(tid, lw.i32(first)), lw.i32(total)}));
+      ir::Instr* address = lw.add(v.address, lw.add(lw.mul(grow, v.strides[0]), lw.mul(gcol, v.strides[1])));
+      address = lw.emit(ir::Op::Select, i64Ty(), {ok, address, v.address});   // nothing read: the array itself
+      ir::Instr* bytes = lw.emit(ir::Op::Select, i32Ty(), {ok, lw.i32(4), lw.i32(0)});
+      lw.intrinsic(ir::Intrinsic::CpAsync, voidTy(), {element_address(row, col), address, bytes, lw.boolean(true)}, {4});
+    }
+  });
 }
 
 }  // namespace cj::passes::tile
