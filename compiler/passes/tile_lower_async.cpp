@@ -305,7 +305,7 @@ std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw) {
         op->buffer = lw.sharedArray(op->load->type->scalar, (p->stages * op->stage_bytes + (op->swizzled ? 1024 : 0)) / op->elem_bytes);
     p->stage = p->header->addParam(i32Ty(), "stage");
     p->tma = planTma(lw, *p);
-    p->chained = p->tma && planChained(*p);
+    p->chained = planChained(*p);
     if (p->tma) {
       p->barriers = lw.sharedArray(Scalar::Int64, p->stages);
       p->phase = p->header->addParam(i32Ty(), "phase");

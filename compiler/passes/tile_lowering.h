@@ -212,10 +212,9 @@ struct AsyncDot {
   // cp.async route stays beside it for launches whose maps could not be
   // encoded (TensorMapsValid).
   bool tma = false;
-  // Chained (TMA plans): the accumulator is read by nothing in the loop but
-  // the next dot, so an iteration leaves its tensor-core work in flight
-  // (wgmma wait 1) and the loop's exit waits for the last. (On the cp.async
-  // route alone ptxas serialises such wgmma: C7514.)
+  // Chained: the accumulator is read by nothing in the loop but the next
+  // dot, so an iteration leaves its tensor-core work in flight (wgmma wait
+  // 1) and the loop's exit waits for the last.
   bool chained = false;
   ir::Instr* barriers = nullptr;      // shared i64[stages]
   ir::Instr* phase = nullptr;         // header parameter (i32 0/1)
