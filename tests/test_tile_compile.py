@@ -354,3 +354,26 @@ def test_wgmma_kernels_divide_64_bit_integers_inline(dtype, tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "serialized" not in r.stderr, r.stderr
+
+
+@ct.kernel
+def k_matmul_store_transposed(a, b, c, BM: ct.Constant[int], BN: ct.Constant[int], BK: ct.Constant[int]):
+    bm, bn = ct.bid(0), ct.bid(1)
+    acc = ct.zeros((BM, BN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, axis=1, shape=(BM, BK))):
+        acc = ct.mma(ct.load(a, index=(bm, k), shape=(BM, BK)), ct.load(b, index=(k, bn), shape=(BK, BN)), acc)
+    ct.store(c, index=(bn, bm), tile=ct.transpose(acc.astype(c.dtype)))
+
+
+def test_pipeline_depth_leaves_room_for_the_kernels_other_buffers():
+    """sm_90 kernels of 8 warps get a fourth operand stage (48 KB for
+    128x256x64 fp16) where the rest of the kernel leaves room: a plain
+    product has four mbarriers; one whose result goes out transposed through
+    a 64 KB shared buffer keeps three stages and still fits in 227 KB."""
+    sig = ["float16[:, ::1]"] * 3 + ["int64"] * 3
+    consts = {"BM": 128, "BN": 256, "BK": 64}
+    plain, _ = cudajit.compile_ptx(k_matmul, sig, constants=consts, arch="sm_90")
+    assert plain.count("mbarrier.init.shared::cta.b64") == 4
+    transposed, _ = cudajit.compile_ptx(k_matmul_store_transposed, sig, constants=consts, arch="sm_90")
+    assert transposed.count("mbarrier.init.shared::cta.b64") == 3
+    assert "wgmma.mma_async.sync.aligned.m64n256k16" in transposed

@@ -449,6 +449,11 @@ void lowerTileIntrinsic(Lowering& lw, ir::Instr* in) {
   }
 }
 
+// Lowers the tiles of `fn` with async dots at most `max_stages` deep. With
+// `fits`, a kernel past the shared-memory limit sets it false instead of
+// failing.
+bool lowerTiles(ir::Function& fn, int max_stages, bool* fits);
+
 }  // namespace
 
 bool TileLower::run(ir::Function& fn) {
@@ -463,7 +468,29 @@ bool TileLower::run(ir::Function& fn) {
   if (fn.return_type && fn.return_type->isTile()) return false;
   // Run alone (tools, tests), it assigns the layouts first.
   if (fn.num_warps == 0) TileAssignLayouts().run(fn);
+  // A fourth pipeline stage where it may pay (tile_lower_async.cpp), if
+  // the kernel's other buffers leave room for it: tried on a copy first.
+  int max_stages = 3;
+  bool dots = false;
+  forEachValue(fn, [&](ir::Instr& in) { dots = dots || in.isIntrinsic(ir::Intrinsic::TileDot); });
+  if (dots && fn.target_sm >= 90 && fn.num_warps >= 8) {
+    bool fits = true;
+    try {
+      std::unique_ptr<ir::Function> trial = ir::cloneFunction(fn, fn.name);
+      lowerTiles(*trial, 4, &fits);
+    } catch (const std::exception&) {
+      fits = false;   // the real lowering reports it
+    }
+    if (fits) max_stages = 4;
+  }
+  return lowerTiles(fn, max_stages, nullptr);
+}
+
+namespace {
+
+bool lowerTiles(ir::Function& fn, int max_stages, bool* fits) {
   Lowering lw(fn, fn.num_warps);
+  lw.max_stages = max_stages;
   std::vector<std::unique_ptr<ir::Instr>> graveyard;
 
   // Tile block parameters become one parameter per register.
@@ -560,7 +587,9 @@ bool TileLower::run(ir::Function& fn) {
       offset += (n * scalarByteSize(in->type->scalar) + 127) / 128 * 128;
     }
   }
-  if (lw.shared_bytes > limit) {
+  if (lw.shared_bytes > limit && fits) {
+    *fits = false;
+  } else if (lw.shared_bytes > limit) {
     const ir::Instr* at = lw.largest_shared_at;
     std::string what = at ? (at->op == ir::Op::Intrinsic ? at->intrinsicName() : std::string(ir::opName(at->op))) : "tile";
     std::string shapes;
@@ -579,5 +608,7 @@ bool TileLower::run(ir::Function& fn) {
   fn.computePreds();
   return true;
 }
+
+}  // namespace
 
 }  // namespace cj::passes

@@ -52,6 +52,7 @@ class Lowering {
   Lowering(ir::Function& fn, int num_warps);
   ir::Function& fn;
   const int num_warps;
+  int max_stages = 3;   // of an async dot's pipeline (TileLower::run)
 
   // ---- emission into the block being rewritten ----------------------------------
   void setOutput(std::vector<std::unique_ptr<ir::Instr>>* out, ir::Loc loc) { out_ = out; loc_ = loc; }
