@@ -218,6 +218,7 @@ void applyOptions(const DispatcherOptions& options, int arch, driver::CompileOpt
   o.target.fast_compile = options.fast_compile;
   o.tile = options.tile;
   o.num_warps = options.num_warps;
+  o.occupancy = options.occupancy;
   o.constant_args = options.constants;
 }
 }  // namespace

@@ -66,6 +66,7 @@ struct DispatcherOptions {
   // block size the compiler chose (a launch's block shape is ignored).
   bool tile = false;
   int num_warps = 0;                                   // 0: the compiler picks
+  int occupancy = 0;                                   // blocks per SM hint (cuTile's); 0: none
   std::vector<std::pair<int, ir::Const>> constants;    // Constant[...] parameters: (index, value)
 };
 

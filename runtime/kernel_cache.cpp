@@ -82,6 +82,7 @@ KernelKey kernelKey(const KernelKeyParts& p) {
        std::to_string(o.infer.block_dims[1]) + "," + std::to_string(o.infer.block_dims[2]) + "\n";
   if (o.tile) {   // tile kernels: the model, the warp count asked for, the Constant values
     t += "tile num_warps=" + std::to_string(o.num_warps);
+    if (o.occupancy) t += " occupancy=" + std::to_string(o.occupancy);
     for (const auto& [index, value] : o.constant_args) t += " " + std::to_string(index) + "=" + ir::constToString(value);
     t += "\n";
   }

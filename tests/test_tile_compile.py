@@ -377,3 +377,31 @@ def test_pipeline_depth_leaves_room_for_the_kernels_other_buffers():
     transposed, _ = cudajit.compile_ptx(k_matmul_store_transposed, sig, constants=consts, arch="sm_90")
     assert transposed.count("mbarrier.init.shared::cta.b64") == 3
     assert "wgmma.mma_async.sync.aligned.m64n256k16" in transposed
+
+
+@ct.kernel
+def k_row_norm(x, y, TN: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0), 0), shape=(1, TN))
+    ct.store(y, index=(ct.bid(0), 0), tile=t / ct.sum(t * t, axis=1, keepdims=True))
+
+
+def test_occupancy_hint_and_default():
+    """cuTile's occupancy=N becomes .minnctapersm N (ptxas fits the registers
+    to N blocks per SM); without it, a kernel with no dot and at most 16
+    elements a thread asks for four 256-thread blocks per SM."""
+    sig = [F32_2D, F32_2D, "int64"]
+    ptx, _ = cudajit.compile_ptx(k_row_norm, sig, constants={"TN": 4096})
+    assert ".reqntid 256" in ptx and ".minnctapersm 4" in ptx
+    ptx, _ = cudajit.compile_ptx(k_row_norm.replace_hints(occupancy=2), sig, constants={"TN": 4096})
+    assert ".minnctapersm 2" in ptx
+    ptx, _ = cudajit.compile_ptx(k_matmul, ["float16[:, ::1]"] * 3 + ["int64"] * 3,
+                                 constants={"BM": 128, "BN": 256, "BK": 64}, arch="sm_90")
+    assert ".minnctapersm" not in ptx                       # a dot: ptxas's choice
+
+
+def test_occupancy_in_the_ir_text():
+    text = ("func k(v0:array(f32, 1d, C) x) -> none kernel num_warps=8 occupancy=3 sm=90  @k.py:1\n"
+            "bb0:\n  ret  @2\n")
+    assert "num_warps=8 occupancy=3 sm=90" in cudajit._core.parse_print_ir(text)
+    with pytest.raises(cudajit.CompileError, match="blocks per SM from 1 to 32"):
+        cudajit._core.parse_print_ir(text.replace("occupancy=3", "occupancy=40"))

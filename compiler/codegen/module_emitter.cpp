@@ -122,6 +122,7 @@ std::string ModuleEmitter::run() {
   struct Kernel {
     std::string name, params;
     std::vector<int> grid_constant;
+    int occupancy;
   };
   std::vector<Kernel> kernels;
   const bool device_only = !hasKernel(module_);
@@ -135,7 +136,7 @@ std::string ModuleEmitter::run() {
       requireBlock(block);
     }
     bodies.push_back(device_only && i == 0 ? exported(fe.run()) : fe.run());
-    if (kernel) kernels.push_back({functionName(fn), fe.paramTypeList(), fe.gridConstantParams()});
+    if (kernel) kernels.push_back({functionName(fn), fe.paramTypeList(), fe.gridConstantParams(), fn.occupancy});
   }
 
   std::string out;
@@ -154,7 +155,7 @@ std::string ModuleEmitter::run() {
   // as unreferenced and LTO drops them.
   if (!kernels.empty()) {
     std::string used;
-    for (const auto& [name, params, grid_constant] : kernels) {
+    for (const auto& [name, params, grid_constant, occupancy] : kernels) {
       used += (used.empty() ? "" : ", ") + std::string("i8* bitcast (void (") + params + ")* " + name + " to i8*)";
     }
     out += "@llvm.used = appending global [" + std::to_string(kernels.size()) + " x i8*] [" + used +
@@ -162,13 +163,17 @@ std::string ModuleEmitter::run() {
   }
 
   std::string annotations;
-  for (const auto& [name, params, grid_constant] : kernels) {
+  for (const auto& [name, params, grid_constant, occupancy] : kernels) {
     // The annotation names the kernel through a pointer of its exact type.
     int node = metadata_.add("!{void (" + params + ")* " + name + ", !\"kernel\", i32 1}");
     annotations += (annotations.empty() ? "!" : ", !") + std::to_string(node);
     for (int d = 0; d < 3 && required_block_[0] > 0; ++d) {
       node = metadata_.add("!{void (" + params + ")* " + name + ", !\"reqntid" + std::string(1, "xyz"[d]) +
                            "\", i32 " + std::to_string(required_block_[d]) + "}");
+      annotations += ", !" + std::to_string(node);
+    }
+    if (occupancy > 0) {   // ptxas fits the registers to this many blocks per SM
+      node = metadata_.add("!{void (" + params + ")* " + name + ", !\"minctasm\", i32 " + std::to_string(occupancy) + "}");
       annotations += ", !" + std::to_string(node);
     }
     if (!grid_constant.empty()) {

@@ -122,6 +122,7 @@ std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
   // Every change to the IR from here on is a pass of the pipeline.
   if (options.tile) {
     typed->functions.front()->num_warps = options.num_warps;
+    typed->functions.front()->occupancy = options.occupancy;
     typed->functions.front()->target_sm = options.target.arch;
   }
   timed(&t.passes, [&] {

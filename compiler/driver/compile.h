@@ -36,6 +36,7 @@ struct CompileOptions {
   // block size the kernel asked for (0: the compiler's choice).
   bool tile = false;
   int num_warps = 0;
+  int occupancy = 0;   // blocks per SM to fit the registers to (cuTile's hint); 0: the compiler's choice
   // Parameters frozen to compile-time values (cuTile's Constant[...]): the
   // kernel keeps them in its signature, but its body sees the constants.
   std::vector<std::pair<int, ir::Const>> constant_args;

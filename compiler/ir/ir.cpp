@@ -422,6 +422,7 @@ std::unique_ptr<Function> cloneFunction(const Function& fn, std::string new_name
   out->is_kernel = fn.is_kernel;
   out->num_warps = fn.num_warps;
   out->target_sm = fn.target_sm;
+  out->occupancy = fn.occupancy;
   out->tensor_maps = fn.tensor_maps;
   out->next_id = fn.next_id;
 

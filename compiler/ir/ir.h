@@ -265,6 +265,9 @@ struct Function {
   bool is_kernel = false;
   int num_warps = 0;            // tile kernels: the block's warps (text: "num_warps=4"); 0: not a tile kernel
   int target_sm = 0;            // tile kernels: the GPU generation the passes may use (text: "sm=90"); 0: unknown
+  // Tile kernels: the blocks per SM ptxas fits the registers to (cuTile's
+  // occupancy hint, or tile-assign-layouts' choice; text: "occupancy=4"); 0: ptxas's.
+  int occupancy = 0;
   // Tile kernels: the TMA tensor maps the launch passes after the arguments
   // (text: "tmaps=0:f16:128x64;1:f16:64x64").
   std::vector<TensorMapSpec> tensor_maps;

@@ -392,6 +392,11 @@ class Parser {
       if (!n || *n < 1 || *n > 32) ln.fail("a warp count from 1 to 32 after num_warps=");
       fn_->num_warps = static_cast<int>(*n);
     }
+    if (ln.accept("occupancy=")) {
+      auto n = ln.integer();
+      if (!n || *n < 1 || *n > 32) ln.fail("blocks per SM from 1 to 32 after occupancy=");
+      fn_->occupancy = static_cast<int>(*n);
+    }
     if (ln.accept("sm=")) {
       auto n = ln.integer();
       if (!n || *n < 50 || *n > 1000) ln.fail("a GPU generation such as 90 after sm=");

@@ -129,6 +129,7 @@ std::string printFunction(const Function& fn) {
   out += ") -> " + typeToString(fn.return_type ? fn.return_type : unknownTy());
   if (fn.is_kernel) out += " kernel";
   if (fn.num_warps) out += " num_warps=" + std::to_string(fn.num_warps);
+  if (fn.occupancy) out += " occupancy=" + std::to_string(fn.occupancy);
   if (fn.target_sm) out += " sm=" + std::to_string(fn.target_sm);
   if (!fn.tensor_maps.empty()) out += " tmaps=" + tensorMapsToString(fn.tensor_maps);
   if (!fn.py_name.empty() && fn.py_name != fn.name) out += " py=" + fn.py_name;

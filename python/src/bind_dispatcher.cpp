@@ -287,6 +287,7 @@ void tileOptionsFrom(const py::object& tile, cj::rt::DispatcherOptions& o) {
   py::dict t = tile.cast<py::dict>();
   o.tile = true;
   if (t.contains("num_warps") && !t["num_warps"].is_none()) o.num_warps = t["num_warps"].cast<int>();
+  if (t.contains("occupancy") && !t["occupancy"].is_none()) o.occupancy = t["occupancy"].cast<int>();
   if (!t.contains("constants")) return;
   for (auto item : t["constants"].cast<py::dict>()) {
     int index = item.first.cast<int>();

@@ -143,7 +143,8 @@ class TileKernel:
         return self._compiled_func
 
     def _tile_options(self, values):
-        return {"num_warps": self.options["num_warps"], "constants": self._constants(values)}
+        return {"num_warps": self.options["num_warps"], "occupancy": self.options["occupancy"],
+                "constants": self._constants(values)}
 
     def _launch(self, stream, grid, args):
         d = self.dispatcher(args)
