@@ -63,3 +63,20 @@ def ptx_in_worker(kernel, sig, constants=None):
     module = sys.modules.get(kernel.__module__)
     own = module is not None and getattr(module, kernel.__name__, None) is kernel
     return os.getpid(), own, ptx
+
+
+def launch_in_worker(kernel, seed, n=1000):
+    """Run in a worker with a GPU: launches the kernel it received on fresh
+    random data (through cudajit's own device arrays) and returns (pid,
+    input, output) for the parent to check."""
+    import numpy as np
+    x = np.random.default_rng(seed).standard_normal(n).astype(np.float32)
+    d = cudajit.to_device(x)
+    kernel[(n + 127) // 128, 128](d)
+    return os.getpid(), x, d.copy_to_host()
+
+
+def launch_pickled_in_worker(payload, seed):
+    """launch_in_worker for a kernel that arrives as cloudpickle bytes (by value)."""
+    import cloudpickle
+    return launch_in_worker(cloudpickle.loads(payload), seed)
