@@ -5,7 +5,8 @@
 //       a = ct.load(A, (i, k), ...); b = ct.load(B, (k, j), ...)
 //       acc = ct.mma(a, b, acc)
 //
-// becomes, with S shared-memory stages per operand (3 where they fit, else 2):
+// becomes, with S shared-memory stages per operand (3 where they fit, else 2;
+// 4 for 8-warp kernels on sm_90 with room for them):
 //
 //   preheader:  for j < S-1: request tiles (i, start + j step), (start + j step, j) -> stage j; commit
 //   header:     stage (a new i32 parameter: 0 from the preheader, stage + 1 mod S from the latch)

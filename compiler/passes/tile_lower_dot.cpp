@@ -2,10 +2,11 @@
 // then one of three routes by the result's layout (tile-assign-layouts chose
 // it, docs/tiles.md "Matmul"):
 //
-//   mma v3 (sm_90)   wgmma.mma_async: operands in the canonical K-major
-//                    layout without swizzle (8-row x 16-byte core matrices),
-//                    read by the tensor cores through matrix descriptors; each
-//                    warpgroup computes m64 x mma_n blocks of the result.
+//   mma v3 (sm_90)   wgmma.mma_async: operands in shared memory, read by the
+//                    tensor cores through matrix descriptors (128-byte
+//                    swizzled stages of the K loop, else the canonical
+//                    core-matrix layouts); warpgroups along M first, each
+//                    computing m64 x mma_n blocks of the result.
 //   mma v2 (sm_80)   mma.sync m16n8k16 (f16, bf16) / m16n8k8 (tf32): operands
 //                    row-major with a padded pitch (ldmatrix and the fragment
 //                    loads then hit distinct banks); each warp computes 16-row
@@ -16,8 +17,8 @@
 //
 // The tensor-core accumulator stays in registers in the mma layout, so a loop
 // of dots keeps it there. On the wgmma route, operands that are loads in a K
-// loop skip registers: cp.async copies them into two shared stages, the next
-// iteration's while this one computes (tile_lower_async.cpp).
+// loop skip registers: TMA or cp.async copies them into 2-4 shared stages,
+// the next iterations' while this one computes (tile_lower_async.cpp).
 #include "passes/tile_lowering.h"
 
 namespace cj::passes::tile {
