@@ -303,3 +303,31 @@ def test_out_is_copied_back_only():
     out = np.zeros(5000, dtype=np.int64)
     launch1d(write_index, out.size, cuda.Out(out))
     np.testing.assert_array_equal(out, np.arange(5000))
+
+
+@cuda.jit
+def _copy_with_shared(x, y):
+    buf = cuda.shared.array(0, dtype=np.float32)
+    i = cuda.grid(1)
+    if i < x.size:
+        buf[cuda.threadIdx.x] = x[i]
+        y[i] = buf[cuda.threadIdx.x]
+
+
+@pytest.mark.parametrize("config, says", [
+    ((1, 2048), r"the block has 2048 threads \(2048 x 1 x 1\) and the device allows 1024 per block"),
+    ((1, (2, 2, 128)), r"the block's z dimension is 128 and the device allows 64"),
+    (((1, 70000), 32), r"the grid's y dimension is 70000 and the device allows 65535"),
+    # checked before the launch, against the opt-in limit (232448 on an H200)
+    ((1, 32, 0, 300 * 1024), r"dynamic shared memory of 307200 bytes exceeds the device's limit of \d+"),
+])
+def test_launch_over_a_limit_names_it(config, says, rng):
+    """On the real driver, a launch past one of the device's limits says which
+    (the driver alone: CUDA_ERROR_INVALID_VALUE); the kernel still launches
+    within them afterwards."""
+    x = cuda.to_device(rng.standard_normal(64).astype(np.float32))
+    y = cuda.device_array(64, np.float32)
+    with pytest.raises(Exception, match=says):
+        _copy_with_shared[config](x, y)
+    _copy_with_shared[1, 64, 0, 64 * 4](x, y)
+    np.testing.assert_array_equal(y.copy_to_host(), x.copy_to_host())
