@@ -526,10 +526,7 @@ const Type* catType(const Site& s) {
   if (x->shape != y->shape)
     failOp(s, "the tiles' shapes differ (" + typeToNumbaString(x) + ", " + typeToNumbaString(y) +
                   "): tile extents are powers of two, so cat takes two tiles of one shape");
-  const int64_t rank = static_cast<int64_t>(x->shape.size());
-  int64_t axis = constIntArg(s, a[1], "axis");
-  if (axis < -rank || axis >= rank) failOp(s, "axis " + std::to_string(axis) + " is out of range for a " + std::to_string(rank) + "-d tile");
-  if (axis < 0) axis += rank;
+  int64_t axis = normaliseAxis(s, constIntArg(s, a[1], "axis"), x->shape.size());
   TileShapeV out = x->shape;
   out[axis] *= 2;
   return makeTile(s, x->scalar, out);
@@ -537,9 +534,7 @@ const Type* catType(const Site& s) {
 ir::Instr* catLower(const Site& s, Emitter& e) {
   std::vector<ir::Instr*> a = s.bind({"tiles", "axis"}, 2);
   ir::Instr *x = e.element(a[0], 0), *y = e.element(a[0], 1);
-  const int64_t rank = static_cast<int64_t>(x->type->shape.size());
-  int64_t axis = constIntArg(s, a[1], "axis");
-  if (axis < 0) axis += rank;
+  int64_t axis = normaliseAxis(s, constIntArg(s, a[1], "axis"), x->type->shape.size());
   auto withAt = [&](std::vector<int64_t> shape, int64_t extent) {
     shape.insert(shape.begin() + axis, extent);
     return shape;
