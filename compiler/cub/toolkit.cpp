@@ -1,40 +1,15 @@
 #include "cub/toolkit.h"
 
-#include <dlfcn.h>
-#include <sys/stat.h>
 
-#include <cstdlib>
 #include <mutex>
 
 #include "support/error.h"
-#include "support/site_list.h"
+#include "support/paths.h"
 
 namespace cj::cub {
 namespace {
 
 SiteList g_sites;
-
-bool isFile(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string parentDir(const std::string& p) {
-  size_t slash = p.find_last_of('/');
-  return slash == std::string::npos ? std::string(".") : p.substr(0, slash);
-}
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
-
-// site-packages of the installed cudajit (…/site-packages/cudajit/_core*.so).
-std::string ownSiteDir() {
-  Dl_info dl;
-  if (dladdr(reinterpret_cast<void*>(&ownSiteDir), &dl) == 0 || !dl.dli_fname) return {};
-  return parentDir(parentDir(dl.dli_fname));
-}
 
 #if defined(__aarch64__)
 const char* const kTargetDir = "targets/sbsa-linux";
@@ -47,13 +22,10 @@ const char* const kWheelPackages[] = {"nvidia/cu13", "nvidia/cu12", "nvidia/cuda
 std::vector<std::string> toolkitRoots() {
   std::vector<std::string> roots;
   for (const char* e : {"CUDA_HOME", "CUDA_PATH"}) {
-    std::string r = env(e);
+    std::string r = envString(e);
     if (!r.empty()) roots.push_back(r);
   }
-  std::vector<std::string> sites = g_sites.get();
-  std::string own = ownSiteDir();
-  if (!own.empty()) sites.push_back(own);
-  for (const auto& s : sites)
+  for (const auto& s : wheelSites(g_sites))
     for (const char* pkg : kWheelPackages) roots.push_back(s + "/" + pkg);
   roots.push_back("/usr/local/cuda");
   return roots;
@@ -66,16 +38,16 @@ const char* const kNvrtcNames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc
 void addSiteDirectories(const std::vector<std::string>& dirs) { g_sites.add(dirs); }
 
 std::string findNvrtcLibrary() {
-  std::string explicit_path = env("CUDAJIT_NVRTC");
+  std::string explicit_path = envString("CUDAJIT_NVRTC");
   if (!explicit_path.empty()) {
-    if (isFile(explicit_path)) return explicit_path;
+    if (isRegularFile(explicit_path)) return explicit_path;
     throw ToolchainError("$CUDAJIT_NVRTC names a missing file: " + explicit_path);
   }
   for (const auto& root : toolkitRoots()) {
     for (const std::string& layout : {std::string("lib64"), std::string("lib"), std::string(kTargetDir) + "/lib"}) {
       for (const char* name : kNvrtcNames) {
         std::string p = root + "/" + layout + "/" + name;
-        if (isFile(p)) return p;
+        if (isRegularFile(p)) return p;
       }
     }
   }
@@ -86,9 +58,9 @@ std::string findCcclIncludeDir() {
   std::string tried;
   auto holdsCub = [&](const std::string& dir) {
     tried += "\n  " + dir;
-    return isFile(dir + "/cub/block/block_reduce.cuh");
+    return isRegularFile(dir + "/cub/block/block_reduce.cuh");
   };
-  std::string explicit_dir = env("CUDAJIT_CCCL_INCLUDE");
+  std::string explicit_dir = envString("CUDAJIT_CCCL_INCLUDE");
   if (!explicit_dir.empty()) {
     if (holdsCub(explicit_dir)) return explicit_dir;
     throw ToolchainError("$CUDAJIT_CCCL_INCLUDE has no cub/block/block_reduce.cuh: " + explicit_dir);

@@ -1,13 +1,11 @@
 #include "link/library_finder.h"
 
 #include <dlfcn.h>
-#include <sys/stat.h>
 
-#include <cstdlib>
 #include <mutex>
 
 #include "support/error.h"
-#include "support/site_list.h"
+#include "support/paths.h"
 
 namespace cj::link {
 namespace {
@@ -15,29 +13,6 @@ namespace {
 SiteList& sites() {
   static SiteList list;
   return list;
-}
-
-bool isFile(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string parentDir(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
-}
-
-std::string envOr(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
-
-// The site-packages directory this library was loaded from (the installed
-// cudajit/_core*.so lives in site-packages/cudajit/).
-std::string ownSiteDir() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&ownSiteDir), &info) == 0 || !info.dli_fname) return {};
-  return parentDir(parentDir(info.dli_fname));
 }
 
 const char* const kRootLayouts[] = {"lib64", "lib", "nvvm/lib64", "nvvm/lib"};
@@ -49,17 +24,14 @@ const char* const kWheelPackages[] = {"nvidia/cu13", "nvidia/cu12", "nvidia/cuda
 std::vector<std::string> candidateDirs() {
   std::vector<std::string> roots;
   for (const char* env : {"CUDA_HOME", "CUDA_PATH"}) {
-    std::string r = envOr(env);
+    std::string r = envString(env);
     if (!r.empty()) roots.push_back(r);
   }
   std::vector<std::string> dirs;
   for (const auto& r : roots) {
     for (const char* l : kRootLayouts) dirs.push_back(r + "/" + l);
   }
-  std::vector<std::string> site_dirs = sites().get();
-  std::string own = ownSiteDir();
-  if (!own.empty()) site_dirs.push_back(own);
-  for (const auto& s : site_dirs) {
+  for (const auto& s : wheelSites(sites())) {
     for (const char* pkg : kWheelPackages) {
       for (const char* l : kRootLayouts) dirs.push_back(s + "/" + pkg + "/" + l);
     }
@@ -73,9 +45,9 @@ std::vector<std::string> libdeviceDirs() {
   std::vector<std::string> dirs;
   for (const auto& d : candidateDirs()) {
     // <root>/<layout> -> <root>/nvvm/libdevice and <root>/../nvvm/libdevice
-    dirs.push_back(parentDir(d) + "/nvvm/libdevice");
-    dirs.push_back(parentDir(d) + "/libdevice");
-    dirs.push_back(parentDir(parentDir(d)) + "/nvvm/libdevice");
+    dirs.push_back(parentDirectory(d) + "/nvvm/libdevice");
+    dirs.push_back(parentDirectory(d) + "/libdevice");
+    dirs.push_back(parentDirectory(parentDirectory(d)) + "/nvvm/libdevice");
   }
   return dirs;
 }
@@ -99,7 +71,7 @@ std::unique_ptr<SharedLibrary> openLibrary(const LibrarySpec& spec) {
     tried += "\n  " + path + (err ? std::string(": ") + err : std::string());
     return nullptr;
   };
-  std::string explicit_path = envOr(spec.env);
+  std::string explicit_path = envString(spec.env);
   if (!explicit_path.empty()) {
     if (auto lib = attempt(explicit_path)) return lib;
     throw ToolchainError(std::string("cannot load ") + spec.what + " from $" + spec.env + ":" + tried);
@@ -107,7 +79,7 @@ std::unique_ptr<SharedLibrary> openLibrary(const LibrarySpec& spec) {
   for (const auto& dir : candidateDirs()) {
     for (const char* name : spec.filenames) {
       std::string path = dir + "/" + name;
-      if (!isFile(path)) continue;
+      if (!isRegularFile(path)) continue;
       if (auto lib = attempt(path)) return lib;
     }
   }
@@ -121,22 +93,22 @@ std::unique_ptr<SharedLibrary> openLibrary(const LibrarySpec& spec) {
 }
 
 std::string findLibdevice(const std::string& libnvvm_path) {
-  std::string explicit_path = envOr("CUDAJIT_LIBDEVICE");
+  std::string explicit_path = envString("CUDAJIT_LIBDEVICE");
   if (!explicit_path.empty()) {
-    if (isFile(explicit_path)) return explicit_path;
+    if (isRegularFile(explicit_path)) return explicit_path;
     throw ToolchainError("$CUDAJIT_LIBDEVICE names a missing file: " + explicit_path);
   }
   std::vector<std::string> dirs;
   if (!libnvvm_path.empty()) {
-    std::string libdir = parentDir(libnvvm_path);
-    dirs.push_back(parentDir(libdir) + "/libdevice");        // nvvm/lib64/../libdevice
-    dirs.push_back(parentDir(libdir) + "/nvvm/libdevice");   // lib/../nvvm/libdevice
+    std::string libdir = parentDirectory(libnvvm_path);
+    dirs.push_back(parentDirectory(libdir) + "/libdevice");        // nvvm/lib64/../libdevice
+    dirs.push_back(parentDirectory(libdir) + "/nvvm/libdevice");   // lib/../nvvm/libdevice
   }
   for (const auto& d : libdeviceDirs()) dirs.push_back(d);
   std::string tried;
   for (const auto& d : dirs) {
     std::string path = d + "/libdevice.10.bc";
-    if (isFile(path)) return path;
+    if (isRegularFile(path)) return path;
     tried += "\n  " + path;
   }
   throw ToolchainError("libdevice.10.bc was not found. Tried:" + tried);

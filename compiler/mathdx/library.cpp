@@ -3,13 +3,12 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "mathdx/mathdx.h"
-#include "support/site_list.h"
+#include "support/paths.h"
 
 namespace cj::mathdx {
 namespace {
@@ -24,38 +23,13 @@ bool statFile(const std::string& p, struct stat* st) {
   return stat(p.c_str(), st) == 0 && S_ISREG(st->st_mode);
 }
 
-bool isFile(const std::string& p) {
-  struct stat st;
-  return statFile(p, &st);
-}
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
-
-std::string parentDir(const std::string& p) {
-  size_t slash = p.find_last_of('/');
-  return slash == std::string::npos ? std::string(".") : p.substr(0, slash);
-}
-
-// site-packages of the installed cudajit (.../site-packages/cudajit/_core*.so).
-std::string ownSiteDir() {
-  Dl_info dl;
-  if (dladdr(reinterpret_cast<void*>(&ownSiteDir), &dl) == 0 || !dl.dli_fname) return {};
-  return parentDir(parentDir(dl.dli_fname));
-}
-
 // Directories to look in, in the header's order (2 and 3).
 std::vector<std::string> searchDirs() {
-  std::vector<std::string> sites = g_sites.get();
-  std::string own = ownSiteDir();
-  if (!own.empty()) sites.push_back(own);
   std::vector<std::string> dirs;
-  for (const auto& s : sites)
+  for (const auto& s : wheelSites(g_sites))
     for (const char* sub : kWheelLibDirs) dirs.push_back(s + "/" + sub);
   for (const char* e : {"CUDA_HOME", "CUDA_PATH"}) {
-    std::string root = env(e);
+    std::string root = envString(e);
     if (!root.empty()) dirs.push_back(root + "/lib64");
   }
   dirs.push_back("/usr/local/cuda/lib64");
@@ -77,14 +51,14 @@ std::string fileIdentity(const std::string& path) {
 std::string preloadNvrtc(const std::string& mathdx_path) {
   std::vector<std::string> dirs;
   for (const char* e : {"CUDA_HOME", "CUDA_PATH"}) {
-    std::string root = env(e);
+    std::string root = envString(e);
     if (!root.empty()) dirs.push_back(root + "/lib64");
   }
-  dirs.push_back(parentDir(mathdx_path));
+  dirs.push_back(parentDirectory(mathdx_path));
   for (const auto& d : searchDirs()) dirs.push_back(d);
   for (const auto& d : dirs) {
     std::string p = d + "/" + kNvrtcName;
-    if (isFile(p) && dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL)) return p;  // kept open
+    if (isRegularFile(p) && dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL)) return p;  // kept open
   }
   return {};
 }
@@ -98,13 +72,13 @@ std::string missingMessage(const std::string& tried) {
 std::unique_ptr<Api> load() {
   std::string tried;
   std::vector<std::string> candidates;
-  std::string explicit_path = env("CUDAJIT_LIBMATHDX");
+  std::string explicit_path = envString("CUDAJIT_LIBMATHDX");
   if (!explicit_path.empty()) {
     candidates.push_back(explicit_path);
   } else {
     for (const auto& d : searchDirs())
       for (const char* n : kLibraryNames)
-        if (isFile(d + "/" + n)) candidates.push_back(d + "/" + n);
+        if (isRegularFile(d + "/" + n)) candidates.push_back(d + "/" + n);
         else tried += "\n  " + d + "/" + n;
     for (const char* n : kLibraryNames) candidates.push_back(n);
   }
