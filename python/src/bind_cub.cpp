@@ -10,6 +10,7 @@
 #include "cub/cub.h"
 #include "cub/toolkit.h"
 #include "support/error.h"
+#include "sys_path_py.h"
 
 namespace py = pybind11;
 
@@ -74,12 +75,7 @@ cj::cub::Spec specFrom(const py::object& o) {
   return specFromDict(o.cast<py::dict>());
 }
 
-void addSysPath() {
-  std::vector<std::string> dirs;
-  for (auto p : py::module_::import("sys").attr("path"))
-    if (py::isinstance<py::str>(p)) dirs.push_back(py::cast<std::string>(p));
-  cj::cub::addSiteDirectories(dirs);
-}
+void addSysPath() { cj::cub::addSiteDirectories(cj::py_sys::sysPathEntries()); }
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mathdx/mathdx.h"
+#include "sys_path_py.h"
 
 namespace py = pybind11;
 
@@ -52,12 +53,7 @@ cj::mathdx::MatmulSpec specFrom(const py::dict& d) {
   return s;
 }
 
-void addSysPath() {
-  std::vector<std::string> dirs;
-  for (auto p : py::module_::import("sys").attr("path"))
-    if (py::isinstance<py::str>(p)) dirs.push_back(py::cast<std::string>(p));
-  cj::mathdx::addSiteDirectories(dirs);
-}
+void addSysPath() { cj::mathdx::addSiteDirectories(cj::py_sys::sysPathEntries()); }
 
 template <class T>
 py::tuple tuple3(const std::array<T, 3>& v) { return py::make_tuple(v[0], v[1], v[2]); }
