@@ -193,6 +193,27 @@ def test_disk_cache_serves_a_new_process():
     assert out.stdout.split() == ["1", "0"]
 
 
+def test_instantiates_after_the_process_built_a_cxx_locale(tmp_path):
+    # libmathdx 0.4.1 fails ("An internal error occurred") in a process whose
+    # libstdc++ built its classic locale first -- any C++ stream: a kernel
+    # compiled before, PyTorch imported before. A cache miss is therefore
+    # instantiated in a fresh process; here on an empty cache, after both.
+    mm = build("f32_col_sm80")
+    code = ("import ctypes, numpy as np, cudajit; from cudajit import mathdx, _core\n"
+            "ctypes.CDLL('libstdc++.so.6')._ZNSt6locale7classicEv()\n"
+            "def k(x):\n    x[0] = 1.0\n"
+            "cudajit.compile_ptx(k, 'void(float32[::1])')\n"
+            "_core.toolchain_paths(); _core.cub_toolchain()\n"
+            "m = mathdx.matmul(size=(32, 32, 32), precision=np.float32, data_type='real', "
+            "arrangement=('col_major',) * 3, block_dim=(128, 1, 1), sm=80)\n"
+            "s = _core.mathdx_cache_stats()\n"
+            "print(m.symbol, m.shared_memory_size, s['compiles'], s['disk_hits'])\n")
+    env = dict(os.environ, CUDAJIT_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [mm.symbol, str(mm.shared_memory_size), "1", "0"]
+
+
 # --- descriptors libmathdx rejects: CompileError with its own message -------------
 
 def test_block_dim_too_large():

@@ -126,7 +126,9 @@ bool deserialize(const std::string& body, const std::string& spec, MatmulResult*
 
 std::string cacheDirectory() { return userCacheRoot() + "/mathdx"; }
 
-std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec) {
+std::string compileSerialized(const MatmulSpec& spec) { return serialize(compileMatmul(spec)); }
+
+std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instantiate& elsewhere) {
   const std::string text = spec.toString();
   {
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -147,9 +149,11 @@ std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec) {
     // One instantiation at a time: libmathdx does not say it is thread-safe.
     static std::mutex compile_mutex;
     std::lock_guard<std::mutex> lock(compile_mutex);
-    *result = compileMatmul(spec);
+    body = elsewhere ? elsewhere(spec) : compileSerialized(spec);
+    if (!deserialize(body, text, result.get()))
+      throw ToolchainError("libmathdx: the instantiation of " + text + " came back malformed");
     ++g_compiles;
-    disk.store(key, serialize(*result));   // a failed write only costs the next process a compile
+    disk.store(key, body);   // a failed write only costs the next process a compile
   }
   std::lock_guard<std::mutex> lock(g_mutex);
   return g_memory.emplace(text, std::move(result)).first->second;

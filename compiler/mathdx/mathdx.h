@@ -9,6 +9,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,11 +64,28 @@ struct MatmulResult {
   int64_t shared_memory_size = 0;
 };
 
+// Instantiates a spec somewhere else and returns compileSerialized's bytes.
+//
+// libmathdx (0.4.1) carries a static libstdc++ whose locale facet ids are
+// GNU-unique symbols, bound process-wide to the system libstdc++'s: once
+// anything in the process has built a C++ locale (any C++ stream: ours, or
+// an imported library's) before libmathdx's first use, every number it
+// writes into its generated C++ throws std::bad_cast, which it reports as
+// "An internal error occurred". A fresh process is the one place where
+// libmathdx is sure to come first: the binding hands matmul() a function
+// that runs compileSerialized there.
+using Instantiate = std::function<std::string(const MatmulSpec&)>;
+
 // Validates the spec, then fetches the result from the memory cache, the
-// disk cache (support/disk_cache.h: <cache root>/mathdx) or libmathdx.
-// Throws LibraryMissing, CompileError (a descriptor libmathdx rejects, with
-// its message; or a spelling not in enums.def) or ToolchainError.
-std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec);
+// disk cache (support/disk_cache.h: <cache root>/mathdx) or instantiates it
+// (through `elsewhere` when given, else in this process). Throws
+// LibraryMissing, CompileError (a descriptor libmathdx rejects, with its
+// message; or a spelling not in enums.def) or ToolchainError.
+std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instantiate& elsewhere = {});
+
+// Instantiates the spec through libmathdx in this process, in the disk
+// cache's serialized form (what an Instantiate returns).
+std::string compileSerialized(const MatmulSpec& spec);
 
 // "libmathdx 0.4.1 at /.../libmathdx.so.0"; throws LibraryMissing.
 std::string libraryDescription();

@@ -15,11 +15,63 @@ the pip package (nvidia-libmathdx-cu13, or the extra cudajit[mathdx]).
 """
 
 import collections
+import os
+import pickle
+import subprocess
+import sys
 
 from . import _core
+from .errors import CompileError
 
 __all__ = ["Matmul", "matmul", "Dim3", "LeadingDimension", "Arrangement", "TransposeMode",
            "Alignment", "Precision", "library"]
+
+# A cache miss is instantiated by libmathdx in a fresh Python process
+# (compiler/mathdx/mathdx.h says why: in a process that has built a C++
+# locale before, libmathdx 0.4.1 fails with "An internal error occurred").
+# The child gets the spec on stdin and answers with the serialized result or
+# the exception it met, pickled.
+_CHILD = r"""
+import pickle, sys
+from cudajit import _core
+from cudajit.errors import CompileError
+spec = pickle.load(sys.stdin.buffer)
+try:
+    answer = ("ok", _core.mathdx_compile_serialized(spec))
+except CompileError as e:
+    answer = ("CompileError", str(e), e.file, e.line, e.col, e.construct, e.message, e.hint)
+except ImportError as e:
+    answer = ("ImportError", str(e))
+except Exception as e:
+    answer = ("RuntimeError", f"{type(e).__name__}: {e}")
+sys.stdout.buffer.write(pickle.dumps(answer))
+"""
+
+
+def _instantiate_elsewhere(spec):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)   # the same cudajit and wheels
+    proc = subprocess.run([sys.executable, "-c", _CHILD], input=pickle.dumps(spec), env=env,
+                          capture_output=True)
+    try:
+        kind, *rest = pickle.loads(proc.stdout)
+    except Exception:
+        raise RuntimeError("cudajit.mathdx: the libmathdx process ended without an answer "
+                           f"(exit status {proc.returncode}):\n"
+                           + proc.stderr.decode(errors="replace")[-2000:]) from None
+    if kind == "ok":
+        return rest[0]
+    if kind == "CompileError":
+        raise CompileError(*rest)
+    if kind == "ImportError":
+        raise ImportError(rest[0])
+    raise RuntimeError(rest[0])
+
+
+def _instantiate(spec):
+    """The descriptor's result from the memory or disk cache, else from libmathdx."""
+    return _core.mathdx_matmul(spec, _instantiate_elsewhere)
+
 
 Dim3 = collections.namedtuple("Dim3", "x y z", defaults=(1, 1))
 LeadingDimension = collections.namedtuple("LeadingDimension", "a b c")
@@ -162,10 +214,10 @@ class Matmul:
             "alignment": _triple(alignment, "alignment"),
         }
         if leading_dimension == "suggested":
-            leading_dimension = _core.mathdx_matmul(spec)["suggested_leading_dimension"]
+            leading_dimension = _instantiate(spec)["suggested_leading_dimension"]
         spec["leading_dimension"] = _triple(leading_dimension, "leading_dimension")
         self._spec = spec
-        self._r = _core.mathdx_matmul(spec)
+        self._r = _instantiate(spec)
         self.function = function
         self.execution = execution
         self.data_type = data_type

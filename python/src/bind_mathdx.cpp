@@ -63,13 +63,20 @@ py::tuple tuple3(const std::array<T, 3>& v) { return py::make_tuple(v[0], v[1], 
 void bindMathdx(py::module_& m) {
   m.def(
       "mathdx_matmul",
-      [](const py::dict& d) {
+      [](const py::dict& d, const py::object& elsewhere) {
         cj::mathdx::MatmulSpec spec = specFrom(d);
         addSysPath();
+        cj::mathdx::Instantiate instantiate;
+        if (!elsewhere.is_none()) {
+          instantiate = [&](const cj::mathdx::MatmulSpec&) {
+            py::gil_scoped_acquire gil;
+            return elsewhere(d).cast<std::string>();   // bytes; its exceptions pass through
+          };
+        }
         std::shared_ptr<const cj::mathdx::MatmulResult> r;
         try {
           py::gil_scoped_release release;
-          r = cj::mathdx::matmul(spec);
+          r = cj::mathdx::matmul(spec, instantiate);
         } catch (const cj::mathdx::LibraryMissing& e) {
           throw py::import_error(e.what());
         }
@@ -92,12 +99,30 @@ void bindMathdx(py::module_& m) {
         out["shared_memory_size"] = r->shared_memory_size;
         return out;
       },
-      py::arg("spec"),
+      py::arg("spec"), py::arg("elsewhere") = py::none(),
       "Instantiates a cuBLASDx descriptor through libmathdx (or fetches it from the memory / "
-      "disk cache): {spec, symbol, ltoir: [bytes], value_type, size, block_dim, "
+      "disk cache; a miss goes to elsewhere(spec) -> mathdx_compile_serialized's bytes when "
+      "given): {spec, symbol, ltoir: [bytes], value_type, size, block_dim, "
       "suggested_block_dim, leading_dimension, suggested_leading_dimension, arrangement, "
       "alignment, max_threads_per_block, shared_memory_size}. ImportError without libmathdx, "
       "CompileError for a descriptor it rejects.");
+  m.def(
+      "mathdx_compile_serialized",
+      [](const py::dict& d) {
+        cj::mathdx::MatmulSpec spec = specFrom(d);
+        addSysPath();
+        std::string body;
+        try {
+          py::gil_scoped_release release;
+          body = cj::mathdx::compileSerialized(spec);
+        } catch (const cj::mathdx::LibraryMissing& e) {
+          throw py::import_error(e.what());
+        }
+        return py::bytes(body);
+      },
+      py::arg("spec"),
+      "Instantiates a cuBLASDx descriptor through libmathdx in this process, no caches: the "
+      "serialized result mathdx_matmul's `elsewhere` returns (run in a fresh process).");
   m.def(
       "mathdx_library",
       [] {
