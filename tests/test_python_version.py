@@ -1,5 +1,5 @@
 """Which Pythons cudajit runs on: the decoder reads the bytecode of CPython
-3.11, 3.12 and 3.13 (one opcode table each); on any other version `import
+3.10, 3.11, 3.12 and 3.13 (one opcode table each); on any other version `import
 cudajit` must fail with a clear ImportError before the extension loads."""
 
 import os
@@ -37,10 +37,11 @@ def _import_as(version):
     return proc.stdout
 
 
-@pytest.mark.parametrize("version", [(3, 14, 0, "final", 0), (3, 15, 2, "beta", 1)])
-def test_newer_python_is_refused_at_import(version):
+@pytest.mark.parametrize("version", [(3, 14, 0, "final", 0), (3, 15, 2, "beta", 1),
+                                     (3, 9, 18, "final", 0)])
+def test_other_python_is_refused_at_import(version):
     out = _import_as(version)
-    assert out.startswith("ImportError: cudajit supports CPython 3.11, 3.12 and 3.13; "
+    assert out.startswith("ImportError: cudajit supports CPython 3.10, 3.11, 3.12 and 3.13; "
                           f"this is Python {version[0]}.{version[1]}.{version[2]}"), out
     assert "extension loaded: False" in out
 

@@ -1,5 +1,6 @@
 #include "bytecode/code_reader.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "support/error.h"
@@ -32,17 +33,16 @@ int intAttr(PyObject* obj, const char* attr) {
   return static_cast<int>(r);
 }
 
-// co_positions(): one (line, end_line, col, end_col) per code unit. Loc.col is
-// 1-based; CPython's is 0-based.
-std::vector<ir::Loc> readPositions(PyObject* code, size_t units) {
-  std::vector<ir::Loc> locs(units);
+// co_positions() (3.11+): one (line, end_line, col, end_col) per code unit.
+// Loc.col is 1-based; CPython's is 0-based.
+bool readColumns(PyObject* code, std::vector<ir::Loc>& locs) {
   PyRef it = PyRef::steal(PyObject_CallMethod(code, "co_positions", nullptr));
-  if (!it) { PyErr_Clear(); return locs; }
+  if (!it) { PyErr_Clear(); return false; }
   PyRef iter = PyRef::steal(PyObject_GetIter(it.get()));
-  if (!iter) { PyErr_Clear(); return locs; }
+  if (!iter) { PyErr_Clear(); return false; }
   size_t i = 0;
   while (PyRef item = PyRef::steal(PyIter_Next(iter.get()))) {
-    if (i >= units) break;
+    if (i >= locs.size()) break;
     PyObject* t = item.get();
     if (PyTuple_Check(t) && PyTuple_GET_SIZE(t) >= 3) {
       PyObject* line = PyTuple_GET_ITEM(t, 0);
@@ -53,6 +53,33 @@ std::vector<ir::Loc> readPositions(PyObject* code, size_t units) {
     ++i;
   }
   PyErr_Clear();
+  return true;
+}
+
+// co_lines() (3.10, PEP 626): (start byte, end byte, line or None) ranges;
+// lines only, so every column stays 0 ("no column").
+void readLines(PyObject* code, std::vector<ir::Loc>& locs) {
+  PyRef it = PyRef::steal(PyObject_CallMethod(code, "co_lines", nullptr));
+  if (!it) { PyErr_Clear(); return; }
+  PyRef iter = PyRef::steal(PyObject_GetIter(it.get()));
+  if (!iter) { PyErr_Clear(); return; }
+  while (PyRef item = PyRef::steal(PyIter_Next(iter.get()))) {
+    PyObject* t = item.get();
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) < 3) continue;
+    PyObject* start = PyTuple_GET_ITEM(t, 0);
+    PyObject* end = PyTuple_GET_ITEM(t, 1);
+    PyObject* line = PyTuple_GET_ITEM(t, 2);
+    if (!PyLong_Check(start) || !PyLong_Check(end) || !PyLong_Check(line)) continue;
+    const long first = PyLong_AsLong(start) / 2, last = PyLong_AsLong(end) / 2;
+    for (long u = std::max(first, 0L); u < last && u < static_cast<long>(locs.size()); ++u)
+      locs[u].line = static_cast<int>(PyLong_AsLong(line));
+  }
+  PyErr_Clear();
+}
+
+std::vector<ir::Loc> readPositions(PyObject* code, size_t units) {
+  std::vector<ir::Loc> locs(units);
+  if (!readColumns(code, locs)) readLines(code, locs);
   return locs;
 }
 
@@ -73,15 +100,16 @@ const SuperInsn* superInsn(NOp op) {
   return nullptr;
 }
 
-// 3.13's CALL_KW takes its keyword names from the stack, where the LOAD_CONST
-// just before it put them; that pair becomes 3.12's KW_NAMES + CALL, so the
-// decoder reads one form of call.
-void normaliseCallKw(CodeInfo& ci, Insn& call) {
+// 3.13's CALL_KW and 3.10's CALL_FUNCTION_KW take their keyword names from
+// the stack, where the LOAD_CONST just before put them; that pair becomes
+// 3.12's KW_NAMES + CALL (3.10: + CALL_FUNCTION), so the decoder reads one
+// form of keyword call.
+void normaliseCallKw(CodeInfo& ci, Insn& call, NOp call_op) {
   if (ci.insns.empty() || ci.insns.back().op != NOp::LoadConst)
     fail(ci.filename, call.loc.line, call.info->name,
-         "CALL_KW does not follow the constant of its keyword names");
+         std::string(call.info->name) + " does not follow the constant of its keyword names");
   ci.insns.back().op = NOp::KwNames;
-  call.op = NOp::Call;
+  call.op = call_op;
 }
 
 // FOR_ITER names the END_FOR after its loop as the target, but on exhaustion
@@ -100,7 +128,9 @@ int forIterExit(const std::vector<Insn>& insns, int target) {
 }  // namespace
 
 const char* interpreterVersionTag() {
-#if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 11
+#if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 10
+  return "3.10";
+#elif PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 11
   return "3.11";
 #elif PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 12
   return "3.12";
@@ -125,13 +155,14 @@ CodeInfo readFunction(PyObject* fn) {
   ci.name = attrString(fn, "__name__");
   if (ci.name.empty()) ci.name = attrString(code, "co_name");
   ci.qualname = attrString(code, "co_qualname");
+  if (ci.qualname.empty()) ci.qualname = attrString(fn, "__qualname__");   // 3.10
   if (ci.qualname.empty()) ci.qualname = ci.name;
   ci.first_line = intAttr(code, "co_firstlineno");
 
   const OpcodeInfo* table = PY_MAJOR_VERSION == 3 ? opcodeTable(PY_MINOR_VERSION) : nullptr;
   if (!table)
     fail(ci.filename, ci.first_line, "Python " PY_VERSION,
-         "cudajit decodes the bytecode of CPython 3.11, 3.12 and 3.13 only; this is " PY_VERSION);
+         "cudajit decodes the bytecode of CPython 3.10 to 3.13 only; this is " PY_VERSION);
 
   ci.globals = PyRef::borrow(PyFunction_GetGlobals(fn));
   ci.builtins = getAttr(fn, "__builtins__");
@@ -145,6 +176,9 @@ CodeInfo readFunction(PyObject* fn) {
   ci.names = stringTuple(code, "co_names");
   ci.freevars = stringTuple(code, "co_freevars");
   ci.cellvars = stringTuple(code, "co_cellvars");
+  // LOAD_DEREF's argument counts the locals first from 3.11 on; 3.10's counts
+  // the cell variables, then the free ones.
+  ci.first_free_var = static_cast<int>(PY_MINOR_VERSION >= 11 ? ci.varnames.size() : ci.cellvars.size());
   PyRef exc = getAttr(code, "co_exceptiontable");
   ci.has_exception_table = exc && PyBytes_Check(exc.get()) && PyBytes_GET_SIZE(exc.get()) > 0;
 
@@ -187,11 +221,13 @@ CodeInfo readFunction(PyObject* fn) {
       case ArgMode::SHIFT4: in.arg = full >> 4; break;
       case ArgMode::SHIFT5: in.arg = full >> 5; break;
       case ArgMode::PAIR4: in.arg = full >> 4; break;
+      case ArgMode::IMPLIED: in.arg = info.implied; break;
     }
     // Relative jumps count from the unit after this instruction's caches.
     const int next = static_cast<int>(u) + 1 + info.caches;
     if (info.jump == JumpKind::FWD) in.target = next + full;
     if (info.jump == JumpKind::BACK) in.target = next - full;
+    if (info.jump == JumpKind::ABS) in.target = full;
     // Instructions without a recorded position (implicit returns, jumps the
     // compiler inserted) keep the line of the one before.
     if (locs[u].line > 0) {
@@ -204,7 +240,14 @@ CodeInfo readFunction(PyObject* fn) {
     insn_at[static_cast<int>(u)] = index;
     if (prefix_start >= 0) insn_at[prefix_start] = index;
     prefix_start = -1;
-    if (in.op == NOp::CallKw) normaliseCallKw(ci, in);
+    if (in.op == NOp::CallKw) normaliseCallKw(ci, in, NOp::Call);
+    if (in.op == NOp::CallFunctionKw) normaliseCallKw(ci, in, NOp::CallFunction);
+    if (in.op == NOp::DupTopTwo) {
+      // [a, b] -> [a, b, a, b]; a jump to it lands on the first COPY.
+      in.op = NOp::Copy;
+      in.arg = 2;
+      ci.insns.push_back(in);
+    }
     if (const SuperInsn* s = superInsn(in.op)) {
       // A jump to the superinstruction lands on its first part.
       in.op = s->first;

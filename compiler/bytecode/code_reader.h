@@ -32,21 +32,22 @@ struct CodeInfo {
   PyRef closure;        // function.__closure__ (tuple of cells or None)
   PyRef consts;         // co_consts (tuple)
   std::string name;       // function.__name__: the IR name (before uniquing)
-  std::string qualname;   // co_qualname
+  std::string qualname;   // co_qualname (3.10: the function's __qualname__)
   std::string filename;
   int first_line = 0;
   int flags = 0;        // co_flags
   int num_args = 0;     // positional (incl. positional-only) + keyword-only
   std::vector<std::string> varnames, names, freevars, cellvars;
+  int first_free_var = 0;   // LOAD_DEREF's argument of freevars[0]
   bool has_exception_table = false;
   std::vector<Insn> insns;
 };
 
 // Throws CompileError when `fn` is not a Python function or the interpreter
-// is not 3.11 / 3.12 / 3.13.
+// is not 3.10 to 3.13.
 CodeInfo readFunction(PyObject* fn);
 
-// "3.11" / "3.12" / "3.13" (the interpreter this module was built for).
+// "3.10" ... "3.13" (the interpreter this module was built for).
 const char* interpreterVersionTag();
 
 }  // namespace cj::bytecode

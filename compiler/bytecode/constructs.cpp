@@ -30,6 +30,10 @@ constexpr Signature kSignatures[] = {
     {"BEFORE_WITH", "with", "`with` statements are not supported in kernels"},
     {"BEFORE_ASYNC_WITH", "with", "`async with` statements are not supported in kernels"},
     {"PUSH_EXC_INFO", "try/except", "try/except and try/finally are not supported in kernels"},
+    // 3.10 opens a `with` and a `try` with these (it has no exception table).
+    {"SETUP_WITH", "with", "`with` statements are not supported in kernels"},
+    {"SETUP_ASYNC_WITH", "with", "`async with` statements are not supported in kernels"},
+    {"SETUP_FINALLY", "try/except", "try/except and try/finally are not supported in kernels"},
 };
 
 const char* nestedConstruct(const CodeInfo& code, size_t make_function) {

@@ -1,8 +1,8 @@
 // Stage 1: CPython function -> untyped SSA IR.
 //
 // Reads the code object through the C API (co_code, co_consts, co_names,
-// co_varnames, co_exceptiontable, co_positions / co_lnotab), normalises the
-// opcodes of the running interpreter (3.11, 3.12 or 3.13) into one instruction form,
+// co_varnames, co_exceptiontable, co_positions / co_lines), normalises the
+// opcodes of the running interpreter (3.10 to 3.13) into one instruction form,
 // splits basic blocks, and simulates the value stack to build SSA with block
 // parameters. Globals, builtins and closure cells are frozen here: every
 // LOAD_GLOBAL / LOAD_DEREF becomes a `const` (numbers, tuples, None, symbols)

@@ -374,6 +374,8 @@ class FunctionDecoder {
       case NOp::StoreFastStoreFast:
       case NOp::StoreFastLoadFast:
       case NOp::CallKw:               // made KwNames + Call by the code reader
+      case NOp::CallFunctionKw:       // made KwNames + CallFunction
+      case NOp::DupTopTwo:            // made two Copy 2
         break;
       case NOp::LoadGlobal:
       case NOp::LoadGlobalNullAfter:
@@ -403,8 +405,15 @@ class FunctionDecoder {
       case NOp::Swap:
         std::swap(peek(st, in, 1), peek(st, in, in.arg));
         return;
+      case NOp::Rot: {   // [.., a, b, top] -> [.., top, a, b] (arg 3)
+        if (in.arg < 1 || in.arg > static_cast<int>(st.stack.size()))
+          fail(in.loc, in.info->name, "value stack underflow");
+        std::rotate(st.stack.end() - in.arg, st.stack.end() - 1, st.stack.end());
+        return;
+      }
       case NOp::KwNames:
       case NOp::Call:
+      case NOp::CallFunction:
         return executeCall(in, st);
       case NOp::Jump:
       case NOp::PopJumpIfFalse:
@@ -468,8 +477,8 @@ class FunctionDecoder {
         return;
       }
       case NOp::LoadDeref: {
-        // No cell variables (rejected earlier): free variables follow the locals.
-        const int j = in.arg - static_cast<int>(code_.varnames.size());
+        // No cell variables (rejected earlier): the argument names a free variable.
+        const int j = in.arg - code_.first_free_var;
         if (j < 0 || j >= static_cast<int>(code_.freevars.size()) || !code_.closure ||
             !PyTuple_Check(code_.closure.get()) || j >= PyTuple_GET_SIZE(code_.closure.get()))
           fail(in.loc, "closure", "cannot resolve closure variable " + std::to_string(in.arg));
@@ -624,29 +633,40 @@ class FunctionDecoder {
       }
       case NOp::Call: {
         // Below the arguments lie [NULL, callable] or [method, self] (3.11,
-        // 3.12), [callable, NULL] or [callable, self] (3.13): the lower slot
-        // is the callee unless it is NULL, and a value above a callee is the
-        // first argument (`self`; also the message LOAD_ASSERTION_ERROR's
-        // call passes that way).
+        // 3.12; 3.10's CALL_METHOD), [callable, NULL] or [callable, self]
+        // (3.13): the lower slot is the callee unless it is NULL, and a value
+        // above a callee is the first argument (`self`; also the message
+        // LOAD_ASSERTION_ERROR's call passes that way).
         std::vector<Instr*> args = popN(st, in, in.arg);
         Instr* upper = pop(st, in);
         Instr* lower = pop(st, in);
         if (!upper && !lower) fail(in.loc, in.info->name, "unexpected NULL on the value stack");
         Instr* callee = lower ? lower : upper;
         if (lower && upper) args.insert(args.begin(), upper);
-        if (kw_names_.size() > args.size()) fail(in.loc, "CALL", "more keyword names than arguments");
-        std::vector<Instr*> operands{callee};
-        operands.insert(operands.end(), args.begin(), args.end());
-        Instr* c = emit(Op::Call, std::move(operands));
-        c->names = std::move(kw_names_);
-        kw_names_.clear();
-        st.stack.push_back(c);
+        st.stack.push_back(emitCall(in, callee, std::move(args)));
+        return;
+      }
+      case NOp::CallFunction: {   // 3.10: [callable, args]
+        std::vector<Instr*> args = popN(st, in, in.arg);
+        Instr* callee = popValue(st, in);
+        st.stack.push_back(emitCall(in, callee, std::move(args)));
         return;
       }
       default:
         break;
     }
     notHandled(in);
+  }
+
+  // `call callee(args...)`, the last len(kw_names_) arguments by keyword.
+  Instr* emitCall(const Insn& in, Instr* callee, std::vector<Instr*> args) {
+    if (kw_names_.size() > args.size()) fail(in.loc, in.info->name, "more keyword names than arguments");
+    std::vector<Instr*> operands{callee};
+    operands.insert(operands.end(), args.begin(), args.end());
+    Instr* c = emit(Op::Call, std::move(operands));
+    c->names = std::move(kw_names_);
+    kw_names_.clear();
+    return c;
   }
 
   // Jumps, branches and the for-loop protocol: each ends the block.

@@ -1,6 +1,6 @@
-// CPython opcodes of 3.11, 3.12 and 3.13, normalised into one instruction form.
+// CPython opcodes of 3.10 to 3.13, normalised into one instruction form.
 //
-// The per-version tables (opcodes_311.def, opcodes_312.def, opcodes_313.def)
+// The per-version tables (opcodes_310.def ... opcodes_313.def)
 // map each opcode number to a normalised op, how its argument is decoded,
 // whether and which way it jumps, and how many inline-cache code units follow
 // it. The decoder only ever sees the normalised form.
@@ -29,9 +29,9 @@ enum class NOp : uint8_t {
   StoreFastLoadFast,
   // A call's NULL slot: 3.11 and 3.12 push it before the callable, 3.13
   // after (CALL reads both orders).
-  LoadGlobal,           // flag: push NULL, then the global (3.11, 3.12)
+  LoadGlobal,           // flag: push NULL, then the global (3.11, 3.12; 3.10 has no flag)
   LoadGlobalNullAfter,  // flag: push the global, then NULL (3.13)
-  LoadAttr,             // flag: method form: NULL, then the bound callable (3.11, 3.12)
+  LoadAttr,             // flag: method form: NULL, then the bound callable (3.10's LOAD_METHOD, 3.11, 3.12)
   LoadAttrNullAfter,    // flag: method form: the bound callable, then NULL (3.13)
   LoadDeref,
   BinaryOp,
@@ -50,18 +50,23 @@ enum class NOp : uint8_t {
   UnpackSequence,
   Copy,
   Swap,
-  Call,              // [NULL or method, callable or self, args] (3.11, 3.12),
+  Rot,               // 3.10's ROT_TWO/THREE/FOUR/N: the top value moves down to slot arg
+  DupTopTwo,         // 3.10: the code reader makes it two COPY 2
+  Call,              // [NULL or method, callable or self, args] (3.10's CALL_METHOD, 3.11, 3.12),
                      // [callable, self or NULL, args] (3.13)
   KwNames,
   CallKw,            // 3.13: the code reader makes it and the LOAD_CONST of its
                      // keyword names KwNames + Call
+  CallFunction,      // 3.10's CALL_FUNCTION: [callable, args], no NULL slot
+  CallFunctionKw,    // 3.10: the code reader makes it and the LOAD_CONST of its
+                     // keyword names KwNames + CallFunction
   Jump,
   PopJumpIfFalse,
   PopJumpIfTrue,
   PopJumpIfNone,
   PopJumpIfNotNone,
-  JumpIfFalseOrPop,  // 3.11
-  JumpIfTrueOrPop,   // 3.11
+  JumpIfFalseOrPop,  // 3.10, 3.11
+  JumpIfTrueOrPop,   // 3.10, 3.11
   GetIter,
   ForIter,
   EndFor,            // 3.12: pops the value and the iterator
@@ -79,10 +84,12 @@ enum class ArgMode : uint8_t {
   SHIFT4,  // arg = oparg >> 4
   SHIFT5,  // arg = oparg >> 5 (3.13's COMPARE_OP: bit 16, "as bool", is dropped as TO_BOOL is)
   PAIR4,   // two instructions in one: arg = oparg >> 4 for the first, oparg & 15 for the second
+  IMPLIED, // arg = the table's implied argument (3.10's BINARY_ADD is BINARY_OP 0, ROT_TWO is ROT 2)
 };
 
-// Relative jump direction; targets count code units after the instruction's caches.
-enum class JumpKind : uint8_t { NOJ, FWD, BACK };
+// Jumps: relative ones count code units from after the instruction's caches;
+// ABS (3.10) names the target code unit itself.
+enum class JumpKind : uint8_t { NOJ, FWD, BACK, ABS };
 
 struct OpcodeInfo {
   const char* name = nullptr;   // CPython's name; nullptr: not an opcode of this version
@@ -91,9 +98,10 @@ struct OpcodeInfo {
   JumpKind jump = JumpKind::NOJ;
   int caches = 0;
   const char* construct = "";   // Unsupported: the construct named in errors
+  int implied = 0;              // ArgMode::IMPLIED: the argument
 };
 
-// The 256-entry table of an interpreter version (minor = 11, 12 or 13); nullptr
+// The 256-entry table of an interpreter version (minor = 10 to 13); nullptr
 // for any other version.
 const OpcodeInfo* opcodeTable(int minor_version);
 

@@ -16,10 +16,10 @@ import sys as _sys
 # The decoder reads CPython bytecode through per-version opcode tables
 # (compiler/bytecode/opcodes_3XX.def); on any other version, say so here,
 # before the extension loads.
-_SUPPORTED_PYTHONS = ((3, 11), (3, 12), (3, 13))
+_SUPPORTED_PYTHONS = ((3, 10), (3, 11), (3, 12), (3, 13))
 if tuple(_sys.version_info[:2]) not in _SUPPORTED_PYTHONS:
     raise ImportError(
-        "cudajit supports CPython 3.11, 3.12 and 3.13; this is Python "
+        "cudajit supports CPython 3.10, 3.11, 3.12 and 3.13; this is Python "
         + ".".join(str(part) for part in _sys.version_info[:3])
         + ", whose bytecode it cannot read yet")
 
