@@ -1272,6 +1272,16 @@ def _truth_tests(a, b, x):
     return y, c
 
 
+# 3.10's stack shuffles: what 3.11+ write as COPY / SWAP.
+def _stack_shuffles(x, i, v, lo, hi):
+    x[i] += v              # L:aug  (3.10: DUP_TOP_TWO, INPLACE_ADD, ROT_THREE, STORE_SUBSCR)
+    a, b, c = v, lo, hi
+    b, c, a = a, b, c      # 3.10: ROT_THREE, ROT_TWO
+    if lo < v < hi:        # 3.10: DUP_TOP, ROT_THREE, POP_JUMP_IF_FALSE to a POP_TOP
+        x[0] = a - b
+    return a, b, c
+
+
 def _loop_exits(x, n):
     for i in range(n):
         for j in range(n):
@@ -1343,6 +1353,21 @@ def test_truth_tests_apply_once_per_condition():
         assert f.defining(br.rest.split(",")[0]).op == "truth"
 
 
+def test_stack_shuffles_keep_every_value_in_its_place():
+    f, _, _ = decode(_stack_shuffles)
+    x, i, v, lo, hi = "v0", "v1", "v2", "v3", "v4"
+    (get,) = [g for g in f.ops("getitem") if g.rest == f"{x}, {i}"]
+    (add,) = f.ops("add")
+    assert add.rest == f"{get.value}, {v}" and add.line == line_of(_stack_shuffles, "L:aug")
+    assert f"{x}, {i}, {add.value}" in [st.rest for st in f.ops("setitem")]
+    assert [c.rest for c in f.ops("lt")][0] == f"{lo}, {v}"     # then v < hi
+    assert f.ops("lt")[1].rest == f"{v}, {hi}"
+    (sub,) = f.ops("sub")
+    assert sub.rest == f"{hi}, {v}"                              # a is hi, b is v
+    (ret,) = [t for t in f.ops("tuple")]
+    assert ret.rest == f"{hi}, {v}, {lo}"
+
+
 def test_loop_exits_break_and_return_from_nested_loops():
     f, _, _ = decode(_loop_exits)
     assert f.count("iter_valid") == 3
@@ -1352,6 +1377,16 @@ def test_loop_exits_break_and_return_from_nested_loops():
     assert len(inner) == 1
     assert f.defining(inner[0].rest).op == "iter_next" and f.defining(inner[0].rest).var == "j"
     assert "-1" in [f.defining(r.rest).rest for r in rets if r is not inner[0]]
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 11), reason="3.10's bytecode forms")
+def test_the_310_forms_are_in_these_tests():
+    import dis
+    names = {i.opname for fn in (_paired_locals, _keyword_calls, _truth_tests, _loop_exits,
+                                 _stack_shuffles) for i in dis.get_instructions(fn)}
+    assert {"ROT_TWO", "ROT_THREE", "DUP_TOP", "DUP_TOP_TWO", "INPLACE_ADD", "INPLACE_SUBTRACT",
+            "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_METHOD", "LOAD_METHOD", "JUMP_ABSOLUTE",
+            "POP_JUMP_IF_FALSE"} <= names, names
 
 
 @pytest.mark.skipif(sys.version_info < (3, 13), reason="3.13's bytecode forms")
