@@ -185,6 +185,37 @@ def test_loops_compile_with_numba_types(numba_cuda, fn, sig):
     assert ret_of(fn, sig) == numba_ret(numba_cuda, fn, sig)
 
 
+SHAPE = (3, 5, 7)
+
+
+def tuple_slices(x):
+    a = SHAPE[::-1]        # a constant tuple: a shape shared arrays take
+    b = x[1:]              # a runtime tuple: its elements
+    c = x[::-2]
+    d = SHAPE[-2:10]
+    return a[0] * 100 + b[0] * 10 + c[1] + d[0] * 1000
+
+
+def test_tuple_slices_follow_python():
+    assert ret_of(tuple_slices, "(UniTuple(int64, 4),)") == "int64"
+    ir = typed_ir(tuple_slices, ["UniTuple(int64, 4)"])
+    # SHAPE[::-1][0] is 7 and SHAPE[-2:10][0] is 5, folded; x[1:][0] and
+    # x[::-2][1] are both x[1].
+    assert "const 7" in ir and "const 5" in ir and ir.count("tuple_get v0 [1]") == 2, ir
+    assert tuple_slices((10, 20, 30, 40)) == 7 * 100 + 20 * 10 + 20 + 5 * 1000   # CPython agrees
+
+
+def shared_of_flipped_shape(out):
+    s = cuda.shared.array(SHAPE[::-1], np.float32)
+    t = cuda.local.array(SHAPE[1:], np.int32)
+    out[0] = s.shape[0] * 10 + t.shape[0]
+
+
+def test_a_sliced_constant_shape_makes_arrays():
+    ptx = ptx_of(shared_of_flipped_shape, "void(int64[::1])")
+    assert "st.global.u64" in ptx and "75;" in ptx.replace(" ", "")
+
+
 def test_iterating_a_heterogeneous_tuple_is_a_clear_error():
     def f(a):
         s = 0

@@ -283,3 +283,62 @@ def test_missing_library_is_an_import_error():
     assert out.stdout.startswith("ImportError")
     assert "pip install nvidia-libmathdx-cu13" in out.stdout
     assert "cudajit[mathdx]" in out.stdout
+
+
+# --- a Matmul called inside kernels (nvmath.device's MM.execute) -------------------
+# tests/mathdx_kernels.py has the kernels; tests/gpu/test_mathdx_gpu.py runs them.
+
+def _kernels():
+    sys.path.insert(0, os.path.dirname(__file__))
+    import mathdx_kernels
+    return mathdx_kernels
+
+
+@pytest.mark.parametrize("name", ["simple_gemm", "simple_gemm_call_spelling"])
+def test_kernel_links_the_gemm_into_a_cubin(name):
+    mk = _kernels()
+    kernel = getattr(mk, name)
+    ptx, _ = cudajit.compile_ptx(kernel, mk.SIG, block=(mk.THREADS,))
+    # libmathdx's LTO-IR is linked and inlined: the GEMM's FMAs are in the
+    # kernel, no call remains, and the block shape is fixed (.reqntid).
+    assert ptx.count("fma.rn.f32") >= mk.M * mk.N * mk.K // mk.THREADS // 4, ptx
+    assert mk.MM.symbol not in ptx
+    assert ".reqntid 256, 1, 1" in ptx
+    cubin = cudajit.compile_cubin(kernel, mk.SIG, block=(mk.THREADS,))[0]
+    assert bytes(cubin[:4]) == b"\x7fELF"
+
+
+def test_kernel_launched_with_another_block_shape_is_refused():
+    mk = _kernels()
+    with pytest.raises(cudajit.CompileError) as info:
+        cudajit.compile_ptx(mk.simple_gemm, mk.SIG, block=(128,))
+    text = str(info.value)
+    assert "Matmul was built for block_dim (256, 1, 1); this kernel is launched with (128, 1, 1)" in text
+    assert info.value.file == mk.__file__
+
+
+def test_kernel_without_a_block_shape_gets_the_descriptors():
+    mk = _kernels()
+    ptx, _ = cudajit.compile_ptx(mk.simple_gemm, mk.SIG)
+    assert ".reqntid 256, 1, 1" in ptx
+
+
+def test_kernel_errors_name_the_line():
+    mk = _kernels()
+    import inspect
+    for kernel, sig, marker, text in [
+            (mk.wrong_dtype, "void(float32[::1], float32)", "L:wrong",
+             "Matmul.execute's a must be an array of float32, got array(f64"),
+            (mk.other_method, "void(float32[::1])", "L:method",
+             "Matmul.get_shared_storage_size is not callable inside kernels")]:
+        with pytest.raises(cudajit.CompileError) as info:
+            cudajit.compile_ptx(kernel, sig, block=(mk.THREADS,))
+        lines, first = inspect.getsourcelines(kernel.py_func)
+        line = first + next(i for i, s in enumerate(lines) if marker in s)
+        assert text in str(info.value) and info.value.line == line, str(info.value)
+
+
+def test_execute_on_the_host_is_refused():
+    mk = _kernels()
+    with pytest.raises(cudajit.DeviceOnlyError):
+        mk.MM.execute(1.0, None, None, 0.0, None)

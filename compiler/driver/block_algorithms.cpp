@@ -9,7 +9,7 @@ namespace cj::driver {
 
 bool usesBlockAlgorithms(const ir::Module& untyped) {
   auto isCooperative = [](const std::string& sym) {
-    for (const char* ns : {"cudajit.block", "cudajit.warp"}) {
+    for (const char* ns : {"cudajit.block", "cudajit.warp", "cudajit.mathdx"}) {
       size_t n = std::strlen(ns);
       if (sym.compare(0, n, ns) == 0 && (sym.size() == n || sym[n] == '.')) return true;
     }
@@ -26,7 +26,9 @@ bool usesBlockAlgorithms(const ir::Module& untyped) {
       for (const auto& in : b->instrs) {
         if (in->op == ir::Op::Const && refers(in->cval)) return true;
         // typed IR given: the calls themselves
-        if (libcalls::isLibraryCall(*in, libcalls::Library::Cub)) return true;
+        if (libcalls::isLibraryCall(*in, libcalls::Library::Cub) ||
+            libcalls::isLibraryCall(*in, libcalls::Library::Mathdx))
+          return true;
       }
   return false;
 }

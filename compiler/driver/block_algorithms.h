@@ -1,5 +1,5 @@
 // Whether a decoded function uses block algorithms (cudajit.block /
-// cudajit.warp): the dispatcher then specialises its kernels on the launch
+// cudajit.warp, MathDx's block GEMMs): the dispatcher then specialises its kernels on the launch
 // block shape. The calls themselves are library calls (libcalls/).
 #pragma once
 #include "ir/ir.h"
@@ -7,7 +7,7 @@
 namespace cj::driver {
 
 // Whether the decoded (untyped) module refers to cudajit.block / cudajit.warp
-// anywhere: its kernels are then specialised on the launch block shape.
+// / cudajit.mathdx anywhere: its kernels are then specialised on the launch block shape.
 // Cheap (a scan of the constants), so the dispatcher asks before compiling.
 bool usesBlockAlgorithms(const ir::Module& untyped);
 

@@ -21,6 +21,7 @@ enum class IntrinsicFamily : uint8_t {
   Memory,    // shared / local array allocation
   Atomic,    // element accesses: (arr, indices..., values...) -> old value
   Cub,       // cooperative block / warp algorithms (LTO-IR library calls)
+  Mathdx,    // MathDx device routines (LTO-IR library calls)
   Math,      // math.* on floats (libdevice where the columns name one)
   Complex,   // complex parts, construction, abs
   Print,     // vprintf

@@ -1,11 +1,13 @@
 // Library calls: the device functions a kernel calls from a library that is
-// compiled apart and joined at link time (CUB's block algorithms today).
+// compiled apart and joined at link time (CUB's block algorithms, MathDx's
+// cuBLASDx GEMMs).
 //
 // The stages, one way:
 //   type inference  types the call and records what it needs, as one
 //                   `intrinsic <library> "<descriptor>"` instruction
 //                   (makeLibraryCall in typeinfer); the descriptor is the
-//                   library's own text (CUB: a cub::Spec, cub/spec.h);
+//                   library's own text (CUB: a cub::Spec, cub/spec.h;
+//                   MathDx: the descriptor's key, mathdx/mathdx.h);
 //   passes          may rewrite descriptors (cub-barriers drops barriers);
 //   libcalls        collect() the module's calls, resolve() them through
 //                   the library's provider (libcalls/provider.h): entry
@@ -53,7 +55,8 @@ namespace cj::libcalls {
 // X(Enum, intrinsic): the intrinsic (ir/intrinsics.def) that carries the
 // library's descriptors in the IR; its name is the library's name in messages.
 #define CJ_LIBRARIES(X) \
-  X(Cub, CubCall)
+  X(Cub, CubCall)         \
+  X(Mathdx, MathdxCall)
 
 enum class Library : uint8_t {
 #define X(E, ID) E,

@@ -8,7 +8,8 @@
 
 namespace cj::libcalls {
 
-const Provider& cubProvider();   // cub_provider.cpp
+const Provider& cubProvider();      // cub_provider.cpp
+const Provider& mathdxProvider();   // mathdx_provider.cpp
 
 namespace {
 
@@ -20,6 +21,7 @@ struct ProviderRow {
 // Adding a library: one row (and its Provider subclass in a file of its own).
 constexpr ProviderRow kProviders[] = {
     {Library::Cub, cubProvider},
+    {Library::Mathdx, mathdxProvider},
 };
 
 }  // namespace

@@ -25,6 +25,7 @@ constexpr uint32_t kFormatVersion = 1;
 
 std::mutex g_mutex;
 std::map<std::string, std::shared_ptr<const MatmulResult>> g_memory;
+std::map<std::string, std::shared_ptr<const MatmulResult>> g_by_key;   // specKey -> result
 std::atomic<int64_t> g_memory_hits{0}, g_disk_hits{0}, g_compiles{0};
 
 DiskCache diskCache() { return DiskCache(cacheDirectory(), ".cjmdx", "CJMATHDX", kFormatVersion); }
@@ -156,7 +157,17 @@ std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instant
     disk.store(key, body);   // a failed write only costs the next process a compile
   }
   std::lock_guard<std::mutex> lock(g_mutex);
-  return g_memory.emplace(text, std::move(result)).first->second;
+  auto served = g_memory.emplace(text, std::move(result)).first->second;
+  g_by_key[specKey(text)] = served;
+  return served;
+}
+
+std::string specKey(const std::string& spec_text) { return sha256Hex(spec_text).substr(0, 16); }
+
+std::shared_ptr<const MatmulResult> servedResult(const std::string& key) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = g_by_key.find(key);
+  return it == g_by_key.end() ? nullptr : it->second;
 }
 
 CacheStats cacheStats() { return {g_memory_hits.load(), g_disk_hits.load(), g_compiles.load()}; }

@@ -87,6 +87,13 @@ std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instant
 // cache's serialized form (what an Instantiate returns).
 std::string compileSerialized(const MatmulSpec& spec);
 
+// The name a descriptor goes by in kernels (the symbol
+// `cudajit.mathdx.matmul.<key>` a Matmul object freezes to): 16 hex digits
+// of the SHA-256 of its spec text. Every result matmul() served in this
+// process can be found by it; nullptr for a key it has not served.
+std::string specKey(const std::string& spec_text);
+std::shared_ptr<const MatmulResult> servedResult(const std::string& key);
+
 // "libmathdx 0.4.1 at /.../libmathdx.so.0"; throws LibraryMissing.
 std::string libraryDescription();
 // Directories searched as site-packages for the nvidia-libmathdx wheel.

@@ -1,5 +1,7 @@
 #include "typeinfer/context.h"
 
+#include <algorithm>
+
 #include "support/error.h"
 
 namespace cj::typeinfer {
@@ -44,6 +46,21 @@ std::optional<ir::Const> constantOf(const ir::Instr* v) {
       if (!ok) return std::nullopt;
       return ir::Const::integer(r);
     }
+    case ir::Op::GetItem: {
+      auto t = constantOf(v->operands[0]);
+      if (!t || t->kind != ir::Const::Kind::Tuple) return std::nullopt;
+      const int64_t n = static_cast<int64_t>(t->elems.size());
+      if (auto k = constantInt(v->operands[1])) {
+        const int64_t i = *k < 0 ? *k + n : *k;
+        if (i < 0 || i >= n) return std::nullopt;
+        return t->elems[i];
+      }
+      std::optional<int64_t> b[3];
+      if (!constantSliceBounds(v->operands[1], b) || (b[2] && *b[2] == 0)) return std::nullopt;
+      std::vector<ir::Const> elems;
+      for (int64_t i : slicePositions(n, b[0], b[1], b[2].value_or(1))) elems.push_back(t->elems[i]);
+      return ir::Const::tuple(std::move(elems));
+    }
     case ir::Op::Cast:
       // An integer constant converted to another integer type keeps its value
       // as far as shapes and indices are concerned.
@@ -56,6 +73,39 @@ std::optional<ir::Const> constantOf(const ir::Instr* v) {
     default:
       return std::nullopt;
   }
+}
+
+std::vector<int64_t> slicePositions(int64_t n, std::optional<int64_t> start, std::optional<int64_t> stop,
+                                    int64_t step) {
+  auto clamp = [&](std::optional<int64_t> v, int64_t dflt) {
+    if (!v) return dflt;
+    const int64_t x = *v < 0 ? *v + n : *v;
+    return step > 0 ? std::min(std::max<int64_t>(x, 0), n) : std::min(std::max<int64_t>(x, -1), n - 1);
+  };
+  const int64_t first = clamp(start, step > 0 ? 0 : n - 1);
+  const int64_t end = clamp(stop, step > 0 ? n : -1);
+  std::vector<int64_t> out;
+  for (int64_t i = first; step > 0 ? i < end : i > end; i += step) out.push_back(i);
+  return out;
+}
+
+bool constantSliceBounds(const ir::Instr* slice, std::optional<int64_t> bounds[3]) {
+  const bool call = slice->op == ir::Op::Call || slice->op == ir::Op::TupleMake;
+  if (!call || slice->operands.empty()) return false;
+  auto head = constantOf(slice->operands[0]);
+  if (!head || head->kind != ir::Const::Kind::Symbol ||
+      (head->s != "builtins.slice" && head->s.rfind("slice:", 0) != 0))
+    return false;
+  for (size_t k = 0; k < 3; ++k) {
+    bounds[k] = std::nullopt;
+    if (k + 1 >= slice->operands.size()) continue;
+    auto c = constantOf(slice->operands[k + 1]);
+    if (!c) return false;
+    if (c->kind == ir::Const::Kind::None) continue;
+    if (c->kind != ir::Const::Kind::Int && c->kind != ir::Const::Kind::Bool) return false;
+    bounds[k] = c->i;
+  }
+  return true;
 }
 
 std::optional<int64_t> constantInt(const ir::Instr* v) {

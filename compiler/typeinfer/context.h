@@ -32,8 +32,17 @@ class FunctionContext {
 };
 
 // A compile-time constant behind a value: a `const`, a `tuple` of constants,
-// or a cast of an integer constant.
+// integer arithmetic or a cast of integer constants, an element or a slice of
+// a constant tuple (MM.b_dim[::-1]).
 std::optional<ir::Const> constantOf(const ir::Instr* v);
+// The positions seq[start:stop:step] takes from a sequence of n, as Python
+// slices it (nullopt: the bound is None). step must not be 0.
+std::vector<int64_t> slicePositions(int64_t n, std::optional<int64_t> start, std::optional<int64_t> stop,
+                                    int64_t step);
+// The bounds of a slice object (`call builtins.slice(start, stop[, step])`
+// while typing, a tuple of the slice symbol and its bounds once lowered):
+// each a constant int, None (nullopt), or false when one is not a constant.
+bool constantSliceBounds(const ir::Instr* slice, std::optional<int64_t> bounds[3]);
 // An integer constant (int or bool), if `v` is one.
 std::optional<int64_t> constantInt(const ir::Instr* v);
 

@@ -27,6 +27,8 @@ struct SymbolEntry {
   ir::Intrinsic intrinsic;   // what the rule needs when an intrinsic (I(Enum) in symbols.def); else Count
 };
 const SymbolEntry* findSymbol(std::string_view qualified_name);
+// cudajit.mathdx.matmul.<key>[...]: the symbols of Matmul objects (rules::mathdxCall).
+bool isMathdxSymbol(std::string_view qualified_name);
 
 // attributes.def: an attribute of a typed value (array.shape, ...).
 struct AttributeEntry {
@@ -58,6 +60,10 @@ extern const Rule localArray;      // cudajit.local.array(shape, dtype)
 extern const Rule atomicAdd;       // cudajit.atomic.add(arr, idx, val)
 // rules_cub.cpp: cudajit.block.* / cudajit.warp.* (the row is found by the symbol's name)
 extern const Rule cubCall;
+// rules_mathdx.cpp: cudajit.mathdx.matmul.<key>[.execute] (a Matmul object
+// and its execute method; the symbol is per descriptor, so it is matched by
+// isMathdxSymbol rather than a symbols.def row)
+extern const Rule mathdxCall;
 // rules_math.cpp (arg = intrinsic name)
 extern const Rule mathUnary;
 extern const Rule mathUnaryWithF16;

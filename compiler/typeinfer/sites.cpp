@@ -66,7 +66,10 @@ Bound bindCall(const FunctionContext& ctx, ir::Instr* in) {
   const Rule* rule = nullptr;
   std::string_view name, arg;
   ir::Intrinsic intrinsic = ir::Intrinsic::Count;
-  if (t->is(TypeKind::Symbol)) {
+  if (t->is(TypeKind::Symbol) && isMathdxSymbol(t->name)) {
+    rule = &rules::mathdxCall;
+    name = t->name;
+  } else if (t->is(TypeKind::Symbol)) {
     const SymbolEntry* entry = findSymbol(t->name);
     if (!entry || !*entry->call)
       ctx.fail(in, t->name, "unsupported function " + t->name);

@@ -8,12 +8,12 @@ namespace {
 constexpr const char* kSlice2 = "slice:2";
 constexpr const char* kSlice3 = "slice:3";
 
+}  // namespace
+
 bool isSlice(const Type* t) {
   return t->is(TypeKind::Tuple) && !t->elems.empty() && t->elems[0]->is(TypeKind::Symbol) &&
          (t->elems[0]->name == kSlice2 || t->elems[0]->name == kSlice3);
 }
-
-}  // namespace
 
 bool isFullSlice(const Type* t) {
   if (!isSlice(t)) return false;

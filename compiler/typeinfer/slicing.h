@@ -9,6 +9,8 @@
 
 namespace cj::typeinfer {
 
+// True for the type of a slice object (start:stop[:step]).
+bool isSlice(const Type* t);
 // True for the type of `:` (a slice whose start, stop and step are None).
 bool isFullSlice(const Type* t);
 

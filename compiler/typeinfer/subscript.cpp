@@ -39,6 +39,16 @@ int64_t tupleIndex(const FunctionContext& ctx, ir::Instr* in, const Type* tup, i
   return i;
 }
 
+// The positions t[start:stop:step] takes from a tuple (MM.b_dim[::-1]); the
+// bounds must be constants or None.
+std::vector<int64_t> tupleSlice(const FunctionContext& ctx, ir::Instr* in, const Type* tup, ir::Instr* idx) {
+  std::optional<int64_t> b[3];
+  if (!constantSliceBounds(idx, b))
+    ctx.fail(in, "getitem", "a tuple is sliced with constant bounds only (the tuple is " + typeToString(tup) + ")");
+  if (b[2] && *b[2] == 0) ctx.fail(in, "getitem", "slice step cannot be zero");
+  return slicePositions(static_cast<int64_t>(tup->elems.size()), b[0], b[1], b[2].value_or(1));
+}
+
 std::vector<ir::Instr*> arrayIndices(ir::Instr* idx, Emitter& e) {
   std::vector<ir::Instr*> raw = idx->type->is(TypeKind::Tuple) ? e.elements(idx)
                                                               : std::vector<ir::Instr*>{idx};
@@ -59,6 +69,11 @@ const Type* getItemType(const FunctionContext& ctx, ir::Instr* in) {
   if (obj->isTile()) return tileGetItemType(ctx, in);
   if (isOptional(obj))
     ctx.fail(in, "getitem", typeToString(obj) + " (a number or None) is not subscriptable");
+  if (obj->is(TypeKind::Tuple) && isSlice(idx)) {
+    std::vector<const Type*> elems;
+    for (int64_t i : tupleSlice(ctx, in, obj, in->operands[1])) elems.push_back(obj->elems[i]);
+    return tupleTy(elems);
+  }
   if (obj->is(TypeKind::Tuple)) return obj->elems[tupleIndex(ctx, in, obj, in->operands[1])];
   ctx.fail(in, "getitem", typeToString(obj) + " is not subscriptable");
 }
@@ -66,6 +81,11 @@ const Type* getItemType(const FunctionContext& ctx, ir::Instr* in) {
 ir::Instr* lowerGetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
   ir::Instr* obj = in->operands[0];
   if (obj->type->isTile()) return lowerTileGetItem(ctx, in, e);
+  if (obj->type->is(TypeKind::Tuple) && isSlice(in->operands[1]->type)) {
+    std::vector<ir::Instr*> elems;
+    for (int64_t i : tupleSlice(ctx, in, obj->type, in->operands[1])) elems.push_back(e.element(obj, i));
+    return e.emit(ir::Op::TupleMake, in->type, elems);
+  }
   if (obj->type->is(TypeKind::Tuple)) {
     return e.element(obj, tupleIndex(ctx, in, obj->type, in->operands[1]));
   }

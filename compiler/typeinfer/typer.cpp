@@ -111,10 +111,11 @@ const Type* Typer::typeOf(ir::Instr* in) {
   if (waitsOnNone(in)) return nullptr;
   switch (in->op) {
     case ir::Op::Const:
-      // Every cudajit name is in the symbol table: another one is a typo or
-      // something not supported yet (the decoder keeps them as symbols).
+      // Every cudajit name is in the symbol table (or is a Matmul's): another
+      // one is a typo or something not supported yet (the decoder keeps them
+      // as symbols).
       if (in->cval.kind == ir::Const::Kind::Symbol && in->cval.s.rfind("cudajit.", 0) == 0 &&
-          !findSymbol(in->cval.s))
+          !findSymbol(in->cval.s) && !isMathdxSymbol(in->cval.s))
         ctx_.fail(in, in->cval.s, "unsupported attribute " + in->cval.s);
       return constantType(ctx_, in, in->cval);
     case ir::Op::Undef:

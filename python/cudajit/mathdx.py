@@ -21,7 +21,7 @@ import subprocess
 import sys
 
 from . import _core
-from .errors import CompileError
+from .errors import CompileError, DeviceOnlyError
 
 __all__ = ["Matmul", "matmul", "Dim3", "LeadingDimension", "Arrangement", "TransposeMode",
            "Alignment", "Precision", "library"]
@@ -269,6 +269,21 @@ class Matmul:
         if len(modules) != 1:
             raise ValueError(f"this routine has {len(modules)} LTO-IR modules: use .ltoirs")
         return modules[0]
+
+    # --- inside kernels ------------------------------------------------------------
+    @property
+    def _cudajit_symbol_(self):
+        """The symbol the kernel decoder freezes this object to: the descriptor's
+        key, which type inference resolves (compiler/typeinfer/rules_mathdx.cpp)."""
+        return "cudajit.mathdx.matmul." + self._r["key"]
+
+    def execute(self, alpha, a, b, beta, c):
+        """C = alpha * A @ B + beta * C by the whole block, inside a kernel
+        launched with block_dim threads; a, b, c in shared (or any) memory, laid
+        out as the arrangement and leading dimensions say."""
+        raise DeviceOnlyError("Matmul.execute can only be called inside a @cudajit.jit kernel")
+
+    __call__ = execute   # nvmath.device's older spelling, MM(alpha, a, b, beta, c)
 
     def get_shared_storage_size(self):
         """Bytes of shared memory for A, B and C (each at its alignment)."""

@@ -82,6 +82,7 @@ void bindMathdx(py::module_& m) {
         }
         py::dict out;
         out["spec"] = r->spec;
+        out["key"] = cj::mathdx::specKey(r->spec);   // the kernel-side name (mathdx.h)
         out["symbol"] = r->symbol;
         py::list modules;
         for (const auto& l : r->ltoir) modules.append(py::bytes(l.data(), l.size()));

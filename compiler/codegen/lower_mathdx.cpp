@@ -1,0 +1,48 @@
+// Lowering of `intrinsic mathdx "<key>"` (ir/intrinsics.def): a call of
+// libmathdx's cuBLASDx entry point for the shared-memory API with static
+// leading dimensions, `void f(c_t* alpha, a_t* a, b_t* b, c_t* beta, c_t* c)`
+// with generic pointers, declared from the signature the library-call stage
+// resolved (libcalls/mathdx_provider.cpp); nvJitLink joins its LTO-IR.
+// alpha and beta (already of C's value type) go through allocas; the arrays
+// pass their data pointers. The kernel is required to run with the block
+// shape the descriptor was built for (.reqntid).
+#include "codegen/emitter.h"
+#include "codegen/llvm_types.h"
+#include "libcalls/library_call.h"
+#include "mathdx/mathdx.h"
+
+namespace cj::codegen {
+
+void lowerMathdxCall(FunctionEmitter& fe, const ir::Instr& in) {
+  const libcalls::ResolvedCall* entry = fe.mod().libraryCalls().find(libcalls::Library::Mathdx, in.cval.s);
+  std::shared_ptr<const mathdx::MatmulResult> mm = mathdx::servedResult(in.cval.s);
+  if (!entry || !mm) fe.fail(in, "mathdx", "internal error: MathDx call '" + in.cval.s + "' was not resolved");
+  if (in.operands.size() != 5)
+    fe.fail(in, "mathdx", "intrinsic mathdx takes 5 operands, has " + std::to_string(in.operands.size()));
+  fe.mod().declare(nvvmDeclaration(entry->symbol, entry->signature));
+  const int block[3] = {static_cast<int>(mm->block_dim[0]), static_cast<int>(mm->block_dim[1]),
+                        static_cast<int>(mm->block_dim[2])};
+  fe.mod().requireBlock(block);
+
+  auto bytePointer = [&](const std::string& ptr, const std::string& elem) {
+    return fe.emit("bitcast " + elem + "* " + ptr + " to i8*");
+  };
+  std::string list;
+  for (size_t i = 0; i < 5; ++i) {
+    const ir::Instr* v = in.operands[i];
+    std::string p;
+    if (v->type->is(TypeKind::Array)) {
+      const std::string t = llvmScalarType(v->type->scalar);
+      p = bytePointer(fe.emit("extractvalue " + llvmViewType(v->type) + " " + fe.val(v) + ", 0"), t);
+    } else {   // alpha, beta: by pointer
+      const std::string t = llvmScalarType(v->type->scalar);
+      std::string slot = fe.entryAlloca(t, 16);
+      fe.emitLine("store " + t + " " + fe.val(v) + ", " + t + "* " + slot);
+      p = bytePointer(slot, t);
+    }
+    list += (list.empty() ? "i8* " : ", i8* ") + p;
+  }
+  fe.emitLine("call void @" + entry->symbol + "(" + list + ")");
+}
+
+}  // namespace cj::codegen

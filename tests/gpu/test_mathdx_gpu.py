@@ -1,0 +1,48 @@
+"""A cuBLASDx GEMM inside a cudajit kernel, launched (issue 13): nvmath-python's
+examples/device/cublasdx_simple_gemm_fp32.py with `import cudajit as cuda`
+(tests/mathdx_kernels.py), on fresh random data against numpy."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import cudajit
+
+pytestmark = pytest.mark.gpu
+
+SEED = int(os.environ.get("CUDAJIT_TEST_SEED", np.random.SeedSequence().entropy % 2**31))
+
+
+@pytest.fixture(scope="module")
+def mk():
+    try:
+        cudajit._core.mathdx_library()
+    except ImportError as exc:
+        pytest.skip(f"libmathdx cannot be loaded ({exc})")
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import mathdx_kernels
+    return mathdx_kernels
+
+
+@pytest.mark.parametrize("name", ["simple_gemm", "simple_gemm_call_spelling"])
+def test_simple_gemm_matches_numpy(mk, name):
+    rng = np.random.default_rng(SEED)
+    a = rng.standard_normal((mk.M, mk.K)).astype(np.float32)
+    b = rng.standard_normal((mk.K, mk.N)).astype(np.float32)
+    c = rng.standard_normal((mk.M, mk.N)).astype(np.float32)
+    out = cudajit.to_device(np.full((mk.M, mk.N), np.nan, np.float32))   # poisoned
+    alpha, beta = 2.0, 5.0
+    getattr(mk, name)[1, mk.MM.block_dim](cudajit.to_device(a), cudajit.to_device(b),
+                                          cudajit.to_device(c), alpha, beta, out)
+    got = out.copy_to_host()
+    want = alpha * (a.astype(np.float64) @ b) + beta * c
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5, f"seed {SEED}"
+
+
+def test_launch_with_another_block_shape_is_refused(mk):
+    x = cudajit.to_device(np.zeros((mk.M, mk.K), np.float32))
+    y = cudajit.to_device(np.zeros((mk.K, mk.N), np.float32))
+    z = cudajit.to_device(np.zeros((mk.M, mk.N), np.float32))
+    with pytest.raises(cudajit.CompileError, match=r"Matmul was built for block_dim \(256, 1, 1\)"):
+        mk.simple_gemm[1, 128](x, y, z, 1.0, 0.0, z)

@@ -1,0 +1,69 @@
+"""Kernels calling a cuBLASDx GEMM as nvmath-python's examples/device write
+them (cublasdx_simple_gemm_fp32.py), with `import cudajit as cuda` and
+cudajit.mathdx.Matmul: shared by tests/test_mathdx.py (compiled to a cubin,
+no GPU) and tests/gpu/test_mathdx_gpu.py (launched, checked against numpy).
+Importing this module builds the descriptors (libmathdx must load)."""
+import numpy as np
+
+import cudajit as cuda
+from cudajit.mathdx import Matmul
+
+M, N, K = 32, 16, 64
+THREADS = 256
+
+MM = Matmul(size=(M, N, K), precision=np.float32, data_type="real",
+            arrangement=("row_major", "col_major", "col_major"), execution="Block",
+            block_size=THREADS, sm=90)
+
+SIG = "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], float64, float64, float32[:, ::1])"
+
+
+@cuda.jit
+def simple_gemm(a, b, c, alpha, beta, output):
+    smem_a = cuda.shared.array(shape=MM.a_dim, dtype=MM.a_value_type)
+    # column-major B and C: a row-major array of the flipped shape
+    smem_b = cuda.shared.array(shape=MM.b_dim[::-1], dtype=MM.b_value_type)
+    smem_c = cuda.shared.array(shape=MM.c_dim[::-1], dtype=MM.c_value_type)
+    tid = cuda.threadIdx.x
+    for idx in range(tid, M * K, THREADS):
+        smem_a[idx // K, idx % K] = a[idx // K, idx % K]
+    for idx in range(tid, K * N, THREADS):
+        smem_b[idx // K, idx % K] = b[idx % K, idx // K]
+    for idx in range(tid, M * N, THREADS):
+        smem_c[idx // M, idx % M] = c[idx % M, idx // M]
+    cuda.syncthreads()
+    MM.execute(alpha, smem_a, smem_b, beta, smem_c)
+    cuda.syncthreads()
+    for idx in range(tid, M * N, THREADS):
+        output[idx % M, idx // M] = smem_c[idx // M, idx % M]
+
+
+@cuda.jit
+def simple_gemm_call_spelling(a, b, c, alpha, beta, output):
+    # nvmath.device's older spelling: the object called, MM(alpha, a, b, beta, c)
+    smem_a = cuda.shared.array(shape=MM.a_dim, dtype=MM.a_value_type)
+    smem_b = cuda.shared.array(shape=MM.b_dim[::-1], dtype=MM.b_value_type)
+    smem_c = cuda.shared.array(shape=MM.c_dim[::-1], dtype=MM.c_value_type)
+    tid = cuda.threadIdx.x
+    for idx in range(tid, M * K, THREADS):
+        smem_a[idx // K, idx % K] = a[idx // K, idx % K]
+    for idx in range(tid, K * N, THREADS):
+        smem_b[idx // K, idx % K] = b[idx % K, idx // K]
+    for idx in range(tid, M * N, THREADS):
+        smem_c[idx // M, idx % M] = c[idx % M, idx // M]
+    cuda.syncthreads()
+    MM(alpha, smem_a, smem_b, beta, smem_c)
+    cuda.syncthreads()
+    for idx in range(tid, M * N, THREADS):
+        output[idx % M, idx // M] = smem_c[idx // M, idx % M]
+
+
+@cuda.jit
+def wrong_dtype(a, alpha):
+    smem = cuda.shared.array(shape=(M, K), dtype=np.float64)
+    MM.execute(alpha, smem, smem, alpha, smem)   # L:wrong
+
+
+@cuda.jit
+def other_method(a):
+    MM.get_shared_storage_size()   # L:method
