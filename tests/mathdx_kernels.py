@@ -67,3 +67,31 @@ def wrong_dtype(a, alpha):
 @cuda.jit
 def other_method(a):
     MM.get_shared_storage_size()   # L:method
+
+
+# Mixed precision (nvmath's cublasdx_simple_gemm_mixed_precision.py): fp16 A
+# and B, fp32 C; alpha and beta given as Python floats.
+MM_MIXED = Matmul(size=(16, 16, 32), precision=(np.float16, np.float16, np.float32),
+                  data_type="real", arrangement=("col_major", "col_major", "col_major"),
+                  execution="Block", block_size=128, sm=90)
+MIXED_SIG = "void(float16[:, ::1], float16[:, ::1], float32[:, ::1], float32[:, ::1])"
+
+
+@cuda.jit
+def mixed_gemm(a, b, c, output):
+    m, n, k = MM_MIXED.size
+    smem_a = cuda.shared.array(shape=MM_MIXED.a_dim[::-1], dtype=MM_MIXED.a_value_type)
+    smem_b = cuda.shared.array(shape=MM_MIXED.b_dim[::-1], dtype=MM_MIXED.b_value_type)
+    smem_c = cuda.shared.array(shape=MM_MIXED.c_dim[::-1], dtype=MM_MIXED.c_value_type)
+    tid = cuda.threadIdx.x
+    for idx in range(tid, m * k, 128):
+        smem_a[idx // m, idx % m] = a[idx % m, idx // m]
+    for idx in range(tid, k * n, 128):
+        smem_b[idx // k, idx % k] = b[idx % k, idx // k]
+    for idx in range(tid, m * n, 128):
+        smem_c[idx // m, idx % m] = c[idx % m, idx // m]
+    cuda.syncthreads()
+    MM_MIXED.execute(1.5, smem_a, smem_b, 0.5, smem_c)
+    cuda.syncthreads()
+    for idx in range(tid, m * n, 128):
+        output[idx % m, idx // m] = smem_c[idx // m, idx % m]

@@ -308,6 +308,15 @@ def test_kernel_links_the_gemm_into_a_cubin(name):
     assert bytes(cubin[:4]) == b"\x7fELF"
 
 
+def test_mixed_precision_kernel_links():
+    mk = _kernels()
+    ptx, _ = cudajit.compile_ptx(mk.mixed_gemm, mk.MIXED_SIG, block=(128,))
+    assert ".reqntid 128, 1, 1" in ptx and mk.MM_MIXED.symbol not in ptx
+    assert "cvt.f32.f16" in ptx or "fma.rn.f32" in ptx or "mma" in ptx, ptx[-3000:]
+    cubin = cudajit.compile_cubin(mk.mixed_gemm, mk.MIXED_SIG, block=(128,))[0]
+    assert bytes(cubin[:4]) == b"\x7fELF"
+
+
 def test_kernel_launched_with_another_block_shape_is_refused():
     mk = _kernels()
     with pytest.raises(cudajit.CompileError) as info:

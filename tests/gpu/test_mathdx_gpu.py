@@ -46,3 +46,17 @@ def test_launch_with_another_block_shape_is_refused(mk):
     z = cudajit.to_device(np.zeros((mk.M, mk.N), np.float32))
     with pytest.raises(cudajit.CompileError, match=r"Matmul was built for block_dim \(256, 1, 1\)"):
         mk.simple_gemm[1, 128](x, y, z, 1.0, 0.0, z)
+
+
+def test_mixed_precision_gemm_matches_numpy(mk):
+    rng = np.random.default_rng(SEED + 1)
+    m, n, k = mk.MM_MIXED.size
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = rng.standard_normal((m, n)).astype(np.float32)
+    out = cudajit.to_device(np.full((m, n), np.nan, np.float32))
+    mk.mixed_gemm[1, mk.MM_MIXED.block_dim](cudajit.to_device(a), cudajit.to_device(b),
+                                            cudajit.to_device(c), out)
+    want = 1.5 * (a.astype(np.float64) @ b.astype(np.float64)) + 0.5 * c
+    got = out.copy_to_host()
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-3, f"seed {SEED}"
