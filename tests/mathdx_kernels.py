@@ -18,12 +18,11 @@ MM = Matmul(size=(M, N, K), precision=np.float32, data_type="real",
 SIG = "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], float64, float64, float32[:, ::1])"
 
 
-@cuda.jit
-def simple_gemm(a, b, c, alpha, beta, output):
-    smem_a = cuda.shared.array(shape=MM.a_dim, dtype=MM.a_value_type)
-    # column-major B and C: a row-major array of the flipped shape
-    smem_b = cuda.shared.array(shape=MM.b_dim[::-1], dtype=MM.b_value_type)
-    smem_c = cuda.shared.array(shape=MM.c_dim[::-1], dtype=MM.c_value_type)
+# Loads A (row-major) and B, C (column-major: a row-major array of the
+# flipped shape) into shared memory; stores C back (a device function taking
+# shared arrays, as nvmath's common_numba helpers do).
+@cuda.jit(device=True)
+def load_operands(a, b, c, smem_a, smem_b, smem_c):
     tid = cuda.threadIdx.x
     for idx in range(tid, M * K, THREADS):
         smem_a[idx // K, idx % K] = a[idx // K, idx % K]
@@ -31,11 +30,24 @@ def simple_gemm(a, b, c, alpha, beta, output):
         smem_b[idx // K, idx % K] = b[idx % K, idx // K]
     for idx in range(tid, M * N, THREADS):
         smem_c[idx // M, idx % M] = c[idx % M, idx // M]
+
+
+@cuda.jit(device=True)
+def store_result(smem_c, output):
+    for idx in range(cuda.threadIdx.x, M * N, THREADS):
+        output[idx % M, idx // M] = smem_c[idx // M, idx % M]
+
+
+@cuda.jit
+def simple_gemm(a, b, c, alpha, beta, output):
+    smem_a = cuda.shared.array(shape=MM.a_dim, dtype=MM.a_value_type)
+    smem_b = cuda.shared.array(shape=MM.b_dim[::-1], dtype=MM.b_value_type)
+    smem_c = cuda.shared.array(shape=MM.c_dim[::-1], dtype=MM.c_value_type)
+    load_operands(a, b, c, smem_a, smem_b, smem_c)
     cuda.syncthreads()
     MM.execute(alpha, smem_a, smem_b, beta, smem_c)
     cuda.syncthreads()
-    for idx in range(tid, M * N, THREADS):
-        output[idx % M, idx // M] = smem_c[idx // M, idx % M]
+    store_result(smem_c, output)
 
 
 @cuda.jit
@@ -44,18 +56,11 @@ def simple_gemm_call_spelling(a, b, c, alpha, beta, output):
     smem_a = cuda.shared.array(shape=MM.a_dim, dtype=MM.a_value_type)
     smem_b = cuda.shared.array(shape=MM.b_dim[::-1], dtype=MM.b_value_type)
     smem_c = cuda.shared.array(shape=MM.c_dim[::-1], dtype=MM.c_value_type)
-    tid = cuda.threadIdx.x
-    for idx in range(tid, M * K, THREADS):
-        smem_a[idx // K, idx % K] = a[idx // K, idx % K]
-    for idx in range(tid, K * N, THREADS):
-        smem_b[idx // K, idx % K] = b[idx % K, idx // K]
-    for idx in range(tid, M * N, THREADS):
-        smem_c[idx // M, idx % M] = c[idx % M, idx // M]
+    load_operands(a, b, c, smem_a, smem_b, smem_c)
     cuda.syncthreads()
     MM(alpha, smem_a, smem_b, beta, smem_c)
     cuda.syncthreads()
-    for idx in range(tid, M * N, THREADS):
-        output[idx % M, idx // M] = smem_c[idx // M, idx % M]
+    store_result(smem_c, output)
 
 
 @cuda.jit
