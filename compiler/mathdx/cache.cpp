@@ -162,7 +162,11 @@ std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instant
   return served;
 }
 
-std::string specKey(const std::string& spec_text) { return sha256Hex(spec_text).substr(0, 16); }
+// libmathdx's version is part of the key: a kernel cached on disk under it
+// (the key is in its IR) is not reused with another libmathdx's code.
+std::string specKey(const std::string& spec_text) {
+  return sha256Hex("libmathdx " + api().version + "\n" + spec_text).substr(0, 16);
+}
 
 std::shared_ptr<const MatmulResult> servedResult(const std::string& key) {
   std::lock_guard<std::mutex> lock(g_mutex);

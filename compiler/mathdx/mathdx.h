@@ -89,7 +89,8 @@ std::string compileSerialized(const MatmulSpec& spec);
 
 // The name a descriptor goes by in kernels (the symbol
 // `cudajit.mathdx.matmul.<key>` a Matmul object freezes to): 16 hex digits
-// of the SHA-256 of its spec text. Every result matmul() served in this
+// of the SHA-256 of libmathdx's version and the spec text (throws
+// LibraryMissing without libmathdx). Every result matmul() served in this
 // process can be found by it; nullptr for a key it has not served.
 std::string specKey(const std::string& spec_text);
 std::shared_ptr<const MatmulResult> servedResult(const std::string& key);
