@@ -351,3 +351,18 @@ def test_execute_on_the_host_is_refused():
     mk = _kernels()
     with pytest.raises(cudajit.DeviceOnlyError):
         mk.MM.execute(1.0, None, None, 0.0, None)
+
+
+def test_matmul_pickles_into_a_new_process():
+    mk = _kernels()
+    import pickle
+    payload = pickle.dumps(mk.MM)
+    code = ("import pickle, sys; from cudajit import _core\n"
+            "mm = pickle.loads(sys.stdin.buffer.read())\n"
+            "s = _core.mathdx_cache_stats()\n"
+            "print(mm.symbol, mm.block_dim, mm._cudajit_symbol_, s['compiles'])\n")
+    out = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True)
+    assert out.returncode == 0, out.stderr.decode()
+    words = out.stdout.decode().split()
+    assert words[0] == mk.MM.symbol and words[-2] == mk.MM._cudajit_symbol_
+    assert words[-1] == "0"    # served by the disk cache this process wrote

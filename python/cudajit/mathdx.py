@@ -216,13 +216,23 @@ class Matmul:
         if leading_dimension == "suggested":
             leading_dimension = _instantiate(spec)["suggested_leading_dimension"]
         spec["leading_dimension"] = _triple(leading_dimension, "leading_dimension")
+        self._set(spec)
+
+    def _set(self, spec):
         self._spec = spec
         self._r = _instantiate(spec)
-        self.function = function
-        self.execution = execution
-        self.data_type = data_type
+        self.function = spec["function"]
+        self.execution = spec["execution"]
+        self.data_type = spec["data_type"]
         self.sm = spec["sm"]
         self.code_type = ("lto", divmod(self.sm, 10))
+
+    def __reduce__(self):
+        # The descriptor travels, not its LTO-IR: the receiving process
+        # instantiates it again (its memory or disk cache, else libmathdx), so
+        # that kernels there can resolve it (a kernel shipped to a Dask worker
+        # by value carries the Matmul it calls).
+        return (_rebuild, (self._spec,))
 
     # --- the descriptor, as libmathdx completed it ------------------------------
     size = property(lambda self: self._r["size"])
@@ -291,6 +301,12 @@ class Matmul:
 
     def __repr__(self):
         return f"cudajit.mathdx.Matmul({self._r['spec']})"
+
+
+def _rebuild(spec):
+    mm = Matmul.__new__(Matmul)
+    mm._set(spec)
+    return mm
 
 
 def matmul(*, compiler=None, code_type=None, execute_api=None, tensor_types=None,
