@@ -100,3 +100,31 @@ def mixed_gemm(a, b, c, output):
     cuda.syncthreads()
     for idx in range(tid, m * n, 128):
         output[idx % m, idx // m] = smem_c[idx // m, idx % m]
+
+
+# Dynamic shared memory cut into A, B and C (nvmath's
+# cublasdx_simple_gemm_leading_dimensions.py, static leading dimensions):
+# launched with MM.get_shared_storage_size() bytes; the flat views hold each
+# matrix in its arrangement (A row-major: a[i, j] at i * K + j; B and C
+# column-major: b[i, j] at i + j * K, c[i, j] at i + j * M).
+A_SIZE, B_SIZE = MM.a_size, MM.b_size
+
+
+@cuda.jit
+def dynamic_smem_gemm(a, b, c, alpha, beta, output):
+    smem = cuda.shared.array(shape=(0,), dtype=MM.a_value_type)
+    smem_a = smem[0:]
+    smem_b = smem[A_SIZE:]
+    smem_c = smem[A_SIZE + B_SIZE:]
+    tid = cuda.threadIdx.x
+    for idx in range(tid, M * K, THREADS):
+        smem_a[idx] = a[idx // K, idx % K]
+    for idx in range(tid, K * N, THREADS):
+        smem_b[idx] = b[idx % K, idx // K]
+    for idx in range(tid, M * N, THREADS):
+        smem_c[idx] = c[idx % M, idx // M]
+    cuda.syncthreads()
+    MM.execute(alpha, smem_a, smem_b, beta, smem_c)
+    cuda.syncthreads()
+    for idx in range(tid, M * N, THREADS):
+        output[idx % M, idx // M] = smem_c[idx]

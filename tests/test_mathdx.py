@@ -294,7 +294,7 @@ def _kernels():
     return mathdx_kernels
 
 
-@pytest.mark.parametrize("name", ["simple_gemm", "simple_gemm_call_spelling"])
+@pytest.mark.parametrize("name", ["simple_gemm", "simple_gemm_call_spelling", "dynamic_smem_gemm"])
 def test_kernel_links_the_gemm_into_a_cubin(name):
     mk = _kernels()
     kernel = getattr(mk, name)

@@ -25,7 +25,7 @@ def mk():
     return mathdx_kernels
 
 
-@pytest.mark.parametrize("name", ["simple_gemm", "simple_gemm_call_spelling"])
+@pytest.mark.parametrize("name", ["simple_gemm", "simple_gemm_call_spelling", "dynamic_smem_gemm"])
 def test_simple_gemm_matches_numpy(mk, name):
     rng = np.random.default_rng(SEED)
     a = rng.standard_normal((mk.M, mk.K)).astype(np.float32)
@@ -33,8 +33,9 @@ def test_simple_gemm_matches_numpy(mk, name):
     c = rng.standard_normal((mk.M, mk.N)).astype(np.float32)
     out = cudajit.to_device(np.full((mk.M, mk.N), np.nan, np.float32))   # poisoned
     alpha, beta = 2.0, 5.0
-    getattr(mk, name)[1, mk.MM.block_dim](cudajit.to_device(a), cudajit.to_device(b),
-                                          cudajit.to_device(c), alpha, beta, out)
+    smem = mk.MM.get_shared_storage_size() if name == "dynamic_smem_gemm" else 0
+    getattr(mk, name)[1, mk.MM.block_dim, 0, smem](cudajit.to_device(a), cudajit.to_device(b),
+                                                   cudajit.to_device(c), alpha, beta, out)
     got = out.copy_to_host()
     want = alpha * (a.astype(np.float64) @ b) + beta * c
     assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5, f"seed {SEED}"
