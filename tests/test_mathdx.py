@@ -345,6 +345,7 @@ def test_kernel_errors_name_the_line():
         lines, first = inspect.getsourcelines(kernel.py_func)
         line = first + next(i for i, s in enumerate(lines) if marker in s)
         assert text in str(info.value) and info.value.line == line, str(info.value)
+        assert info.value.construct.startswith("Matmul."), str(info.value)   # not the symbol
 
 
 def test_execute_on_the_host_is_refused():
