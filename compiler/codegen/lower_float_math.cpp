@@ -52,12 +52,21 @@ void lowerFloatParts(FunctionEmitter& fe, const ir::Instr& in, Intrinsic id) {
   }
 }
 
+// cuda.fp16.hfma: rounded once, as CUDA's __hfma (widening to float32 and
+// narrowing the result would round twice).
+void lowerHalfFma(FunctionEmitter& fe, const ir::Instr& in) {
+  std::string args;
+  for (const ir::Instr* o : in.operands) args += (args.empty() ? "half " : ", half ") + fe.val(o);
+  fe.bind(in, fe.emit("call half asm \"fma.rn.f16 $0, $1, $2, $3;\", \"=h,h,h,h\"(" + args + ")"));
+}
 
 }  // namespace
 
 void lowerFloatMathIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
   Intrinsic id = in.intrinsic;
   switch (id) {
+    case Intrinsic::HalfFma:
+      return lowerHalfFma(fe, in);
     case Intrinsic::IsNan: case Intrinsic::IsInf: case Intrinsic::IsFinite:
       return lowerFloatTest(fe, in, id);
     case Intrinsic::Ldexp: case Intrinsic::FrexpMant: case Intrinsic::FrexpExp: case Intrinsic::ModfFrac:

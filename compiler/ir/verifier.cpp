@@ -584,6 +584,10 @@ class Verifier {
           fail(b, in, name + " takes f32 or f64");
         expectType(b, in, in->type, i32Ty(), "result");
         break;
+      case I::HalfFma:   // fp16.hfma: f16 only
+        expectType(b, in, in->type, scalarTy(Scalar::Float16), "result");
+        for (const Instr* o : in->operands) expectType(b, in, o->type, scalarTy(Scalar::Float16), "operand");
+        break;
       case I::Ldexp:
         if (in->type != f32Ty() && in->type != f64Ty()) fail(b, in, "ldexp result must be f32 or f64");
         expectType(b, in, in->operands[0]->type, in->type, "operand");

@@ -64,6 +64,8 @@ extern const Rule cubCall;
 // and its execute method; the symbol is per descriptor, so it is matched by
 // isMathdxSymbol rather than a symbols.def row)
 extern const Rule mathdxCall;
+// rules_fp16.cpp: cudajit.fp16.* (the row is found by the symbol's name)
+extern const Rule fp16Call;
 // rules_math.cpp (arg = intrinsic name)
 extern const Rule mathUnary;
 extern const Rule mathUnaryWithF16;

@@ -57,6 +57,11 @@ _TABLE = (
     ("syncthreads", "syncthreads(): a barrier for the threads of the block.", ()),
     ("threadfence", "threadfence(): a memory fence at device scope.", ()),
     ("threadfence_block", "threadfence_block(): a memory fence at block scope.", ()),
+    ("fp16", "Half-precision functions on float16 scalars (numba.cuda's cuda.fp16).",
+     tuple((name, f"fp16.{name}: numba.cuda's cuda.fp16.{name} on float16 scalars.") for name in (
+         "hadd", "hsub", "hmul", "hdiv", "hneg", "habs", "hfma", "heq", "hne", "hge", "hgt", "hle",
+         "hlt", "hmax", "hmin", "hsin", "hcos", "hlog", "hlog10", "hlog2", "hexp", "hexp2",
+         "hexp10", "hsqrt", "hrsqrt", "hrcp", "hceil", "hfloor", "hrint", "htrunc"))),
     ("shared", "Shared memory: shared.array(shape, dtype).",
      (("array", "shared.array(shape, dtype): a block-wide array in shared memory."),)),
     ("const", "Constant memory: const.array_like(array).",
