@@ -21,14 +21,22 @@ def find_ptxas():
 PTXAS = find_ptxas()
 
 
-def assemble(ptx, tmp_path, arch="sm_90", name="k", what="the PTX"):
-    """Assembles `ptx` for `arch` (skips the test without ptxas); fails with
-    ptxas's messages and the PTX when it is rejected. Returns the cubin's path."""
+def assemble(ptx, tmp_path, arch="sm_90", name="k", what="the PTX", options=()):
+    """Assembles `ptx` for `arch` with ptxas's extra `options` (skips the test
+    without ptxas); fails with ptxas's messages and the PTX when it is
+    rejected. Returns the output's path."""
+    return assemble_with_messages(ptx, tmp_path, arch, name, what, options)[0]
+
+
+def assemble_with_messages(ptx, tmp_path, arch="sm_90", name="k", what="the PTX", options=()):
+    """assemble(), also returning what ptxas printed (its advisories, -v's
+    resource usage)."""
     if PTXAS is None:
         pytest.skip("ptxas not found (CUDA_HOME, CUDA_PATH, /usr/local/cuda/bin, PATH)")
     src = tmp_path / f"{name}.ptx"
     src.write_text(ptx)
     out = tmp_path / f"{name}.cubin"
-    r = subprocess.run([PTXAS, f"-arch={arch}", str(src), "-o", str(out)], capture_output=True, text=True)
+    r = subprocess.run([PTXAS, f"-arch={arch}", *options, str(src), "-o", str(out)],
+                       capture_output=True, text=True)
     assert r.returncode == 0, f"ptxas rejected {what}:\n{r.stderr}\n--- PTX ---\n{ptx}"
-    return out
+    return out, r.stderr

@@ -2,7 +2,6 @@
 tests/gpu/test_fp16_gpu.py checks the values."""
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np

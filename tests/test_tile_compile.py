@@ -2,14 +2,17 @@
 inference, the tile pipeline, libNVVM, and ptxas for sm_80 and sm_90
 (docs/tiles.md). The GPU checks of the same operations against numpy are
 tests/gpu/test_tiles_gpu.py."""
+import os
 import re
-import shutil
-import subprocess
+import sys
 
 import pytest
 
 import cudajit
 import cudajit.tile as ct
+
+sys.path.insert(0, os.path.dirname(__file__))
+from ptxas_check import assemble, assemble_with_messages  # noqa: E402
 
 ZERO = ct.PaddingMode.ZERO
 F32_2D = "float32[:, ::1]"
@@ -196,9 +199,6 @@ CASES = [
      ["atom.global.add.s32", "atom.global.cas.b32", "atom.global.max.s32", "atom.global.xor.b32"]),
 ]
 
-PTXAS = shutil.which("ptxas") or (shutil.which("/usr/local/cuda/bin/ptxas"))
-
-
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("name,kernel,sig,constants,expect", CASES, ids=[c[0] for c in CASES])
 def test_tile_kernel_compiles(name, kernel, sig, constants, expect, arch, tmp_path):
@@ -208,13 +208,7 @@ def test_tile_kernel_compiles(name, kernel, sig, constants, expect, arch, tmp_pa
     assert f".target {target}\n" in ptx and ".reqntid" in ptx
     for text in (expect[arch] if isinstance(expect, dict) else expect):
         assert text in ptx, f"{name}: no {text} in the PTX"
-    if PTXAS is None:
-        pytest.skip("ptxas is not installed: the PTX is not assembled")
-    src = tmp_path / "k.ptx"
-    src.write_text(ptx)
-    r = subprocess.run([PTXAS, f"-arch={target}", str(src), "-o", str(tmp_path / "k.cubin")],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    assemble(ptx, tmp_path, arch=target, what=name)
 
 
 def test_too_much_shared_memory_is_a_compile_error():
@@ -346,14 +340,9 @@ def test_wgmma_kernels_divide_64_bit_integers_inline(dtype, tmp_path):
     assert "wgmma.mma_async" in ptx
     assert not re.search(r"\b(div|rem)\.[su]64\b", ptx)
     assert re.search(r"\bdiv\.u32\b", ptx)          # the fast path: both operands fit 32 bits
-    if PTXAS is None:
-        pytest.skip("ptxas is not installed: the PTX is not assembled")
-    src = tmp_path / "k.ptx"
-    src.write_text(ptx)
-    r = subprocess.run([PTXAS, "-arch=sm_90a", "-c", "-v", str(src), "-o", str(tmp_path / "k.o")],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    assert "serialized" not in r.stderr, r.stderr
+    # -c: relocatable, as nvJitLink and the driver's linker assemble it
+    _, messages = assemble_with_messages(ptx, tmp_path, arch="sm_90a", options=("-c", "-v"))
+    assert "serialized" not in messages, messages
 
 
 @ct.kernel

@@ -30,12 +30,11 @@ void lowerMathdxCall(FunctionEmitter& fe, const ir::Instr& in) {
   std::string list;
   for (size_t i = 0; i < 5; ++i) {
     const ir::Instr* v = in.operands[i];
+    const std::string t = llvmScalarType(v->type->scalar);   // the element type, or the scalar's
     std::string p;
     if (v->type->is(TypeKind::Array)) {
-      const std::string t = llvmScalarType(v->type->scalar);
       p = bytePointer(fe.emit("extractvalue " + llvmViewType(v->type) + " " + fe.val(v) + ", 0"), t);
     } else {   // alpha, beta: by pointer
-      const std::string t = llvmScalarType(v->type->scalar);
       std::string slot = fe.entryAlloca(t, 16);
       fe.emitLine("store " + t + " " + fe.val(v) + ", " + t + "* " + slot);
       p = bytePointer(slot, t);

@@ -67,14 +67,15 @@ int arity(Kind k) {
   }
 }
 
+constexpr std::string_view kPrefix = "cudajit.fp16.";
+
 const Fp16Function& functionOf(const Site& s) {
-  constexpr std::string_view prefix = "cudajit.fp16.";
   for (const Fp16Function& f : kFunctions)
-    if (s.name.size() == prefix.size() + f.name.size() && s.name.substr(prefix.size()) == f.name) return f;
+    if (s.name.substr(kPrefix.size()) == f.name) return f;
   s.fail("unsupported function " + std::string(s.name));
 }
 
-std::string pyName(const Site& s) { return "cuda.fp16." + std::string(s.name.substr(13)); }
+std::string pyName(const Site& s) { return "cuda.fp16." + std::string(s.name.substr(kPrefix.size())); }
 
 const Fp16Function& checked(const Site& s) {
   const Fp16Function& f = functionOf(s);
