@@ -19,10 +19,10 @@ BINARY = ("hadd", "hsub", "hmul", "hdiv", "hmax", "hmin")
 COMPARE = ("heq", "hne", "hge", "hgt", "hle", "hlt")
 
 
-def device_fn(name, arity):
-    """A device function `f(a, b, ...)` returning cuda.fp16.<name>(...)."""
+def device_fn(name, arity, module=cuda):
+    """A device function `f(a, b, ...)` returning <module>.fp16.<name>(...)."""
     args = ", ".join("abc"[:arity])
-    env = {"cuda": cuda}
+    env = {"cuda": module}
     exec(f"def f({args}):\n    return cuda.fp16.{name}({args})\n", env)
     return env["f"]
 
@@ -40,8 +40,10 @@ def test_types_follow_numba(name, arity):
 @pytest.mark.parametrize("name,arity", [("hadd", 2), ("hsin", 1), ("hfma", 3), ("hlt", 2)])
 def test_numba_agrees_on_the_types(name, arity):
     nb = pytest.importorskip("numba.cuda")
+    from numba import types
+    _, theirs = nb.compile_ptx(device_fn(name, arity, nb), (types.float16,) * arity, cc=(9, 0),
+                               device=True)
     sig = "(" + ", ".join(["float16"] * arity) + ")"
-    _, theirs = nb.compile_ptx(device_fn(name, arity), sig, cc=(9, 0), device=True)
     _, ours = cuda.compile_ptx(device_fn(name, arity), sig, device=True)
     assert str(ours) == str(theirs)
 
