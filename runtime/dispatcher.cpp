@@ -233,7 +233,7 @@ driver::CompileOptions Dispatcher::compileOptions(int arch, bool want_cubin, Blo
 }
 
 bool Dispatcher::usesBlockAlgorithms() {
-  if (uses_block_ < 0) uses_block_ = driver::usesBlockAlgorithms(untyped()) ? 1 : 0;
+  if (uses_block_ < 0) uses_block_ = driver::usesBlockAlgorithms(untyped(), !options_.tile) ? 1 : 0;
   return uses_block_ == 1;
 }
 

@@ -161,6 +161,19 @@ def check(result, blocks, succs):
     pos = {b: i for i, b in enumerate(rpo)}
     assert all(idom[b] is None or pos[idom[b]] < pos[b] for b in reach)
 
+    # Post-dominators: dominators of the reversed graph entered from a
+    # virtual exit with an edge to every block without successors.
+    exit_ = "exit"
+    rev = {b: [p for p in blocks if b in succs[p]] for b in blocks}
+    rev[exit_] = [b for b in blocks if not succs[b]]
+    back = ref_rpo(exit_, rev)
+    pdom = ref_dominators(exit_, rev, set(back))
+    ipdom = {b: None for b in blocks}
+    for b, d in ref_idom(pdom, exit_).items():
+        if b != exit_ and d != exit_:
+            ipdom[b] = d
+    assert result["ipdom"] == ipdom
+
     loops = ref_loops(succs, reach, dom)
     got = {l["header"]: l for l in result["loops"]}
     assert set(got) == set(loops)

@@ -162,3 +162,12 @@ def test_tensor_maps_round_trip():
     text = ("func k(v0:array(f16, 2d, C) a, v1:array(bf16, 2d, C) b) -> none kernel num_warps=4 sm=90 "
             "tmaps=0:f16:128x64;1:bf16:64x64\nbb0:\n  ret\n")
     assert core.parse_print_ir(text) == text
+
+
+def test_simt_block_round_trips():
+    # A SIMT kernel with tile operations: the launch block shape it is lowered for.
+    text = "func k(v0:array(f32, 1d, C) a) -> none kernel num_warps=4 sm=90 simt_block=32x2x2\nbb0:\n  ret\n"
+    assert core.parse_print_ir(text) == text
+    for bad in ("32x2", "32x2x0", "64x32x1", "axbxc"):
+        with pytest.raises(Exception, match="a block shape such as 64x2x1"):
+            core.parse_print_ir(text.replace("32x2x2", bad))

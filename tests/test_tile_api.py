@@ -300,8 +300,10 @@ def test_type_stub_classes_cannot_be_made_on_the_host():
             cls()
 
 
-def test_tile_op_in_a_simt_kernel_is_a_compile_error():
-    # ct.bid is the block index in any kernel; tiles in SIMT kernels are a compile error, not a crash.
+def test_tile_ops_in_a_simt_kernel_need_its_block_shape():
+    # ct.bid is the block index in any kernel (no block shape needed); other
+    # tile operations in a SIMT kernel are lowered for its launch block shape
+    # (tests/test_tile_simt.py), so without one they are a compile error.
     def simt(out):
         out[0] = ct.bid(0)
     ptx, _ = cudajit.compile_ptx(simt, "void(int32[::1])", arch="sm_80")
@@ -310,9 +312,11 @@ def test_tile_op_in_a_simt_kernel_is_a_compile_error():
     def tiles(x, out):
         t = ct.load(x, index=(0,), shape=(32,))
         ct.store(out, index=(0,), tile=t)
-    with pytest.raises(CompileError, match="not supported yet.*tile.load") as info:
+    with pytest.raises(CompileError, match="compiled for its launch block shape") as info:
         cudajit.compile_ptx(tiles, "void(float32[::1], float32[::1])", arch="sm_80")
-    assert info.value.line == tiles.__code__.co_firstlineno + 1
+    assert info.value.line == tiles.__code__.co_firstlineno + 1 and info.value.construct == "ct.load"
+    assert "ld.global" in cudajit.compile_ptx(tiles, "void(float32[::1], float32[::1])", arch="sm_80",
+                                              block=(32,))[0]
 
 
 # ---- the tile type (compiler/types) through _core -------------------------------------------

@@ -7,9 +7,10 @@
 
 namespace cj::driver {
 
-bool usesBlockAlgorithms(const ir::Module& untyped) {
-  auto isCooperative = [](const std::string& sym) {
-    for (const char* ns : {"cudajit.block", "cudajit.warp", "cudajit.mathdx"}) {
+bool usesBlockAlgorithms(const ir::Module& untyped, bool tiles_too) {
+  auto isCooperative = [&](const std::string& sym) {
+    for (const char* ns : {"cudajit.block", "cudajit.warp", "cudajit.mathdx", "cudajit.tile"}) {
+      if (!tiles_too && std::strcmp(ns, "cudajit.tile") == 0) continue;
       size_t n = std::strlen(ns);
       if (sym.compare(0, n, ns) == 0 && (sym.size() == n || sym[n] == '.')) return true;
     }

@@ -8,6 +8,7 @@
 #include "bytecode/decoder.h"
 #include "libcalls/resolve.h"
 #include "passes/pipeline.h"
+#include "passes/tile_passes.h"
 #include "support/error.h"
 
 namespace cj::driver {
@@ -55,22 +56,56 @@ const ir::Module& withEntryKind(const ir::Module& untyped, bool device,
   return **storage;
 }
 
-// The pipeline a module runs: "tile" for tile kernels, "simt" otherwise.
-std::string_view pipelineFor(const CompileOptions& options) {
-  return options.tile ? "tile" : "simt";
-}
-
-// Tile operations in a SIMT kernel: not yet (docs/tiles.md, "Tiles inside
-// SIMT kernels"); a CompileError at the first one.
-void refuseTiles(const ir::Module& m) {
+// The first tile operation of a module, if any.
+const ir::Instr* firstTileOp(const ir::Module& m, const ir::Function** in_fn) {
   for (const auto& fn : m.functions)
     for (const auto& b : fn->blocks)
       for (const auto& in : b->instrs)
-        if (in->type->isTile())
-          throw CompileError(fn->filename, in->loc.line, in->loc.col,
-                             in->op == ir::Op::Intrinsic ? in->intrinsicName() : std::string(ir::opName(in->op)),
-                             "tile operations run in @cudajit.tile.kernel kernels; inside @cudajit.jit "
-                             "(SIMT) kernels they are not supported yet (docs/tiles.md)");
+        if (passes::isTileOp(*in)) {
+          *in_fn = fn.get();
+          return in.get();
+        }
+  return nullptr;
+}
+
+// The pipeline a module runs: "tile" for tile kernels, "simt-tile" for SIMT
+// kernels with tile operations, "simt" otherwise.
+std::string_view pipelineFor(const CompileOptions& options, const ir::Module& typed) {
+  const ir::Function* fn = nullptr;
+  return options.tile ? "tile" : firstTileOp(typed, &fn) ? "simt-tile" : "simt";
+}
+
+// Tile operations in a SIMT kernel (docs/tiles.md, "Tiles inside SIMT
+// kernels") are lowered for the launch's block shape: its threads, in
+// whole warps, are the tile's threads. Every function of the module gets
+// the shape (device functions are compiled for this kernel).
+void prepareSimtTiles(ir::Module& typed, const CompileOptions& options) {
+  const ir::Function* fn = nullptr;
+  const ir::Instr* first = firstTileOp(typed, &fn);
+  if (!first) return;
+  const int* block = options.infer.block_dims;
+  auto fail = [&](const std::string& msg, const std::string& hint) {
+    std::string what = first->op == ir::Op::Intrinsic ? first->intrinsicName() : std::string(ir::opName(first->op));
+    if (what.rfind("tile.", 0) == 0) what = "ct." + what.substr(5);
+    throw CompileError(fn->filename, first->loc.line, first->loc.col, what, msg, hint);
+  };
+  if (block[0] < 1 || block[1] < 1 || block[2] < 1)
+    fail("a @cudajit.jit kernel with tile operations is compiled for its launch block shape, which is "
+         "not known here",
+         "launch it with kernel[grid, block](...), or compile ahead of time with block=(128,) "
+         "(compile_ptx, compile_cubin, @cuda.jit(signature, block=...))");
+  const int threads = block[0] * block[1] * block[2];
+  const std::string shape =
+      std::to_string(block[0]) + " x " + std::to_string(block[1]) + " x " + std::to_string(block[2]);
+  if (threads % 32 != 0 || threads > 1024)
+    fail("tile operations in a SIMT kernel need a block of whole warps, at most 1024 threads; this "
+         "launch's block is " + shape + " = " + std::to_string(threads) + " threads",
+         "launch it with a block of 32, 64, ..., 1024 threads");
+  for (auto& f : typed.functions) {
+    f->num_warps = threads / 32;
+    for (int d = 0; d < 3; ++d) f->simt_block[d] = block[d];
+    f->target_sm = options.target.arch;
+  }
 }
 
 // The source with Constant parameters' uses replaced by their values (a copy;
@@ -118,7 +153,8 @@ std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
   out.return_type = entry.return_type;
   if (!options.device) checkKernelReturn(entry);
 
-  if (!options.tile) refuseTiles(*typed);
+  if (!options.tile) prepareSimtTiles(*typed, options);
+  out.pipeline = std::string(pipelineFor(options, *typed));
   // Every change to the IR from here on is a pass of the pipeline.
   if (options.tile) {
     typed->functions.front()->num_warps = options.num_warps;
@@ -127,7 +163,7 @@ std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
   }
   timed(&t.passes, [&] {
     std::vector<passes::IrSnapshot> s =
-        passes::runPipeline(*typed, {pipelineFor(options)}, pipeline);
+        passes::runPipeline(*typed, {out.pipeline}, pipeline);
     if (snapshots) *snapshots = std::move(s);
     return 0;
   });
@@ -282,9 +318,9 @@ std::vector<passes::IrSnapshot> irAfterPasses(const ir::Module& untyped,
     for (const passes::IrSnapshot& s : snapshots) ran = ran || s.pass == name;
     if (!ran) {
       std::string list;
-      for (std::string_view p : passes::pipelinePasses(pipelineFor(options))) list += (list.empty() ? "" : ", ") + std::string(p);
+      for (std::string_view p : passes::pipelinePasses(scratch.pipeline)) list += (list.empty() ? "" : ", ") + std::string(p);
       throw CompileError("", 0, 0, "inspect_ir(after=...)",
-                         "pass '" + name + "' is not in the pipeline '" + std::string(pipelineFor(options)) + "'", "its passes: " + list);
+                         "pass '" + name + "' is not in the pipeline '" + scratch.pipeline + "'", "its passes: " + list);
     }
   }
   return snapshots;

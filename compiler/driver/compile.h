@@ -68,6 +68,8 @@ struct CompiledKernel {
   std::vector<std::string> cub_specs;
   // Tile kernels: the block size the compiler chose (num_warps * 32); 0 otherwise.
   int block_threads = 0;
+  // The pass pipeline it ran: "simt", "simt-tile" or "tile" (not cached).
+  std::string pipeline;
   // Built for sm_XXa (it uses wgmma): runs on that generation only.
   bool arch_specific = false;
   // Tile kernels: the dynamic shared memory every launch passes (their

@@ -32,6 +32,30 @@ std::vector<char> reachableAfter(const Graph& g, int n) {
   return reached;
 }
 
+std::vector<int> immediatePostDominators(const Graph& g) {
+  // Dominators of the reversed graph, entered from a virtual exit (node n)
+  // with an edge to every exit.
+  const int n = g.size();
+  std::vector<std::vector<int>> preds(n + 1);
+  for (int u = 0; u < n; ++u) {
+    if (g.succs(u).size() == 0) preds[n].push_back(u);
+    for (int s : g.succs(u)) preds[s].push_back(u);
+  }
+  Graph reversed;
+  for (int u = 0; u <= n; ++u) {
+    reversed.addNode();
+    for (int p : preds[u]) reversed.addSucc(p);
+  }
+  reversed.setEntry(n);
+  DomTree tree(reversed);
+  std::vector<int> ipdom(n, -1);
+  for (int u = 0; u < n; ++u) {
+    int d = tree.reachable(u) ? tree.idom(u) : -1;
+    ipdom[u] = d == n ? -1 : d;
+  }
+  return ipdom;
+}
+
 std::vector<int> reversePostOrder(const Graph& g) {
   std::vector<int> post;
   if (g.size() == 0) return post;

@@ -88,6 +88,12 @@ class DomTree {
   std::vector<std::vector<int>> children_, preds_;
 };
 
+// Immediate post-dominators: for each node, the first node every path from it
+// to an exit passes (an exit: a node without successors); -1 for exits, for
+// nodes that reach no exit (an endless loop), and for nodes whose paths leave
+// through different exits (their post-dominator is the virtual exit).
+std::vector<int> immediatePostDominators(const Graph& g);
+
 // Natural loops. An edge u -> h is a back edge when h dominates u; the loop
 // of header h is h plus every node that reaches a latch (a back edge's
 // source) without passing h. Loops with one header are one loop, so a loop

@@ -423,6 +423,7 @@ std::unique_ptr<Function> cloneFunction(const Function& fn, std::string new_name
   out->num_warps = fn.num_warps;
   out->target_sm = fn.target_sm;
   out->occupancy = fn.occupancy;
+  for (int d = 0; d < 3; ++d) out->simt_block[d] = fn.simt_block[d];
   out->tensor_maps = fn.tensor_maps;
   out->next_id = fn.next_id;
 

@@ -268,6 +268,10 @@ struct Function {
   // Tile kernels: the blocks per SM ptxas fits the registers to (cuTile's
   // occupancy hint, or tile-assign-layouts' choice; text: "occupancy=4"); 0: ptxas's.
   int occupancy = 0;
+  // SIMT kernels with tile operations: the launch block shape they are
+  // compiled for (text: "simt_block=64x2x1"); tiles number the block's threads
+  // linearly over it. {0,0,0}: a tile kernel or no tiles.
+  int simt_block[3] = {0, 0, 0};
   // Tile kernels: the TMA tensor maps the launch passes after the arguments
   // (text: "tmaps=0:f16:128x64;1:f16:64x64").
   std::vector<TensorMapSpec> tensor_maps;

@@ -19,6 +19,7 @@
 // Value references may point forward (a loop's back edge passes values defined
 // later in the text); they are resolved when the function ends. Ids and block
 // numbers are kept as written, so printing the result reproduces the input.
+#include <cstdio>
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -401,6 +402,16 @@ class Parser {
       auto n = ln.integer();
       if (!n || *n < 50 || *n > 1000) ln.fail("a GPU generation such as 90 after sm=");
       fn_->target_sm = static_cast<int>(*n);
+    }
+    if (ln.accept("simt_block=")) {
+      const std::string shape = word(ln, "a block shape after simt_block=");
+      int x = 0, y = 0, z = 0, used = 0;
+      if (std::sscanf(shape.c_str(), "%dx%dx%d%n", &x, &y, &z, &used) != 3 ||
+          used != static_cast<int>(shape.size()) || x < 1 || y < 1 || z < 1 || x * y * z > 1024)
+        ln.fail("a block shape such as 64x2x1 after simt_block=");
+      fn_->simt_block[0] = x;
+      fn_->simt_block[1] = y;
+      fn_->simt_block[2] = z;
     }
     if (ln.accept("tmaps=")) {
       if (!parseTensorMaps(word(ln, "tensor maps after tmaps="), &fn_->tensor_maps))

@@ -131,6 +131,9 @@ std::string printFunction(const Function& fn) {
   if (fn.num_warps) out += " num_warps=" + std::to_string(fn.num_warps);
   if (fn.occupancy) out += " occupancy=" + std::to_string(fn.occupancy);
   if (fn.target_sm) out += " sm=" + std::to_string(fn.target_sm);
+  if (fn.simt_block[0])
+    out += " simt_block=" + std::to_string(fn.simt_block[0]) + "x" + std::to_string(fn.simt_block[1]) + "x" +
+           std::to_string(fn.simt_block[2]);
   if (!fn.tensor_maps.empty()) out += " tmaps=" + tensorMapsToString(fn.tensor_maps);
   if (!fn.py_name.empty() && fn.py_name != fn.name) out += " py=" + fn.py_name;
   if (!fn.filename.empty()) out += "  @" + basename(fn.filename) + ":" + std::to_string(fn.first_line);

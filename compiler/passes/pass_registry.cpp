@@ -32,6 +32,7 @@ constexpr PassRow kPasses[] = {
     {RemoveUnreachable::kName, makePass<RemoveUnreachable>},
     {ValueRange::kName, makePass<ValueRange>},
     {CubBarriers::kName, makePass<CubBarriers>},
+    {TileCheckSimt::kName, makePass<TileCheckSimt>},
     {TileAssignLayouts::kName, makePass<TileAssignLayouts>},
     {TileLower::kName, makePass<TileLower>},
 };

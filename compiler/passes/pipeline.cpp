@@ -40,6 +40,13 @@ const std::vector<PipelineRow>& pipelines() {
       {"tile",
        {DeadCodeElimination::kName, SimplifyParams::kName, TileAssignLayouts::kName, TileLower::kName, SimplifyParams::kName, Fold::kName,
         DeadCodeElimination::kName, ValueRange::kName, CubBarriers::kName}},
+      // SIMT kernels with tile operations (Function::simt_block): the tile
+      // pipeline after a check that every thread reaches the tile operations
+      // with the same scalars.
+      {"simt-tile",
+       {DeadCodeElimination::kName, SimplifyParams::kName, TileCheckSimt::kName, TileAssignLayouts::kName,
+        TileLower::kName, SimplifyParams::kName, Fold::kName, DeadCodeElimination::kName, ValueRange::kName,
+        CubBarriers::kName}},
   };
   return rows;
 }

@@ -13,6 +13,13 @@
 
 namespace cj::passes {
 
+bool isTileOp(const ir::Instr& in) {
+  if (in.type->isTile()) return true;
+  for (const ir::Instr* o : in.operands)
+    if (o->type->isTile()) return true;
+  return false;
+}
+
 const TileLayout* tileLayoutFor(const std::vector<int64_t>& shape, int num_warps) {
   // One layout per shape, whatever the dtype (4-byte vectors per thread along
   // the last dimension): elementwise operations then never move data.
@@ -33,13 +40,6 @@ int64_t dynamicSharedLimit(int sm) {
     case 0: return 48 * 1024;   // unknown: the static limit
     default: return 99 * 1024;  // sm_86, sm_89, sm_120 ...
   }
-}
-
-bool isTileOp(const ir::Instr& in) {
-  if (in.type->isTile()) return true;
-  for (const ir::Instr* o : in.operands)
-    if (o->type->isTile()) return true;
-  return false;
 }
 
 template <class F>
@@ -107,7 +107,7 @@ bool TileAssignLayouts::run(ir::Function& fn) {
   // blocks), on an H200: 2314 -> 3060 GB/s; softmax unchanged (already
   // under 64 registers).
   int threads = fn.num_warps * 32;
-  if (fn.occupancy == 0 && dots.empty() && largest <= 16 * threads && threads < 1024)
+  if (fn.occupancy == 0 && !fn.simt_block[0] && dots.empty() && largest <= 16 * threads && threads < 1024)
     fn.occupancy = std::min(32, 1024 / threads);
   // One layout per shape: a dot's result shape takes the tensor-core layout,
   // every other shape the default blocked one.
@@ -164,9 +164,22 @@ std::vector<int64_t> cStrides(const std::vector<int64_t>& shape) {
 // ---- emission --------------------------------------------------------------------------
 
 Lowering::Lowering(ir::Function& f, int warps) : fn(f), num_warps(warps) {
-  auto tid_in = fn.make(ir::Op::Intrinsic, i32Ty(), {}, {});
-  tid_in->intrinsic = ir::Intrinsic::TidX;
-  ir::Instr* tid = emitTo(prologue, std::move(tid_in));
+  auto sreg = [&](ir::Intrinsic id) {
+    auto in = fn.make(ir::Op::Intrinsic, i32Ty(), {}, {});
+    in->intrinsic = id;
+    return emitTo(prologue, std::move(in));
+  };
+  // A tile kernel's block is one-dimensional; a SIMT kernel's (simt_block)
+  // is numbered x fastest, as its warps are.
+  ir::Instr* tid = sreg(ir::Intrinsic::TidX);
+  if (fn.simt_block[1] * fn.simt_block[2] > 1) {
+    ir::Instr* yz = fn.simt_block[1] > 1 ? sreg(ir::Intrinsic::TidY) : nullptr;
+    if (fn.simt_block[2] > 1) {
+      ir::Instr* z = entryOp(ir::Op::Mul, sreg(ir::Intrinsic::TidZ), entryConst(fn.simt_block[1]));
+      yz = yz ? entryOp(ir::Op::Add, yz, z) : z;
+    }
+    tid = entryOp(ir::Op::Add, tid, entryOp(ir::Op::Mul, yz, entryConst(fn.simt_block[0])));
+  }
   lane_ = entryOp(ir::Op::BitAnd, tid, entryConst(31));
   warp_ = entryOp(ir::Op::RShift, tid, entryConst(5));
 }
@@ -584,7 +597,9 @@ bool lowerTiles(ir::Function& fn, int max_stages, bool* fits) {
   // of the dynamic shared memory, up to what the GPU generation allows a
   // block (the launch passes the size: CompiledKernel::dynamic_shared_bytes).
   constexpr int64_t kStaticSharedLimit = 48 * 1024;
-  const int64_t limit = dynamicSharedLimit(fn.target_sm);
+  // A SIMT kernel's tiles keep to static shared memory: the launch's dynamic
+  // shared memory is the kernel's own (cuda.shared.array(0, ...)).
+  const int64_t limit = fn.simt_block[0] ? kStaticSharedLimit : dynamicSharedLimit(fn.target_sm);
   if (lw.shared_bytes > kStaticSharedLimit && lw.shared_bytes <= limit) {
     int64_t offset = 0;
     for (auto& in : entry->instrs) {
@@ -608,7 +623,9 @@ bool lowerTiles(ir::Function& fn, int max_stages, bool* fits) {
            "the tiles of this kernel need " + std::to_string(lw.shared_bytes / 1024) +
                " KB of shared memory (" + what + (shapes.empty() ? "" : " of " + shapes) + " takes " +
                std::to_string(lw.largest_shared / 1024) + " KB); " +
-               (fn.target_sm ? "a block of sm_" + std::to_string(fn.target_sm) : std::string("a tile kernel")) + " has " +
+               (fn.simt_block[0] ? std::string("a SIMT kernel's tiles have static shared memory only:")
+                : fn.target_sm ? "a block of sm_" + std::to_string(fn.target_sm) + " has"
+                               : std::string("a tile kernel has")) + " " +
                std::to_string(limit / 1024) + " KB: use smaller tiles");
   }
   for (auto& g : graveyard) g->dropAllReferences();

@@ -38,8 +38,10 @@ py::dict cfgAnalysis(const cj::ir::Function& fn) {
     return out;
   };
   py::list blocks, rpo;
-  py::dict succs, idom, depth;
+  py::dict succs, idom, depth, ipdom;
+  const std::vector<int> post = cj::ir::immediatePostDominators(cfg.graph());
   for (int n = 0; n < cfg.size(); ++n) {
+    ipdom[py::int_(id(n))] = post[n] < 0 ? py::object(py::none()) : py::object(py::int_(id(post[n])));
     blocks.append(id(n));
     py::list s;
     for (int t : cfg.graph().succs(n)) s.append(id(t));
@@ -71,6 +73,7 @@ py::dict cfgAnalysis(const cj::ir::Function& fn) {
   out["rpo"] = rpo;
   out["reachable"] = reachable;
   out["idom"] = idom;
+  out["ipdom"] = ipdom;
   out["dom_depth"] = depth;
   out["loops"] = loop_list;
   out["irreducible"] = loops.irreducible();
