@@ -183,7 +183,8 @@ void bindIr(py::module_& m) {
       },
       py::arg("text"),
       "The CFG analyses of ir/cfg.h on each function of IR text, in block ids: blocks, succs, "
-      "rpo, reachable, idom (None for the entry), dom_depth, loops (header, latches, blocks, "
+      "rpo, reachable, idom (None for the entry), dom_depth, ipdom (None: an exit or no single one), "
+      "loops (header, latches, blocks, "
       "depth, parent header), irreducible and irreducible_edges. For tests.");
   m.def(
       "pipeline_passes",
