@@ -46,6 +46,9 @@ def line_of(fn, marker):
 def test_compiles_for_the_block_shape(name, sig, block, arch, tmp_path):
     ptx, _ = cuda.compile_ptx(getattr(K, name), sig, block=block, arch=arch)
     assemble(ptx, tmp_path, arch=arch if arch != "sm_90" or "wgmma" not in ptx else "sm_90a", name=name)
+    # the kernel requires the block it was compiled for (ptxas sizes registers for it)
+    dims = (tuple(block) + (1, 1))[:3]
+    assert f".reqntid {dims[0]}, {dims[1]}, {dims[2]}" in ptx
 
 
 def test_matmul_uses_tensor_cores():

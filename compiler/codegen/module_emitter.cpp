@@ -131,9 +131,11 @@ std::string ModuleEmitter::run() {
     bool kernel = isKernelOf(module_, i);
     FunctionEmitter fe(*this, fn, kernel);
     if (kernel && fn.num_warps) {
-      // A tile kernel runs with exactly its chosen block: ptxas may use the registers that leaves.
-      const int block[3] = {fn.num_warps * 32, 1, 1};
-      requireBlock(block);
+      // A tile kernel runs with exactly its chosen block, a SIMT kernel with
+      // tiles with the launch block it was compiled for: ptxas may use the
+      // registers that leaves.
+      const int tile_block[3] = {fn.num_warps * 32, 1, 1};
+      requireBlock(fn.simt_block[0] ? fn.simt_block : tile_block);
     }
     bodies.push_back(device_only && i == 0 ? exported(fe.run()) : fe.run());
     if (kernel) kernels.push_back({functionName(fn), fe.paramTypeList(), fe.gridConstantParams(), fn.occupancy});
