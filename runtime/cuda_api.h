@@ -134,6 +134,11 @@ inline CUstream perThreadStream() { return reinterpret_cast<CUstream>(uintptr_t{
   X(cuMemAllocManaged, "cuMemAllocManaged", (CUdeviceptr * ptr, size_t bytes, unsigned flags)) \
   X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2",                                                 \
     (CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream))                         \
+  X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel",                                    \
+    (CUfunction fn, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,       \
+     unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream stream, void** params)) \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", \
+    (int* blocks, CUfunction fn, int block_threads, size_t shared_bytes))                      \
   X(cuOccupancyMaxPotentialBlockSize, "cuOccupancyMaxPotentialBlockSize",                      \
     (int* min_grid, int* block, CUfunction fn, void* smem_of_block, size_t smem, int limit))   \
   X(cuDeviceGetUuid, "cuDeviceGetUuid_v2", (char* uuid16, CUdevice device))                    \

@@ -354,6 +354,7 @@ Overload& Dispatcher::compileFor(const std::vector<const Type*>& args, Block blo
                            std::to_string(args.size()) + " argument(s) but the function takes " +
                            std::to_string(nargs));
   auto ov = std::make_unique<Overload>();
+  ov->owner = this;
   ov->key.args = args;
   ov->key.block = block;
   ov->arch = targetArch();
@@ -580,14 +581,35 @@ namespace {
 // kernel is what it broke (the block's threads or a dimension, the grid,
 // the shared memory, the registers the block needs); checked only after the
 // driver refused, so launches that work pay nothing.
+// The blocks of `threads` threads and `shared_bytes` of dynamic shared
+// memory the device holds at once (a cooperative launch's limit).
+int residentBlocks(cu::CUfunction fn, int device, unsigned threads, unsigned shared_bytes) {
+  int per_sm = 0, sms = 0;
+  CJ_CU_OPT(cuOccupancyMaxActiveBlocksPerMultiprocessor, &per_sm, fn, static_cast<int>(threads), shared_bytes);
+  CJ_CU(cuDeviceGetAttribute, &sms, 16, deviceHandle(device));   // MULTIPROCESSOR_COUNT
+  return per_sm * sms;
+}
+
 [[noreturn]] void launchFailed(cu::CUresult result, int device, cu::CUfunction fn, const unsigned grid[3],
-                               const unsigned block[3], unsigned shared_bytes) {
+                               const unsigned block[3], unsigned shared_bytes, bool cooperative) {
   const DriverApi& api = driver();
   cu::CUdevice dev = deviceHandle(device);
   auto attribute = [&](int which) {
     int v = 0;
     return api.cuDeviceGetAttribute(&v, which, dev) == cu::CUDA_SUCCESS ? v : 0;
   };
+  constexpr cu::CUresult kCooperativeLaunchTooLarge = static_cast<cu::CUresult>(720);
+  if (cooperative && result == kCooperativeLaunchTooLarge) {
+    const unsigned long long blocks = 1ull * grid[0] * grid[1] * grid[2];
+    throw CudaApiError("cuLaunchCooperativeKernel failed: " + describeResult(result) +
+                           ": the kernel synchronises its grid (cuda.cg.this_grid().sync()), so every block "
+                           "must be resident at once; the grid has " + std::to_string(blocks) +
+                           " blocks and the device holds at most " +
+                           std::to_string(residentBlocks(fn, device, block[0] * block[1] * block[2], shared_bytes)) +
+                           " of this kernel's blocks of " + std::to_string(block[0] * block[1] * block[2]) +
+                           " threads (kernel.overloads[sig].max_cooperative_grid_blocks(blockdim))",
+                       result, "cuLaunchCooperativeKernel");
+  }
   const char* xyz = "xyz";
   const unsigned long long threads = 1ull * block[0] * block[1] * block[2];
   std::string why;
@@ -643,6 +665,19 @@ struct LaunchBlock {
 };
 }  // namespace
 
+namespace {
+// cuLaunchKernel, or cuLaunchCooperativeKernel for a kernel with a grid
+// barrier (the driver gives a cooperative grid the workspace the barrier uses).
+cu::CUresult launchKernel(const DriverApi& api, const Overload& ov, cu::CUfunction fn, const unsigned grid[3],
+                          const LaunchBlock& block, cu::CUstream stream, void** params) {
+  if (ov.compiled.cooperative)
+    return require(api.cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel")(
+        fn, grid[0], grid[1], grid[2], block.dims[0], block.dims[1], block.dims[2], block.shared_bytes, stream, params);
+  return api.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block.dims[0], block.dims[1], block.dims[2],
+                            block.shared_bytes, stream, params, nullptr);
+}
+}  // namespace
+
 // Dynamic shared memory beyond 48 KB must be allowed per function, once.
 void Dispatcher::allowDynamicShared(Overload::Loaded& loaded, int device, unsigned bytes) {
   if (bytes <= kStaticSharedLimit || bytes <= loaded.dynamic_shared_limit) return;
@@ -675,10 +710,9 @@ void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_
   const cu::CUstream stream = config.stream_given ? config.stream : defaultStreamFor(la, device);
   if (!la.staged.empty() || !la.producer_streams.empty()) stageIn(la, stream);
   ov.params.pack(ov.slots, la.values.data(), nargs, ov.compiled.tensor_maps);
-  const cu::CUresult launched = api.cuLaunchKernel(loaded.function, config.grid[0], config.grid[1], config.grid[2],
-                                                   block.dims[0], block.dims[1], block.dims[2], block.shared_bytes,
-                                                   stream, ov.params.pointers(), nullptr);
-  if (launched != cu::CUDA_SUCCESS) launchFailed(launched, device, loaded.function, config.grid, block.dims, block.shared_bytes);
+  const cu::CUresult launched = launchKernel(api, ov, loaded.function, config.grid, block, stream, ov.params.pointers());
+  if (launched != cu::CUDA_SUCCESS)
+    launchFailed(launched, device, loaded.function, config.grid, block.dims, block.shared_bytes, ov.compiled.cooperative);
   stageOut(la, stream);
   if (!ov.recorded) record(ov);
 }
@@ -703,11 +737,17 @@ double Dispatcher::launchLoop(const LaunchConfig& config, PyObject* const* args,
   allowDynamicShared(loaded, device, block.shared_bytes);
   const auto start = Clock::now();
   for (long k = 0; k < iterations; ++k)
-    check(api.cuLaunchKernel(loaded.function, config.grid[0], config.grid[1], config.grid[2],
-                             block.dims[0], block.dims[1], block.dims[2],
-                             block.shared_bytes, stream, params.pointers(), nullptr),
-          "cuLaunchKernel");
+    check(launchKernel(api, ov, loaded.function, config.grid, block, stream, params.pointers()), "cuLaunchKernel");
   return secondsSince(start);
+}
+
+int Dispatcher::maxCooperativeGridBlocks(Overload& ov, Block block, unsigned shared_bytes) {
+  driver();
+  for (int d = 0; d < 3; ++d)
+    if (block[d] < 1) throw ArgumentValueError("max_cooperative_grid_blocks: the block dimensions must be positive");
+  const int device = currentDevice();
+  Overload::Loaded& loaded = loadedOn(ov, device, ensureContext(device));
+  return residentBlocks(loaded.function, device, static_cast<unsigned>(block[0] * block[1] * block[2]), shared_bytes);
 }
 
 int Dispatcher::suggestBlockSize(PyObject* const* args, size_t nargs, unsigned shared_bytes) {

@@ -98,6 +98,7 @@ class Overload {
   PackedParams params;                 // refilled by each launch
   CompileStats stats;
   bool recorded = false;               // CUDAJIT_RECORD has this signature
+  class Dispatcher* owner = nullptr;   // the kernel it belongs to
 
   struct Loaded {
     std::unique_ptr<LoadedModule> module;
@@ -146,6 +147,10 @@ class Dispatcher {
   // suggests for the overload these arguments select (compiled and loaded
   // on the arguments' device if need be; nothing is copied or launched).
   int suggestBlockSize(PyObject* const* args, size_t nargs, unsigned shared_bytes);
+  // numba's _Kernel.max_cooperative_grid_blocks: how many blocks of `block`
+  // (with `shared_bytes` of dynamic shared memory) the current device holds
+  // at once, so many a cooperative launch may have (loads the overload).
+  int maxCooperativeGridBlocks(Overload& ov, Block block, unsigned shared_bytes);
 
   const std::vector<Overload*>& overloads() const { return order_; }
   const std::vector<std::vector<const Type*>>& declared() const { return declared_; }

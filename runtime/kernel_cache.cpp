@@ -115,6 +115,7 @@ std::string serializeKernel(const CachedKernel& k) {
   w.add("cubin", std::string(c.cubin.begin(), c.cubin.end()));
   if (c.block_threads) w.add("block_threads", std::to_string(c.block_threads));   // tile kernels
   if (c.arch_specific) w.add("arch_specific", "1");
+  if (c.cooperative) w.add("cooperative", "1");
   if (c.dynamic_shared_bytes) w.add("dynamic_shared_bytes", std::to_string(c.dynamic_shared_bytes));
   if (!c.tensor_maps.empty()) w.add("tensor_maps", tensorMapsToString(c.tensor_maps));
   if (c.block_specialised) {   // block algorithms: the CUB specs it was linked with, one a line
@@ -147,6 +148,7 @@ bool deserializeKernel(const std::string& body, CachedKernel* out) {
       else if (name == "cubin") { c.cubin.assign(value.begin(), value.end()); has_cubin = !value.empty(); }
       else if (name == "block_threads") c.block_threads = std::stoi(value);
       else if (name == "arch_specific") c.arch_specific = value == "1";
+      else if (name == "cooperative") c.cooperative = value == "1";
       else if (name == "dynamic_shared_bytes") c.dynamic_shared_bytes = std::stoi(value);
       else if (name == "tensor_maps") { if (!parseTensorMaps(value, &c.tensor_maps)) return false; }
       else if (name == "cub_specs") {

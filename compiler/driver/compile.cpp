@@ -186,12 +186,11 @@ int dynamicSharedBytes(const ir::Module& m) {
   return static_cast<int>(bytes);
 }
 
-// wgmma (sm_90a): the kernel is built for the arch-specific target.
-bool usesArchSpecificInstructions(const ir::Module& m) {
+bool usesIntrinsic(const ir::Module& m, ir::Intrinsic id) {
   for (const auto& fn : m.functions)
     for (const auto& b : fn->blocks)
       for (const auto& in : b->instrs)
-        if (in->isIntrinsic(ir::Intrinsic::Wgmma)) return true;
+        if (in->isIntrinsic(id)) return true;
   return false;
 }
 
@@ -225,7 +224,9 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
                        nullptr);
   out.typed_ir = ir::printModule(*typed);
   link::TargetOptions target = options.target;
-  target.arch_specific = target.arch_specific || usesArchSpecificInstructions(*typed);
+  // wgmma (sm_90a): the kernel is built for the arch-specific target.
+  target.arch_specific = target.arch_specific || usesIntrinsic(*typed, ir::Intrinsic::Wgmma);
+  out.cooperative = usesIntrinsic(*typed, ir::Intrinsic::GridSync);
   out.arch_specific = target.arch_specific;
   out.dynamic_shared_bytes = dynamicSharedBytes(*typed);
   out.tensor_maps = typed->functions.front()->tensor_maps;

@@ -72,6 +72,9 @@ struct CompiledKernel {
   std::string pipeline;
   // Built for sm_XXa (it uses wgmma): runs on that generation only.
   bool arch_specific = false;
+  // It has a grid barrier (cuda.cg.this_grid().sync()): every launch is
+  // cooperative (cuLaunchCooperativeKernel), all blocks resident at once.
+  bool cooperative = false;
   // Tile kernels: the dynamic shared memory every launch passes (their
   // buffers beyond 48 KB); 0 otherwise.
   int dynamic_shared_bytes = 0;

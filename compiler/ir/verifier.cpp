@@ -397,7 +397,7 @@ class Verifier {
         expectType(b, in, in->operands[0]->type, i32Ty(), "predicate");
         expectType(b, in, in->type, i32Ty(), "result");
         break;
-      case I::ThreadFenceSystem:
+      case I::ThreadFenceSystem: case I::GridSync:
         expectType(b, in, in->type, voidTy(), "result");
         break;
       case I::SyncWarp: case I::NanoSleep:

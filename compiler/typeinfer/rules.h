@@ -55,6 +55,7 @@ extern const Rule sreg;            // value: an i32 special register (arg = intr
 extern const Rule grid;            // cudajit.grid(n)
 extern const Rule gridsize;        // cudajit.gridsize(n)
 extern const Rule barrier;         // syncthreads() & co: () -> none (arg = intrinsic name)
+extern const Rule thisGrid;        // cudajit.cg.this_grid() -> the grid group marker
 extern const Rule sharedArray;     // cudajit.shared.array(shape, dtype)
 extern const Rule localArray;      // cudajit.local.array(shape, dtype)
 extern const Rule atomicAdd;       // cudajit.atomic.add(arr, idx, val)

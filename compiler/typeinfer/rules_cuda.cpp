@@ -65,6 +65,19 @@ ir::Instr* barrierLower(const Site& s, Emitter& e) {
   return nullptr;
 }
 
+// ---- cooperative groups: cg.this_grid() -> the grid group, whose sync() is
+// a grid barrier (a symbol-typed marker value; its methods are symbols) -------
+
+constexpr const char* kGridGroup = "cudajit.cg.GridGroup";
+
+const Type* thisGridType(const Site& s) {
+  s.expectArgs(0);
+  return symbolTy(kGridGroup);
+}
+ir::Instr* thisGridLower(const Site&, Emitter& e) {
+  return e.constant(ir::Const::symbol(kGridGroup), symbolTy(kGridGroup));
+}
+
 // ---- shared.array / local.array(shape, dtype) ----------------------------------
 
 struct ArraySpec {
@@ -165,6 +178,7 @@ const Rule sreg{sregType, sregLower};
 const Rule grid{gridType, gridLower};
 const Rule gridsize{gridType, gridsizeLower};
 const Rule barrier{barrierType, barrierLower};
+const Rule thisGrid{thisGridType, thisGridLower};
 const Rule sharedArray{sharedType, memArrayLower};
 const Rule localArray{localType, memArrayLower};
 const Rule atomicAdd{atomicType, atomicLower};

@@ -69,6 +69,7 @@ atomic = _STUBS["atomic"]
 block = _STUBS["block"]   # cooperative block algorithms (CUB): docs/block_algorithms.md
 warp = _STUBS["warp"]     # cooperative warp algorithms (CUB)
 fp16 = _STUBS["fp16"]     # half-precision functions (numba.cuda's cuda.fp16)
+cg = _STUBS["cg"]         # cooperative groups: cg.this_grid().sync() (numba.cuda's cuda.cg)
 # Issue 5: warp, vote, bit and barrier functions (stubs.py's _FUNCTIONS).
 from .stubs import _FUNCTIONS as _INTRINSIC_FUNCTIONS
 globals().update({_name: _STUBS[_name] for _name, _doc in _INTRINSIC_FUNCTIONS})
@@ -97,7 +98,7 @@ __all__ = [
     "jit", "compile_ptx", "compile_cubin", "Dispatcher", "DeviceFunction",
     "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize",
     "syncthreads", "threadfence", "threadfence_block", "shared", "local", "const", "atomic",
-    "block", "warp", "fp16",
+    "block", "warp", "fp16", "cg",
     "to_device", "device_array", "device_array_like", "DeviceNDArray", "is_cuda_array",
     "as_cuda_array", "from_cuda_array_interface",
     "pinned_array", "pinned_array_like", "mapped_array", "mapped_array_like", "managed_array",

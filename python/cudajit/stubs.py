@@ -62,6 +62,11 @@ _TABLE = (
          "hadd", "hsub", "hmul", "hdiv", "hneg", "habs", "hfma", "heq", "hne", "hge", "hgt", "hle",
          "hlt", "hmax", "hmin", "hsin", "hcos", "hlog", "hlog10", "hlog2", "hexp", "hexp2",
          "hexp10", "hsqrt", "hrsqrt", "hrcp", "hceil", "hfloor", "hrint", "htrunc"))),
+    ("cg", "Cooperative groups: cg.this_grid() is the grid group; its sync() is a barrier for "
+     "every thread of the grid, and a kernel that calls it is launched cooperatively (all its "
+     "blocks resident at once: kernel.max_cooperative_grid_blocks(blockdim)).",
+     (("this_grid", "cg.this_grid(): the grid group of a cooperative launch; .sync() waits for "
+                    "every thread of the grid."),)),
     ("shared", "Shared memory: shared.array(shape, dtype).",
      (("array", "shared.array(shape, dtype): a block-wide array in shared memory."),)),
     ("const", "Constant memory: const.array_like(array).",

@@ -396,7 +396,16 @@ void bindOverload(py::module_& m) {
         if (o.key.block == cj::rt::Block{{0, 0, 0}}) return py::object(py::none());
         return py::object(py::make_tuple(o.key.block[0], o.key.block[1], o.key.block[2]));
       })
-      .def_property_readonly("cub_specs", [](const Overload& o) { return o.compiled.cub_specs; });
+      .def_property_readonly("cub_specs", [](const Overload& o) { return o.compiled.cub_specs; })
+      .def_property_readonly("cooperative", [](const Overload& o) { return o.compiled.cooperative; },
+                             "Whether it synchronises its grid (cuda.cg.this_grid().sync()): launched "
+                             "cooperatively, every block resident at once.")
+      .def("max_cooperative_grid_blocks", [](Overload& o, const py::object& blockdim, unsigned dynsmemsize) {
+        return o.owner->maxCooperativeGridBlocks(o, blockFrom(blockdim), dynsmemsize);
+      }, py::arg("blockdim"), py::arg("dynsmemsize") = 0,
+         py::doc("numba's _Kernel.max_cooperative_grid_blocks: the most blocks of this shape (and "
+                 "dynamic shared memory) a cooperative launch of this kernel may have on the "
+                 "current device."));
 }
 
 // Construction, explicit compiles, the launch-adjacent helpers.

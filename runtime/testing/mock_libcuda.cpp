@@ -9,6 +9,7 @@
 // Use:   CUDAJIT_CUDA_DRIVER=/path/libcuda_mock.so python ...
 //        CJMOCK_DEVICES=2 makes it report two GPUs (one primary context each;
 //        allocations remember their device, cuPointerGetAttribute tells it).
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -57,6 +58,7 @@ int currentDevice() {
 }
 int g_live_modules = 0;
 int g_launches = 0;
+int g_cooperative_launches = 0;
 
 // Host API state: events, page-locked memory, counters the tests read.
 struct Event {
@@ -115,6 +117,7 @@ extern "C" {
 // ---- test controls (ctypes) -------------------------------------------------
 void cjmock_set_launch_hook(LaunchHook hook) { g_hook = hook; }
 int cjmock_launch_count() { return g_launches; }
+int cjmock_cooperative_launch_count() { return g_cooperative_launches; }
 int cjmock_live_allocations() { return static_cast<int>(g_allocations.size()); }
 // The device current on the calling thread (during a launch hook: the
 // device the kernel was launched on).
@@ -404,6 +407,21 @@ CUresult cuMemAllocManaged(unsigned long long* ptr, size_t bytes, unsigned flags
   return r;
 }
 
+// 2048 threads an SM, at most 32 blocks; a cooperative grid may hold 132 SMs' worth.
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, void* fn, int threads, size_t) {
+  if (!fn || !t_current || threads < 1 || threads > 1024) return kInvalidValue;
+  *blocks = std::min(32, 2048 / threads);
+  return kOk;
+}
+CUresult cuLaunchCooperativeKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                   unsigned bz, unsigned shared, void* stream, void** params) {
+  int per_sm = 0;
+  const CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, static_cast<int>(bx * by * bz), shared);
+  if (r != kOk) return r;
+  if (static_cast<unsigned long long>(gx) * gy * gz > 132ull * per_sm) return 720;   // COOPERATIVE_LAUNCH_TOO_LARGE
+  ++g_cooperative_launches;
+  return cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, shared, stream, params, nullptr);
+}
 CUresult cuOccupancyMaxPotentialBlockSize(int* min_grid, int* block, void* fn, void*, size_t smem,
                                           int limit) {
   if (!fn || !t_current) return kInvalidValue;
