@@ -41,6 +41,7 @@ from .memory import (managed_array, mapped, mapped_array, mapped_array_like, pin
 from .errors import (CacheWarning, CompileError, CudaAPIError, CudaSupportError,
                      DeviceOnlyError, ToolchainError)
 from .stubs import STUBS as _STUBS
+from .ufunc import CUDAGUFunc, CUDAUFunc, Reduce, guvectorize, reduce, vectorize
 
 Stream = _core.Stream
 
@@ -98,7 +99,7 @@ __all__ = [
     "jit", "compile_ptx", "compile_cubin", "Dispatcher", "DeviceFunction",
     "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize",
     "syncthreads", "threadfence", "threadfence_block", "shared", "local", "const", "atomic",
-    "block", "warp", "fp16", "cg",
+    "block", "warp", "fp16", "cg", "vectorize", "guvectorize", "reduce", "Reduce",
     "to_device", "device_array", "device_array_like", "DeviceNDArray", "is_cuda_array",
     "as_cuda_array", "from_cuda_array_interface",
     "pinned_array", "pinned_array_like", "mapped_array", "mapped_array_like", "managed_array",
