@@ -245,11 +245,85 @@ def test_cmath_errors_name_the_line(fn, sig, msg):
     assert e.value.line == fn.__code__.co_firstlineno + 1
 
 
-def test_unsupported_cmath_function_is_a_compile_error():
-    def f(z):
-        return cmath.acos(z)
-    with pytest.raises(CompileError, match="cmath.acos"):
-        ret_of(f, "(complex128,)")
+def c_acos(z):
+    return cmath.acos(z)
+
+
+def c_asin(z):
+    return cmath.asin(z)
+
+
+def c_atan(z):
+    return cmath.atan(z)
+
+
+def c_acosh(z):
+    return cmath.acosh(z)
+
+
+def c_asinh(z):
+    return cmath.asinh(z)
+
+
+def c_atanh(z):
+    return cmath.atanh(z)
+
+
+INVERSE = [c_acos, c_asin, c_atan, c_acosh, c_asinh, c_atanh]
+
+
+@pytest.mark.parametrize("fn", INVERSE, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("ctype,tol", [("complex128", 1e-13), ("complex64", 3e-6)])
+def test_cmath_inverse_values(fn, ctype, tol):
+    # numba's algorithms are CPython's (c_acos & co): the same values on
+    # random arguments, near the branch points, and huge ones (the overflow-
+    # free branch); complex64 is computed in float64 and rounded once.
+    r = rng()
+    h = host_function(fn, [ctype])
+    dt = np.complex64 if ctype == "complex64" else np.complex128
+    points = random_complex(r, 200) + [1 + 0j, -1 + 0j, 1j, -1j, 1 + 1e-30j, 0j, -0.0 + 0j]
+    if ctype == "complex128":
+        points += [complex(a, b) for a, b in r.uniform(-1e300, 1e300, (20, 2))]
+    for z in points:
+        z = complex(dt(z))
+        try:
+            want = fn(z)
+        except ValueError:   # CPython raises at a pole (atanh(1)); numba returns inf (checked below)
+            continue
+        if ctype == "complex64":
+            want = complex(np.complex64(want))
+        assert close(h(z), want, tol), (fn.__name__, z, h(z), want)
+
+
+def test_cmath_inverse_special_values():
+    inf, nan = math.inf, math.nan
+    h = {fn.__name__: host_function(fn, ["complex128"]) for fn in INVERSE}
+    # C99 / CPython: atanh(1 +/- 0j) = inf +/- 0j, the large branch for infinities
+    assert h["c_atanh"](1 + 0j) == complex(inf, 0.0)
+    assert h["c_atanh"](complex(1, -0.0)) == complex(inf, -0.0)
+    for fn in INVERSE:
+        for z in (complex(inf, 1.0), complex(-inf, 2.0), complex(1.0, inf), complex(3.0, -inf)):
+            want = fn(z)
+            assert close(h[fn.__name__](z), want, 1e-13), (fn.__name__, z, h[fn.__name__](z), want)
+    # a NaN imaginary part gives a NaN imaginary part of atanh
+    assert math.isnan(h["c_atanh"](complex(0.5, nan)).imag)
+
+
+@pytest.mark.parametrize("expr,sig,ret", [
+    ("cmath.acos(z)", "(complex64,)", "complex64"), ("cmath.asinh(z)", "(complex128,)", "complex128"),
+    ("cmath.atan(z)", "(float32,)", "complex64"), ("cmath.asin(z)", "(int64,)", "complex128"),
+    ("cmath.acosh(z)", "(complex64,)", "complex64"), ("cmath.atanh(z)", "(float64,)", "complex128"),
+])
+def test_cmath_inverse_types(expr, sig, ret):
+    ns = {"cmath": cmath}
+    exec(f"def f(z):\n    return {expr}\n", ns)
+    assert ret_of(ns["f"], sig) == ret
+
+
+def test_cmath_acosh_takes_complex_only():
+    # numba's acosh is an @overload for complex numbers only
+    with pytest.raises(CompileError, match=r"cmath.acosh\(\) argument must be complex"):
+        ret_of(c_acosh, "(float64,)")
 
 
 # ---------------------------------------------------------------------------

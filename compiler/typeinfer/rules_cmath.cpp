@@ -11,6 +11,7 @@
 //   pow(a, b): the ** operator (numba's PowerBuiltin is BinOpPower)
 #include <string>
 
+#include "typeinfer/cmath_inverse.h"
 #include "typeinfer/rules.h"
 #include "typeinfer/templates.h"
 
@@ -65,7 +66,8 @@ Form formOf(std::string_view f) {
   if (f == "isnan" || f == "isinf" || f == "isfinite") return Form::Predicate;
   if (f == "rect") return Form::Rect;
   if (f == "exp" || f == "sqrt" || f == "sin" || f == "cos" || f == "tan") return Form::Unary;
-  return Form::ComplexOnly;   // log10, sinh, cosh, tanh, phase, polar (numba's @overloads)
+  if (f == "acos" || f == "asin" || f == "atan" || f == "asinh" || f == "atanh") return Form::Unary;
+  return Form::ComplexOnly;   // log10, sinh, cosh, tanh, phase, polar, acosh (numba's @overloads)
 }
 
 // rect(r, phi): the float type both are computed in.
@@ -140,6 +142,7 @@ ir::Instr* cmathLower(const Site& s, Emitter& e) {
   switch (formOf(f)) {
     case Form::Unary: {
       ir::Instr* z = e.convert(s.args[0], result);
+      if (isInverseCmath(f)) return lowerInverseCmath(f, z, result, e);
       if (f == "exp" || f == "sqrt") return e.intrinsic(cmathIntrinsic(f), result, {z});
       if (f == "cos") return e.intrinsic(ir::Intrinsic::CmathCosh, result, {timesJ(e, z)});   // cos z = cosh(z j)
       // sin z = -j sinh(z j), tan z = -j tanh(z j)
@@ -172,6 +175,7 @@ ir::Instr* cmathLower(const Site& s, Emitter& e) {
       ir::Instr* z = s.args[0];
       const Type* part = scalarTy(partOf(z->type->scalar));
       if (f == "sinh" || f == "cosh" || f == "tanh") return e.intrinsic(cmathIntrinsic(f), result, {z});
+      if (f == "acosh") return lowerInverseCmath(f, z, result, e);
       if (f == "log10") {   // complex(z.real / LN_10, z.imag / LN_10) of cmath.log(z), in float64
         constexpr double kLn10 = 2.302585092994045684;
         ir::Instr* l = e.intrinsic(ir::Intrinsic::CmathLog, z->type, {z});
