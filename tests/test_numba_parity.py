@@ -326,6 +326,47 @@ def test_cmath_acosh_takes_complex_only():
         ret_of(c_acosh, "(float64,)")
 
 
+COMPLEX_UFUNCS = ["exp", "exp2", "log", "log2", "log10", "expm1", "log1p", "sqrt", "sin", "cos", "tan",
+                  "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
+                  "rint", "square", "reciprocal"]
+
+
+@pytest.mark.parametrize("name", COMPLEX_UFUNCS)
+@pytest.mark.parametrize("ctype,tol", [("complex128", 1e-12), ("complex64", 2e-5)])
+def test_numpy_ufuncs_on_complex_values(name, ctype, tol):
+    # numba lowers them with cmath's algorithms or numpy's formulas
+    # (npyfuncs.py); on ordinary arguments both agree with numpy's loops.
+    ns = {"np": np}
+    exec(f"def f(z):\n    return np.{name}(z)\n", ns)
+    h = host_function(ns["f"], [ctype])
+    dt = np.complex64 if ctype == "complex64" else np.complex128
+    for z in random_complex(rng(), 100, -2.5, 2.5):
+        z = dt(z)
+        want = complex(getattr(np, name)(z))
+        assert close(h(complex(z)), want, tol), (name, z, h(complex(z)), want)
+
+
+def test_numpy_complex_order_and_power():
+    # numpy orders complex numbers lexicographically (a NaN imaginary part
+    # makes the real parts' comparison false); np.power is z ** w.
+    nan = math.nan
+    pairs = [(1 + 2j, 1 + 3j), (2 + 0j, 1 + 5j), (1 + 2j, 1 + 2j), (complex(1, nan), 0j), (0j, complex(1, nan)),
+             (complex(2, nan), complex(2, 1)), (-1 - 1j, -1 + 1j)]
+    for name in ("greater", "greater_equal", "less", "less_equal"):
+        ns = {"np": np}
+        exec(f"def f(a, b):\n    return np.{name}(a, b)\n", ns)
+        h = host_function(ns["f"], ["complex128", "complex128"])
+        for a, b in pairs:
+            with np.errstate(invalid="ignore"):
+                want = bool(getattr(np, name)(np.complex128(a), np.complex128(b)))
+            assert h(a, b) == want, (name, a, b)
+    ns = {"np": np}
+    exec("def p(a, b):\n    return np.power(a, b)\n", ns)
+    h = host_function(ns["p"], ["complex128", "complex128"])
+    for a, b in zip(random_complex(rng(), 50, 0.1, 2), random_complex(rng(), 50, -2, 2)):
+        assert close(h(a, b), complex(np.power(np.complex128(a), np.complex128(b))), 1e-12)
+
+
 # ---------------------------------------------------------------------------
 # complex ** and pow()
 # ---------------------------------------------------------------------------

@@ -8,13 +8,15 @@
 // that type with numpy's semantics, on the existing IR operations and math
 // intrinsics. numba-cuda 0.30 types every ufunc here but lowers only part of
 // them on scalars (np.sqrt raises a KeyError there); cudajit lowers them all
-// except the complex transcendental loops and gcd/lcm, which are errors.
+// except gcd/lcm and complex maximum/minimum/fmax/fmin, which are errors;
+// the complex loops are ufunc_complex.cpp's.
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
 
 #include "typeinfer/rules.h"
+#include "typeinfer/ufunc_complex.h"
 #include "typeinfer/ufuncs.h"
 
 namespace cj::typeinfer {
@@ -237,7 +239,10 @@ using Lowering = ir::Instr* (*)(const Call&);
 // f(x) in the loop's float type with a libdevice intrinsic; integer loops
 // (np.floor/ceil/trunc of ints) are the identity.
 ir::Instr* unaryMath(const Call& c) {
-  if (c.isComplex()) c.unsupported();
+  if (c.isComplex()) {
+    if (ir::Instr* r = rules::lowerComplexUfunc(c.s.arg, c.x, c.T, c.e)) return r;
+    c.unsupported();
+  }
   if (!c.isFloat()) return c.x[0];
   return c.call(c.intrinsic, {c.x[0]});
 }
@@ -254,14 +259,13 @@ ir::Instr* binaryOp(const Call& c) {
   Op op = c.op;
   if (c.isBool() && op == Op::Add) op = Op::BitOr;
   if (c.isBool() && op == Op::Mul) op = Op::BitAnd;
-  if (c.isComplex() && op == Op::Pow) c.unsupported();   // no complex exp/log in codegen yet
   return c.op2(op, c.x[0], c.x[1]);
 }
 
 ir::Instr* compareOp(const Call& c) {
   Scalar a = c.loop.ins[0], b = c.loop.ins[1];
   if (a == b) {
-    if (c.isComplex() && c.op != Op::Eq && c.op != Op::Ne) c.unsupported();
+    if (c.isComplex() && c.op != Op::Eq && c.op != Op::Ne) return rules::lowerComplexCompare(c.op, c.x[0], c.x[1], c.e);
     return c.cmp(c.op, c.x[0], c.x[1]);
   }
   // The mixed int64/uint64 loops (qQ, Qq): compare the mathematical values.
@@ -429,9 +433,7 @@ ir::Instr* angle(const Call& c) {
   return c.op2(Op::Mul, c.x[0], c.num(to_rad ? M_PI / 180.0 : 180.0 / M_PI));
 }
 
-ir::Instr* floatPower(const Call& c) {
-  if (c.isComplex()) c.unsupported();
-  return c.op2(Op::Pow, c.x[0], c.x[1]); }
+ir::Instr* floatPower(const Call& c) { return c.op2(Op::Pow, c.x[0], c.x[1]); }
 
 ir::Instr* notSupported(const Call& c) {
   c.s.fail(spell(c.s) + "() is not supported by cudajit");
