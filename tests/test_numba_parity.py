@@ -603,6 +603,30 @@ def test_optional_misuse_is_a_compile_error():
         ret_of(array_or_none, "(float64[::1], float64)")
 
 
+def opt_used_as_number(x):
+    v = None
+    if x > 0:
+        v = x
+    return v * 2.0      # numba: TypeError when v is None
+
+
+def test_optional_used_as_a_number_is_checked(tmp_path):
+    # numba checks for None at run time (TypeError); a kernel prints the
+    # error with the place and traps (tests/gpu/test_kernels_gpu.py runs it).
+    ir = _core.infer_ir(opt_used_as_number, ["float64"])
+    assert "intrinsic none_check(" in ir
+    ptx = cuda.compile_ptx(opt_used_as_number, "(float64)", cc=(9, 0), device=True)[0]
+    strings = [bytes(int(b) for b in line.split("{")[1].split("}")[0].split(",")).decode(errors="ignore")
+               for line in ptx.splitlines() if ".b8" in line and "{" in line]
+    assert any("TypeError: expected float64, got None in 'opt_used_as_number' at" in t for t in strings)
+    assert "trap;" in ptx
+    # the present path computes as before
+    h = host_function(opt_used_as_number, ["float64"])
+    assert h(1.5) == 3.0
+    # a flag known at compile time needs no check
+    assert "none_check" not in _core.infer_ir(opt_flag, ["float64"])
+
+
 def optional_kernel(x, out):
     i = cuda.grid(1)
     if i < x.size:

@@ -75,7 +75,26 @@ void boundsCheck(FunctionEmitter& fe, const std::string& ok, const std::string& 
   fe.startBlock(cont);
 }
 
+// An Optional used as a number: numba raises TypeError for None; a kernel
+// prints it, with the place, and traps.
+void lowerNoneCheck(FunctionEmitter& fe, const ir::Instr& in) {
+  std::string cont = fe.freshLabel("notnone");
+  std::string bad = fe.freshLabel("none");
+  fe.emitLine("br i1 " + fe.val(in.operands[0]) + ", label %" + cont + ", label %" + bad);
+  fe.startBlock(bad);
+  const ir::Function& fn = fe.function();
+  std::string where = "'" + escapePercent(fn.py_name.empty() ? fn.name : fn.py_name) + "' at " +
+                      escapePercent(fn.filename) + ":" + std::to_string(in.loc.line ? in.loc.line : fn.first_line);
+  callVprintf(fe, "TypeError: expected " + typeToNumbaString(in.operands[1]->type) + ", got None in " + where + "\n",
+              {});
+  fe.mod().declare("declare void @llvm.trap() noreturn nounwind");
+  fe.emitLine("call void @llvm.trap()");
+  fe.emitLine("unreachable");
+  fe.startBlock(cont);
+}
+
 void lowerPrint(FunctionEmitter& fe, const ir::Instr& in) {
+  if (in.intrinsic == ir::Intrinsic::NoneCheck) return lowerNoneCheck(fe, in);
   std::string format;
   std::vector<std::pair<std::string, std::string>> fields;   // (type, value)
   size_t next = 0;

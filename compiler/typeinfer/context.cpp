@@ -147,8 +147,8 @@ ir::Instr* Emitter::convert(ir::Instr* v, const Type* to) {
   const Type* from = v->type;
   if (from->isScalar() && to->isScalar()) return emit(ir::Op::Cast, to, {v});
   // Optional: None -> (absent, undefined value); a number -> (present, it);
-  // an optional used as a number gives its value (numba checks for None at
-  // run time; cudajit does not).
+  // an optional used as a number gives its value after numba's run-time
+  // check for None (a TypeError there; a message and a trap on the GPU).
   if (isOptional(to) && !isOptional(from)) {
     ir::Instr* marker = constant(ir::Const::symbol(to->elems[0]->name), to->elems[0]);
     bool none = from->is(TypeKind::None);
@@ -156,7 +156,11 @@ ir::Instr* Emitter::convert(ir::Instr* v, const Type* to) {
     ir::Instr* value = none ? emit(ir::Op::Undef, optionalValue(to), {}) : convert(v, optionalValue(to));
     return emit(ir::Op::TupleMake, to, {marker, present, value});
   }
-  if (isOptional(from) && to->isScalar()) return convert(element(v, 2), to);
+  if (isOptional(from) && to->isScalar()) {
+    ir::Instr* value = element(v, 2);
+    intrinsic(ir::Intrinsic::NoneCheck, voidTy(), {element(v, 1), value});
+    return convert(value, to);
+  }
   if (from->is(TypeKind::Tuple) && to->is(TypeKind::Tuple) && from->elems.size() == to->elems.size()) {
     std::vector<ir::Instr*> elems;
     for (size_t i = 0; i < to->elems.size(); ++i)
