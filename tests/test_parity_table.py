@@ -278,8 +278,8 @@ MATH_UNARY = ["acos", "asin", "atan", "acosh", "asinh", "atanh", "cos", "sin", "
               "frexp", "modf"]
 MATH_BINARY = ["hypot", "atan2", "ldexp", "remainder", "pow", "copysign", "fmod"]
 CMATH_SUPPORTED = ["exp", "log", "log10", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh",
-                   "phase", "polar", "isnan", "isinf", "isfinite"]
-CMATH_MISSING = ["acos", "acosh", "asin", "asinh", "atan", "atanh"]
+                   "phase", "polar", "isnan", "isinf", "isfinite", "acos", "acosh", "asin", "asinh",
+                   "atan", "atanh"]
 NP_UNARY = ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
             "arccosh", "arctanh", "deg2rad", "radians", "rad2deg", "degrees", "log", "log2", "log10",
             "logical_not"]
@@ -309,7 +309,7 @@ def _functions(template, names):
 
 MATH1 = _functions("def FNAME(x):\n    return math.{n}(x)\n", MATH_UNARY)
 MATH2 = _functions("def FNAME(x, y):\n    return math.{n}(x, y)\n", MATH_BINARY)
-CMATH1 = _functions("def FNAME(z):\n    return cmath.{n}(z)\n", CMATH_SUPPORTED + CMATH_MISSING)
+CMATH1 = _functions("def FNAME(z):\n    return cmath.{n}(z)\n", CMATH_SUPPORTED)
 NP1 = _functions("def FNAME(x):\n    return np.{n}(x)\n", NP_UNARY + NP_INT_UNARY)
 NP2 = _functions("def FNAME(x, y):\n    return np.{n}(x, y)\n", NP_BINARY + NP_INT_BINARY)
 OP2 = _functions("def FNAME(a, b):\n    return operator.{n}(a, b)\n", OPERATOR_BINARY)
@@ -565,8 +565,6 @@ UNSUPPORTED = [
      r"global 'Pt' of type 'type' cannot be used in a kernel"),
     ("pointer arguments", k_pointer, "void(CPointer(float32), float32[::1])",
      r"unknown type name 'CPointer'"),
-    *[(f"cmath.{n}", CMATH1[n], "(complex128)", rf"unsupported function cmath\.{n}")
-      for n in CMATH_MISSING],
 ]
 
 
