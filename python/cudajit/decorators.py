@@ -55,7 +55,17 @@ def _refuse_tile_kernel(obj):
                         "not a SIMT kernel)")
 
 
+def _refuse_link(options):
+    # numba's link= (CUDA C++, PTX, LTO-IR files with cuda.declare_device) is
+    # not supported yet: say so rather than compile without the files.
+    if options.get("link"):
+        raise NotImplementedError(
+            "jit(link=...) is not supported by cudajit yet: linking CUDA C++, PTX or LTO-IR files "
+            "into kernels (numba's link= with cuda.declare_device) is missing (docs/numba_parity.md)")
+
+
 def _make(py_func, signatures, device, options):
+    _refuse_link(options)
     _refuse_tile_kernel(py_func)
     if device:
         return DeviceFunction(py_func, signatures or (), options)

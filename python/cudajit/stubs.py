@@ -64,7 +64,7 @@ _TABLE = (
          "hexp10", "hsqrt", "hrsqrt", "hrcp", "hceil", "hfloor", "hrint", "htrunc"))),
     ("cg", "Cooperative groups: cg.this_grid() is the grid group; its sync() is a barrier for "
      "every thread of the grid, and a kernel that calls it is launched cooperatively (all its "
-     "blocks resident at once: kernel.max_cooperative_grid_blocks(blockdim)).",
+     "blocks resident at once: kernel.overloads[sig].max_cooperative_grid_blocks(blockdim)).",
      (("this_grid", "cg.this_grid(): the grid group of a cooperative launch; .sync() waits for "
                     "every thread of the grid."),)),
     ("shared", "Shared memory: shared.array(shape, dtype).",
