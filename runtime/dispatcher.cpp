@@ -770,13 +770,15 @@ int Dispatcher::suggestBlockSize(PyObject* const* args, size_t nargs, unsigned s
 }
 
 AotResult compileAot(const py::object& py_function, const std::vector<const Type*>& args,
-                     bool device, bool want_cubin, const DispatcherOptions& options, Block block) {
+                     bool device, bool want_cubin, const DispatcherOptions& options, Block block,
+                     const Type* declared_return) {
   std::shared_ptr<const ir::Module> untyped = driver::decode(py_function.ptr());
   driver::CompileOptions o;
   applyOptions(options, options.arch ? options.arch : kDefaultArch, o);
   o.want_cubin = want_cubin;
   o.device = device;
   for (int d = 0; d < 3; ++d) o.infer.block_dims[d] = block[d];
+  if (device) o.infer.entry_return = declared_return;
   driver::CompiledKernel k;
   {
     // Past decoding nothing touches Python: callers may compile (warm the

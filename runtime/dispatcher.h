@@ -226,9 +226,11 @@ struct AotResult {
 };
 // `block`: the launch block shape of kernels with block algorithms. The GIL is
 // released past decoding (warming from several threads runs in parallel).
+// `declared_return`: a device function's return type from the signature (its
+// results are converted to it, as numba does); null: as inferred.
 AotResult compileAot(const py::object& py_function, const std::vector<const Type*>& args,
                      bool device, bool want_cubin, const DispatcherOptions& options,
-                     Block block = {{0, 0, 0}});
+                     Block block = {{0, 0, 0}}, const Type* declared_return = nullptr);
 
 }  // namespace cj::rt
 #pragma GCC visibility pop

@@ -164,6 +164,15 @@ def test_tensor_maps_round_trip():
     assert core.parse_print_ir(text) == text
 
 
+def test_declared_signatures_round_trip():
+    # A device function declared with signatures (@jit(["int32(int32)", ...], device=True)).
+    text = ("func f(v0:i32 a) -> i32 sigs=[int32(int32); float64(float64); (float32[::1])]\n"
+            "bb0:\n  ret v0\n")
+    assert core.parse_print_ir(text) == text
+    with pytest.raises(Exception, match="signatures such as float32"):
+        core.parse_print_ir(text.replace("int32(int32)", "int32(nonsense)"))
+
+
 def test_simt_block_round_trips():
     # A SIMT kernel with tile operations: the launch block shape it is lowered for.
     text = "func k(v0:array(f32, 1d, C) a) -> none kernel num_warps=4 sm=90 simt_block=32x2x2\nbb0:\n  ret\n"

@@ -623,20 +623,34 @@ def test_raise_and_assert_compile_to_a_trap():
     assert "trap;" in compile_probe(k_div, "void(float64[::1])", debug=True)[0]
 
 
-def test_explicit_device_signature_is_not_applied():
+def test_explicit_device_signature_is_applied():
     @cuda.jit("float32(float32)", device=True)
     def square(x):
         return x * x
 
+    @cuda.jit(["int32(int32)", "float64(float64)"], device=True)
+    def inc(x):
+        return x + 1
+
     def caller(a):
         return square(a)
+
+    def caller_inc(a):
+        return inc(a)
 
     def add(a, b):
         return a + b
 
-    # numba converts to the declared types (float32, int32); cudajit keeps the inferred ones
-    assert compile_probe(caller, "(float64)", device=True)[1] == "float64"
-    assert compile_probe(add, "int32(int32, int32)", device=True)[1] == "int64"
+    # numba converts the arguments and the result to the declared types
+    assert compile_probe(caller, "(float64)", device=True)[1] == "float32"
+    assert compile_probe(add, "int32(int32, int32)", device=True)[1] == "int32"
+    # of several signatures, the cheapest conversion (numba's overload ranking)
+    assert compile_probe(caller_inc, "(int16)", device=True)[1] == "int32"      # promote
+    assert compile_probe(caller_inc, "(float32)", device=True)[1] == "float64"  # safe, not unsafe
+    assert compile_probe(caller_inc, "(int64)", device=True)[1] == "float64"
+    with pytest.raises(CompileError, match=r"square\(\) is declared with the signatures float32\(float32\); "
+                                           r"none takes the arguments \(complex128\)"):
+        compile_probe(caller, "(complex128)", device=True)
 
 
 def test_numba_type_objects_in_signatures():

@@ -17,10 +17,12 @@ namespace {
 class ModuleDecoder {
  public:
   explicit ModuleDecoder(ir::Module* m) : module_(m) {
-    ctx_.device_function = [this](PyObject* py_fn) { return decode(py_fn); };
+    ctx_.device_function = [this](PyObject* py_fn, const std::vector<std::string>& sigs) {
+      return decode(py_fn, sigs);
+    };
   }
 
-  std::string decode(PyObject* py_fn) {
+  std::string decode(PyObject* py_fn, const std::vector<std::string>& signatures = {}) {
     auto it = memo_.find(py_fn);
     if (it != memo_.end()) return it->second.name;
     CodeInfo ci = readFunction(py_fn);
@@ -29,6 +31,14 @@ class ModuleDecoder {
     // Memoised before the body is decoded, so recursion resolves to this name.
     memo_[py_fn] = Entry{PyRef::borrow(py_fn), name};
     ir::Function* fn = module_->addFunction(name);
+    for (const std::string& text : signatures) {
+      try {
+        fn->declared.push_back(parseSignature(text));
+      } catch (const CompileError& e) {
+        throw CompileError(ci.filename, ci.first_line, 0, "signature",
+                           "the signature '" + text + "' of device function '" + ci.name + "': " + e.message);
+      }
+    }
     decodeInto(ci, fn, ctx_);
     return name;
   }

@@ -209,6 +209,20 @@ Frozen classifyConstant(PyObject* obj) {
   return unsupported("a constant of type '" + typeNameOf(obj) + "'");
 }
 
+// A device function's declared signatures (its `signatures` list of strings); false
+// when one is not a string.
+static bool deviceSignatures(PyObject* device_function, std::vector<std::string>* out) {
+  PyRef sigs = getAttr(device_function, "signatures");
+  if (!sigs || !PyList_Check(sigs.get())) return true;
+  for (Py_ssize_t k = 0; k < PyList_GET_SIZE(sigs.get()); ++k) {
+    std::string text;
+    if (!PyUnicode_Check(PyList_GET_ITEM(sigs.get(), k)) || !toString(PyList_GET_ITEM(sigs.get(), k), &text))
+      return false;
+    out->push_back(std::move(text));
+  }
+  return true;
+}
+
 Frozen classifyObject(PyObject* obj) {
   if (obj == Py_None || PyBool_Check(obj) || PyLong_Check(obj) || PyFloat_Check(obj) ||
       PyComplex_Check(obj) || PyUnicode_Check(obj) || PyTuple_Check(obj))
@@ -225,6 +239,9 @@ Frozen classifyObject(PyObject* obj) {
       Frozen f;
       f.kind = Frozen::Kind::DeviceFunction;
       f.device_py_func = py;
+      if (!deviceSignatures(obj, &f.device_signatures))
+        return unsupported("a device function whose signatures are not strings",
+                           "declare signatures as strings: @cudajit.jit(\"float32(float32)\", device=True)");
       return f;
     }
     return unsupported("a device function whose _cudajit_device_py_func_ is not a Python function");

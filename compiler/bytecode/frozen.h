@@ -21,6 +21,7 @@ struct Frozen {
   // so that the constant keeps its width, as numba types it.
   std::string numpy_type;
   PyRef device_py_func;    // DeviceFunction: the Python function to decode
+  std::vector<std::string> device_signatures;   // DeviceFunction: its declared signatures (numba spelling)
   std::string why;         // Unsupported: what the object is and what would work
   std::string hint;        // Unsupported: optional fix
 };

@@ -252,7 +252,7 @@ class FunctionDecoder {
         }
         break;
       case Frozen::Kind::DeviceFunction:
-        c = constant(ir::Const::symbol("fn:" + ctx_.device_function(f.device_py_func.get())));
+        c = constant(ir::Const::symbol("fn:" + ctx_.device_function(f.device_py_func.get(), f.device_signatures)));
         break;
       case Frozen::Kind::Unsupported:
         fail(in.loc, what,

@@ -15,7 +15,8 @@ namespace cj::bytecode {
 struct DecodeContext {
   // Decodes a device function's Python function into the module (once) and
   // returns its IR function name.
-  std::function<std::string(PyObject* py_function)> device_function;
+  // `signatures`: the numba signature strings it was declared with (may be empty).
+  std::function<std::string(PyObject* py_function, const std::vector<std::string>& signatures)> device_function;
 };
 
 // Fills `fn` (empty, already in its module) from `code`. Throws CompileError.

@@ -424,6 +424,7 @@ std::unique_ptr<Function> cloneFunction(const Function& fn, std::string new_name
   out->target_sm = fn.target_sm;
   out->occupancy = fn.occupancy;
   for (int d = 0; d < 3; ++d) out->simt_block[d] = fn.simt_block[d];
+  out->declared = fn.declared;
   out->tensor_maps = fn.tensor_maps;
   out->next_id = fn.next_id;
 

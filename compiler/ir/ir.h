@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ir/intrinsics.h"
+#include "types/signature.h"
 #include "types/types.h"
 #include "types/tensor_map.h"
 
@@ -268,6 +269,10 @@ struct Function {
   // Tile kernels: the blocks per SM ptxas fits the registers to (cuTile's
   // occupancy hint, or tile-assign-layouts' choice; text: "occupancy=4"); 0: ptxas's.
   int occupancy = 0;
+  // Device functions declared with signatures (@jit("float32(float32)",
+  // device=True)): calls pick one and convert to it, as numba's do (text:
+  // "sigs=[float32(float32); float64(float64)]"). Empty: typed per call.
+  std::vector<ParsedSignature> declared;
   // SIMT kernels with tile operations: the launch block shape they are
   // compiled for (text: "simt_block=64x2x1"); tiles number the block's threads
   // linearly over it. {0,0,0}: a tile kernel or no tiles.

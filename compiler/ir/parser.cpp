@@ -417,6 +417,27 @@ class Parser {
       if (!parseTensorMaps(word(ln, "tensor maps after tmaps="), &fn_->tensor_maps))
         ln.fail("tensor maps such as 0:f16:128x64 after tmaps=");
     }
+    if (ln.accept("sigs=[")) {
+      std::string_view rest = ln.rest();
+      size_t close = 0;   // the ']' that closes the list (array types hold brackets too)
+      for (int depth = 1; close < rest.size(); ++close) {
+        depth += rest[close] == '[' ? 1 : rest[close] == ']' ? -1 : 0;
+        if (depth == 0) break;
+      }
+      if (close == rest.size()) ln.fail("']' closing sigs=[");
+      std::string_view list = rest.substr(0, close);
+      try {
+        for (size_t at = 0; at <= list.size();) {
+          size_t semi = list.find(';', at);
+          if (semi == std::string_view::npos) semi = list.size();
+          fn_->declared.push_back(parseSignature(list.substr(at, semi - at)));
+          at = semi + 1;
+        }
+      } catch (const std::exception&) {
+        ln.fail("signatures such as float32(float32) after sigs=[");
+      }
+      ln.setPos(ln.pos() + close + 1);
+    }
     if (ln.accept("py=")) fn_->py_name = word(ln, "a Python name after 'py='");
     if (ln.accept('@')) {
       // "@file.py:3": the line is after the last ':'.

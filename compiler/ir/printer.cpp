@@ -135,6 +135,15 @@ std::string printFunction(const Function& fn) {
     out += " simt_block=" + std::to_string(fn.simt_block[0]) + "x" + std::to_string(fn.simt_block[1]) + "x" +
            std::to_string(fn.simt_block[2]);
   if (!fn.tensor_maps.empty()) out += " tmaps=" + tensorMapsToString(fn.tensor_maps);
+  if (!fn.declared.empty()) {
+    out += " sigs=[";
+    for (size_t k = 0; k < fn.declared.size(); ++k) {
+      const ParsedSignature& s = fn.declared[k];
+      out += (k ? "; " : "") + (s.return_type ? typeToNumbaString(s.return_type) : std::string()) +
+             numbaArgsString(s.args);
+    }
+    out += "]";
+  }
   if (!fn.py_name.empty() && fn.py_name != fn.name) out += " py=" + fn.py_name;
   if (!fn.filename.empty()) out += "  @" + basename(fn.filename) + ":" + std::to_string(fn.first_line);
   out += "\n";

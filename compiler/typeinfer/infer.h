@@ -20,6 +20,9 @@ struct InferOptions {
   // compute_XX the CUB instantiations of block algorithms are built for
   // (part of each `intrinsic cub` spec; the driver passes the target's).
   int arch = 90;
+  // A device function compiled alone with a signature's return type: its
+  // results are converted to it (numba's compile_ptx(f, "int32(int32)")).
+  const Type* entry_return = nullptr;
 };
 
 // `untyped.functions[0]` is the kernel (or device function) to type with

@@ -1,6 +1,11 @@
 #include "typeinfer/sites.h"
 
+#include <array>
+#include <optional>
+
+#include "typeinfer/conversion.h"
 #include "typeinfer/specializer.h"
+#include "typeinfer/unify.h"
 
 namespace cj::typeinfer {
 
@@ -152,10 +157,63 @@ std::vector<const Type*> deviceArgTypes(const Site& s, const DeviceArgs& a) {
   return types;
 }
 
+// How well `types` convert to a signature's parameters, as numba ranks
+// overloads: fewest unsafe conversions, then safe ones, then promotions;
+// nullopt when one does not convert at all.
+std::optional<std::array<int, 3>> conversionCost(const std::vector<const Type*>& types,
+                                                 const std::vector<const Type*>& params) {
+  if (types.size() != params.size()) return std::nullopt;
+  std::array<int, 3> cost{0, 0, 0};   // unsafe, safe, promote
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (types[i] == params[i]) continue;
+    if (types[i]->isScalar() && params[i]->isScalar()) {
+      switch (scalarConversion(types[i]->scalar, params[i]->scalar)) {
+        case Conversion::Exact: break;
+        case Conversion::Promote: ++cost[2]; break;
+        case Conversion::Safe: ++cost[1]; break;
+        case Conversion::Unsafe: ++cost[0]; break;
+        case Conversion::None: return std::nullopt;
+      }
+    } else if (canCoerce(types[i], params[i])) {
+      ++cost[1];
+    } else {
+      return std::nullopt;
+    }
+  }
+  return cost;
+}
+
+// A device function declared with signatures: the one a call takes (the
+// cheapest conversion of its arguments, the first of equals, as numba's
+// overload choice); null when it has none.
+const ParsedSignature* declaredSignature(const Site& s, const ir::Function& callee,
+                                         const std::vector<const Type*>& types) {
+  if (callee.declared.empty()) return nullptr;
+  const ParsedSignature* best = nullptr;
+  std::array<int, 3> best_cost{};
+  for (const ParsedSignature& sig : callee.declared)
+    if (auto cost = conversionCost(types, sig.args); cost && (!best || *cost < best_cost)) {
+      best = &sig;
+      best_cost = *cost;
+    }
+  if (best) return best;
+  std::string list;
+  for (const ParsedSignature& sig : callee.declared)
+    list += (list.empty() ? "" : ", ") + (sig.return_type ? typeToNumbaString(sig.return_type) : std::string()) +
+            numbaArgsString(sig.args);
+  s.fail(std::string(s.name) + "() is declared with the signatures " + list + "; none takes the arguments " +
+         numbaArgsString(types));
+}
+
 const Type* deviceCallType(const Site& s) {
   const ir::Function& callee = s.ctx.specializer().untypedFunction(s.ctx, s.instr, s.name);
   DeviceArgs a = deviceArgs(s, callee);
-  return s.ctx.specializer().specialize(s.ctx, s.instr, callee, deviceArgTypes(s, a)).ret;
+  std::vector<const Type*> types = deviceArgTypes(s, a);
+  if (const ParsedSignature* sig = declaredSignature(s, callee, types)) {
+    if (sig->return_type) return sig->return_type;
+    types = sig->args;
+  }
+  return s.ctx.specializer().specialize(s.ctx, s.instr, callee, types).ret;
 }
 
 ir::Instr* deviceCallLower(const Site& s, Emitter& e) {
@@ -165,9 +223,16 @@ ir::Instr* deviceCallLower(const Site& s, Emitter& e) {
   std::vector<ir::Instr*> args = a.bound;
   for (size_t i = 0; i < args.size(); ++i)
     if (!args[i]) args[i] = lowerConstant(s.ctx, s.instr, a.defaults[i]->cval, e);
+  const ParsedSignature* sig = declaredSignature(s, callee, types);
+  if (sig) {   // numba converts the arguments to the declared types, and the result
+    types = sig->args;
+    for (size_t i = 0; i < args.size(); ++i) args[i] = e.convert(args[i], types[i]);
+  }
   const Specialization& spec = s.ctx.specializer().specialize(s.ctx, s.instr, callee, types);
   ir::Instr* call = e.emit(ir::Op::CallFunc, spec.ret, args);
   call->name = spec.name;
+  if (sig && sig->return_type && sig->return_type != spec.ret && !sig->return_type->is(TypeKind::None))
+    return e.convert(call, sig->return_type);
   return call;
 }
 

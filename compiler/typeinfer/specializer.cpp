@@ -67,6 +67,23 @@ std::unique_ptr<ir::Function> Specializer::inferEntry(const ir::Function& fn,
     ctx.fail(at, "return", "a kernel must not return a value (it returns " + typeToString(ret) + ")",
              "write results into an array argument");
   }
+  const Type* want = options_.entry_return;
+  if (!fn.is_kernel && want && want != ret && !want->is(TypeKind::None) && !want->is(TypeKind::Void)) {
+    for (auto& b : typed->blocks) {
+      ir::Instr* t = b->terminator();
+      if (!t || t->op != ir::Op::Ret || t->operands.empty()) continue;
+      ir::Instr* v = t->operands[0];
+      if (!v->type->isScalar() || !want->isScalar()) {
+        FunctionContext ctx(*typed, *this);
+        ctx.fail(t, "return", "'" + displayName(fn) + "' returns " + typeToNumbaString(v->type) +
+                                  ", the signature says " + typeToNumbaString(want));
+      }
+      auto cast = typed->make(ir::Op::Cast, want, {v}, t->loc);
+      ir::Instr* c = ir::insertBefore(b.get(), b->instrs.size() - 1, std::move(cast));
+      t->setOperand(0, c);
+    }
+    typed->return_type = want;
+  }
   return typed;
 }
 

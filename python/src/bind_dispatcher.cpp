@@ -533,7 +533,8 @@ void bindAheadOfTime(py::module_& m) {
     cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, false, fast_compile);
     tileOptionsFrom(tile, o);
     o.arch = archNumber(arch);
-    cj::rt::AotResult r = cj::rt::compileAot(py_func, s.args, device, want_cubin, o, blockFrom(block));
+    cj::rt::AotResult r = cj::rt::compileAot(py_func, s.args, device, want_cubin, o, blockFrom(block),
+                                             s.return_type);
     const cj::Type* ret = r.return_type ? r.return_type : cj::noneTy();
     py::object cubin = want_cubin ? py::object(py::bytes(r.cubin.data(), r.cubin.size()))
                                   : py::object(py::none());
