@@ -41,7 +41,6 @@ from .memory import (managed_array, mapped, mapped_array, mapped_array_like, pin
 from .errors import (CacheWarning, CompileError, CudaAPIError, CudaSupportError,
                      DeviceOnlyError, ToolchainError)
 from .stubs import STUBS as _STUBS
-from .ufunc import CUDAGUFunc, CUDAUFunc, Reduce, guvectorize, reduce, vectorize
 
 Stream = _core.Stream
 
@@ -82,12 +81,21 @@ _SCALAR_TYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", 
                  "uint64", "float16", "float32", "float64", "complex64", "complex128")
 
 
+_UFUNC_NAMES = ("vectorize", "guvectorize", "reduce", "Reduce", "CUDAUFunc", "CUDAGUFunc")
+
+
 def __getattr__(name):
     # numba.cuda.random's generators (imports numpy), MathDx (libmathdx is
     # optional: found only when used): loaded on first use.
     if name in ("random", "mathdx"):
         import importlib
         return importlib.import_module("." + name, __name__)
+    # GPU ufuncs and reductions (python/cudajit/ufunc.py imports numpy).
+    if name in _UFUNC_NAMES:
+        from . import ufunc
+        value = getattr(ufunc, name)
+        globals()[name] = value
+        return value
     if name in _SCALAR_TYPES:
         import numpy
         value = getattr(numpy, name)
