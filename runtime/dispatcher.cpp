@@ -750,6 +750,15 @@ int Dispatcher::maxCooperativeGridBlocks(Overload& ov, Block block, unsigned sha
   return residentBlocks(loaded.function, device, static_cast<unsigned>(block[0] * block[1] * block[2]), shared_bytes);
 }
 
+int Dispatcher::functionAttribute(Overload& ov, int attribute) {
+  driver();
+  const int device = currentDevice();
+  Overload::Loaded& loaded = loadedOn(ov, device, ensureContext(device));
+  int value = 0;
+  CJ_CU_OPT(cuFuncGetAttribute, &value, attribute, loaded.function);
+  return value;
+}
+
 int Dispatcher::suggestBlockSize(PyObject* const* args, size_t nargs, unsigned shared_bytes) {
   const DriverApi& api = driver();
   if (static_cast<int>(nargs) != numArgs())

@@ -70,6 +70,22 @@ class Dispatcher(_core.Dispatcher):
         return _pickle.reduce(self, (_pickle.rebuild_jit, (
             self.py_func, options, getattr(self, "_jit_signatures", None), False)))
 
+    def specialize(self, *args):
+        """numba's ``kernel.specialize(*args)``: a kernel compiled now for the
+        types of ``args`` (arrays, scalars, as a launch would type them),
+        with this kernel's options; launches convert to that one signature."""
+        from .decorators import jit
+        options = dict(getattr(self, "_jit_options", None) or self._options)
+        options.pop("block", None)
+        kernel = jit(self._arg_signature(*args), **options)(self.py_func)
+        kernel._specialized = True
+        return kernel
+
+    @property
+    def specialized(self):
+        """True for a kernel made by specialize() (numba's attribute)."""
+        return getattr(self, "_specialized", False)
+
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         """A 1-d launch over ``ntasks`` threads (numba's forall): for kernels
         whose thread ``cuda.grid(1)`` does task i and skips i >= ntasks.

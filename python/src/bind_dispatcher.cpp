@@ -248,6 +248,15 @@ py::object inspect(Dispatcher& d, const py::object& signature, Get get) {
   return signatureDict(out);
 }
 
+// numba's get_regs_per_thread(signature=None) & co: the value for one
+// signature, or {signature: value} over the compiled ones.
+py::object resourceQuery(Dispatcher& d, const py::object& signature, int attribute) {
+  if (!signature.is_none()) return py::int_(d.functionAttribute(overloadFor(d, signature), attribute));
+  py::dict out;
+  for (Overload* ov : d.overloads()) out[keyOf(ov->key)] = py::int_(d.functionAttribute(*ov, attribute));
+  return signatureDict(out);
+}
+
 // inspect_ir(after=...): the text after the one pass named, or {pass: text}
 // for a list or "all"; per signature as inspect() does.
 py::object inspectAfter(Dispatcher& d, const py::object& signature, const std::string& after) {
@@ -452,6 +461,14 @@ void defineCompiling(DispatcherClass& cls) {
       }, py::doc("Benchmarks only: cuLaunchKernel `iterations` times in a C++ loop with the "
                  "parameters of one launch (the floor launches are measured against); returns "
                  "seconds."))
+      .def("_arg_signature", [](Dispatcher&, py::args args) {
+        std::vector<PyObject*> raw;
+        for (py::handle a : args) raw.push_back(a.ptr());
+        cj::rt::LaunchArgs la;
+        cj::rt::classifyArgs(raw.data(), raw.size(), false, &la);
+        return cj::numbaArgsString(la.types);
+      }, py::doc("The signature a launch with these arguments compiles, in numba's spelling "
+                 "(kernel.specialize)."))
       .def("_suggest_block_size", [](Dispatcher& d, unsigned shared_bytes, py::args args) {
         std::vector<PyObject*> raw;
         for (py::handle a : args) raw.push_back(a.ptr());
@@ -514,6 +531,16 @@ void defineInspection(DispatcherClass& cls) {
       .def("inspect_ptx", [](Dispatcher& d, const py::object& sig) {
         return inspect(d, sig, [&d](Overload& o) { return d.ptx(o); });
       }, py::arg("signature") = py::none(), py::doc("PTX per signature."))
+      .def("get_regs_per_thread", [](Dispatcher& d, const py::object& sig) { return resourceQuery(d, sig, 4); },
+           py::arg("signature") = py::none(), py::doc("Registers per thread (loads the kernel on the current GPU)."))
+      .def("get_shared_mem_per_block", [](Dispatcher& d, const py::object& sig) { return resourceQuery(d, sig, 1); },
+           py::arg("signature") = py::none(), py::doc("Static shared memory per block, in bytes."))
+      .def("get_local_mem_per_thread", [](Dispatcher& d, const py::object& sig) { return resourceQuery(d, sig, 3); },
+           py::arg("signature") = py::none(), py::doc("Local memory per thread, in bytes."))
+      .def("get_const_mem_size", [](Dispatcher& d, const py::object& sig) { return resourceQuery(d, sig, 2); },
+           py::arg("signature") = py::none(), py::doc("Constant memory the kernel uses, in bytes."))
+      .def("get_max_threads_per_block", [](Dispatcher& d, const py::object& sig) { return resourceQuery(d, sig, 0); },
+           py::arg("signature") = py::none(), py::doc("The most threads a block of this kernel may have."))
       .def("inspect_asm", [](Dispatcher& d, const py::object& sig) {
         return inspect(d, sig, [&d](Overload& o) { return d.ptx(o); });
       }, py::arg("signature") = py::none(), py::doc("numba's name for inspect_ptx."));

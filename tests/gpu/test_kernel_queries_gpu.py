@@ -1,0 +1,51 @@
+"""numba's kernel queries on the GPU: resource numbers of real kernels
+(registers, static shared memory, local memory, constant memory) and a
+specialized kernel launched on a strided device array."""
+import numpy as np
+import pytest
+
+import cudajit as cuda
+
+pytestmark = pytest.mark.gpu
+
+
+@cuda.jit
+def uses_shared_and_local(a):
+    sh = cuda.shared.array(256, cuda.float32)
+    loc = cuda.local.array(64, cuda.float64)
+    i = cuda.threadIdx.x
+    for k in range(64):
+        loc[k] = a[(i + k) % a.size] * k
+    sh[i] = loc[a.size % 64] + loc[i % 64]
+    cuda.syncthreads()
+    a[i] = sh[255 - i]
+
+
+def test_resource_queries():
+    a = cuda.to_device(np.arange(256, dtype=np.float32))
+    uses_shared_and_local[1, 256](a)
+    sig = uses_shared_and_local.signatures[0]
+    assert uses_shared_and_local.get_shared_mem_per_block(sig) == 256 * 4
+    assert uses_shared_and_local.get_local_mem_per_thread(sig) >= 64 * 8
+    assert 0 < uses_shared_and_local.get_regs_per_thread(sig) <= 255
+    assert uses_shared_and_local.get_const_mem_size(sig) >= 0
+    assert uses_shared_and_local.get_max_threads_per_block(sig) >= 256
+    assert dict(uses_shared_and_local.get_regs_per_thread()) == {
+        sig: uses_shared_and_local.get_regs_per_thread(sig)}
+
+
+def test_specialized_kernel_launches():
+    @cuda.jit
+    def fill(a, v):
+        i, j = cuda.grid(2)
+        if i < a.shape[0] and j < a.shape[1]:
+            a[i, j] = v
+
+    host = np.zeros((4, 12))
+    strided = cuda.to_device(host)[:, ::3]
+    sk = fill.specialize(strided, 2.5)
+    assert sk.signatures == [("float64[:, :]", "float64")]
+    sk[(1, 1), (4, 4)](strided, 2.5)
+    want = host.copy()
+    want[:, ::3] = 2.5
+    np.testing.assert_array_equal(strided.copy_to_host(), want[:, ::3])
