@@ -85,9 +85,7 @@ void prepareSimtTiles(ir::Module& typed, const CompileOptions& options) {
   if (!first) return;
   const int* block = options.infer.block_dims;
   auto fail = [&](const std::string& msg, const std::string& hint) {
-    std::string what = first->op == ir::Op::Intrinsic ? first->intrinsicName() : std::string(ir::opName(first->op));
-    if (what.rfind("tile.", 0) == 0) what = "ct." + what.substr(5);
-    throw CompileError(fn->filename, first->loc.line, first->loc.col, what, msg, hint);
+    throw CompileError(fn->filename, first->loc.line, first->loc.col, passes::tileOpName(*first), msg, hint);
   };
   if (block[0] < 1 || block[1] < 1 || block[2] < 1)
     fail("a @cudajit.jit kernel with tile operations is compiled for its launch block shape, which is "

@@ -11,14 +11,14 @@
 #include "support/error.h"
 
 namespace cj::passes {
-namespace {
 
-// cuTile's spelling of a tile operation ("ct.load"), or the operator.
 std::string tileOpName(const ir::Instr& in) {
   if (in.op != ir::Op::Intrinsic) return "tile " + std::string(ir::opName(in.op));
   std::string name = in.intrinsicName();
   return name.rfind("tile.", 0) == 0 ? "ct." + name.substr(5) : name;
 }
+
+namespace {
 
 std::string lineOf(const ir::Instr* in) { return in ? " at line " + std::to_string(in->loc.line) : ""; }
 

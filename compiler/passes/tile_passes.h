@@ -12,6 +12,7 @@
 //                         (global vector loads and stores, warp shuffles,
 //                         shared memory, barriers); no tile type remains
 #pragma once
+#include <string>
 #include <string_view>
 
 #include "passes/pass.h"
@@ -42,6 +43,8 @@ class TileLower : public Pass {
 
 // Whether an instruction is a tile operation: it makes or takes a tile.
 bool isTileOp(const ir::Instr& in);
+// cuTile's spelling of a tile operation for messages ("ct.load"), or the operator.
+std::string tileOpName(const ir::Instr& in);
 
 // The layout every tile of `shape` gets in a function of `num_warps` warps.
 const TileLayout* tileLayoutFor(const std::vector<int64_t>& shape, int num_warps);
