@@ -24,6 +24,8 @@ class CMakeBuild(build_ext):
             f"-DCMAKE_LIBRARY_OUTPUT_DIRECTORY={extdir}{os.sep}",
             f"-DPython_EXECUTABLE={sys.executable}",
             f"-DCMAKE_BUILD_TYPE={cfg}",
+            # CUDAJIT_SANITIZE=1: AddressSanitizer + UBSan (scripts/sanitize.sh runs the tests)
+            f"-DCUDAJIT_SANITIZE={'ON' if os.environ.get('CUDAJIT_SANITIZE') not in (None, '', '0') else 'OFF'}",
         ]
         build_args = []
         try:

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The CPU tests under AddressSanitizer + UndefinedBehaviorSanitizer (issue 15).
+#
+#   bash scripts/sanitize.sh [WORKDIR] [pytest args...]
+#
+# Builds _core with -DCUDAJIT_SANITIZE=ON into WORKDIR (default build-asan/),
+# puts it beside a copy of the Python package, and runs pytest with the
+# sanitizer runtimes preloaded (CPython is not instrumented). Leak detection
+# is off: the interpreter's own allocations would drown the report. Any
+# sanitizer report stops the run with a non-zero status. Without pytest
+# arguments it runs the compile-level suites and the fuzzer's test.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="${1:-$root/build-asan}"
+shift || true
+py="$(command -v python3)"
+
+cmake -S "$root" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAJIT_SANITIZE=ON \
+      -DPython_EXECUTABLE="$py" -DCMAKE_LIBRARY_OUTPUT_DIRECTORY="$work/pkg/cudajit" > "$work.cmake.log"
+ninja -C "$work/build" _core
+mkdir -p "$work/pkg/cudajit"
+(cd "$root/python/cudajit" && find . -name '*.py' -exec cp --parents {} "$work/pkg/cudajit/" \;)
+
+export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:detect_odr_violation=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+if [ "$#" -eq 0 ]; then
+  set -- "$root/tests/test_decoder.py" "$root/tests/test_golden.py" "$root/tests/test_ir.py" \
+         "$root/tests/test_cfg.py" "$root/tests/test_use_lists.py" "$root/tests/test_passes.py" \
+         "$root/tests/test_typeinfer.py" "$root/tests/test_errors.py" "$root/tests/test_conformance_compile.py" \
+         "$root/tests/test_tile_compile.py" "$root/tests/test_tile_simt.py" "$root/tests/test_fuzz.py"
+fi
+cd "$work"
+PYTHONPATH="$work/pkg" "$py" -m pytest -q -p no:cacheprovider "$@"
