@@ -32,3 +32,12 @@ def test_programs_are_reproducible():
     one = fuzz.Gen(random.Random(5)).program()
     two = fuzz.Gen(random.Random(5)).program()
     assert one == two and len(one) >= 3
+
+
+def test_front_end_mutants_raise_and_never_crash(capsys):
+    # scripts/fuzz_frontend.py: mutated code objects compile or raise a Python
+    # exception; a child process that dies is a crash (reported with the mutant).
+    import fuzz_frontend
+    assert fuzz_frontend.main(["--count", "120", "--seed", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "mutants 120 (seed 5)" in out and "crashes 0" in out
