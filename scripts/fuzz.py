@@ -7,8 +7,9 @@ Each program is a function of two int64 and two float64 arguments: integer
 arithmetic with Python's floor division and modulo (divisors kept non-zero),
 bit operations and masked shifts, comparisons and chained conditions, float
 arithmetic and math functions on safe domains, int/float conversions,
-min/max/abs, tuples, if/elif/else, for loops over ranges (negative steps
-too) and while loops with break/continue, and calls of a device function.
+min/max/abs, tuples, a local array (wrapped and negative indices),
+if/elif/else, for loops over ranges (negative steps too) and while loops
+with break/continue, and calls of a device function.
 Integers are kept inside +-2**40 by construction (a `% M` after products)
 so that CPython's unbounded ints and the GPU's int64 agree without
 wraparound. The reference is CPython running the same source; cudajit's run
@@ -64,8 +65,10 @@ class Gen:
     def int_expr(self, d=0):
         if d > 2 or self.r.random() < 0.3:
             return self.int_atom()
-        k = self.r.randrange(13)
+        k = self.r.randrange(14)
         a, b = self.int_expr(d + 1), self.int_expr(d + 1)
+        if k == 13:   # the local array, at a wrapped (possibly negative) index
+            return f"arr[{a} % 8]" if self.r.random() < 0.7 else f"arr[-1 - ({a} % 8)]"
         if k == 12:
             return f"(({a} % 100) ** ({b} & 3))"
         if k == 0:
@@ -147,7 +150,9 @@ class Gen:
         return lines or [indent + "pass"]
 
     def stmt(self, indent):
-        k = self.r.randrange(10)
+        k = self.r.randrange(11)
+        if k == 10:
+            return [f"{indent}arr[{self.int_expr()} % 8] = ({self.int_expr()}) % {MOD}"]
         if self.depth >= 3:
             k = min(k, 3)
         if k <= 1:
@@ -237,20 +242,26 @@ def helper(n, z):
 '''
 
 
-def source_of(body):
-    return "\n".join(["def fuzzed(a, b, x, y):"] + body) + "\n"
+# Every program starts with a local int64 array of 8 elements (a Python list
+# in the reference), filled so that no element is read uninitialised.
+PROLOGUE = ["    arr = LOCAL_ARRAY", "    for q0 in range(8):", "        arr[q0] = q0 * 3 - 5"]
+
+
+def source_of(body, local_array="[0] * 8"):
+    lines = [ln.replace("LOCAL_ARRAY", local_array) for ln in PROLOGUE]
+    return "\n".join(["def fuzzed(a, b, x, y):"] + lines + body) + "\n"
 
 
 def build(src):
+    import numpy
     import cudajit as cuda
-    ns = {"math": math, "cuda": cuda}
+    src = src.replace("arr = [0] * 8", "arr = cuda.local.array(8, numpy.int64)")
+    ns = {"math": math, "cuda": cuda, "numpy": numpy}
     exec(compile(HELPER + src, "<fuzz>", "exec"), ns)
     return ns["fuzzed"]
 
 
 def reference(src):
-    class Py:   # helper runs as plain Python
-        pass
     ns = {"math": math}
     exec(compile(HELPER.replace("@cuda.jit(device=True)\n", "") + src, "<fuzz-ref>", "exec"), ns)
     return ns["fuzzed"]
@@ -341,7 +352,8 @@ def main(argv=None):
             path = os.path.join(opts.out, f"seed{opts.seed}_{n}_{kind}.py")
             with open(path, "w") as f:
                 f.write(f"# {run_one(small, args_list)}\n# args: {args_list}\n")
-                f.write("import math\nimport cudajit as cuda\n" + HELPER + source_of(small))
+                f.write("import math\nimport numpy\nimport cudajit as cuda\n" + HELPER +
+                        source_of(small, "cuda.local.array(8, numpy.int64)"))
             print(f"[{n}] {kind}: {outcome[:200]} -> {path}", flush=True)
     elapsed = time.time() - start
     print(f"programs {n} in {elapsed:.0f} s (seed {opts.seed}): " +
