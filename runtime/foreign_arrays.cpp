@@ -184,6 +184,17 @@ void readCai(size_t index, PyObject* obj, PyObject* cai, ArgValue* arg,
                               "not native-endian)");
   arg->array.ndim = readInts(index, obj, shape, arg->array.shape, "shape");
   const int itemsize = scalarByteSize(dtype);
+  // A shape from another library is checked before any arithmetic on it:
+  // negative extents and byte sizes past int64 are refused, not wrapped.
+  int64_t bytes = itemsize;
+  for (int k = 0; k < arg->array.ndim; ++k) {
+    const int64_t extent = arg->array.shape[k];
+    if (extent < 0)
+      argumentError(index, obj, "its __cuda_array_interface__ shape has a negative extent (" +
+                                    std::to_string(extent) + ")");
+    if (extent > 0 && __builtin_mul_overflow(bytes, extent, &bytes))
+      argumentError(index, obj, "its __cuda_array_interface__ shape is too large (more than 2**63 bytes)");
+  }
   PyObject* strides = dictItem(cai, n.strides);
   if (strides && strides != Py_None) {
     if (readInts(index, obj, strides, arg->array.strides, "strides") != arg->array.ndim)
