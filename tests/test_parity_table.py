@@ -578,11 +578,21 @@ def test_unsupported_kernel_language(fn, sig, match):
 
 
 @pytest.mark.parametrize("name", OPERATOR_BINARY + OPERATOR_UNARY)
-def test_operator_module_functions_unsupported(name):
+def test_operator_module_functions(name):
+    # each is its operator: the same type as `a + b`, `-a`, `a < b` ...
     fn = OP2.get(name) or OP1[name]
     sig = "(int64, int64)" if name in OP2 else "(int64)"
-    with pytest.raises(CompileError, match=rf"unsupported function operator\.{name}"):
-        compile_probe(fn, sig, device=True)
+    ptx, ret = compile_probe(fn, sig, device=True)
+    want = "bool" if name in ("eq", "ne", "lt", "le", "gt", "ge", "not_") else \
+        "float64" if name in ("truediv", "itruediv") else "int64"
+    assert str(ret) == want
+
+
+def test_operator_module_function_outside_the_list():
+    def mm(a):
+        return operator.matmul(a, a)
+    with pytest.raises(CompileError, match=r"unsupported function operator\.matmul"):
+        compile_probe(mm, "(int64)", device=True)
 
 
 def test_cffi_from_buffer_unsupported():

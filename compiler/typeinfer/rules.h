@@ -56,6 +56,7 @@ extern const Rule grid;            // cudajit.grid(n)
 extern const Rule gridsize;        // cudajit.gridsize(n)
 extern const Rule barrier;         // syncthreads() & co: () -> none (arg = intrinsic name)
 extern const Rule thisGrid;        // cudajit.cg.this_grid() -> the grid group marker
+extern const Rule operatorCall;    // operator.add(a, b) & co: the operator (arg = the function's name)
 extern const Rule sharedArray;     // cudajit.shared.array(shape, dtype)
 extern const Rule localArray;      // cudajit.local.array(shape, dtype)
 extern const Rule atomicAdd;       // cudajit.atomic.add(arr, idx, val)
