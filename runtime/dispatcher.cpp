@@ -741,21 +741,24 @@ double Dispatcher::launchLoop(const LaunchConfig& config, PyObject* const* args,
   return secondsSince(start);
 }
 
+Overload::Loaded& Dispatcher::loadedOnCurrentDevice(Overload& ov) {
+  driver();   // no driver or no GPU: CudaSupportError before any work
+  const int device = currentDevice();
+  return loadedOn(ov, device, ensureContext(device));
+}
+
 int Dispatcher::maxCooperativeGridBlocks(Overload& ov, Block block, unsigned shared_bytes) {
   driver();
   for (int d = 0; d < 3; ++d)
     if (block[d] < 1) throw ArgumentValueError("max_cooperative_grid_blocks: the block dimensions must be positive");
-  const int device = currentDevice();
-  Overload::Loaded& loaded = loadedOn(ov, device, ensureContext(device));
-  return residentBlocks(loaded.function, device, static_cast<unsigned>(block[0] * block[1] * block[2]), shared_bytes);
+  Overload::Loaded& loaded = loadedOnCurrentDevice(ov);
+  return residentBlocks(loaded.function, currentDevice(), static_cast<unsigned>(block[0] * block[1] * block[2]),
+                        shared_bytes);
 }
 
 int Dispatcher::functionAttribute(Overload& ov, int attribute) {
-  driver();
-  const int device = currentDevice();
-  Overload::Loaded& loaded = loadedOn(ov, device, ensureContext(device));
   int value = 0;
-  CJ_CU_OPT(cuFuncGetAttribute, &value, attribute, loaded.function);
+  CJ_CU_OPT(cuFuncGetAttribute, &value, attribute, loadedOnCurrentDevice(ov).function);
   return value;
 }
 

@@ -193,6 +193,9 @@ class Dispatcher {
   Overload* select(const std::vector<const Type*>& actual, Block block);
   Overload* selectSlow(const std::vector<const Type*>& actual, Block block);
   Overload::Loaded& loadedOn(Overload& ov, int device, cu::CUcontext context);
+  // loadedOn the current device, its context made current (the queries that
+  // take no arguments to launch with).
+  Overload::Loaded& loadedOnCurrentDevice(Overload& ov);
   // Raises the function's dynamic shared memory limit to `bytes` when above 48 KB.
   void allowDynamicShared(Overload::Loaded& loaded, int device, unsigned bytes);
   void record(Overload& ov);

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -153,8 +154,9 @@ class FunctionEmitter {
   // ---- control flow inside one IR block ----------------------------------
   std::string freshLabel(const std::string& hint);
   void startBlock(const std::string& label);
-  // Debug checks: continues in a new block if `ok` (i1) holds, else traps.
-  void trapUnless(const std::string& ok);
+  // Run-time checks: continues in a new block if `ok` (i1) holds; else runs
+  // `report` (a message printed before the trap), when given, and traps.
+  void trapUnless(const std::string& ok, const std::function<void()>& report = nullptr);
 
   // Builds a struct value of type `type` from (field type, value) pairs.
   std::string makeStruct(const std::string& type,

@@ -171,12 +171,13 @@ void FunctionEmitter::startBlock(const std::string& label) {
   label_ = label;
 }
 
-void FunctionEmitter::trapUnless(const std::string& ok) {
+void FunctionEmitter::trapUnless(const std::string& ok, const std::function<void()>& report) {
   mod_.declare("declare void @llvm.trap() noreturn nounwind");
   std::string cont = freshLabel("ok");
   std::string trap = freshLabel("trap");
   emitLine("br i1 " + ok + ", label %" + cont + ", label %" + trap);
   startBlock(trap);
+  if (report) report();
   emitLine("call void @llvm.trap()");
   emitLine("unreachable");
   startBlock(cont);

@@ -36,6 +36,16 @@ uint64_t fnv1a(const std::string& s) {
 
 }  // namespace
 
+std::string ptxSafeName(const std::string& name) {
+  bool ok = !name.empty() && !(name[0] >= '0' && name[0] <= '9');
+  for (char c : name)
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$');
+  if (ok) return name;
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016" PRIx64, fnv1a(name));
+  return "cj_" + sanitize(name) + "__" + hash;
+}
+
 std::string kernelSymbol(const ir::Function& kernel) {
   std::string sig;
   if (!kernel.blocks.empty()) {

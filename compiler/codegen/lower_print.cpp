@@ -56,41 +56,32 @@ void callVprintf(FunctionEmitter& fe, const std::string& format,
   fe.emitLine("call i32 @vprintf(i8* " + fmt + ", i8* " + args + ")");
 }
 
+// Where a run-time check failed, for its message (escaped for the format):
+// "'kernel' at file.py:12" (the function's first line when `line` is 0).
+std::string placeOf(FunctionEmitter& fe, int line) {
+  const ir::Function& fn = fe.function();
+  return "'" + escapePercent(fn.py_name.empty() ? fn.name : fn.py_name) + "' at " + escapePercent(fn.filename) +
+         ":" + std::to_string(line ? line : fn.first_line);
+}
+
 void boundsCheck(FunctionEmitter& fe, const std::string& ok, const std::string& index, int axis,
                  const std::string& size) {
-  std::string cont = fe.freshLabel("inbounds");
-  std::string bad = fe.freshLabel("outofbounds");
-  fe.emitLine("br i1 " + ok + ", label %" + cont + ", label %" + bad);
-  fe.startBlock(bad);
-  const ir::Function& fn = fe.function();
-  int line = fe.current() ? fe.current()->loc.line : fn.first_line;
-  std::string where = "'" + escapePercent(fn.py_name.empty() ? fn.name : fn.py_name) + "' at " +
-                      escapePercent(fn.filename) + ":" + std::to_string(line);
-  callVprintf(fe, "IndexError: index %lld is out of bounds for axis " + std::to_string(axis) +
-                      " with size %lld in " + where + "\n",
-              {{"i64", index}, {"i64", size}});
-  fe.mod().declare("declare void @llvm.trap() noreturn nounwind");
-  fe.emitLine("call void @llvm.trap()");
-  fe.emitLine("unreachable");
-  fe.startBlock(cont);
+  const int line = fe.current() ? fe.current()->loc.line : 0;
+  fe.trapUnless(ok, [&] {
+    callVprintf(fe, "IndexError: index %lld is out of bounds for axis " + std::to_string(axis) +
+                        " with size %lld in " + placeOf(fe, line) + "\n",
+                {{"i64", index}, {"i64", size}});
+  });
 }
 
 // An Optional used as a number: numba raises TypeError for None; a kernel
 // prints it, with the place, and traps.
 void lowerNoneCheck(FunctionEmitter& fe, const ir::Instr& in) {
-  std::string cont = fe.freshLabel("notnone");
-  std::string bad = fe.freshLabel("none");
-  fe.emitLine("br i1 " + fe.val(in.operands[0]) + ", label %" + cont + ", label %" + bad);
-  fe.startBlock(bad);
-  const ir::Function& fn = fe.function();
-  std::string where = "'" + escapePercent(fn.py_name.empty() ? fn.name : fn.py_name) + "' at " +
-                      escapePercent(fn.filename) + ":" + std::to_string(in.loc.line ? in.loc.line : fn.first_line);
-  callVprintf(fe, "TypeError: expected " + typeToNumbaString(in.operands[1]->type) + ", got None in " + where + "\n",
-              {});
-  fe.mod().declare("declare void @llvm.trap() noreturn nounwind");
-  fe.emitLine("call void @llvm.trap()");
-  fe.emitLine("unreachable");
-  fe.startBlock(cont);
+  fe.trapUnless(fe.val(in.operands[0]), [&] {
+    callVprintf(fe, "TypeError: expected " + typeToNumbaString(in.operands[1]->type) + ", got None in " +
+                        placeOf(fe, in.loc.line) + "\n",
+                {});
+  });
 }
 
 void lowerPrint(FunctionEmitter& fe, const ir::Instr& in) {

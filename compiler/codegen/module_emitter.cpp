@@ -1,7 +1,4 @@
 // The NVVM module skeleton and the public entry point emitNvvm.
-#include <cctype>
-#include <cstdio>
-
 #include "codegen/debug_info.h"
 #include "codegen/emitter.h"
 
@@ -113,33 +110,11 @@ std::string ModuleEmitter::helper(Helper h, Scalar s) {
   return name;
 }
 
-namespace {
-// A device function's symbol: its IR name when PTX takes it as it is (letters,
-// digits, '_' and '$', not starting with a digit); otherwise (a lambda's
-// "<lambda>__f64") the other characters become '_' and a hash of the name
-// keeps two such names apart.
-std::string ptxFunctionName(const std::string& name) {
-  bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
-  std::string safe;
-  uint64_t h = 1469598103934665603ull;
-  for (char c : name) {
-    h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-    bool plain = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
-    ok = ok && plain;
-    safe += plain ? c : '_';
-  }
-  if (ok) return name;
-  char hash[10];
-  std::snprintf(hash, sizeof hash, "%08x", static_cast<unsigned>(h ^ (h >> 32)));
-  return "cj_" + safe + "_" + hash;
-}
-}  // namespace
-
 std::string ModuleEmitter::functionName(const ir::Function& fn) const {
   for (size_t i = 0; i < module_.functions.size(); ++i) {
     if (module_.functions[i].get() == &fn && isKernelOf(module_, i)) return "@" + kernelSymbol(fn);
   }
-  return "@" + llvmIdent(ptxFunctionName(fn.name));
+  return "@" + llvmIdent(ptxSafeName(fn.name));
 }
 
 std::string ModuleEmitter::run() {

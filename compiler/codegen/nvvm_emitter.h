@@ -28,5 +28,9 @@ std::string nvvmDeclaration(std::string_view symbol, const CSignature& signature
 // The symbol name the kernel gets in the NVVM/PTX/cubin (mangled to be a valid
 // PTX identifier and unique per signature).
 std::string kernelSymbol(const ir::Function& kernel);
+// A device function's symbol: `name` when PTX takes it as it is (letters,
+// digits, '_', '$'; no leading digit), else (a lambda's "<lambda>__f64") its
+// readable part and a hash of the name, as kernel symbols are made.
+std::string ptxSafeName(const std::string& name);
 
 }  // namespace cj::codegen

@@ -68,21 +68,15 @@ const ir::Instr* firstTileOp(const ir::Module& m, const ir::Function** in_fn) {
   return nullptr;
 }
 
-// The pipeline a module runs: "tile" for tile kernels, "simt-tile" for SIMT
-// kernels with tile operations, "simt" otherwise.
-std::string_view pipelineFor(const CompileOptions& options, const ir::Module& typed) {
-  const ir::Function* fn = nullptr;
-  return options.tile ? "tile" : firstTileOp(typed, &fn) ? "simt-tile" : "simt";
-}
-
 // Tile operations in a SIMT kernel (docs/tiles.md, "Tiles inside SIMT
 // kernels") are lowered for the launch's block shape: its threads, in
 // whole warps, are the tile's threads. Every function of the module gets
-// the shape (device functions are compiled for this kernel).
-void prepareSimtTiles(ir::Module& typed, const CompileOptions& options) {
+// the shape (device functions are compiled for this kernel). Returns whether
+// the module has tile operations.
+bool prepareSimtTiles(ir::Module& typed, const CompileOptions& options) {
   const ir::Function* fn = nullptr;
   const ir::Instr* first = firstTileOp(typed, &fn);
-  if (!first) return;
+  if (!first) return false;
   const int* block = options.infer.block_dims;
   auto fail = [&](const std::string& msg, const std::string& hint) {
     throw CompileError(fn->filename, first->loc.line, first->loc.col, passes::tileOpName(*first), msg, hint);
@@ -104,6 +98,7 @@ void prepareSimtTiles(ir::Module& typed, const CompileOptions& options) {
     for (int d = 0; d < 3; ++d) f->simt_block[d] = block[d];
     f->target_sm = options.target.arch;
   }
+  return true;
 }
 
 // The source with Constant parameters' uses replaced by their values (a copy;
@@ -151,8 +146,9 @@ std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
   out.return_type = entry.return_type;
   if (!options.device) checkKernelReturn(entry);
 
-  if (!options.tile) prepareSimtTiles(*typed, options);
-  out.pipeline = std::string(pipelineFor(options, *typed));
+  // The pipeline: "tile" for tile kernels, "simt-tile" for SIMT kernels with
+  // tile operations, "simt" otherwise.
+  out.pipeline = options.tile ? "tile" : prepareSimtTiles(*typed, options) ? "simt-tile" : "simt";
   // Every change to the IR from here on is a pass of the pipeline.
   if (options.tile) {
     typed->functions.front()->num_warps = options.num_warps;

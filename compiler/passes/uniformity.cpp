@@ -41,10 +41,15 @@ bool isLocalArray(const ir::Instr* a) {
   return a->type->is(TypeKind::Array) && a->type->space == MemSpace::Local;
 }
 
+// Whether each device function analysed so far returns a varying value (its
+// arguments uniform): one analysis per callee, however often it is called.
+using CalleeMemo = std::unordered_map<const ir::Function*, bool>;
+
 class Analysis {
  public:
-  Analysis(const ir::Function& fn, const ir::Module* module, Uniformity& out)
-      : fn_(fn), module_(module), out_(out), cfg_(fn), ipdom_(ir::immediatePostDominators(cfg_.graph())) {}
+  Analysis(const ir::Function& fn, const ir::Module* module, Uniformity& out, CalleeMemo& callees)
+      : fn_(fn), module_(module), out_(out), callees_(callees), cfg_(fn),
+        ipdom_(ir::immediatePostDominators(cfg_.graph())) {}
 
   void run() {
     std::vector<ir::Block*> order = ir::reversePostOrder(fn_);
@@ -116,26 +121,29 @@ class Analysis {
   // A device function returns a varying value when a return's operand
   // varies or a return is in divergent code (threads take different returns).
   bool callReturnsVarying(const ir::Instr& call) {
-    // Recursion (direct or through others) is taken as varying.
-    thread_local std::set<const ir::Function*> open;
     const ir::Function* callee = module_ ? module_->find(call.name) : nullptr;
-    if (!callee || callee == &fn_ || open.count(callee)) return true;
-    open.insert(callee);
-    Uniformity inner = analyzeUniformity(*callee, module_);
-    open.erase(callee);
+    if (!callee || callee == &fn_) return true;
+    // Recursion (direct or through others) is taken as varying: the entry
+    // made before the callee's analysis answers a call that comes back to it.
+    auto [it, fresh] = callees_.emplace(callee, true);
+    if (!fresh) return it->second;
+    Uniformity inner;
+    if (!callee->blocks.empty()) Analysis(*callee, module_, inner, callees_).run();
+    bool varies = false;
     for (const auto& b : callee->blocks) {
       const ir::Instr* t = b->terminator();
       if (!t || t->op != ir::Op::Ret) continue;
-      if (inner.divergentBranch(b.get())) return true;
-      for (const ir::Instr* o : t->operands)
-        if (inner.varyingOrigin(o)) return true;
+      varies = varies || inner.divergentBranch(b.get());
+      for (const ir::Instr* o : t->operands) varies = varies || inner.varyingOrigin(o);
     }
-    return false;
+    callees_[callee] = varies;
+    return varies;
   }
 
   const ir::Function& fn_;
   const ir::Module* module_;
   Uniformity& out_;
+  CalleeMemo& callees_;
   ir::Cfg cfg_;
   std::vector<int> ipdom_;
   std::set<const ir::Instr*> branched_;
@@ -145,7 +153,8 @@ class Analysis {
 
 Uniformity analyzeUniformity(const ir::Function& fn, const ir::Module* module) {
   Uniformity u;
-  if (!fn.blocks.empty()) Analysis(fn, module, u).run();
+  CalleeMemo callees;
+  if (!fn.blocks.empty()) Analysis(fn, module, u, callees).run();
   return u;
 }
 

@@ -140,16 +140,8 @@ ir::Instr* cmathLower(const Site& s, Emitter& e) {
   std::string_view f = s.arg;
   const Type* result = s.instr->type;
   switch (formOf(f)) {
-    case Form::Unary: {
-      ir::Instr* z = e.convert(s.args[0], result);
-      if (isInverseCmath(f)) return lowerInverseCmath(f, z, result, e);
-      if (f == "exp" || f == "sqrt") return e.intrinsic(cmathIntrinsic(f), result, {z});
-      if (f == "cos") return e.intrinsic(ir::Intrinsic::CmathCosh, result, {timesJ(e, z)});   // cos z = cosh(z j)
-      // sin z = -j sinh(z j), tan z = -j tanh(z j)
-      ir::Instr* r = e.intrinsic(f == "sin" ? ir::Intrinsic::CmathSinh : ir::Intrinsic::CmathTanh, result, {timesJ(e, z)});
-      ir::Instr* rr = re(e, r);
-      return make(e, result, im(e, r), e.emit(ir::Op::Neg, rr->type, {rr}));
-    }
+    case Form::Unary:
+      return lowerCmathUnary(f, e.convert(s.args[0], result), e);
     case Form::Log: {
       ir::Instr* l = e.intrinsic(ir::Intrinsic::CmathLog, result, {e.convert(s.args[0], result)});
       if (s.args.size() == 1) return l;
@@ -248,6 +240,18 @@ ir::Instr* powLower(const Site& s, Emitter& e) {
 }
 
 }  // namespace
+
+ir::Instr* lowerCmathUnary(std::string_view f, ir::Instr* z, Emitter& e) {
+  const Type* c = z->type;
+  if (isInverseCmath(f)) return lowerInverseCmath(f, z, c, e);
+  if (f == "log") return e.intrinsic(ir::Intrinsic::CmathLog, c, {z});
+  if (f == "exp" || f == "sqrt") return e.intrinsic(cmathIntrinsic(f), c, {z});
+  if (f == "cos") return e.intrinsic(ir::Intrinsic::CmathCosh, c, {timesJ(e, z)});   // cos z = cosh(z j)
+  // sin z = -j sinh(z j), tan z = -j tanh(z j)
+  ir::Instr* r = e.intrinsic(f == "sin" ? ir::Intrinsic::CmathSinh : ir::Intrinsic::CmathTanh, c, {timesJ(e, z)});
+  ir::Instr* rr = re(e, r);
+  return make(e, c, im(e, r), e.emit(ir::Op::Neg, rr->type, {rr}));
+}
 
 const Rule builtinPow{powType, powLower};
 const Rule cmathCall{cmathType, cmathLower};

@@ -1,10 +1,10 @@
 #include "typeinfer/sites.h"
 
-#include <array>
 #include <optional>
 
 #include "typeinfer/conversion.h"
 #include "typeinfer/specializer.h"
+#include "typeinfer/templates.h"
 #include "typeinfer/unify.h"
 
 namespace cj::typeinfer {
@@ -157,30 +157,20 @@ std::vector<const Type*> deviceArgTypes(const Site& s, const DeviceArgs& a) {
   return types;
 }
 
-// How well `types` convert to a signature's parameters, as numba ranks
-// overloads: fewest unsafe conversions, then safe ones, then promotions;
-// nullopt when one does not convert at all.
-std::optional<std::array<int, 3>> conversionCost(const std::vector<const Type*>& types,
-                                                 const std::vector<const Type*>& params) {
+// numba's rating of `types` converted to a signature's parameters
+// (templates.h); a non-scalar argument that coerces counts as safe. nullopt
+// when one does not convert at all.
+std::optional<Rating> conversionCost(const std::vector<const Type*>& types, const std::vector<const Type*>& params) {
   if (types.size() != params.size()) return std::nullopt;
-  std::array<int, 3> cost{0, 0, 0};   // unsafe, safe, promote
+  Rating rating{0, 0, 0};
   for (size_t i = 0; i < types.size(); ++i) {
-    if (types[i] == params[i]) continue;
-    if (types[i]->isScalar() && params[i]->isScalar()) {
-      switch (scalarConversion(types[i]->scalar, params[i]->scalar)) {
-        case Conversion::Exact: break;
-        case Conversion::Promote: ++cost[2]; break;
-        case Conversion::Safe: ++cost[1]; break;
-        case Conversion::Unsafe: ++cost[0]; break;
-        case Conversion::None: return std::nullopt;
-      }
-    } else if (canCoerce(types[i], params[i])) {
-      ++cost[1];
-    } else {
-      return std::nullopt;
-    }
+    Conversion c = types[i] == params[i]                          ? Conversion::Exact
+                   : types[i]->isScalar() && params[i]->isScalar() ? scalarConversion(types[i]->scalar, params[i]->scalar)
+                   : canCoerce(types[i], params[i])               ? Conversion::Safe
+                                                                  : Conversion::None;
+    if (!addConversion(c, /*unsafe_casting=*/true, &rating)) return std::nullopt;
   }
-  return cost;
+  return rating;
 }
 
 // A device function declared with signatures: the one a call takes (the
@@ -190,7 +180,7 @@ const ParsedSignature* declaredSignature(const Site& s, const ir::Function& call
                                          const std::vector<const Type*>& types) {
   if (callee.declared.empty()) return nullptr;
   const ParsedSignature* best = nullptr;
-  std::array<int, 3> best_cost{};
+  Rating best_cost{};
   for (const ParsedSignature& sig : callee.declared)
     if (auto cost = conversionCost(types, sig.args); cost && (!best || *cost < best_cost)) {
       best = &sig;

@@ -192,28 +192,30 @@ const OperatorRow* findOperator(ir::Op op) {
   return nullptr;
 }
 
-// numba's Rating: (unsafe, safe, promote) conversions; nullopt if a parameter
-// does not accept its argument.
-std::optional<std::tuple<int, int, int>> rate(const Template& t, const Signature& sig,
-                                              const std::vector<S>& args) {
+// nullopt if a parameter does not accept its argument.
+std::optional<Rating> rate(const Template& t, const Signature& sig, const std::vector<S>& args) {
   if (sig.params.size() != args.size()) return std::nullopt;
-  int unsafe = 0, safe = 0, promote = 0;
-  for (size_t i = 0; i < args.size(); ++i) {
-    switch (scalarConversion(args[i], sig.params[i])) {
-      case Conversion::Exact: break;
-      case Conversion::Promote: ++promote; break;
-      case Conversion::Safe: ++safe; break;
-      case Conversion::Unsafe:
-        if (!t.unsafe_casting) return std::nullopt;
-        ++unsafe;
-        break;
-      case Conversion::None: return std::nullopt;
-    }
-  }
-  return std::make_tuple(unsafe, safe, promote);
+  Rating rating{0, 0, 0};
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!addConversion(scalarConversion(args[i], sig.params[i]), t.unsafe_casting, &rating)) return std::nullopt;
+  return rating;
 }
 
 }  // namespace
+
+bool addConversion(Conversion c, bool unsafe_casting, Rating* rating) {
+  switch (c) {
+    case Conversion::Exact: return true;
+    case Conversion::Promote: ++std::get<2>(*rating); return true;
+    case Conversion::Safe: ++std::get<1>(*rating); return true;
+    case Conversion::Unsafe:
+      if (!unsafe_casting) return false;
+      ++std::get<0>(*rating);
+      return true;
+    case Conversion::None: return false;
+  }
+  return false;
+}
 
 std::optional<Signature> resolveOverload(const TemplateList& templates, const std::vector<S>& args) {
   bool has_f16 = false;
@@ -221,7 +223,7 @@ std::optional<Signature> resolveOverload(const TemplateList& templates, const st
   for (const Template& t : templates) {
     if (t.needs_f16 && !has_f16) continue;
     const Signature* best = nullptr;
-    std::tuple<int, int, int> best_rating;
+    Rating best_rating;
     for (const Signature& sig : t.cases) {
       auto r = rate(t, sig, args);
       if (r && (!best || *r < best_rating)) {   // strict: the first listed wins ties

@@ -8,10 +8,12 @@
 // as numba's Function.get_call_type tries its templates in order.
 #pragma once
 #include <optional>
+#include <tuple>
 #include <string_view>
 #include <vector>
 
 #include "ir/ir.h"
+#include "typeinfer/conversion.h"
 #include "types/types.h"
 
 namespace cj::typeinfer {
@@ -28,6 +30,13 @@ struct Template {
 };
 
 using TemplateList = std::vector<Template>;
+
+// numba's Rating of an overload: its arguments' (unsafe, safe, promote)
+// conversions, compared in that order. addConversion adds one argument's;
+// false when the overload cannot take it (None, or Unsafe without
+// `unsafe_casting`).
+using Rating = std::tuple<int, int, int>;
+bool addConversion(Conversion c, bool unsafe_casting, Rating* rating);
 
 // The best case for `args`, or nullopt when no template matches.
 std::optional<Signature> resolveOverload(const TemplateList& templates,

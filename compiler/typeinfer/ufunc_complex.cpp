@@ -7,6 +7,7 @@
 #include "typeinfer/ufunc_complex.h"
 
 #include <cmath>
+#include <utility>
 
 #include "typeinfer/cmath_inverse.h"
 
@@ -44,12 +45,15 @@ ir::Instr* lowerComplexUfunc(std::string_view name, const std::vector<ir::Instr*
   Parts m{e, loop_type, p};
   ir::Instr* z = x[0];
   using I = ir::Intrinsic;
-  if (name == "exp") return m.cmath(I::CmathExp, z);
+  // numba reuses cmath's lowerings for these (numpy's names for the inverse ones)
+  for (auto [np_name, cmath_name] : {std::pair<std::string_view, std::string_view>{"exp", "exp"}, {"log", "log"},
+                                     {"sqrt", "sqrt"}, {"sin", "sin"}, {"cos", "cos"}, {"tan", "tan"},
+                                     {"arcsin", "asin"}, {"arccos", "acos"}, {"arctan", "atan"},
+                                     {"arcsinh", "asinh"}, {"arctanh", "atanh"}})
+    if (name == np_name) return lowerCmathUnary(cmath_name, z, e);
   if (name == "exp2") return m.cmath(I::CmathExp, m.scale(z, kLn2));
-  if (name == "log") return m.cmath(I::CmathLog, z);
   if (name == "log2") return m.scale(m.cmath(I::CmathLog, z), kLog2e);
   if (name == "log10") return m.scale(m.cmath(I::CmathLog, z), kLog10e);
-  if (name == "sqrt") return m.cmath(I::CmathSqrt, z);
   if (name == "rint") return m.make(m.fn(I::Rint, m.re(z)), m.fn(I::Rint, m.im(z)));
   if (name == "expm1") {   // (exp(x) cos(y) - 1, exp(x) sin(y))
     ir::Instr* a = m.fn(I::Exp, m.re(z));
@@ -62,15 +66,6 @@ ir::Instr* lowerComplexUfunc(std::string_view name, const std::vector<ir::Instr*
     ir::Instr* y = m.im(z);
     return m.make(m.fn(I::Log, m.fn(I::Hypot, x1, y)), m.fn(I::Atan2, y, x1));
   }
-  if (name == "sin" || name == "cos" || name == "tan") {   // the cmath functions, through z j
-    ir::Instr* zj = m.make(e.emit(ir::Op::Neg, p, {m.im(z)}), m.re(z));
-    if (name == "cos") return m.cmath(I::CmathCosh, zj);
-    ir::Instr* r = m.cmath(name == "sin" ? I::CmathSinh : I::CmathTanh, zj);
-    return m.make(m.im(r), e.emit(ir::Op::Neg, p, {m.re(r)}));
-  }
-  if (name == "arcsin" || name == "arccos" || name == "arctan" || name == "arcsinh" || name == "arctanh")
-    return lowerInverseCmath(name == "arcsin" ? "asin" : name == "arccos" ? "acos" : name == "arctan" ? "atan"
-                             : name == "arcsinh" ? "asinh" : "atanh", z, loop_type, e);
   if (name == "sinh" || name == "cosh" || name == "tanh") {   // numpy's formulas (funcs.inc.src)
     ir::Instr* xr = m.re(z);
     ir::Instr* xi = m.im(z);

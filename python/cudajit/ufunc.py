@@ -91,14 +91,17 @@ def _stream_kw(stream):
     return {} if stream is None or stream == 0 else {"stream": stream}
 
 
-def _launch(kernel, n, stream, *args):
-    if n == 0:
-        return
-    blocks = (n + _THREADS - 1) // _THREADS
+def _configured(kernel, blocks, stream):
+    """kernel[blocks, _THREADS] on `stream` when one is given."""
     if stream is None or stream == 0:
-        kernel[blocks, _THREADS](*args)
-    else:
-        kernel[blocks, _THREADS, stream](*args)
+        return kernel[blocks, _THREADS]
+    return kernel[blocks, _THREADS, stream]
+
+
+def _launch(kernel, n, stream, *args):
+    """One thread per element of n."""
+    if n:
+        _configured(kernel, (n + _THREADS - 1) // _THREADS, stream)(*args)
 
 
 def _sync(stream):
@@ -482,13 +485,12 @@ class Reduce:
         kernel = self._kernel(dtype)
         blocks = min((n + _THREADS - 1) // _THREADS, 1024)
         out = res if res is not None else device_array(1, dtype, **_stream_kw(stream))
-        launch = (lambda g: kernel[g, _THREADS]) if not stream else (lambda g: kernel[g, _THREADS, stream])
         if blocks == 1:
-            launch(1)(data, n, init, True, out)
+            _configured(kernel, 1, stream)(data, n, init, True, out)
         else:
             partials = device_array(blocks, dtype, **_stream_kw(stream))
-            launch(blocks)(data, n, init, False, partials)
-            launch(1)(partials, blocks, init, True, out)
+            _configured(kernel, blocks, stream)(data, n, init, False, partials)
+            _configured(kernel, 1, stream)(partials, blocks, init, True, out)
         if res is not None:
             return None
         value = out.copy_to_host(**_stream_kw(stream))
