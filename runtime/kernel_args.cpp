@@ -109,11 +109,13 @@ bool sameArray(const ArrayValue& a, const ArrayValue& b) {
   return true;
 }
 
-// CUtensorMapDataType of a 16-bit dtype (the only ones the tile lowering maps).
+// CUtensorMapDataType of a dtype the tile lowering maps (16-bit operands,
+// float32 read as tfloat32).
 int tensorMapDtype(Scalar s) {
   switch (s) {
     case Scalar::Float16: return 6;    // CU_TENSOR_MAP_DATA_TYPE_FLOAT16
     case Scalar::BFloat16: return 9;   // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+    case Scalar::Float32: return 7;    // CU_TENSOR_MAP_DATA_TYPE_FLOAT32
     case Scalar::Int16: case Scalar::UInt16: return 1;
     default: return -1;
   }

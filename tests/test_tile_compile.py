@@ -173,6 +173,13 @@ CASES = [
       # element (wgmma reads tf32 K-major only), fed to wgmma as they are.
       "sm_90": ["wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "cp.async.ca.shared.global",
                 "cp.async.cg.shared.global"]}),
+    # tf32 in whole 128-byte lines: both operands by TMA (32-float boxes), y
+    # N-major as it lies, transposed in shared memory by 16-byte pieces into
+    # the K-major layout wgmma reads.
+    ("matmul tf32 tma", k_matmul_any, [F32_2D] * 3 + ["int64"] * 3, {"BM": 128, "BN": 128, "BK": 32},
+     {"sm_80": ["mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"],
+      "sm_90": ["wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", "cp.async.bulk.tensor.2d",
+                "ld.shared.v4.b32", "st.shared.v4.b32", "cp.async.cg.shared.global"]}),
     # 128-byte lines of both operands: TMA into swizzled stages (the cp.async
     # route beside it for arrays a tensor map cannot describe).
     ("matmul f16 tma", k_matmul, ["float16[:, ::1]"] * 3 + ["int64"] * 3, {"BM": 64, "BN": 128, "BK": 64},

@@ -119,6 +119,18 @@ void lowerSharedStoreIf(FunctionEmitter& fe, const ir::Instr& in) {
               fe.val(in.operands[0]) + ", i32 " + pred + ", " + reg + " " + value + ")");
 }
 
+void lowerSharedVector(FunctionEmitter& fe, const ir::Instr& in) {
+  std::string addr = "i32 " + fe.val(in.operands[0]);
+  if (in.intrinsic == Intrinsic::SharedLoad4) {
+    fe.emitResult(in, "call " + structOf("float", 4) + " asm sideeffect \"ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];\", "
+                      "\"=f,=f,=f,=f,r,~{memory}\"(" + addr + ")");
+    return;
+  }
+  std::string args = addr;
+  for (int k = 1; k < 5; ++k) args += ", float " + fe.val(in.operands[k]);
+  fe.emitLine("call void asm sideeffect \"st.shared.v4.b32 [$0], {$1, $2, $3, $4};\", \"r,f,f,f,f,~{memory}\"(" + args + ")");
+}
+
 void lowerTmaLoad(FunctionEmitter& fe, const ir::Instr& in) {
   fe.emitLine("call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
               "[$0], [$1, {$2, $3}], [$4];\", \"r,l,r,r,r,~{memory}\"(i32 " + fe.val(in.operands[0]) + ", i64 " +
@@ -172,6 +184,7 @@ void lowerMmaIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
     case Intrinsic::CpAsyncCommit: return asmStatement(fe, "cp.async.commit_group;");
     case Intrinsic::CpAsyncWait: return asmStatement(fe, "cp.async.wait_group " + std::to_string(in.ints[0]) + ";");
     case Intrinsic::SharedStoreIf: return lowerSharedStoreIf(fe, in);
+    case Intrinsic::SharedLoad4: case Intrinsic::SharedStore4: return lowerSharedVector(fe, in);
     case Intrinsic::TensorMapAddress:
       return fe.emitResult(in, "ptrtoint [128 x i8]* " + fe.tensorMapParam(static_cast<size_t>(in.ints[0])) + " to i64");
     case Intrinsic::TensorMapsValid: return fe.emitResult(in, "icmp ne i32 " + fe.tensorMapsValidParam() + ", 0");

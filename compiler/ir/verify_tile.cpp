@@ -236,6 +236,14 @@ std::string mmaIntrinsicError(const Instr& in) {
       if (operand(0) != i32Ty() || operand(1) != boolTy() || !operand(2)->isScalar())
         return "takes (i32 shared address, b1 predicate, scalar value)";
       return in.type == voidTy() ? "" : "has no result";
+    case Intrinsic::SharedLoad4:
+      if (operand(0) != i32Ty()) return "the address is i32";
+      return in.type == tupleOf(f32Ty(), 4) ? "" : "result must be tuple of 4 f32";
+    case Intrinsic::SharedStore4:
+      if (operand(0) != i32Ty()) return "the address is i32";
+      for (size_t i = 1; i < 5; ++i)
+        if (operand(i) != f32Ty()) return "stores four f32 values";
+      return in.type == voidTy() ? "" : "has no result";
     case Intrinsic::TensorMapAddress:
       if (in.ints.size() != 1 || in.ints[0] < 0) return "ints are {tensor map index}";
       if (!in.parent || in.ints[0] >= static_cast<int64_t>(in.parent->parent->tensor_maps.size()))

@@ -116,18 +116,22 @@ bool planOperand(Lowering& lw, AsyncDot& p, int which) {
   op.load = load;
   op.convert = convert;
   op.elem_bytes = eb;
-  op.transposed_copy = convert && which == 1;
-  op.n_major = which == 1 && !convert;
+  int64_t line = 128 / eb;   // elements of a 128-byte line
+  // tf32 B: transposed in shared memory where its K and N are whole lines
+  // (the transposition's 4x4 blocks then cover it, tile_lower_dot.cpp).
+  op.transpose_in_shared = convert && which == 1 && shape[0] % line == 0 && shape[1] % line == 0;
+  op.transposed_copy = convert && which == 1 && !op.transpose_in_shared;
+  op.n_major = which == 1 && !op.transposed_copy;
   op.rows = shape[0];
   op.cols = shape[1];
   op.stage_bytes = shape[0] * shape[1] * eb;
-  // The swizzled layout where whole 128-byte lines fit and, for B, each
-  // warpgroup's columns start a 64-column block (16-bit operands; tf32
-  // takes the core-matrix one).
+  // The swizzled layout where whole 128-byte lines fit and, for a B the
+  // tensor cores read N-major, each warpgroup's columns start a column block.
   int64_t rows = shape[0];
-  op.swizzled = !convert && shape[1] % 64 == 0 && rows % 8 == 0 && (which == 0 || p.dot->type->tile_layout->mma_n % 64 == 0);
+  op.swizzled = !op.transposed_copy && shape[1] % line == 0 && rows % 8 == 0 &&
+                (which == 0 || op.transpose_in_shared || p.dot->type->tile_layout->mma_n % line == 0);
   if (op.swizzled) {
-    op.offset = [rows](Lowering& l, ir::Instr* row, ir::Instr* col) { return swizzled128Offset(l, rows, row, col); };
+    op.offset = [rows, eb](Lowering& l, ir::Instr* row, ir::Instr* col) { return swizzled128Offset(l, rows, row, col, eb); };
   } else if (which == 0) {
     int64_t k = shape[1];
     op.offset = [k, eb](Lowering& l, ir::Instr* row, ir::Instr* col) { return l.mul(kMajorCoreIndex(l, k, 16 / eb, row, col), l.i32(eb)); };
@@ -184,9 +188,10 @@ void requestTma(Lowering& lw, const AsyncDot& p, ir::Instr* stage, Point at) {
       ir::Instr* row0 = origin(0, op->rows);
       ir::Instr* col0 = origin(1, op->cols);
       ir::Instr* base = stageAddress(lw, *op, stage);
-      for (int64_t j = 0; j < op->cols / 64; ++j)
+      int64_t line = 128 / op->elem_bytes;   // a box is one 128-byte line wide
+      for (int64_t j = 0; j < op->cols / line; ++j)
         lw.intrinsic(ir::Intrinsic::TmaLoad, voidTy(),
-                     {lw.add(base, lw.i32(j * op->rows * 128)), map, lw.add(col0, lw.i32(64 * j)), row0, bar});
+                     {lw.add(base, lw.i32(j * op->rows * 128)), map, lw.add(col0, lw.i32(line * j)), row0, bar});
     }
   });
 }
@@ -239,7 +244,7 @@ bool planTma(Lowering& lw, AsyncDot& p) {
     if (op->load && (!op->swizzled || op->rows > 256 || argumentIndex(lw.fn, op->load->operands[0]) < 0)) return false;
   for (AsyncOperand* op : {&p.x, &p.y}) {
     if (!op->load) continue;
-    TensorMapSpec spec{argumentIndex(lw.fn, op->load->operands[0]), op->load->type->scalar, op->rows, 64};
+    TensorMapSpec spec{argumentIndex(lw.fn, op->load->operands[0]), op->load->type->scalar, op->rows, 128 / op->elem_bytes};
     auto& maps = lw.fn.tensor_maps;
     auto found = std::find(maps.begin(), maps.end(), spec);
     op->map = static_cast<int>(found - maps.begin());
@@ -304,11 +309,13 @@ std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw) {
     // buffers fit beside: 128x256x64 fp16 +4% on an H200; a 4-warp
     // 128x128x64 lost 3% to its second block per SM).
     int64_t stage_bytes = p->x.stage_bytes + p->y.stage_bytes;
-    p->stages = 3 * stage_bytes <= 160 * 1024 ? 3 : 2;
-    if (lw.max_stages >= 4 && 4 * stage_bytes <= 192 * 1024) p->stages = 4;
+    int64_t transposed_bytes = p->y.transpose_in_shared ? 2 * p->y.stage_bytes + 1024 : 0;
+    p->stages = 3 * stage_bytes + transposed_bytes <= 160 * 1024 ? 3 : 2;
+    if (lw.max_stages >= 4 && 4 * stage_bytes + transposed_bytes <= 192 * 1024) p->stages = 4;
     for (AsyncOperand* op : {&p->x, &p->y})
       if (op->load)   // swizzled: 1 KB more, to align the stages
         op->buffer = lw.sharedArray(op->load->type->scalar, (p->stages * op->stage_bytes + (op->swizzled ? 1024 : 0)) / op->elem_bytes);
+    if (p->y.transpose_in_shared) p->y.transposed = lw.sharedArray(p->y.load->type->scalar, transposed_bytes / p->y.elem_bytes);
     p->stage = p->header->addParam(i32Ty(), "stage");
     p->tma = planTma(lw, *p);
     p->chained = planChained(*p);
@@ -316,6 +323,7 @@ std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw) {
       p->barriers = lw.sharedArray(Scalar::Int64, p->stages);
       p->phase = p->header->addParam(i32Ty(), "phase");
     }
+    if (p->y.transpose_in_shared) p->half = p->header->addParam(i32Ty(), "half");
     lw.async_dots[dot] = p.get();
     for (const AsyncOperand* op : {&p->x, &p->y}) {
       if (op->load) lw.async_loads.insert(op->load);
@@ -375,6 +383,7 @@ void finishAsyncDots(Lowering& lw, std::vector<std::unique_ptr<AsyncDot>>& plans
         if (t->succs[s].target == p->header) {
           t->addEdgeArg(s, p->next_stage);
           if (p->tma) t->addEdgeArg(s, p->next_phase);
+          if (p->half) t->addEdgeArg(s, p->next_half);
         }
     }
     // The first request, at the end of the preheader (which emitIf may split).
@@ -395,6 +404,7 @@ void finishAsyncDots(Lowering& lw, std::vector<std::unique_ptr<AsyncDot>>& plans
     for (int j = 0; j < p->stages - 1; ++j) requestBoth(lw, *p, lw.i32(j), Point{true, j});
     term->addEdgeArg(0, lw.i32(0));
     if (p->tma) term->addEdgeArg(0, lw.i32(0));
+    if (p->half) term->addEdgeArg(0, lw.i32(0));
     code.push_back(std::move(term));
     ir::Block* tail = lw.currentBlock();
     for (auto& in : code) in->parent = tail;

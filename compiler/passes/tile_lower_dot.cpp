@@ -191,6 +191,43 @@ ir::Instr* descriptor(Lowering& lw, ir::Instr* start, int64_t lbo_bytes, int64_t
   return lw.emit(ir::Op::BitOr, i64Ty(), {addr, lw.i64(fields)});
 }
 
+// The float32 B stage of a tfloat32 dot (k rows of n columns, N-major lines
+// of the swizzled layout) into the K-major swizzled buffer at `dst` (n rows
+// of k columns), which is how wgmma reads tf32 B. A thread moves 4x4
+// blocks: four 16-byte row pieces in, four 16-byte column pieces out. The
+// eight threads of a quarter warp take blocks of eight n-neighbours whose k
+// blocks rotate with the lane, so that both their loads and their stores
+// fall on eight distinct 16-byte chunks of the swizzle: no bank conflicts.
+void transposeStageToKMajor(Lowering& lw, ir::Instr* src, ir::Instr* dst, int64_t k, int64_t n) {
+  int64_t blocks = (k / 4) * (n / 4), threads = lw.threads();
+  int kq_shift = log2Ceil(k / 4);
+  ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
+  ir::Instr* lane8 = lw.band(tid, 7);
+  const Type* quad = tupleTy(std::vector<const Type*>(4, f32Ty()));
+  for (int64_t first = 0; first < blocks; first += threads) {
+    auto move = [&] {
+      ir::Instr* q = lw.shr(lw.add(tid, lw.i32(first)), 3);   // quarter-warp's group
+      ir::Instr* s = lw.band(q, k / 4 - 1);
+      ir::Instr* c = lw.shr(q, kq_shift);
+      ir::Instr* kb = lw.emit(ir::Op::BitOr, i32Ty(), {lw.band(s, ~int64_t{7}), lw.band(lw.add(lane8, s), 7)});
+      ir::Instr* k0 = lw.mul(kb, lw.i32(4));
+      ir::Instr* n0 = lw.add(lw.mul(c, lw.i32(32)), lw.mul(lane8, lw.i32(4)));
+      std::vector<std::vector<ir::Instr*>> v(4);
+      for (int i = 0; i < 4; ++i) {
+        ir::Instr* at = lw.add(src, swizzled128Offset(lw, k, lw.add(k0, lw.i32(i)), n0, 4));
+        ir::Instr* row = lw.intrinsic(ir::Intrinsic::SharedLoad4, quad, {at});
+        v[i] = unpack(lw, row, 4);
+      }
+      for (int j = 0; j < 4; ++j) {
+        ir::Instr* at = lw.add(dst, swizzled128Offset(lw, n, lw.add(n0, lw.i32(j)), k0, 4));
+        lw.intrinsic(ir::Intrinsic::SharedStore4, voidTy(), {at, v[0][j], v[1][j], v[2][j], v[3][j]});
+      }
+    };
+    if (first + threads <= blocks) move();
+    else lw.emitIf(lw.emit(ir::Op::Lt, boolTy(), {tid, lw.i32(blocks - first)}), move);
+  }
+}
+
 void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
   DotShape d = dotShape(in);
   const TileLayout* layout = in->type->tile_layout;
@@ -213,9 +250,11 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
     a_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {a});
   }
   // y copied asynchronously: N-major (wgmma's transposed B) as it lies in
-  // global memory, or K-major where the copy transposed it (tf32).
+  // global memory; for tf32 K-major, where the copy transposed it or the
+  // threads transpose the stage below.
   bool b_async = plan && plan->y.load;
-  bool b_transposed = b_async && plan->y.n_major;
+  bool b_transpose_stage = b_async && plan->y.transpose_in_shared;
+  bool b_transposed = b_async && plan->y.n_major && !b_transpose_stage;
   bool a_swizzled = plan && plan->x.load && plan->x.swizzled;
   bool b_swizzled = b_transposed && plan->y.swizzled;
   if (b_async) {
@@ -225,7 +264,15 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
     b_addr = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {b});
   }
   if (plan) waitForStage(lw, *plan);
-  if (!plan || !plan->x.load || !plan->y.load) {   // threads stored an operand
+  if (b_transpose_stage) {   // into this iteration's half of the K-major buffer
+    ir::Instr* base = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {plan->y.transposed});
+    base = lw.band(lw.add(base, lw.i32(1023)), ~int64_t{1023});
+    ir::Instr* dst = lw.add(base, lw.mul(plan->half, lw.i32(plan->y.stage_bytes)));
+    transposeStageToKMajor(lw, b_addr, dst, d.k, d.n);
+    b_addr = dst;
+    plan->next_half = lw.emit(ir::Op::BitXor, i32Ty(), {plan->half, lw.i32(1)});
+  }
+  if (!plan || !plan->x.load || !plan->y.load || b_transpose_stage) {   // threads stored an operand
     lw.intrinsic(ir::Intrinsic::FenceProxyAsync, voidTy(), {});
     lw.barrier();
   }
@@ -239,6 +286,11 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
   int64_t kstep = d.tf32 ? 8 : 16;
   int64_t sbo = core.sboBytes(d.elem_bytes);
   int64_t reps_m = d.m / (64 * gm), reps_n = d.n / (ns * wn);
+  // The byte offset of column k0 of a K-major swizzled operand of `rows`
+  // rows: its block of 128-byte lines, then the start inside a line (the
+  // swizzle applies to the address bits).
+  int64_t line = 128 / d.elem_bytes;
+  auto swizzledK = [&](int64_t rows, int64_t k0) { return (k0 / line) * rows * 128 + (k0 % line) * d.elem_bytes; };
   int regs = static_cast<int>(ns / 2);
   const Type* result = tupleTy(std::vector<const Type*>(regs, f32Ty()));
 
@@ -247,16 +299,18 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
   for (int64_t k0 = 0; k0 < d.k; k0 += kstep) {
     int64_t k_bytes = (k0 / core.kc) * 128;
     for (int64_t im = 0; im < reps_m; ++im) {
-      // Swizzled A: 128-byte lines of 64 k, 64 rows are 8 KB; the k step moves
-      // the start inside a line (the swizzle applies to the address bits).
+      // Swizzled A: 64 rows of 128-byte lines are 8 KB.
       ir::Instr* block = lw.add(row_group, lw.i32(im * gm));   // of 64 rows
       ir::Instr* da = a_swizzled
-          ? descriptor(lw, lw.add(a_addr, lw.add(lw.mul(block, lw.i32(64 * 128)), lw.i32((k0 / 64) * d.m * 128 + (k0 % 64) * 2))), 16, 1024, 1)
+          ? descriptor(lw, lw.add(a_addr, lw.add(lw.mul(block, lw.i32(64 * 128)), lw.i32(swizzledK(d.m, k0)))), 16, 1024, 1)
           : descriptor(lw, lw.add(a_addr, lw.add(lw.mul(block, lw.i32(8 * sbo)), lw.i32(k_bytes))), 128, sbo);
       for (int64_t rn = 0; rn < reps_n; ++rn) {
         // This warpgroup's columns: group * ns + rn * ns * wn.
         ir::Instr* db;
-        if (b_swizzled) {   // blocks of 64 columns, d.k lines of 128 bytes each
+        if (b_transpose_stage) {   // K-major swizzled: a 128-byte line per column
+          ir::Instr* at = lw.add(lw.mul(group, lw.i32(ns * 128)), lw.i32(rn * ns * wn * 128 + swizzledK(d.n, k0)));
+          db = descriptor(lw, lw.add(b_addr, at), 16, 1024, 1);
+        } else if (b_swizzled) {   // blocks of 64 columns, d.k lines of 128 bytes each
           int64_t block = d.k * 128;
           ir::Instr* at = lw.add(lw.mul(group, lw.i32(ns / 64 * block)), lw.i32((rn * ns * wn / 64) * block + k0 * 128));
           db = descriptor(lw, lw.add(b_addr, at), block, 1024, 1);
@@ -343,9 +397,10 @@ ir::Instr* kMajorCoreIndex(Lowering& lw, int64_t k, int64_t kc, ir::Instr* row, 
   return lw.add(lw.add(group, core), lw.add(lw.mul(lw.band(row, 7), lw.i32(kc)), lw.band(kk, kc - 1)));
 }
 
-ir::Instr* swizzled128Offset(Lowering& lw, int64_t rows, ir::Instr* row, ir::Instr* col) {
-  ir::Instr* line = lw.add(lw.mul(lw.shr(col, 6), lw.i32(rows)), row);
-  ir::Instr* chunk = lw.emit(ir::Op::BitXor, i32Ty(), {lw.band(lw.shr(col, 3), 7), lw.band(row, 7)});
+ir::Instr* swizzled128Offset(Lowering& lw, int64_t rows, ir::Instr* row, ir::Instr* col, int elem_bytes) {
+  int chunk_shift = log2Ceil(16 / elem_bytes);
+  ir::Instr* line = lw.add(lw.mul(lw.shr(col, chunk_shift + 3), lw.i32(rows)), row);
+  ir::Instr* chunk = lw.emit(ir::Op::BitXor, i32Ty(), {lw.band(lw.shr(col, chunk_shift), 7), lw.band(row, 7)});
   return lw.add(lw.mul(line, lw.i32(128)), lw.mul(chunk, lw.i32(16)));
 }
 

@@ -161,16 +161,17 @@ class Lowering {
 // elements: wgmma's transposed B).
 ir::Instr* kMajorCoreIndex(Lowering& lw, int64_t k, int64_t kc, ir::Instr* row, ir::Instr* kk);
 ir::Instr* nMajorCoreIndex(Lowering& lw, int64_t k, ir::Instr* kk, ir::Instr* n);
-// The 128-byte swizzled layout of a tile of `rows` rows of 16-bit elements
-// whose columns (a multiple of 64) are contiguous in global memory: 64
-// columns make a 128-byte line, lines of one 64-column block follow each
-// other (rows x 128 bytes a block), and in line r the 16-byte chunk j sits at
-// j ^ (r mod 8). It is what TMA writes with CU_TENSOR_MAP_SWIZZLE_128B and
-// what wgmma reads with swizzle mode 1 (K-major A: SBO 1024; N-major B: LBO
-// between 64-column blocks, SBO 1024); eight threads writing one line hit
-// eight distinct bank groups. Byte offset (i32) of element (row, col), col a
-// multiple of 8; a block must start 1024-byte aligned.
-ir::Instr* swizzled128Offset(Lowering& lw, int64_t rows, ir::Instr* row, ir::Instr* col);
+// The 128-byte swizzled layout of a tile of `rows` rows of elem_bytes-byte
+// elements whose columns (a multiple of 128 / elem_bytes) are contiguous in
+// global memory: 128 / elem_bytes columns make a 128-byte line, lines of one
+// such column block follow each other (rows x 128 bytes a block), and in line
+// r the 16-byte chunk j sits at j ^ (r mod 8). It is what TMA writes with
+// CU_TENSOR_MAP_SWIZZLE_128B and what wgmma reads with swizzle mode 1
+// (K-major: SBO 1024; N-major B: LBO between column blocks, SBO 1024); eight
+// threads writing one line hit eight distinct bank groups. Byte offset (i32)
+// of element (row, col), col a multiple of 16 / elem_bytes; a block must
+// start 1024-byte aligned.
+ir::Instr* swizzled128Offset(Lowering& lw, int64_t rows, ir::Instr* row, ir::Instr* col, int elem_bytes = 2);
 
 // ---- asynchronous operand copies (tile_lower_async.cpp) ------------------------------
 //
@@ -183,9 +184,15 @@ struct AsyncOperand {
   ir::Instr* load = nullptr;         // nullptr: the operand goes through registers
   ir::Instr* convert = nullptr;      // the float32 load's tfloat32 conversion (the dot's operand), or nullptr
   int elem_bytes = 2;
-  // float32 y for tfloat32 (wgmma reads tf32 K-major only): copied element
-  // by element into the K-major layout, transposed on the way.
+  // float32 y for tfloat32 (wgmma reads tf32 K-major only). Where the tile
+  // is whole 128-byte lines both ways, the stage keeps the N-major lines
+  // the copy (TMA or cp.async) writes and the threads transpose each stage
+  // into `transposed`, K-major, before the tensor cores read it
+  // (tile_lower_dot.cpp); else the copy goes element by element into the
+  // K-major layout, transposed on the way.
+  bool transpose_in_shared = false;
   bool transposed_copy = false;
+  ir::Instr* transposed = nullptr;   // shared: two K-major swizzled buffers of one stage each
   ir::Instr* buffer = nullptr;       // shared array of both stages
   int64_t stage_bytes = 0;
   bool n_major = false;              // y kept N-contiguous (wgmma's transposed B)
@@ -220,6 +227,11 @@ struct AsyncDot {
   ir::Instr* barriers = nullptr;      // shared i64[stages]
   ir::Instr* phase = nullptr;         // header parameter (i32 0/1)
   ir::Instr* next_phase = nullptr;
+  // y.transpose_in_shared: the transposed buffer this iteration writes
+  // (header parameter, i32 0/1, flipping every iteration: the tensor cores
+  // may still read the other one).
+  ir::Instr* half = nullptr;
+  ir::Instr* next_half = nullptr;
 };
 
 // Plans every dot that qualifies and adds the stage parameter to its loop
