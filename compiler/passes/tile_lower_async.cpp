@@ -303,15 +303,19 @@ std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw) {
     if (!p->induction) continue;
     bool x = planOperand(lw, *p, 0), y = planOperand(lw, *p, 1);
     if (!x && !y) continue;
-    // Three stages where they fit beside the rest of a large kernel's
-    // buffers; four where the lowering allows them (sm_90, 8 warps and more,
-    // whose registers leave one block per SM anyway, and the kernel's other
-    // buffers fit beside: 128x256x64 fp16 +4% on an H200; a 4-warp
-    // 128x128x64 lost 3% to its second block per SM).
+    // As many stages as the lowering allows within its budget: three in
+    // 160 KB beside the rest of a large kernel's buffers; four, or three in
+    // more room, where TileLower::run found them to fit (sm_90, 8 warps and
+    // more, whose registers leave one block per SM anyway: 128x256x64 fp16
+    // +4% on an H200; a 4-warp 128x128x64 lost 3% to its second block per SM).
     int64_t stage_bytes = p->x.stage_bytes + p->y.stage_bytes;
     int64_t transposed_bytes = p->y.transpose_in_shared ? 2 * p->y.stage_bytes + 1024 : 0;
-    p->stages = 3 * stage_bytes + transposed_bytes <= 160 * 1024 ? 3 : 2;
-    if (lw.max_stages >= 4 && 4 * stage_bytes + transposed_bytes <= 192 * 1024) p->stages = 4;
+    p->stages = 2;
+    for (int s = lw.max_stages; s > 2; --s)
+      if (s * stage_bytes + transposed_bytes <= lw.stage_budget) {
+        p->stages = s;
+        break;
+      }
     for (AsyncOperand* op : {&p->x, &p->y})
       if (op->load)   // swizzled: 1 KB more, to align the stages
         op->buffer = lw.sharedArray(op->load->type->scalar, (p->stages * op->stage_bytes + (op->swizzled ? 1024 : 0)) / op->elem_bytes);

@@ -52,7 +52,10 @@ class Lowering {
   Lowering(ir::Function& fn, int num_warps);
   ir::Function& fn;
   const int num_warps;
-  int max_stages = 3;   // of an async dot's pipeline (TileLower::run)
+  // An async dot's pipeline: at most max_stages deep, its stage buffers
+  // within stage_budget bytes (TileLower::run).
+  int max_stages = 3;
+  int64_t stage_budget = 160 * 1024;
 
   // ---- emission into the block being rewritten ----------------------------------
   void setOutput(std::vector<std::unique_ptr<ir::Instr>>* out, ir::Loc loc) { out_ = out; loc_ = loc; }
