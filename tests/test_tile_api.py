@@ -489,7 +489,7 @@ def test_default_layout_refusals():
 
 def test_default_num_warps():
     assert [_core.default_num_warps(n) for n in (0, 1, 511, 512, 600, 1024, 2048, 4096, 2**20)] == \
-        [1, 1, 1, 2, 2, 4, 8, 8, 8]
+        [1, 1, 1, 2, 2, 4, 8, 16, 16]
 
 
 LAYOUT_CASES = [

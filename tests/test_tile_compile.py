@@ -383,11 +383,16 @@ def k_row_norm(x, y, TN: ct.Constant[int]):
 
 def test_occupancy_hint_and_default():
     """cuTile's occupancy=N becomes .minnctapersm N (ptxas fits the registers
-    to N blocks per SM); without it, a kernel with no dot and at most 16
-    elements a thread asks for four 256-thread blocks per SM."""
+    to N blocks per SM); without it, a kernel with no dot asks for 2048
+    threads per SM with at most 8 elements a thread (a 4096-element row: 16
+    warps, four blocks), 1024 with at most 16."""
     sig = [F32_2D, F32_2D, "int64"]
     ptx, _ = cudajit.compile_ptx(k_row_norm, sig, constants={"TN": 4096})
-    assert ".reqntid 256" in ptx and ".minnctapersm 4" in ptx
+    assert ".reqntid 512" in ptx and ".minnctapersm 4" in ptx
+    ptx, _ = cudajit.compile_ptx(k_row_norm.replace_hints(num_warps=8), sig, constants={"TN": 4096})
+    assert ".reqntid 256" in ptx and ".minnctapersm 4" in ptx        # 16 elements a thread: 1024 threads
+    ptx, _ = cudajit.compile_ptx(k_row_norm.replace_hints(num_warps=4), sig, constants={"TN": 1024})
+    assert ".reqntid 128" in ptx and ".minnctapersm 16" in ptx       # 8 elements a thread: 2048 threads
     ptx, _ = cudajit.compile_ptx(k_row_norm.replace_hints(occupancy=2), sig, constants={"TN": 4096})
     assert ".minnctapersm 2" in ptx
     ptx, _ = cudajit.compile_ptx(k_matmul, ["float16[:, ::1]"] * 3 + ["int64"] * 3,

@@ -187,7 +187,7 @@ const TileLayout* defaultBlockedLayout(const std::vector<int64_t>& shape, int el
 
 int defaultNumWarps(int64_t largest_tile_elements) {
   int warps = 1;
-  while (warps < 8 && int64_t{warps} * 2 * 256 <= largest_tile_elements) warps *= 2;
+  while (warps < 16 && int64_t{warps} * 2 * 256 <= largest_tile_elements) warps *= 2;
   return warps;
 }
 

@@ -93,8 +93,9 @@ TileGeometry tileGeometry(const TileLayout* layout, const std::vector<int64_t>& 
 // 0-d tile (a scalar: every thread holds it) or a bad warp count.
 const TileLayout* defaultBlockedLayout(const std::vector<int64_t>& shape, int element_bytes,
                                        int num_warps);
-// The block size the compiler picks without num_warps: about 8 elements of the
-// largest tile per thread, a power of two from 1 to 8 warps (docs/tiles.md).
+// The block size the compiler picks without num_warps for a kernel with no
+// dot: about 8 elements of the largest tile per thread, a power of two from 1
+// to 16 warps (docs/tiles.md).
 int defaultNumWarps(int64_t largest_tile_elements);
 
 // Registers (elements, replicas included) each thread holds of a tile.

@@ -9,7 +9,7 @@
 // and of tile layouts (types/tile_layout.h):
 //   tile_layout([1, 4], [8, 4], [4, 1], [1, 0]) -> "blocked<1x4, 8x4, 4x1, 1x0>"
 //   default_tile_layout((1, 1024), 4, 4)        -> "blocked<1x4, 1x32, 1x4, 1x0>" (or None)
-//   default_num_warps(elements)                 -> 1..8
+//   default_num_warps(elements)                 -> 1..16
 //   tile_layout_map(layout, shape)  -> [warp][lane][reg] -> the element tuple that register holds
 //   tile_layout_owner(layout, shape, element) -> (warp, lane, reg)
 // and of the tile shape algebra (types/tile_shapes.h), each a result tuple or ValueError(why):
