@@ -65,6 +65,20 @@ class Phase:
         return out
 
 
+def run_threads(count, body, errors):
+    """body(t) on `count` threads at once; an exception becomes a line of `errors`."""
+    def guarded(t):
+        try:
+            body(t)
+        except Exception as e:  # noqa: BLE001  (reported by the caller)
+            errors.append(repr(e))   # list.append is atomic under the GIL
+    ts = [threading.Thread(target=guarded, args=(t,)) for t in range(count)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+
+
 @cuda.jit
 def bump(x, v):
     i = cuda.grid(1)
@@ -88,17 +102,10 @@ def phase_launches(total, threads):
     errors = []
 
     def work(k):
-        try:
-            for _ in range(per_thread - warm):
-                bump[(n + 127) // 128, 128, streams[k]](arrays[k], 1)
-            streams[k].synchronize()
-        except Exception as e:  # noqa: BLE001  (reported below)
-            errors.append(repr(e))
-    ts = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+        for _ in range(per_thread - warm):
+            bump[(n + 127) // 128, 128, streams[k]](arrays[k], 1)
+        streams[k].synchronize()
+    run_threads(threads, work, errors)
     cuda.synchronize()
     ok = not errors and all((a.copy_to_host() == per_thread).all() for a in arrays)
     p.mark("end")
@@ -146,7 +153,6 @@ def phase_kernels(total, threads):
     p.mark("start")
     x = cuda.to_device(np.arange(256, dtype=np.float64))
     errors = []
-    lock = threading.Lock()
 
     def one(k):
         ns = {"cuda": cuda}
@@ -157,22 +163,13 @@ def phase_kernels(total, threads):
         got = out.copy_to_host()
         want = np.arange(256, dtype=np.float64) * float(k % 7) + k
         if not np.array_equal(got, want):
-            with lock:
-                errors.append(f"kernel {k}: wrong result")
+            errors.append(f"kernel {k}: wrong result")
 
     def run(first, count):
         def work(t):
-            try:
-                for k in range(first + t, first + count, threads):
-                    one(k)
-            except Exception as e:  # noqa: BLE001
-                with lock:
-                    errors.append(repr(e))
-        ts = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
+            for k in range(first + t, first + count, threads):
+                one(k)
+        run_threads(threads, work, errors)
     warm = min(200, total)
     run(0, warm)
     p.mark("warm")
