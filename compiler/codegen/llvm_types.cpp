@@ -61,8 +61,6 @@ std::string llvmType(const Type* t) {
   }
 }
 
-Scalar complexPart(Scalar s) { return s == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64; }
-
 int tupleField(const Type* tuple, int k) {
   if (k < 0 || k >= static_cast<int>(tuple->elems.size())) return -1;
   if (!hasValue(tuple->elems[k])) return -1;

@@ -30,9 +30,6 @@ std::string llvmMemType(Scalar s);
 // The struct of an array view of this array type.
 std::string llvmViewType(const Type* array);
 
-// The float type of each part of a complex scalar (c64 -> f32).
-Scalar complexPart(Scalar s);
-
 // For a tuple type: the struct field of element `k`, or -1 if it has no value.
 int tupleField(const Type* tuple, int k);
 

@@ -11,6 +11,8 @@
 #include <cfloat>
 #include <cmath>
 
+#include "typeinfer/complex_parts.h"
+
 namespace cj::typeinfer::rules {
 namespace {
 
@@ -44,10 +46,9 @@ struct C {
 
 const Type* c128() { return scalarTy(Scalar::Complex128); }
 
-C parts(Emitter& e, ir::Instr* z) {
-  return {e.intrinsic(ir::Intrinsic::ComplexReal, f64Ty(), {z}), e.intrinsic(ir::Intrinsic::ComplexImag, f64Ty(), {z})};
-}
-ir::Instr* make(Emitter& e, C z) { return e.intrinsic(ir::Intrinsic::ComplexMake, c128(), {z.re, z.im}); }
+// z as complex128 parts and back.
+C parts(Emitter& e, ir::Instr* z) { return {complexReal(e, z), complexImag(e, z)}; }
+ir::Instr* make(Emitter& e, C z) { return makeComplex(e, c128(), z.re, z.im); }
 C csqrt(Emitter& e, ir::Instr* re, ir::Instr* im) {
   return parts(e, e.intrinsic(ir::Intrinsic::CmathSqrt, c128(), {make(e, {re, im})}));
 }

@@ -113,7 +113,7 @@ Signature absSignature(const Site& s) {
   s.expectArgs(1);
   const Type* t = scalarArg(s, 0);
   auto sig = resolveOverload(families::absolute(), {t->scalar});
-  if (t->isComplex()) return Signature{t->scalar == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64, {t->scalar}};
+  if (t->isComplex()) return Signature{complexPart(t->scalar), {t->scalar}};
   if (!sig) s.fail("abs() of " + typeToString(t) + " is not supported");
   return *sig;
 }

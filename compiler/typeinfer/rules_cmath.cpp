@@ -12,6 +12,7 @@
 #include <string>
 
 #include "typeinfer/cmath_inverse.h"
+#include "typeinfer/complex_parts.h"
 #include "typeinfer/rules.h"
 #include "typeinfer/templates.h"
 
@@ -19,8 +20,6 @@ namespace cj::typeinfer::rules {
 namespace {
 
 using S = Scalar;
-
-Scalar partOf(Scalar c) { return c == S::Complex64 ? S::Float32 : S::Float64; }
 
 std::string argList(const Site& s) {
   std::string got;
@@ -66,7 +65,7 @@ Form formOf(std::string_view f) {
   if (f == "isnan" || f == "isinf" || f == "isfinite") return Form::Predicate;
   if (f == "rect") return Form::Rect;
   if (f == "exp" || f == "sqrt" || f == "sin" || f == "cos" || f == "tan") return Form::Unary;
-  if (f == "acos" || f == "asin" || f == "atan" || f == "asinh" || f == "atanh") return Form::Unary;
+  if (isInverseCmath(f) && f != "acosh") return Form::Unary;
   return Form::ComplexOnly;   // log10, sinh, cosh, tanh, phase, polar, acosh (numba's @overloads)
 }
 
@@ -102,7 +101,7 @@ const Type* cmathType(const Site& s) {
       if (!t->isComplex())
         s.fail(std::string(s.name) + "() argument must be complex, got " + typeToString(t),
                "numba-cuda implements it for complex64 and complex128 only");
-      const Type* part = scalarTy(partOf(t->scalar));
+      const Type* part = scalarTy(complexPart(t->scalar));
       if (f == "phase") return part;
       if (f == "polar") return tupleTy({part, part});
       return t;
@@ -111,16 +110,10 @@ const Type* cmathType(const Site& s) {
   return nullptr;
 }
 
-ir::Instr* re(Emitter& e, ir::Instr* z) { return e.intrinsic(ir::Intrinsic::ComplexReal, scalarTy(partOf(z->type->scalar)), {z}); }
-ir::Instr* im(Emitter& e, ir::Instr* z) { return e.intrinsic(ir::Intrinsic::ComplexImag, scalarTy(partOf(z->type->scalar)), {z}); }
-ir::Instr* make(Emitter& e, const Type* c, ir::Instr* r, ir::Instr* i) {
-  return e.intrinsic(ir::Intrinsic::ComplexMake, c, {r, i});
-}
-
 // z * j: complex(-z.imag, z.real)
 ir::Instr* timesJ(Emitter& e, ir::Instr* z) {
-  ir::Instr* i = im(e, z);
-  return make(e, z->type, e.emit(ir::Op::Neg, i->type, {i}), re(e, z));
+  ir::Instr* i = complexImag(e, z);
+  return makeComplex(e, z->type, e.emit(ir::Op::Neg, i->type, {i}), complexReal(e, z));
 }
 
 // The typed-IR intrinsic of a cmath function that has one of its own, or of
@@ -152,8 +145,8 @@ ir::Instr* cmathLower(const Site& s, Emitter& e) {
       Signature sig = resolveCases(s, predicateCases());
       ir::Instr* z = e.convert(s.args[0], scalarTy(sig.params[0]));
       ir::Intrinsic part_fn = cmathIntrinsic(f);
-      ir::Instr* a = e.intrinsic(part_fn, boolTy(), {re(e, z)});
-      ir::Instr* b = e.intrinsic(part_fn, boolTy(), {im(e, z)});
+      ir::Instr* a = e.intrinsic(part_fn, boolTy(), {complexReal(e, z)});
+      ir::Instr* b = e.intrinsic(part_fn, boolTy(), {complexImag(e, z)});
       // nan / inf: either part; finite: both parts
       return e.emit(f == "isfinite" ? ir::Op::BitAnd : ir::Op::BitOr, boolTy(), {a, b});
     }
@@ -165,18 +158,18 @@ ir::Instr* cmathLower(const Site& s, Emitter& e) {
     }
     case Form::ComplexOnly: {
       ir::Instr* z = s.args[0];
-      const Type* part = scalarTy(partOf(z->type->scalar));
+      const Type* part = scalarTy(complexPart(z->type->scalar));
       if (f == "sinh" || f == "cosh" || f == "tanh") return e.intrinsic(cmathIntrinsic(f), result, {z});
       if (f == "acosh") return lowerInverseCmath(f, z, result, e);
       if (f == "log10") {   // complex(z.real / LN_10, z.imag / LN_10) of cmath.log(z), in float64
         constexpr double kLn10 = 2.302585092994045684;
         ir::Instr* l = e.intrinsic(ir::Intrinsic::CmathLog, z->type, {z});
         ir::Instr* ln10 = e.constant(ir::Const::real(kLn10), f64Ty());
-        ir::Instr* r = e.emit(ir::Op::TrueDiv, f64Ty(), {e.convert(re(e, l), f64Ty()), ln10});
-        ir::Instr* i = e.emit(ir::Op::TrueDiv, f64Ty(), {e.convert(im(e, l), f64Ty()), ln10});
-        return e.convert(make(e, scalarTy(S::Complex128), r, i), result);
+        ir::Instr* r = e.emit(ir::Op::TrueDiv, f64Ty(), {e.convert(complexReal(e, l), f64Ty()), ln10});
+        ir::Instr* i = e.emit(ir::Op::TrueDiv, f64Ty(), {e.convert(complexImag(e, l), f64Ty()), ln10});
+        return e.convert(makeComplex(e, scalarTy(S::Complex128), r, i), result);
       }
-      ir::Instr* phase = e.intrinsic(ir::Intrinsic::Atan2, part, {im(e, z), re(e, z)});
+      ir::Instr* phase = e.intrinsic(ir::Intrinsic::Atan2, part, {complexImag(e, z), complexReal(e, z)});
       if (f == "phase") return phase;
       ir::Instr* mag = e.intrinsic(ir::Intrinsic::ComplexAbs, part, {z});   // polar: (abs(z), phase(z))
       return e.emit(ir::Op::TupleMake, result, {mag, phase});
@@ -249,8 +242,8 @@ ir::Instr* lowerCmathUnary(std::string_view f, ir::Instr* z, Emitter& e) {
   if (f == "cos") return e.intrinsic(ir::Intrinsic::CmathCosh, c, {timesJ(e, z)});   // cos z = cosh(z j)
   // sin z = -j sinh(z j), tan z = -j tanh(z j)
   ir::Instr* r = e.intrinsic(f == "sin" ? ir::Intrinsic::CmathSinh : ir::Intrinsic::CmathTanh, c, {timesJ(e, z)});
-  ir::Instr* rr = re(e, r);
-  return make(e, c, im(e, r), e.emit(ir::Op::Neg, rr->type, {rr}));
+  ir::Instr* rr = complexReal(e, r);
+  return makeComplex(e, c, complexImag(e, r), e.emit(ir::Op::Neg, rr->type, {rr}));
 }
 
 const Rule builtinPow{powType, powLower};

@@ -1,17 +1,16 @@
 // Language rules of issue 5: complex parts (z.real, z.imag, complex(re, im)),
 // enumerate(...) and zip(...) (their iteration lives in iterators.cpp).
+#include "typeinfer/complex_parts.h"
 #include "typeinfer/iterators.h"
 #include "typeinfer/rules.h"
 
 namespace cj::typeinfer::rules {
 namespace {
 
-Scalar partOf(Scalar c) { return c == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64; }
-
 // x.real / x.imag: numba types them on every number (a real's imag is 0).
 const Type* realType(const Site& s) {
   const Type* t = s.receiver->type;
-  return t->isComplex() ? scalarTy(partOf(t->scalar)) : t;
+  return t->isComplex() ? scalarTy(complexPart(t->scalar)) : t;
 }
 
 ir::Instr* realLower(const Site& s, Emitter& e) {
@@ -154,10 +153,7 @@ const Type* conjugateCallType(const Site& s) {
 ir::Instr* conjugateCallLower(const Site& s, Emitter& e) {
   ir::Instr* z = e.element(s.receiver, 1);
   if (!z->type->isComplex()) return z;
-  const Type* part = scalarTy(partOf(z->type->scalar));
-  ir::Instr* re = e.intrinsic(ir::Intrinsic::ComplexReal, part, {z});
-  ir::Instr* im = e.intrinsic(ir::Intrinsic::ComplexImag, part, {z});
-  return e.intrinsic(ir::Intrinsic::ComplexMake, z->type, {re, e.emit(ir::Op::Neg, part, {im})});
+  return complexConjugate(e, z);
 }
 
 }  // namespace

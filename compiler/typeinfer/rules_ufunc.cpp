@@ -15,6 +15,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "typeinfer/complex_parts.h"
 #include "typeinfer/rules.h"
 #include "typeinfer/ufunc_complex.h"
 #include "typeinfer/ufuncs.h"
@@ -225,13 +226,6 @@ struct Call {
     s.fail(spell(s) + "() on " + typeToString(T) + " (numpy loop '" + loop.text +
            "') is not supported by cudajit");
   }
-  static const Type* partType(const Type* complex) {
-    return scalarTy(complex->scalar == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64);
-  }
-  ir::Instr* part(const char* which, ir::Instr* z) const {
-    bool real = std::string_view(which) == "real";
-    return e.intrinsic(real ? ir::Intrinsic::ComplexReal : ir::Intrinsic::ComplexImag, partType(z->type), {z});
-  }
 };
 
 using Lowering = ir::Instr* (*)(const Call&);
@@ -322,8 +316,8 @@ ir::Instr* absolute(const Call& c) {
 ir::Instr* sign(const Call& c) {
   ir::Instr* x = c.x[0];
   if (c.isComplex()) {
-    ir::Instr* mag = c.e.intrinsic(ir::Intrinsic::ComplexAbs, Call::partType(c.T), {x});
-    ir::Instr* magz = c.e.intrinsic(ir::Intrinsic::ComplexMake, c.T, {mag, c.num(0, mag->type)});
+    ir::Instr* mag = c.e.intrinsic(ir::Intrinsic::ComplexAbs, complexPartType(c.T), {x});
+    ir::Instr* magz = makeComplex(c.e, c.T, mag, c.num(0, mag->type));
     return c.select(c.cmp(Op::Eq, mag, c.num(0, mag->type)), c.num(0), c.op2(Op::TrueDiv, x, magz));
   }
   ir::Instr* zero = c.num(0);
@@ -337,8 +331,7 @@ ir::Instr* sign(const Call& c) {
 ir::Instr* conjugate(const Call& c) {
   ir::Instr* z = c.x[0];
   if (!c.isComplex()) return z;
-  ir::Instr* im = c.part("imag", z);
-  return c.e.intrinsic(ir::Intrinsic::ComplexMake, c.T, {c.part("real", z), c.e.emit(Op::Neg, im->type, {im})});
+  return complexConjugate(c.e, z);
 }
 
 ir::Instr* square(const Call& c) {
@@ -406,8 +399,8 @@ ir::Instr* classify(const Call& c) {
                                              : ir::Intrinsic::IsNan;
   if (c.isBool() || c.isInt()) return c.e.constant(ir::Const::boolean(finite), boolTy());
   if (c.isFloat()) return c.e.intrinsic(name, boolTy(), {c.x[0]});
-  ir::Instr* re = c.e.intrinsic(name, boolTy(), {c.part("real", c.x[0])});
-  ir::Instr* im = c.e.intrinsic(name, boolTy(), {c.part("imag", c.x[0])});
+  ir::Instr* re = c.e.intrinsic(name, boolTy(), {complexReal(c.e, c.x[0])});
+  ir::Instr* im = c.e.intrinsic(name, boolTy(), {complexImag(c.e, c.x[0])});
   return c.op2(finite ? Op::BitAnd : Op::BitOr, re, im);
 }
 
@@ -558,14 +551,14 @@ const Type* numberArg(const Site& s, size_t max_args = 1) {
   return t;
 }
 
-const Type* partTypeOf(const Type* t) { return t->isComplex() ? Call::partType(t) : t; }
+const Type* partTypeOf(const Type* t) { return t->isComplex() ? complexPartType(t) : t; }
 
 // np.real(x) / np.imag(x): x.real / x.imag (the part type; a real number and 0 of its type).
 const Type* realImagType(const Site& s) { return partTypeOf(numberArg(s)); }
 ir::Instr* realImagLower(const Site& s, Emitter& e) {
   const Type* t = s.argType(0);
   bool real = s.arg == "real";
-  if (t->isComplex()) return e.intrinsic(real ? ir::Intrinsic::ComplexReal : ir::Intrinsic::ComplexImag, partTypeOf(t), {s.args[0]});
+  if (t->isComplex()) return real ? complexReal(e, s.args[0]) : complexImag(e, s.args[0]);
   if (real) return s.args[0];
   return e.constant(t->isFloat() ? ir::Const::real(0.0) : ir::Const::integer(0), t);
 }
@@ -587,8 +580,8 @@ ir::Instr* angleFnLower(const Site& s, Emitter& e) {
   const Type* ft = part->isFloat() && part->scalar != Scalar::Float16 ? part : f64Ty();
   ir::Instr *re, *im;
   if (z->type->isComplex()) {
-    re = e.intrinsic(ir::Intrinsic::ComplexReal, part, {z});
-    im = e.intrinsic(ir::Intrinsic::ComplexImag, part, {z});
+    re = complexReal(e, z);
+    im = complexImag(e, z);
   } else {
     re = e.convert(z, ft);
     im = e.constant(ir::Const::real(0.0), ft);

@@ -10,18 +10,20 @@
 #include <utility>
 
 #include "typeinfer/cmath_inverse.h"
+#include "typeinfer/complex_parts.h"
 
 namespace cj::typeinfer::rules {
 namespace {
 
+// Arithmetic in the part type of the complex type `c`.
 struct Parts {
   Emitter& e;
   const Type* c;   // complex64 / complex128
-  const Type* p;   // its part type
+  const Type* p = complexPartType(c);
 
-  ir::Instr* re(ir::Instr* z) { return e.intrinsic(ir::Intrinsic::ComplexReal, p, {z}); }
-  ir::Instr* im(ir::Instr* z) { return e.intrinsic(ir::Intrinsic::ComplexImag, p, {z}); }
-  ir::Instr* make(ir::Instr* r, ir::Instr* i) { return e.intrinsic(ir::Intrinsic::ComplexMake, c, {r, i}); }
+  ir::Instr* re(ir::Instr* z) { return complexReal(e, z); }
+  ir::Instr* im(ir::Instr* z) { return complexImag(e, z); }
+  ir::Instr* make(ir::Instr* r, ir::Instr* i) { return makeComplex(e, c, r, i); }
   ir::Instr* k(double v) { return e.constant(ir::Const::real(v), p); }
   ir::Instr* bin(ir::Op o, ir::Instr* a, ir::Instr* b) { return e.emit(o, a->type, {a, b}); }
   ir::Instr* fn(ir::Intrinsic id, ir::Instr* a) { return e.intrinsic(id, p, {a}); }
@@ -41,8 +43,7 @@ constexpr double kLog10e = 0.434294481903251827651128937270616680;
 
 ir::Instr* lowerComplexUfunc(std::string_view name, const std::vector<ir::Instr*>& x, const Type* loop_type,
                              Emitter& e) {
-  const Type* p = scalarTy(loop_type->scalar == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64);
-  Parts m{e, loop_type, p};
+  Parts m{e, loop_type};
   ir::Instr* z = x[0];
   using I = ir::Intrinsic;
   // numba reuses cmath's lowerings for these (numpy's names for the inverse ones)
@@ -98,8 +99,7 @@ ir::Instr* lowerComplexUfunc(std::string_view name, const std::vector<ir::Instr*
 ir::Instr* lowerComplexCompare(ir::Op op, ir::Instr* a, ir::Instr* b, Emitter& e) {
   // numpy's CGT & co: the real parts decide (when no imaginary part is NaN),
   // equal real parts hand over to the imaginary parts.
-  const Type* p = scalarTy(a->type->scalar == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64);
-  Parts m{e, a->type, p};
+  Parts m{e, a->type};
   ir::Instr *xr = m.re(a), *xi = m.im(a), *yr = m.re(b), *yi = m.im(b);
   ir::Op strict = op == ir::Op::Ge ? ir::Op::Gt : op == ir::Op::Le ? ir::Op::Lt : op;
   auto cmp = [&](ir::Op o, ir::Instr* u, ir::Instr* v) { return e.emit(o, boolTy(), {u, v}); };

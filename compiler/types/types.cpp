@@ -145,6 +145,7 @@ int scalarBits(Scalar s) { return row(s).bits; }
 bool scalarSigned(Scalar s) { return row(s).is_signed; }
 char scalarNumpyChar(Scalar s) { return row(s).np; }
 int scalarByteSize(Scalar s) { return row(s).bits == 1 ? 1 : row(s).bits / 8; }
+Scalar complexPart(Scalar s) { return s == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64; }
 
 bool parseScalar(std::string_view name, Scalar* out) {
   if (name == "boolean" || name == "bool_") name = "bool";

@@ -137,6 +137,7 @@ int scalarBits(Scalar s);
 bool scalarSigned(Scalar s);
 char scalarNumpyChar(Scalar s);
 int scalarByteSize(Scalar s);                 // bool is 1 byte in memory
+Scalar complexPart(Scalar s);                 // the float type of each part of a complex (c64 -> f32)
 // Parses "float32", "f32", "int64", "i64", numpy names ("float64"), "bool",
 // "boolean", "b1"; false if unknown.
 bool parseScalar(std::string_view name, Scalar* out);
