@@ -577,10 +577,6 @@ Block launchBlock(const LaunchConfig& config) {
 }  // namespace
 
 namespace {
-// A failed cuLaunchKernel, explained where a limit of the device or of the
-// kernel is what it broke (the block's threads or a dimension, the grid,
-// the shared memory, the registers the block needs); checked only after the
-// driver refused, so launches that work pay nothing.
 // The blocks of `threads` threads and `shared_bytes` of dynamic shared
 // memory the device holds at once (a cooperative launch's limit).
 int residentBlocks(cu::CUfunction fn, int device, unsigned threads, unsigned shared_bytes) {
@@ -590,6 +586,11 @@ int residentBlocks(cu::CUfunction fn, int device, unsigned threads, unsigned sha
   return per_sm * sms;
 }
 
+// A failed cuLaunchKernel, explained where a limit of the device or of the
+// kernel is what it broke (the block's threads or a dimension, the grid,
+// the shared memory, the registers the block needs, a cooperative grid's
+// residency); checked only after the driver refused, so launches that work
+// pay nothing.
 [[noreturn]] void launchFailed(cu::CUresult result, int device, cu::CUfunction fn, const unsigned grid[3],
                                const unsigned block[3], unsigned shared_bytes, bool cooperative) {
   const DriverApi& api = driver();
@@ -663,9 +664,7 @@ struct LaunchBlock {
     shared_bytes = tile ? static_cast<unsigned>(ov.compiled.dynamic_shared_bytes) : config.shared_bytes;
   }
 };
-}  // namespace
 
-namespace {
 // cuLaunchKernel, or cuLaunchCooperativeKernel for a kernel with a grid
 // barrier (the driver gives a cooperative grid the workspace the barrier uses).
 cu::CUresult launchKernel(const DriverApi& api, const Overload& ov, cu::CUfunction fn, const unsigned grid[3],
@@ -756,7 +755,7 @@ int Dispatcher::maxCooperativeGridBlocks(Overload& ov, Block block, unsigned sha
                         shared_bytes);
 }
 
-int Dispatcher::functionAttribute(Overload& ov, int attribute) {
+int Dispatcher::functionAttribute(Overload& ov, FunctionAttribute attribute) {
   int value = 0;
   CJ_CU_OPT(cuFuncGetAttribute, &value, attribute, loadedOnCurrentDevice(ov).function);
   return value;

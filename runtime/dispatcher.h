@@ -151,10 +151,16 @@ class Dispatcher {
   // (with `shared_bytes` of dynamic shared memory) the current device holds
   // at once, so many a cooperative launch may have (loads the overload).
   int maxCooperativeGridBlocks(Overload& ov, Block block, unsigned shared_bytes);
-  // cuFuncGetAttribute of the overload loaded on the current device (numba's
-  // get_regs_per_thread & co): 0 max threads per block, 1 static shared
-  // bytes, 2 constant bytes, 3 local bytes per thread, 4 registers per thread.
-  int functionAttribute(Overload& ov, int attribute);
+  // CUfunction_attribute values numba's get_regs_per_thread & co read.
+  enum FunctionAttribute {
+    kMaxThreadsPerBlock = 0,
+    kSharedBytes = 1,      // static shared memory per block
+    kConstBytes = 2,
+    kLocalBytes = 3,       // local memory per thread
+    kRegistersPerThread = 4,
+  };
+  // cuFuncGetAttribute of the overload loaded on the current device.
+  int functionAttribute(Overload& ov, FunctionAttribute attribute);
 
   const std::vector<Overload*>& overloads() const { return order_; }
   const std::vector<std::vector<const Type*>>& declared() const { return declared_; }

@@ -137,11 +137,7 @@ std::string printFunction(const Function& fn) {
   if (!fn.tensor_maps.empty()) out += " tmaps=" + tensorMapsToString(fn.tensor_maps);
   if (!fn.declared.empty()) {
     out += " sigs=[";
-    for (size_t k = 0; k < fn.declared.size(); ++k) {
-      const ParsedSignature& s = fn.declared[k];
-      out += (k ? "; " : "") + (s.return_type ? typeToNumbaString(s.return_type) : std::string()) +
-             numbaArgsString(s.args);
-    }
+    for (size_t k = 0; k < fn.declared.size(); ++k) out += (k ? "; " : "") + signatureToString(fn.declared[k]);
     out += "]";
   }
   if (!fn.py_name.empty() && fn.py_name != fn.name) out += " py=" + fn.py_name;

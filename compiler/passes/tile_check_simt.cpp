@@ -29,13 +29,7 @@ std::string describeOrigin(const ir::Instr* origin) {
   if (origin->op == ir::Op::CallFunc) return "a device function's result that depends on the thread" + lineOf(origin);
   if (origin->op == ir::Op::ArrayLoad) return "a local (per-thread) array read" + lineOf(origin);
   if (origin->op == ir::Op::Intrinsic) {
-    switch (origin->intrinsic) {
-      case ir::Intrinsic::TidX: return "cuda.threadIdx.x" + lineOf(origin);
-      case ir::Intrinsic::TidY: return "cuda.threadIdx.y" + lineOf(origin);
-      case ir::Intrinsic::TidZ: return "cuda.threadIdx.z" + lineOf(origin);
-      case ir::Intrinsic::LaneId: return "cuda.laneid" + lineOf(origin);
-      default: break;
-    }
+    if (const char* source = threadIndexSource(origin->intrinsic)) return source + lineOf(origin);
     switch (ir::intrinsicFamily(origin->intrinsic)) {
       case ir::IntrinsicFamily::Atomic: return "an atomic's old value" + lineOf(origin);
       case ir::IntrinsicFamily::Cub:

@@ -500,9 +500,9 @@ bool TileLower::run(ir::Function& fn) {
   // Run alone (tools, tests), it assigns the layouts first.
   if (fn.num_warps == 0) TileAssignLayouts().run(fn);
   // Deeper pipelines where they may pay (tile_lower_async.cpp): four
-  // stages, or three of larger tiles, in
-  // up to 216 of sm_90's 227 KB, if the kernel's other buffers leave room
-  // for them: tried on a copy first.
+  // stages, or three of larger tiles, in up to 216 of sm_90's 227 KB, if the
+  // kernel's other buffers leave room for them: tried on a copy first.
+  constexpr int64_t kDeepStageBudget = 216 * 1024;
   int max_stages = 3;
   int64_t stage_budget = 160 * 1024;
   bool dots = false;
@@ -511,13 +511,13 @@ bool TileLower::run(ir::Function& fn) {
     bool fits = true;
     try {
       std::unique_ptr<ir::Function> trial = ir::cloneFunction(fn, fn.name);
-      lowerTiles(*trial, 4, 216 * 1024, &fits);
+      lowerTiles(*trial, 4, kDeepStageBudget, &fits);
     } catch (const std::exception&) {
       fits = false;   // the real lowering reports it
     }
     if (fits) {
       max_stages = 4;
-      stage_budget = 216 * 1024;
+      stage_budget = kDeepStageBudget;
     }
   }
   return lowerTiles(fn, max_stages, stage_budget, nullptr);

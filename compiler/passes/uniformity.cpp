@@ -17,15 +17,7 @@ namespace {
 // when their operands do not.
 bool variesByItself(const ir::Instr& in) {
   if (in.op != ir::Op::Intrinsic) return false;
-  switch (in.intrinsic) {
-    case ir::Intrinsic::TidX:
-    case ir::Intrinsic::TidY:
-    case ir::Intrinsic::TidZ:
-    case ir::Intrinsic::LaneId:
-      return true;
-    default:
-      break;
-  }
+  if (threadIndexSource(in.intrinsic)) return true;
   switch (ir::intrinsicFamily(in.intrinsic)) {
     case ir::IntrinsicFamily::Atomic:   // the old value: each thread sees another
     case ir::IntrinsicFamily::Warp:     // per warp at best
@@ -100,7 +92,7 @@ class Analysis {
   void diverge(const ir::Instr& branch) {
     const int from = cfg_.node(branch.parent);
     if (from < 0) return;
-    const int join = from >= 0 ? ipdom_[from] : -1;
+    const int join = ipdom_[from];
     std::vector<int> work;
     std::vector<char> seen(cfg_.size(), 0);
     for (int s : cfg_.graph().succs(from)) work.push_back(s);
@@ -150,6 +142,16 @@ class Analysis {
 };
 
 }  // namespace
+
+const char* threadIndexSource(ir::Intrinsic id) {
+  switch (id) {
+    case ir::Intrinsic::TidX: return "cuda.threadIdx.x";
+    case ir::Intrinsic::TidY: return "cuda.threadIdx.y";
+    case ir::Intrinsic::TidZ: return "cuda.threadIdx.z";
+    case ir::Intrinsic::LaneId: return "cuda.laneid";
+    default: return nullptr;
+  }
+}
 
 Uniformity analyzeUniformity(const ir::Function& fn, const ir::Module* module) {
   Uniformity u;

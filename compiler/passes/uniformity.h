@@ -39,6 +39,11 @@ struct Uniformity {
   }
 };
 
+// The Python spelling of an intrinsic that reads the thread's index
+// (cuda.threadIdx.x, cuda.laneid), nullptr for any other: the values that
+// vary by themselves, named in messages.
+const char* threadIndexSource(ir::Intrinsic id);
+
 // The analysis of `fn`, whose arguments are uniform (kernel arguments; a
 // device function analysed for its callers). `module` finds the callees of
 // CallFunc (null: every call result is taken as varying).

@@ -188,9 +188,7 @@ const ParsedSignature* declaredSignature(const Site& s, const ir::Function& call
     }
   if (best) return best;
   std::string list;
-  for (const ParsedSignature& sig : callee.declared)
-    list += (list.empty() ? "" : ", ") + (sig.return_type ? typeToNumbaString(sig.return_type) : std::string()) +
-            numbaArgsString(sig.args);
+  for (const ParsedSignature& sig : callee.declared) list += (list.empty() ? "" : ", ") + signatureToString(sig);
   s.fail(std::string(s.name) + "() is declared with the signatures " + list + "; none takes the arguments " +
          numbaArgsString(types));
 }

@@ -189,4 +189,8 @@ std::string numbaArgsString(const std::vector<const Type*>& args) {
   return out + ")";
 }
 
+std::string signatureToString(const ParsedSignature& sig) {
+  return (sig.return_type ? typeToNumbaString(sig.return_type) : std::string()) + numbaArgsString(sig.args);
+}
+
 }  // namespace cj

@@ -31,5 +31,8 @@ ParsedSignature parseSignature(std::string_view text);
 
 // "(float32, float32[::1])": the spelling of an argument list in messages.
 std::string numbaArgsString(const std::vector<const Type*>& args);
+// A parsed signature back in numba's spelling: "float32(float32, int64)", or
+// "(float32, int64)" without a return type.
+std::string signatureToString(const ParsedSignature& sig);
 
 }  // namespace cj

@@ -250,7 +250,7 @@ py::object inspect(Dispatcher& d, const py::object& signature, Get get) {
 
 // numba's get_regs_per_thread(signature=None) & co: the value for one
 // signature, or {signature: value} over the compiled ones.
-py::object resourceQuery(Dispatcher& d, const py::object& signature, int attribute) {
+py::object resourceQuery(Dispatcher& d, const py::object& signature, Dispatcher::FunctionAttribute attribute) {
   if (!signature.is_none()) return py::int_(d.functionAttribute(overloadFor(d, signature), attribute));
   py::dict out;
   for (Overload* ov : d.overloads()) out[keyOf(ov->key)] = py::int_(d.functionAttribute(*ov, attribute));
@@ -531,15 +531,15 @@ void defineInspection(DispatcherClass& cls) {
       .def("inspect_ptx", [](Dispatcher& d, const py::object& sig) {
         return inspect(d, sig, [&d](Overload& o) { return d.ptx(o); });
       }, py::arg("signature") = py::none(), py::doc("PTX per signature."))
-      .def("get_regs_per_thread", [](Dispatcher& d, const py::object& sig) { return resourceQuery(d, sig, 4); },
+      .def("get_regs_per_thread", [](Dispatcher& d, const py::object& sig) { return resourceQuery(d, sig, Dispatcher::kRegistersPerThread); },
            py::arg("signature") = py::none(), py::doc("Registers per thread (loads the kernel on the current GPU)."))
-      .def("get_shared_mem_per_block", [](Dispatcher& d, const py::object& sig) { return resourceQuery(d, sig, 1); },
+      .def("get_shared_mem_per_block", [](Dispatcher& d, const py::object& sig) { return resourceQuery(d, sig, Dispatcher::kSharedBytes); },
            py::arg("signature") = py::none(), py::doc("Static shared memory per block, in bytes."))
-      .def("get_local_mem_per_thread", [](Dispatcher& d, const py::object& sig) { return resourceQuery(d, sig, 3); },
+      .def("get_local_mem_per_thread", [](Dispatcher& d, const py::object& sig) { return resourceQuery(d, sig, Dispatcher::kLocalBytes); },
            py::arg("signature") = py::none(), py::doc("Local memory per thread, in bytes."))
-      .def("get_const_mem_size", [](Dispatcher& d, const py::object& sig) { return resourceQuery(d, sig, 2); },
+      .def("get_const_mem_size", [](Dispatcher& d, const py::object& sig) { return resourceQuery(d, sig, Dispatcher::kConstBytes); },
            py::arg("signature") = py::none(), py::doc("Constant memory the kernel uses, in bytes."))
-      .def("get_max_threads_per_block", [](Dispatcher& d, const py::object& sig) { return resourceQuery(d, sig, 0); },
+      .def("get_max_threads_per_block", [](Dispatcher& d, const py::object& sig) { return resourceQuery(d, sig, Dispatcher::kMaxThreadsPerBlock); },
            py::arg("signature") = py::none(), py::doc("The most threads a block of this kernel may have."))
       .def("inspect_asm", [](Dispatcher& d, const py::object& sig) {
         return inspect(d, sig, [&d](Overload& o) { return d.ptx(o); });
