@@ -39,6 +39,43 @@ INT_VARS = ["a", "b"]    # the int64 arguments
 FLOAT_VARS = ["x", "y"]  # the float64 arguments
 
 
+# The expression forms over two generated operands a and b at depth d (g: the
+# generator, for random choices and nested conditions); a program's seed
+# picks them by position, so new forms go at the end.
+INT_FORMS = [
+    lambda g, a, b, d: f"({a} + {b})",
+    lambda g, a, b, d: f"({a} - {b})",
+    lambda g, a, b, d: f"(({a} * {b}) % {MOD})",
+    lambda g, a, b, d: f"({a} // ({b} | 1))",
+    lambda g, a, b, d: f"({a} % ({b} | 1))",
+    lambda g, a, b, d: f"({a} {g.r.choice(['&', '|', '^'])} {b})",
+    lambda g, a, b, d: f"(({a} % 4096) << ({b} & 7))",
+    lambda g, a, b, d: f"({a} >> ({b} & 15))",
+    lambda g, a, b, d: f"{g.r.choice(['min', 'max'])}({a}, {b})",
+    lambda g, a, b, d: f"abs({a})",
+    lambda g, a, b, d: f"({a} if {g.cond(d + 1)} else {b})",
+    lambda g, a, b, d: f"int({g.float_expr(d + 1)} % 1000.0)",
+    lambda g, a, b, d: f"(({a} % 100) ** ({b} & 3))",
+    # the local array, at a wrapped (possibly negative) index
+    lambda g, a, b, d: f"arr[{a} % 8]" if g.r.random() < 0.7 else f"arr[-1 - ({a} % 8)]",
+]
+FLOAT_FORMS = [
+    lambda g, a, b, d: f"({a} + {b})",
+    lambda g, a, b, d: f"({a} - {b})",
+    lambda g, a, b, d: f"({a} * {b})",
+    lambda g, a, b, d: f"({a} / ({b} * {b} + 1.0))",
+    lambda g, a, b, d: f"math.sqrt(abs({a}))",
+    lambda g, a, b, d: f"math.{g.r.choice(['sin', 'cos', 'atan', 'tanh'])}({a})",
+    lambda g, a, b, d: f"math.exp(min({a}, 20.0))",
+    lambda g, a, b, d: f"math.log(abs({a}) + 1.0)",
+    lambda g, a, b, d: f"float({g.int_expr(d + 1)})",
+    lambda g, a, b, d: f"{g.r.choice(['min', 'max'])}({a}, {b})",
+    lambda g, a, b, d: f"({a} if {g.cond(d + 1)} else {b})",
+    lambda g, a, b, d: f"({a} ** 2)",
+    lambda g, a, b, d: f"(abs({a}) ** 0.5)",
+]
+
+
 class Gen:
     """Random statements and expressions over the variables in scope."""
 
@@ -65,35 +102,9 @@ class Gen:
     def int_expr(self, d=0):
         if d > 2 or self.r.random() < 0.3:
             return self.int_atom()
-        k = self.r.randrange(14)
+        k = self.r.randrange(len(INT_FORMS))
         a, b = self.int_expr(d + 1), self.int_expr(d + 1)
-        if k == 13:   # the local array, at a wrapped (possibly negative) index
-            return f"arr[{a} % 8]" if self.r.random() < 0.7 else f"arr[-1 - ({a} % 8)]"
-        if k == 12:
-            return f"(({a} % 100) ** ({b} & 3))"
-        if k == 0:
-            return f"({a} + {b})"
-        if k == 1:
-            return f"({a} - {b})"
-        if k == 2:
-            return f"(({a} * {b}) % {MOD})"
-        if k == 3:
-            return f"({a} // ({b} | 1))"
-        if k == 4:
-            return f"({a} % ({b} | 1))"
-        if k == 5:
-            return f"({a} {self.r.choice(['&', '|', '^'])} {b})"
-        if k == 6:
-            return f"(({a} % 4096) << ({b} & 7))"
-        if k == 7:
-            return f"({a} >> ({b} & 15))"
-        if k == 8:
-            return f"{self.r.choice(['min', 'max'])}({a}, {b})"
-        if k == 9:
-            return f"abs({a})"
-        if k == 10:
-            return f"({a} if {self.cond(d + 1)} else {b})"
-        return f"int({self.float_expr(d + 1)} % 1000.0)"
+        return INT_FORMS[k](self, a, b, d)
 
     def float_atom(self):
         if self.r.random() < 0.6:
@@ -103,33 +114,9 @@ class Gen:
     def float_expr(self, d=0):
         if d > 2 or self.r.random() < 0.3:
             return self.float_atom()
-        k = self.r.randrange(13)
+        k = self.r.randrange(len(FLOAT_FORMS))
         a, b = self.float_expr(d + 1), self.float_expr(d + 1)
-        if k == 11:
-            return f"({a} ** 2)"
-        if k == 12:
-            return f"(abs({a}) ** 0.5)"
-        if k == 0:
-            return f"({a} + {b})"
-        if k == 1:
-            return f"({a} - {b})"
-        if k == 2:
-            return f"({a} * {b})"
-        if k == 3:
-            return f"({a} / ({b} * {b} + 1.0))"
-        if k == 4:
-            return f"math.sqrt(abs({a}))"
-        if k == 5:
-            return f"math.{self.r.choice(['sin', 'cos', 'atan', 'tanh'])}({a})"
-        if k == 6:
-            return f"math.exp(min({a}, 20.0))"
-        if k == 7:
-            return f"math.log(abs({a}) + 1.0)"
-        if k == 8:
-            return f"float({self.int_expr(d + 1)})"
-        if k == 9:
-            return f"{self.r.choice(['min', 'max'])}({a}, {b})"
-        return f"({a} if {self.cond(d + 1)} else {b})"
+        return FLOAT_FORMS[k](self, a, b, d)
 
     def cond(self, d=0):
         k = self.r.randrange(5)

@@ -26,9 +26,11 @@ def _is_scalar(a):
     return isinstance(a, (bool, int, float, complex, np.generic)) and not isinstance(a, np.ndarray)
 
 
-def _kernel_from_source(name, source, env):
-    """A @jit kernel made from generated source (its globals: `env`)."""
-    namespace = dict(env)
+def _kernel_from_source(name, source, device_function, **env):
+    """A @jit kernel made from generated source; its globals: `cuda`, the
+    user's function as the device function `__f`, and `env`."""
+    import cudajit
+    namespace = {"cuda": cudajit, "__f": device_function, **env}
     exec(compile(source, f"<cudajit.{name}>", "exec"), namespace)
     return jit(namespace[name])
 
@@ -87,15 +89,20 @@ def _shape_of(a):
     return np.asarray(a).shape
 
 
+def _has_stream(stream):
+    """numba's stream=0 (and None): the default stream, no stream argument."""
+    return stream is not None and stream != 0
+
+
 def _stream_kw(stream):
-    return {} if stream is None or stream == 0 else {"stream": stream}
+    return {"stream": stream} if _has_stream(stream) else {}
 
 
 def _configured(kernel, blocks, stream):
     """kernel[blocks, _THREADS] on `stream` when one is given."""
-    if stream is None or stream == 0:
-        return kernel[blocks, _THREADS]
-    return kernel[blocks, _THREADS, stream]
+    if _has_stream(stream):
+        return kernel[blocks, _THREADS, stream]
+    return kernel[blocks, _THREADS]
 
 
 def _launch(kernel, n, stream, *args):
@@ -105,8 +112,14 @@ def _launch(kernel, n, stream, *args):
 
 
 def _sync(stream):
-    if stream is not None and stream != 0:
+    if _has_stream(stream):
         stream.synchronize()
+
+
+def _as_device_ndarray(a):
+    """A device array (cudajit's, or another library's through
+    __cuda_array_interface__) as a DeviceNDArray."""
+    return a if isinstance(a, DeviceNDArray) else to_device(a)
 
 
 class _Inputs:
@@ -120,7 +133,7 @@ class _Inputs:
             if _is_scalar(v):
                 self.args.append(dt.type(v))
             elif _is_device(v):
-                self.args.append(v if isinstance(v, DeviceNDArray) else to_device(v))
+                self.args.append(_as_device_ndarray(v))
             else:
                 self.args.append(to_device(np.ascontiguousarray(np.asarray(v), dtype=dt), **_stream_kw(stream)))
 
@@ -196,8 +209,7 @@ class CUDAUFunc:
             call = f"__f({', '.join(element(k) for k in range(self.nin))})"
             source = (f"def __ufunc({', '.join(['out'] + names)}):\n"
                       f"    i = cuda.grid(1)\n{body}        {target} = {call}\n")
-            import cudajit
-            self._kernels[key] = _kernel_from_source("__ufunc", source, {"cuda": cudajit, "__f": self._device})
+            self._kernels[key] = _kernel_from_source("__ufunc", source, self._device)
         return self._kernels[key]
 
     def __call__(self, *inputs, out=None, stream=0):
@@ -219,9 +231,8 @@ class CUDAUFunc:
         if out is not None and _is_device(out) and np.dtype(_dtype_of(out)) != ret:
             raise TypeError(f"ufunc '{self.__name__}': out is {_dtype_of(out)}, the result {ret}")
         ins = _Inputs(inputs, args, stream)
-        result = out if out is not None and _is_device(out) else device_array(shape, ret, **_stream_kw(stream))
-        if not isinstance(result, DeviceNDArray):
-            result = to_device(result)
+        result = _as_device_ndarray(out) if out is not None and _is_device(out) else \
+            device_array(shape, ret, **_stream_kw(stream))
         n = int(np.prod(shape))
         scalar_mask = tuple(_is_scalar(v) for v in inputs)
         same = all(s == shape or m for s, m in zip(shapes, scalar_mask))
@@ -309,8 +320,7 @@ class CUDAGUFunc:
                       f"    i = cuda.grid(1)\n"
                       f"    if i < {names[-1]}.shape[0]:\n"
                       f"        __f({args})\n")
-            import cudajit
-            self._kernel = _kernel_from_source("__gufunc", source, {"cuda": cudajit, "__f": self._device})
+            self._kernel = _kernel_from_source("__gufunc", source, self._device)
         return self._kernel
 
     def __call__(self, *args, out=None, stream=0):
@@ -374,10 +384,8 @@ class CUDAGUFunc:
             if given is not None and tuple(_shape_of(given)) != shape:
                 raise ValueError(f"gufunc '{self.__name__}': output {k + 1} has shape "
                                  f"{_shape_of(given)}, the result {shape}")
-            dev = given if given is not None and _is_device(given) else device_array(shape, dt,
-                                                                                    **_stream_kw(stream))
-            if not isinstance(dev, DeviceNDArray):
-                dev = to_device(dev)
+            dev = _as_device_ndarray(given) if given is not None and _is_device(given) else \
+                device_array(shape, dt, **_stream_kw(stream))
             results.append((given, dev))
             core_shape = tuple(sizes[d] for d in core)
             if ndims[self.nin + k] > len(core):
@@ -460,10 +468,8 @@ class Reduce:
 
     def _kernel(self, dtype):
         if dtype not in self._kernels:
-            import cudajit
-            self._kernels[dtype] = _kernel_from_source(
-                "__reduce", _REDUCE_SOURCE,
-                {"cuda": cudajit, "__f": self._device, "THREADS": _THREADS, "DTYPE": dtype.type})
+            self._kernels[dtype] = _kernel_from_source("__reduce", _REDUCE_SOURCE, self._device,
+                                                       THREADS=_THREADS, DTYPE=dtype.type)
         return self._kernels[dtype]
 
     def __call__(self, arr, size=None, res=None, init=0, stream=0):
@@ -479,9 +485,8 @@ class Reduce:
                 res.copy_to_device(np.array([init], dtype), **_stream_kw(stream))
                 return None
             return init
-        data = arr if _is_device(arr) else to_device(np.ascontiguousarray(arr), **_stream_kw(stream))
-        if not isinstance(data, DeviceNDArray):
-            data = to_device(data)
+        data = _as_device_ndarray(arr) if _is_device(arr) else \
+            to_device(np.ascontiguousarray(arr), **_stream_kw(stream))
         kernel = self._kernel(dtype)
         blocks = min((n + _THREADS - 1) // _THREADS, 1024)
         out = res if res is not None else device_array(1, dtype, **_stream_kw(stream))
