@@ -9,6 +9,12 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 
+def _llvm_option(value):
+    if value in (None, ""):
+        return "AUTO"
+    return "OFF" if value.strip().lower() in ("0", "off", "no", "false") else "ON"
+
+
 class CMakeExtension(Extension):
     def __init__(self, name: str, sourcedir: str = "") -> None:
         super().__init__(name, sources=[])
@@ -26,6 +32,9 @@ class CMakeBuild(build_ext):
             f"-DCMAKE_BUILD_TYPE={cfg}",
             # CUDAJIT_SANITIZE=1: AddressSanitizer + UBSan (scripts/sanitize.sh runs the tests)
             f"-DCUDAJIT_SANITIZE={'ON' if os.environ.get('CUDAJIT_SANITIZE') not in (None, '', '0') else 'OFF'}",
+            # CUDAJIT_LLVM=0: no LLVM back end plugin; =1: require it (CMake fails without
+            # LLVM 17+); unset: built when CMake finds LLVM (docs/backends.md)
+            f"-DCUDAJIT_LLVM={_llvm_option(os.environ.get('CUDAJIT_LLVM'))}",
         ]
         build_args = []
         try:

@@ -16,6 +16,8 @@ Warm process (each library loaded and its toolchain used once before timing):
             passes, emit (NVVM IR), nvvm (libNVVM), link (ptxas: the driver's
             JIT compiler, or nvJitLink with CUDAJIT_ASSEMBLER=nvjitlink, the
             "cudajit (nvJitLink)" column), load (cuModuleLoadData);
+            the "cudajit LLVM" column compiles through backend="llvm" (its
+            "nvvm" stage is LLVM: parse, libdevice, O3, NVPTX);
             "toolkit share" = (nvvm + link) / total
   fast_compile=mid / max   the opt-in @jit(fast_compile=...) levels (less
             optimised code: docs/caching.md has what they cost at run time);
@@ -173,6 +175,8 @@ VARIANTS = {
     "cudajit_nvjitlink": {"CUDAJIT_ASSEMBLER": "nvjitlink"},
     "cudajit_fast_mid": {"CUDAJIT_FAST_COMPILE": "mid"},
     "cudajit_fast_max": {"CUDAJIT_FAST_COMPILE": "max"},
+    # LLVM's NVPTX back end (issue 16): "nvvm" is then LLVM's parse + O3 + PTX
+    "cudajit_llvm": {"CUDAJIT_BACKEND": "llvm"},
 }
 
 
@@ -351,20 +355,22 @@ def main(argv=None):
 
     table = C.Table("First call of a freshly defined kernel in a warm process (ms, median)",
                     ["kernel", "cudajit", "cudajit (nvJitLink)", "fast_compile=mid", "fast_compile=max",
-                     "numba-cuda", "CUDA C++ (NVRTC)", "numba / cudajit", "NVRTC / cudajit",
-                     "numba / fast=max"])
+                     "cudajit LLVM", "numba-cuda", "CUDA C++ (NVRTC)", "numba / cudajit", "NVRTC / cudajit",
+                     "numba / fast=max", "LLVM / libNVVM"])
     for name in ("small", "k100"):
         r = out[name]
         ms = lambda v: None if v is None else v * 1e3  # noqa: E731
         table.add(name, ms(r.get("cudajit")), ms(r.get("cudajit_nvjitlink")),
-                  ms(r.get("cudajit_fast_mid")), ms(r.get("cudajit_fast_max")), ms(r.get("numba")),
-                  ms(r.get("nvrtc")), C.ratio(r.get("numba"), r.get("cudajit")),
-                  C.ratio(r.get("nvrtc"), r.get("cudajit")), C.ratio(r.get("numba"), r.get("cudajit_fast_max")))
+                  ms(r.get("cudajit_fast_mid")), ms(r.get("cudajit_fast_max")), ms(r.get("cudajit_llvm")),
+                  ms(r.get("numba")), ms(r.get("nvrtc")), C.ratio(r.get("numba"), r.get("cudajit")),
+                  C.ratio(r.get("nvrtc"), r.get("cudajit")), C.ratio(r.get("numba"), r.get("cudajit_fast_max")),
+                  C.ratio(r.get("cudajit_llvm"), r.get("cudajit")))
     print(table.render())
     for name in ("empty", "small", "k100"):
         for key, label in (("cudajit_stages", ""), ("cudajit_nvjitlink_stages", ", nvJitLink"),
                            ("cudajit_fast_mid_stages", ", fast_compile=mid"),
-                           ("cudajit_fast_max_stages", ", fast_compile=max")):
+                           ("cudajit_fast_max_stages", ", fast_compile=max"),
+                           ("cudajit_llvm_stages", ", LLVM back end")):
             s = out.get(name, {}).get(key)
             if s:
                 print(f"cudajit {name}{label} stages (ms): " + ", ".join(

@@ -216,6 +216,7 @@ void applyOptions(const DispatcherOptions& options, int arch, driver::CompileOpt
   o.target.debug = o.codegen.debug = options.debug;
   o.target.lineinfo = o.codegen.lineinfo = options.lineinfo;
   o.target.fast_compile = options.fast_compile;
+  o.target.backend = options.backend;
   o.tile = options.tile;
   o.num_warps = options.num_warps;
   o.occupancy = options.occupancy;
@@ -262,7 +263,8 @@ bool Dispatcher::ptxOfOlderArch(const std::vector<const Type*>& args, int arch, 
     const driver::CompileOptions options = compileOptions(older, /*want_cubin=*/true, block);
     CachedKernel entry;
     if (loadKernel(kernelKey({&untypedIr(), &args, older, &options}), &entry) != CacheLoad::Hit) continue;
-    if (entry.compiled.ptx.empty() || entry.compiled.arch_specific) continue;   // LTO-linked, or sm_XXa only
+    // LTO-linked, library calls left extern (the LLVM back end's PTX), or sm_XXa only
+    if (entry.compiled.ptx.empty() || entry.compiled.block_specialised || entry.compiled.arch_specific) continue;
     *out = std::move(entry.compiled);
     out->cubin.assign(out->ptx.begin(), out->ptx.end());   // the image: PTX, JIT-compiled at load
     out->cubin.push_back('\0');
@@ -565,6 +567,7 @@ void Dispatcher::record(Overload& ov) {
       ", \"lineinfo\": " + (options_.lineinfo ? "true" : "false") +
       ", \"opt\": " + std::to_string(options_.opt) +
       ", \"fast_compile\": " + jsonString(options_.fast_compile) +
+      ", \"backend\": " + jsonString(link::backendName(options_.backend)) +
       ", \"cache\": " + (options_.cache ? "true" : "false") + "}}\n";
   appendToFile(path, line);   // best effort: recording never fails a launch
 }

@@ -62,6 +62,7 @@ struct DispatcherOptions {
   int arch = 0;          // 0: the current device's compute capability (90 without a GPU)
   bool cache = false;    // read and write the disk cache (kernel_cache.h)
   std::string fast_compile;   // -Ofast-compile level for libNVVM and ptxas; empty: off
+  link::BackendKind backend = link::BackendKind::Nvvm;   // libNVVM or LLVM's NVPTX (backend="llvm")
   // cudajit.tile kernels: compiled by the tile pipeline, launched with the
   // block size the compiler chose (a launch's block shape is ignored).
   bool tile = false;

@@ -80,6 +80,8 @@ KernelKey kernelKey(const KernelKeyParts& p) {
        " debug=" + std::to_string(o.target.debug) + " lineinfo=" + std::to_string(o.target.lineinfo) + " fast_compile=" + o.target.fast_compile +
        " device=" + std::to_string(o.device) + " block=" + std::to_string(o.infer.block_dims[0]) + "," +
        std::to_string(o.infer.block_dims[1]) + "," + std::to_string(o.infer.block_dims[2]) + "\n";
+  // The LLVM back end: its LLVM's version too (toolkitIdentity names libNVVM's).
+  if (o.target.backend == link::BackendKind::Llvm) t += "backend llvm " + link::llvmBackendVersion() + "\n";
   if (o.tile) {   // tile kernels: the model, the warp count asked for, the Constant values
     t += "tile num_warps=" + std::to_string(o.num_warps);
     if (o.occupancy) t += " occupancy=" + std::to_string(o.occupancy);

@@ -6,7 +6,8 @@
 //     values of the globals and closure cells it froze, and every device
 //     function it calls (decoded into the same module);
 //   - the argument types, the target architecture, the compile options
-//     (fastmath, debug, lineinfo, opt, device);
+//     (fastmath, debug, lineinfo, opt, device) and the back end (with the
+//     plugin's LLVM version for backend="llvm");
 //   - cudajit's version and build (toolkit_identity.h: cudajitIdentity);
 //   - the toolkit: libNVVM, nvJitLink and libdevice versions and files.
 // The CUDA driver is not part of it: it does not change the cubin (nvJitLink

@@ -1129,7 +1129,24 @@ bb0:
   ret
 """
     nvvm, ptx = build(ir)
-    assert "fadd half" in nvvm and "fptrunc (float" in nvvm
+    # constants in LLVM's half hex form (both libNVVM and LLVM 17+ read it)
+    assert "fadd half" in nvvm and "half 0xH3E00" in nvvm and "fptrunc (" not in nvvm
+
+
+@pytest.mark.parametrize("value", [1.5, -0.1, 65504.0, 65519.99, 65520.0, 1e-5, -6.0e-8, 2.0 ** -25,
+                                   3 * 2.0 ** -26, 1.0009765625 + 2.0 ** -11, 0.333333333, float("inf"),
+                                   float("-inf"), -0.0])
+def test_half_constants_round_like_numpy(value):
+    ir = f"""func halfc(v0:array(f16, 1d, C) x) -> none kernel
+bb0:
+  v1:i64 = const 0
+  v2:f16 = const {value!r}
+  store v0, v1, v2
+  ret
+"""
+    nvvm = build(ir)[0]
+    bits = int(np.array(value).astype(np.float16).view(np.uint16))
+    assert f"half 0xH{bits:04X}" in nvvm
 
 
 def test_unsupported_constructs_raise_compile_error():

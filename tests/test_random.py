@@ -11,6 +11,7 @@ On a GPU (marked gpu): a kernel's numbers equal numba-cuda's for the same seed.
 """
 import ctypes
 import ctypes.util
+import os
 import re
 
 import numpy as np
@@ -308,6 +309,14 @@ def test_kernel_numbers_equal_numba_cuda():
     want = outs()
     ncuda.jit(ns["draw"])[(n + 127) // 128, 128](nstates, *want)
     assert np.array_equal(states.copy_to_host(), nstates.copy_to_host().view(np.uint64).reshape(-1, 2))
+    # Through LLVM's NVPTX back end (CUDAJIT_BACKEND=llvm) another optimiser
+    # picks which multiply-adds (libdevice's logf and cosf included) become
+    # fused: the normal draws then match numba-cuda's libNVVM build to 2 ulp,
+    # the integer-derived draws bit for bit.
+    llvm = os.environ.get("CUDAJIT_BACKEND") == "llvm"
     for g, w, what in zip(got, want, ("uniform_float32", "uniform_float64", "normal_float32",
                                        "normal_float64", "next")):
-        assert np.array_equal(g, w), f"xoroshiro128p_{what} differs from numba-cuda (seed {seed})"
+        if llvm and what.startswith("normal"):
+            np.testing.assert_array_max_ulp(g, w, maxulp=2)
+        else:
+            assert np.array_equal(g, w), f"xoroshiro128p_{what} differs from numba-cuda (seed {seed})"

@@ -3,9 +3,12 @@
 // only this header (and abi.h, the kernel parameter layout every back end
 // shares).
 //
-// Today's back end writes NVVM IR text for libNVVM (nvvmBackend(),
-// nvvm_backend.cpp over module_emitter.cpp). A second one, LLVM's NVPTX
-// back end or NVVM bitcode, implements Backend again: it gets the same typed
+// Two back ends share one lowering (module_emitter.cpp and the lower_*.cpp
+// tables), which writes LLVM assembly in the typed-pointer dialect that both
+// libNVVM and LLVM 17+ read: nvvmBackend() hands it to libNVVM,
+// llvmBackend() to LLVM's own parser, optimiser and NVPTX code generator
+// (link/llvm_compile.cpp, the plugin in llvm_nvptx/). A back end with other
+// needs (NVVM bitcode, say) implements Backend again: it gets the same typed
 // module, options and resolved library calls, and returns its own artifact
 // format; the driver hands the artifact to the matching toolchain step.
 #pragma once
@@ -19,7 +22,13 @@
 
 namespace cj::codegen {
 
+// The text's dialect where libNVVM's (LLVM 7) and LLVM 17+'s assembly
+// differ: a by-value parameter is `T* byval` in one and `T* byval(T)` in the
+// other. Set by the back end, not by callers.
+enum class Dialect { Nvvm, Llvm };
+
 struct CodegenOptions {
+  Dialect dialect = Dialect::Nvvm;
   bool fastmath = false;
   bool debug = false;      // bounds checks on array accesses
   bool lineinfo = false;   // !dbg locations with the Python file and lines
@@ -29,6 +38,7 @@ struct CodegenOptions {
 struct ModuleArtifact {
   enum class Format {
     NvvmText,   // NVVM IR text (the LLVM 7 dialect libNVVM reads)
+    LlvmText,   // the same text for LLVM 17+'s parser (typed pointers read as `ptr`; Dialect::Llvm)
   };
   Format format = Format::NvvmText;
   std::string bytes;
@@ -57,5 +67,7 @@ class Backend {
 
 // NVVM IR text.
 const Backend& nvvmBackend();
+// LLVM assembly for LLVM's NVPTX back end ("llvm-nvptx").
+const Backend& llvmBackend();
 
 }  // namespace cj::codegen

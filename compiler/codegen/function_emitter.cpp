@@ -301,7 +301,8 @@ void FunctionEmitter::emitEntry() {
     // space (grid_constant: the TMA reads it where it lies), then the flag.
     for (size_t k = 0; k < fn_.tensor_maps.size(); ++k) {
       std::string name = "%tmap" + std::to_string(k);
-      params_.push_back({"[128 x i8]*", "byval align 64 " + name});
+      const char* byval = options().dialect == Dialect::Llvm ? "byval([128 x i8])" : "byval";
+      params_.push_back({"[128 x i8]*", std::string(byval) + " align 64 " + name});
       grid_constant_.push_back(static_cast<int>(params_.size()));
       tensor_map_params_.push_back(name);
     }

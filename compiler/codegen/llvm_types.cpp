@@ -1,6 +1,7 @@
 #include "codegen/llvm_types.h"
 
 #include <cctype>
+#include <cmath>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -90,11 +91,35 @@ std::string llvmIdent(const std::string& name) {
   return out + "\"";
 }
 
+namespace {
+// IEEE binary16 bits of a double, rounded once to nearest even (subnormals,
+// inf and NaN included): LLVM's `0xH` form, which libNVVM and LLVM 17+ both
+// read (LLVM 17 dropped the fptrunc constant expression).
+uint16_t halfBits(double d) {
+  uint16_t sign = std::signbit(d) ? 0x8000u : 0;
+  if (std::isnan(d)) return static_cast<uint16_t>(sign | 0x7e00u);
+  double a = std::fabs(d);
+  if (a < std::ldexp(1.0, -14))   // subnormal or zero: units of 2^-24
+    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(a, 24))));
+  if (std::isinf(a)) return static_cast<uint16_t>(sign | 0x7c00u);
+  int e = 0;
+  std::frexp(a, &e);   // a = m 2^e, m in [0.5, 1)
+  double q = std::nearbyint(std::ldexp(a, 11 - e));   // 11 significant bits, in [1024, 2048]
+  if (q == 2048.0) {
+    q = 1024.0;
+    ++e;
+  }
+  int field = e - 1 + 15;
+  if (field >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  return static_cast<uint16_t>(sign | (field << 10) | (static_cast<int>(q) - 1024));
+}
+}  // namespace
+
 std::string llvmFloatConst(double v, Scalar s) {
   // LLVM reads float and double constants in the 64-bit hex form; a float
   // constant must be exactly representable, so round through float first.
   double exact = v;
-  if (s == Scalar::Float32 || s == Scalar::Float16 || s == Scalar::TFloat32 || s == Scalar::BFloat16)
+  if (s == Scalar::Float32 || s == Scalar::TFloat32 || s == Scalar::BFloat16)
     exact = static_cast<double>(static_cast<float>(v));
   if (s == Scalar::BFloat16) {   // the i16 that holds it: round to nearest even
     float f = static_cast<float>(exact);
@@ -107,7 +132,9 @@ std::string llvmFloatConst(double v, Scalar s) {
   std::memcpy(&bits, &exact, sizeof bits);
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%016" PRIX64, bits);
-  if (s == Scalar::Float16) return std::string("fptrunc (float ") + buf + " to half)";
+  if (s == Scalar::Float16) {
+    std::snprintf(buf, sizeof buf, "0xH%04X", static_cast<unsigned>(halfBits(v)));
+  }
   return buf;
 }
 

@@ -198,6 +198,17 @@ std::vector<link::LinkInput> libraryLinkInputs(const libcalls::ResolvedCalls& ca
   return inputs;
 }
 
+// The most registers a thread may use so that a block of `dims` threads
+// fits one SM (64K registers, allocated per warp in steps of 8 a thread,
+// 255 at most); 0 without a block shape.
+int registersPerThreadFor(const int dims[3]) {
+  int64_t threads = int64_t{dims[0]} * std::max(dims[1], 1) * std::max(dims[2], 1);
+  if (threads <= 0) return 0;
+  int64_t warps_threads = (threads + 31) / 32 * 32;
+  int64_t regs = 65536 / warps_threads / 8 * 8;
+  return static_cast<int>(std::min<int64_t>(regs, 255));
+}
+
 }  // namespace
 
 std::shared_ptr<const ir::Module> decode(PyObject* py_function) {
@@ -224,7 +235,9 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   out.arch_specific = target.arch_specific;
   out.dynamic_shared_bytes = dynamicSharedBytes(*typed);
   out.tensor_maps = typed->functions.front()->tensor_maps;
-  out.symbol = codegen::nvvmBackend().kernelSymbol(*typed->functions.front());
+  const bool llvm = target.backend == link::BackendKind::Llvm;
+  const codegen::Backend& backend = llvm ? codegen::llvmBackend() : codegen::nvvmBackend();
+  out.symbol = backend.kernelSymbol(*typed->functions.front());
 
   // Library calls (block algorithms): their entry points and LTO-IR, all at
   // once and in parallel; codegen then only calls the symbols.
@@ -237,15 +250,19 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
     if (c.library == libcalls::Library::Cub) out.cub_specs.push_back(c.descriptor);
 
   out.nvvm_ir = timed(&t.emit, [&] {
-    return codegen::nvvmBackend().emit(*typed, options.codegen, resolved).bytes;
+    return backend.emit(*typed, options.codegen, resolved).bytes;
   });
+  // LLVM's NVPTX back end makes PTX in every case: it cannot write NVVM's
+  // LTO-IR, so library calls stay extern calls in the PTX, which nvJitLink
+  // links against the libraries' LTO-IR below (docs/backends.md).
+  if (llvm) out.ptx = timed(&t.nvvm, [&] { return link::llvmToPtx(out.nvvm_ir, target); });
 
   if (options.lto_inputs.empty() && cub_inputs.empty()) {
     // NVVM IR -> PTX -> cubin: as fast as the LTO route for a kernel alone
     // (libNVVM optimises either way, ptxas assembles either way), the PTX
     // (inspect_ptx, the disk cache) comes for free, and the driver's JIT
     // compiler can assemble it.
-    out.ptx = timed(&t.nvvm, [&] { return link::nvvmToPtx(out.nvvm_ir, target); });
+    if (!llvm) out.ptx = timed(&t.nvvm, [&] { return link::nvvmToPtx(out.nvvm_ir, target); });
     if (!options.want_cubin) return out;
     out.cubin = timed(&t.link, [&] {
       // ptxas refuses to optimise code with full debug information.
@@ -266,14 +283,24 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
     });
     return out;
   }
-  std::vector<char> lto = timed(&t.nvvm, [&] { return link::nvvmToLtoIr(out.nvvm_ir, target); });
   // Block algorithms: the kernel's LTO-IR with its CUB instantiations (and
-  // any LTO-IR the caller gives), optimised together.
+  // any LTO-IR the caller gives), optimised together; from the LLVM back
+  // end, its PTX beside them (the libraries are optimised among themselves).
   std::vector<link::LinkInput> inputs = options.lto_inputs;
-  inputs.push_back({link::LinkInput::Kind::LtoIr, std::move(lto), out.symbol + ".ltoir"});
+  if (llvm) {
+    target.max_registers = registersPerThreadFor(options.infer.block_dims);
+    inputs.push_back({link::LinkInput::Kind::Ptx, std::vector<char>(out.ptx.begin(), out.ptx.end()),
+                      out.symbol + ".ptx"});
+  } else {
+    std::vector<char> lto = timed(&t.nvvm, [&] { return link::nvvmToLtoIr(out.nvvm_ir, target); });
+    inputs.push_back({link::LinkInput::Kind::LtoIr, std::move(lto), out.symbol + ".ltoir"});
+  }
   for (auto& in : cub_inputs) inputs.push_back(std::move(in));
   target.optimize_unused_variables = target.optimize_unused_variables || !calls.empty();
   if (!options.want_cubin) {
+    // The LLVM back end's PTX is the kernel's own (its library calls
+    // extern): nvJitLink writes linked PTX only from LTO-IR inputs.
+    if (llvm) return out;
     out.ptx = timed(&t.link, [&] { return link::linkPtx(inputs, target); });
     return out;
   }
@@ -285,6 +312,7 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
 std::string ptxOf(const CompiledKernel& kernel, const link::TargetOptions& options_target) {
   link::TargetOptions target = options_target;
   target.arch_specific = target.arch_specific || kernel.arch_specific;
+  if (target.backend == link::BackendKind::Llvm) return link::llvmToPtx(kernel.nvvm_ir, target);
   if (kernel.cub_specs.empty()) return link::nvvmToPtx(kernel.nvvm_ir, target);
   std::vector<libcalls::LibraryCall> calls;
   for (const std::string& text : kernel.cub_specs) calls.push_back({libcalls::Library::Cub, text});

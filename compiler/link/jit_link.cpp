@@ -75,6 +75,7 @@ std::vector<std::string> linkOptions(const std::vector<LinkInput>& inputs, const
   }
   if (t.debug) o.push_back("-g");
   if (t.lineinfo && !t.debug) o.push_back("-lineinfo");
+  if (t.max_registers > 0) o.push_back("-maxrregcount=" + std::to_string(t.max_registers));
   return o;
 }
 

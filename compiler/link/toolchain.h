@@ -10,7 +10,15 @@
 
 namespace cj::link {
 
+// What turns the module into PTX: libNVVM (the default) or LLVM's NVPTX
+// back end (the plugin, issue 16). Names: "nvvm", "llvm".
+enum class BackendKind { Nvvm, Llvm };
+const char* backendName(BackendKind b);
+// "nvvm" / "llvm"; false for any other name.
+bool parseBackendName(const std::string& name, BackendKind* out);
+
 struct TargetOptions {
+  BackendKind backend = BackendKind::Nvvm;
   int arch = 90;        // sm_XX / compute_XX
   // sm_XXa / compute_XXa: code that uses the generation's own instructions
   // (wgmma on sm_90a), which runs on that generation only.
@@ -25,12 +33,24 @@ struct TargetOptions {
   // nvJitLink -optimize-unused-variables: device variables nothing in the
   // device code references may go (kernels linked with CUB instantiations).
   bool optimize_unused_variables = false;
+  // nvJitLink -maxrregcount (0: none): the LLVM back end's PTX calls the
+  // libraries' functions, which LTO compiles apart from it; each must fit
+  // the register budget of the kernel's launch block shape.
+  int max_registers = 0;
 };
 
 // libNVVM: compiles the module together with libdevice. Throws
 // ToolchainError carrying libNVVM's log on failure.
 std::string nvvmToPtx(const std::string& nvvm_ir, const TargetOptions& t);
 std::vector<char> nvvmToLtoIr(const std::string& nvvm_ir, const TargetOptions& t);
+
+// LLVM's NVPTX back end (backend="llvm", issue 16): the same module
+// through the plugin libcudajit_llvm.so (LLVM's parser, libdevice as
+// bitcode, O0-O3, NVPTX) -> PTX. Throws ToolchainError when the plugin is
+// missing (the build found no LLVM) or LLVM rejects the module.
+std::string llvmToPtx(const std::string& ir, const TargetOptions& t);
+// "LLVM 19.1.7": the plugin's LLVM (cache keys); throws like llvmToPtx.
+std::string llvmBackendVersion();
 
 struct LinkInput {
   enum class Kind { LtoIr, Ptx, Cubin } kind;

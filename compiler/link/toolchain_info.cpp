@@ -31,6 +31,15 @@ std::string toolchainVersion() {
   return out + "; " + jit;
 }
 
+const char* backendName(BackendKind b) { return b == BackendKind::Llvm ? "llvm" : "nvvm"; }
+
+bool parseBackendName(const std::string& name, BackendKind* out) {
+  if (name == "nvvm") *out = BackendKind::Nvvm;
+  else if (name == "llvm") *out = BackendKind::Llvm;
+  else return false;
+  return true;
+}
+
 std::string libnvvmPath() { return nvvmApi().lib->path(); }
 std::string nvjitlinkPath() { return jitLinkApi().lib->path(); }
 std::string libdevicePath() { return nvvmApi().libdevice_path; }

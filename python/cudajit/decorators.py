@@ -9,7 +9,8 @@ from .dispatcher import DeviceFunction, Dispatcher
 # numba.cuda.jit's options. Those cudajit does not act on yet are accepted so
 # that ported code runs unchanged.
 _OPTIONS = {"fastmath", "debug", "lineinfo", "opt", "cache", "max_registers", "link", "inline",
-            "boundscheck", "lto", "launch_bounds", "forceinline", "block", "fast_compile"}
+            "boundscheck", "lto", "launch_bounds", "forceinline", "block", "fast_compile",
+            "backend"}
 
 
 def _opt_level(opt):
@@ -49,6 +50,12 @@ def _fast_compile(option):
     return str(option)   # _core checks the level
 
 
+def _backend(option):
+    """backend="nvvm" (libNVVM) | "llvm" (LLVM's NVPTX back end); None: ""
+    (the core takes $CUDAJIT_BACKEND, else "nvvm", and checks the name)."""
+    return "" if option is None else str(option)
+
+
 def _refuse_tile_kernel(obj):
     if getattr(obj, "_cudajit_tile_kernel_", False):
         raise TypeError("jit() cannot be applied to a @cudajit.tile.kernel (a tile kernel is "
@@ -74,7 +81,8 @@ def _make(py_func, signatures, device, options):
                         lineinfo=bool(options.get("lineinfo", False)),
                         opt=_opt_level(options.get("opt", True)),
                         cache=_use_cache(options.get("cache", False)),
-                        fast_compile=_fast_compile(options.get("fast_compile")))
+                        fast_compile=_fast_compile(options.get("fast_compile")),
+                        backend=_backend(options.get("backend")))
     # What pickling by value needs to make this kernel again (cudajit._pickle):
     # the options as given (the receiver's $CUDAJIT_CACHE applies there).
     kernel._jit_options = dict(options)
@@ -104,6 +112,11 @@ def jit(func_or_sig=None, device=False, **options):
     ``fast_compile="min" | "mid" | "max"`` passes libNVVM's and ptxas's
     ``-Ofast-compile`` level: a faster first compile for less optimised
     code ($CUDAJIT_FAST_COMPILE sets it for every kernel).
+
+    ``backend="llvm"`` compiles through LLVM's NVPTX back end (LLVM's
+    optimiser and code generator, libdevice linked as bitcode) instead of
+    libNVVM, the default; $CUDAJIT_BACKEND=llvm sets it for every kernel
+    that does not name one. See docs/backends.md.
     """
     unknown = set(options) - _OPTIONS
     if unknown:
@@ -143,7 +156,7 @@ def _py_func(pyfunc):
 
 
 def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, cc=None,
-                opt=True, arch="sm_90", block=None, fast_compile=None, constants=None):
+                opt=True, arch="sm_90", block=None, fast_compile=None, constants=None, backend=None):
     """Compiles ``pyfunc`` for one signature to PTX without a GPU.
 
     Returns ``(ptx, return_type)``; the return type is numba's spelling
@@ -153,19 +166,23 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
     shape, ``block=(256,)``; their PTX is the linked result (the CUB
     instantiations included, after link-time optimisation). A
     ``@cudajit.tile.kernel`` takes the values of its ``Constant`` parameters
-    as ``constants={"TILE": 128}``.
+    as ``constants={"TILE": 128}``. ``backend="llvm"`` compiles through
+    LLVM's NVPTX back end instead of libNVVM (default: $CUDAJIT_BACKEND, else
+    "nvvm"); its PTX of a kernel with block algorithms is the kernel's own,
+    their calls extern (nvJitLink links them when it makes the cubin).
     """
     if getattr(pyfunc, "_cudajit_tile_kernel_", False):
-        return pyfunc.compile_ptx(sig, constants=constants, cc=cc, arch=arch), "none"
+        return pyfunc.compile_ptx(sig, constants=constants, cc=cc, arch=arch, backend=backend), "none"
     ptx, _, resty, _ = _core.compile_aot(_py_func(pyfunc), sig, device=device, want_cubin=False,
                                          fastmath=fastmath, arch=_arch_number(cc, arch),
                                          opt=_opt_level(opt), lineinfo=lineinfo, debug=debug,
-                                         block=block, fast_compile=_fast_compile(fast_compile))
+                                         block=block, fast_compile=_fast_compile(fast_compile),
+                                         backend=_backend(backend))
     return ptx, resty
 
 
 def compile_cubin(pyfunc, sig, debug=False, lineinfo=False, fastmath=False, cc=None, opt=True,
-                  arch="sm_90", block=None, fast_compile=None):
+                  arch="sm_90", block=None, fast_compile=None, backend=None):
     """Compiles a kernel for one signature to a cubin (ELF bytes) without a
     GPU, for ahead-of-time use (``cuModuleLoadData``). Returns
     ``(cubin, symbol)``: the kernel's entry name in the cubin. ``block=(256,)``
@@ -173,5 +190,6 @@ def compile_cubin(pyfunc, sig, debug=False, lineinfo=False, fastmath=False, cc=N
     _, cubin, _, symbol = _core.compile_aot(_py_func(pyfunc), sig, device=False, want_cubin=True,
                                             fastmath=fastmath, arch=_arch_number(cc, arch),
                                             opt=_opt_level(opt), lineinfo=lineinfo, debug=debug,
-                                            block=block, fast_compile=_fast_compile(fast_compile))
+                                            block=block, fast_compile=_fast_compile(fast_compile),
+                                            backend=_backend(backend))
     return cubin, symbol

@@ -137,6 +137,23 @@ void bindCodegen(py::module_& m) {
       "Compiles NVVM IR text (with libdevice) to PTX with libNVVM. Raises ToolchainError "
       "carrying libNVVM's log.");
   m.def(
+      "llvm_to_ptx",
+      [](const std::string& ir, int arch, int opt, bool fastmath, bool arch_specific) {
+        passSysPath();
+        cj::link::TargetOptions t = target(arch, opt, fastmath, false, false);
+        t.backend = cj::link::BackendKind::Llvm;
+        t.arch_specific = arch_specific;
+        py::gil_scoped_release release;
+        return cj::link::llvmToPtx(ir, t);
+      },
+      py::arg("ir"), py::arg("arch") = 90, py::arg("opt") = 3, py::arg("fastmath") = false,
+      py::arg("arch_specific") = false,
+      "Compiles LLVM assembly to PTX with the LLVM back end's plugin (LLVM's parser, libdevice "
+      "as bitcode, O0-O3, NVPTX). Raises ToolchainError with LLVM's message.");
+  m.def("llvm_backend_version", &cj::link::llvmBackendVersion,
+        "The LLVM the back end's plugin was built with ('LLVM 19.1.7'); raises ToolchainError "
+        "when there is no plugin.");
+  m.def(
       "nvvm_to_ltoir",
       [](const std::string& nvvm, int arch, int opt, bool fastmath, bool debug, bool lineinfo) {
         passSysPath();

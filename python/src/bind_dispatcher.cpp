@@ -16,6 +16,7 @@
 #include <structmember.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <memory>
 
 #include "python/src/errors_py.h"
@@ -275,11 +276,28 @@ py::object inspectAfter(Dispatcher& d, const py::object& signature, const std::s
   return signatureDict(out);
 }
 
+// backend="" takes $CUDAJIT_BACKEND, then "nvvm".
+cj::link::BackendKind backendFrom(const std::string& backend) {
+  std::string name = backend;
+  const char* from = "backend";
+  if (name.empty()) {
+    const char* env = std::getenv("CUDAJIT_BACKEND");
+    name = env && *env ? env : "nvvm";
+    from = "$CUDAJIT_BACKEND";
+  }
+  cj::link::BackendKind kind;
+  if (!cj::link::parseBackendName(name, &kind))
+    throw py::value_error(std::string(from) + " must be 'nvvm' (libNVVM) or 'llvm' (LLVM's NVPTX back end), got '" +
+                          name + "'");
+  return kind;
+}
+
 cj::rt::DispatcherOptions optionsFrom(bool fastmath, bool debug, bool lineinfo, int opt, bool cache,
-                                     const std::string& fast_compile) {
+                                     const std::string& fast_compile, const std::string& backend) {
   if (!fast_compile.empty() && fast_compile != "min" && fast_compile != "mid" && fast_compile != "max")
     throw py::value_error("fast_compile must be 'min', 'mid', 'max', True or False, got '" + fast_compile + "'");
   cj::rt::DispatcherOptions o;
+  o.backend = backendFrom(backend);
   o.fastmath = fastmath;
   o.debug = debug;
   o.lineinfo = lineinfo;
@@ -420,16 +438,17 @@ void bindOverload(py::module_& m) {
 // Construction, explicit compiles, the launch-adjacent helpers.
 void defineCompiling(DispatcherClass& cls) {
   cls.defInit([](py::handle self, py::object py_func, bool fastmath, bool debug, bool lineinfo,
-                 int opt, bool cache, const std::string& fast_compile, const py::object& tile) {
+                 int opt, bool cache, const std::string& fast_compile, const py::object& tile,
+                 const std::string& backend) {
            auto& held = cj::py_native::checkedValue<std::shared_ptr<Dispatcher>>(self);
            if (held) return;   // a second __init__ changes nothing (as pybind11's classes)
-           cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, cache, fast_compile);
+           cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, cache, fast_compile, backend);
            tileOptionsFrom(tile, o);
            held = std::make_shared<Dispatcher>(std::move(py_func), std::move(o));
          },
          py::arg("self"), py::arg("py_func"), py::arg("fastmath") = false, py::arg("debug") = false,
          py::arg("lineinfo") = false, py::arg("opt") = 3, py::arg("cache") = false,
-         py::arg("fast_compile") = "", py::arg("tile") = py::none());
+         py::arg("fast_compile") = "", py::arg("tile") = py::none(), py::arg("backend") = "");
   cls.def("__call__", [](Dispatcher&, py::args, py::kwargs) {
         throw cj::rt::ArgumentValueError(
             "kernel launch configuration was not specified: launch it as "
@@ -494,6 +513,7 @@ void defineInspection(DispatcherClass& cls) {
         out["opt"] = o.opt;
         out["cache"] = o.cache;
         out["fast_compile"] = o.fast_compile;
+        out["backend"] = cj::link::backendName(o.backend);
         return out;
       })
       .defReadonly("py_func", [](const Dispatcher& d) { return d.pyFunction(); })
@@ -554,10 +574,10 @@ void bindAheadOfTime(py::module_& m) {
   m.def("compile_aot", [](const py::object& py_func, const py::object& sig, bool device,
                           bool want_cubin, bool fastmath, const py::object& arch, int opt,
                           bool lineinfo, bool debug, const py::object& block, const std::string& fast_compile,
-                          const py::object& tile) {
+                          const py::object& tile, const std::string& backend) {
     cj::ParsedSignature s = signatureFrom(sig);
     if (!device) checkKernelReturn(s);
-    cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, false, fast_compile);
+    cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, false, fast_compile, backend);
     tileOptionsFrom(tile, o);
     o.arch = archNumber(arch);
     cj::rt::AotResult r = cj::rt::compileAot(py_func, s.args, device, want_cubin, o, blockFrom(block),
@@ -570,8 +590,11 @@ void bindAheadOfTime(py::module_& m) {
      py::arg("want_cubin") = false, py::arg("fastmath") = false, py::arg("arch") = 90,
      py::arg("opt") = 3, py::arg("lineinfo") = false, py::arg("debug") = false,
      py::arg("block") = py::none(), py::arg("fast_compile") = "", py::arg("tile") = py::none(),
+     py::arg("backend") = "",
      "(ptx, cubin or None, return type, symbol) for one signature; no GPU needed. block: the "
-     "launch block shape of kernels with block algorithms (their PTX is the linked result).");
+     "launch block shape of kernels with block algorithms (their PTX is the linked result from "
+     "libNVVM, the kernel's own from the LLVM back end). backend: 'nvvm' or 'llvm' ('': "
+     "$CUDAJIT_BACKEND, else 'nvvm').");
 
   // Named apart from the typing stage's parse_signature (IR spelling, strings
   // only): this is what @jit(sig) and compile_ptx accept, in numba's spelling.

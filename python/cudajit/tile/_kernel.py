@@ -154,7 +154,7 @@ class TileKernel:
         else:
             d[gx, 1, stream](*args)
 
-    def compile_ptx(self, signature, constants=None, cc=None, arch="sm_90"):
+    def compile_ptx(self, signature, constants=None, cc=None, arch="sm_90", backend=None):
         """PTX for one signature (a type per parameter, numba's spelling)
         and the Constant parameters' values by name; needs no GPU."""
         constants = dict(constants or {})
@@ -168,7 +168,8 @@ class TileKernel:
         from ..decorators import _arch_number
         values = [constants[p] for p in self.constant_parameters]
         ptx, _, _, _ = _core.compile_aot(self._function(), signature, arch=_arch_number(cc, arch),
-                                         opt=self.options["opt_level"], tile=self._tile_options(values))
+                                         opt=self.options["opt_level"], tile=self._tile_options(values),
+                                         backend="" if backend is None else str(backend))
         return ptx
 
     def __repr__(self):

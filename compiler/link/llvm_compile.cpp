@@ -1,0 +1,118 @@
+// LLVM's NVPTX back end (issue 16): LLVM assembly -> PTX through the plugin
+// libcudajit_llvm.so (llvm_nvptx/llvm_nvptx.h), opened with dlopen on first
+// use like libNVVM. Found at $CUDAJIT_LLVM_BACKEND or beside the module this
+// code is linked into (cudajit/_core*.so), where the build puts it.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "link/library_finder.h"
+#include "link/toolchain.h"
+#include "llvm_nvptx/llvm_nvptx.h"
+#include "support/error.h"
+
+namespace cj::link {
+namespace {
+
+constexpr const char* kPluginFile = "libcudajit_llvm.so";
+
+struct LlvmPlugin {
+  std::unique_ptr<SharedLibrary> lib;
+  std::string version;
+  std::string libdevice;
+  int (*compile)(const char*, size_t, const CjLlvmOptions*, char**, char**) = nullptr;
+  void (*free)(char*) = nullptr;
+};
+
+std::string pluginBesideThisModule() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void*>(&pluginBesideThisModule), &info) || !info.dli_fname) return kPluginFile;
+  std::string self = info.dli_fname;
+  size_t slash = self.rfind('/');
+  return (slash == std::string::npos ? std::string() : self.substr(0, slash + 1)) + kPluginFile;
+}
+
+std::unique_ptr<LlvmPlugin> loadPlugin() {
+  const char* env = std::getenv("CUDAJIT_LLVM_BACKEND");
+  std::string path = env && *env ? env : pluginBesideThisModule();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* err = dlerror();
+    throw ToolchainError(
+        "backend='llvm' needs cudajit's LLVM back end (" + std::string(kPluginFile) +
+        "), which could not be loaded from " + path + (err ? std::string(": ") + err : std::string()) +
+        ". It is built when CMake finds LLVM 17 or newer: install it (apt install llvm-19-dev) and "
+        "reinstall cudajit, or set $CUDAJIT_LLVM_BACKEND to the plugin's path; backend='nvvm' "
+        "(the default) needs no LLVM");
+  }
+  auto plugin = std::make_unique<LlvmPlugin>();
+  plugin->lib = std::make_unique<SharedLibrary>(handle, path);
+  auto abi = reinterpret_cast<int (*)()>(plugin->lib->find("cj_llvm_abi_version"));
+  auto version = reinterpret_cast<const char* (*)()>(plugin->lib->find("cj_llvm_version"));
+  plugin->compile = reinterpret_cast<decltype(plugin->compile)>(plugin->lib->find("cj_llvm_compile"));
+  plugin->free = reinterpret_cast<decltype(plugin->free)>(plugin->lib->find("cj_llvm_free"));
+  if (!abi || !version || !plugin->compile || !plugin->free)
+    throw ToolchainError(path + " is not cudajit's LLVM back end (entry points missing)");
+  if (abi() != CJ_LLVM_PLUGIN_ABI)
+    throw ToolchainError(path + " is another cudajit build's LLVM back end (plugin ABI " +
+                         std::to_string(abi()) + ", this build needs " +
+                         std::to_string(CJ_LLVM_PLUGIN_ABI) + "): reinstall cudajit");
+  plugin->version = version();
+  return plugin;
+}
+
+// Loaded once; a failure is retried on the next call (the environment may
+// have changed), as the toolkit libraries are.
+const LlvmPlugin& plugin() {
+  static std::mutex mutex;
+  static std::unique_ptr<LlvmPlugin> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!loaded) loaded = loadPlugin();
+  return *loaded;
+}
+
+// libdevice for the plugin: beside the libNVVM the toolkit search finds, or
+// the toolkit roots when there is no libNVVM at all (the LLVM path needs none).
+const std::string& libdevice() {
+  static std::mutex mutex;
+  static std::string path;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (path.empty()) {
+    try {
+      path = libdevicePath();
+    } catch (const ToolchainError&) {
+      path = findLibdevice("");
+    }
+  }
+  return path;
+}
+
+}  // namespace
+
+std::string llvmBackendVersion() { return plugin().version; }
+
+std::string llvmToPtx(const std::string& ir, const TargetOptions& t) {
+  const LlvmPlugin& p = plugin();
+  CjLlvmOptions options{};
+  options.arch = t.arch;
+  options.arch_specific = t.arch_specific ? 1 : 0;
+  options.opt = t.opt;
+  options.fastmath = t.fastmath ? 1 : 0;
+  std::string libdevice_path;
+  if (ir.find("@__nv_") != std::string::npos) libdevice_path = libdevice();
+  options.libdevice = libdevice_path.c_str();
+  char* ptx = nullptr;
+  char* log = nullptr;
+  int failed = p.compile(ir.data(), ir.size(), &options, &ptx, &log);
+  std::string ptx_text = ptx ? ptx : "";
+  std::string log_text = log ? log : "";
+  if (ptx) p.free(ptx);
+  if (log) p.free(log);
+  if (failed) throw ToolchainError("LLVM NVPTX back end (" + p.version + "): " + log_text);
+  return ptx_text;
+}
+
+}  // namespace cj::link
