@@ -19,7 +19,8 @@ Rows (full sizes; --quick uses small ones):
                       the Triton tutorial's forward kernel, a one-pass (1, 4096)-tile kernel
   segsum              65536 x 1024 float32 segmented sum: the issue's tile kernel
                       (cudajit.tile, cuTile), a @cudajit.jit kernel with cuda.block.sum
-                      (256 threads, as bench_cub.py), torch x.sum(dim=1)
+                      (256 threads, as bench_cub.py), the same in CUDA C++ with
+                      cub::BlockReduce (NVRTC through CuPy), torch x.sum(dim=1)
   firstcall           first call of the matmul kernel (compile + launch + wait) in a warm
                       process, no disk caches: cudajit.tile, Triton, cuTile
 
@@ -487,6 +488,15 @@ def row_segsum(torch, impls, simt_impl, segments, length, reps):
                                              reps, 10)
     else:
         cells["cudajit block.sum"] = Cell(text=f"n/a ({simt_impl.reason})")
+    try:
+        cub_kernel, cp = cub_segment_sums()
+        Xc, Sc = cp.asarray(X), cp.empty(segments, dtype=cp.float32)
+        So_c = torch.as_tensor(Sc, device="cuda")
+        cells["CUB C++"] = measure(torch, "cub", (True, None),
+                                   lambda: cub_kernel((segments,), (TPB,), (Xc, Sc, np_int32(length))),
+                                   chk(So_c), nbytes, "GB/s", reps, 10)
+    except Exception as e:  # noqa: BLE001  (no CuPy, no CCCL headers: a note, not a crash)
+        cells["CUB C++"] = Cell(text=f"n/a ({type(e).__name__}: {str(e).splitlines()[0][:60]})")
     TILE = 1 << (length - 1).bit_length()
     for impl in impls:
         Sx = torch.empty(segments, device="cuda", dtype=torch.float32)
@@ -494,6 +504,38 @@ def row_segsum(torch, impls, simt_impl, segments, length, reps):
         cells[impl.name] = measure(torch, impl.name, (impl.obj is not None, impl.reason), run, chk(Sx),
                                    nbytes, "GB/s", reps, 10)
     return cells
+
+
+CUB_SEGMENT_SUMS = r"""
+#include <cub/block/block_reduce.cuh>
+// The block.sum kernel's algorithm in CUDA C++: a strided per-thread sum,
+// then cub::BlockReduce over the block (TPB threads).
+extern "C" __global__ void __launch_bounds__(TPB) segment_sums_cub(const float* x, float* out, int length) {
+    using Reduce = cub::BlockReduce<float, TPB>;
+    __shared__ typename Reduce::TempStorage temp;
+    const float* row = x + (size_t)blockIdx.x * length;
+    float acc = 0.0f;
+    for (int i = threadIdx.x; i < length; i += TPB) acc += row[i];
+    float total = Reduce(temp).Sum(acc);
+    if (threadIdx.x == 0) out[blockIdx.x] = total;
+}
+"""
+
+
+def cub_segment_sums():
+    """The CUB C++ peer of the segmented sum, compiled by NVRTC through CuPy
+    with the toolkit's CCCL headers: (kernel, cupy)."""
+    import cupy as cp
+    root = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    includes = [f"-I{d}" for d in (f"{root}/include/cccl", f"{root}/include") if os.path.isdir(d)]
+    mod = cp.RawModule(code=CUB_SEGMENT_SUMS, options=("-std=c++17", f"-DTPB={TPB}", *includes),
+                       backend="nvrtc")
+    return mod.get_function("segment_sums_cub"), cp
+
+
+def np_int32(v):
+    import numpy
+    return numpy.int32(v)
 
 
 def row_firstcall(torch, tile_names, triton_impl, size):
@@ -548,7 +590,7 @@ TILE_MM16 = (128, 256, 64)      # the tile kernel's (tm, tn, tk): 16-bit inputs 
 TILE_MM32 = (256, 128, 32)      # tf32 (--mm-tiles-tf32)
 
 ROWS = ["fp16", "bf16", "tf32", "softmax", "layernorm", "segsum", "firstcall"]
-COLUMNS = ["torch", "triton", "cuda.tile", "cudajit.tile", "cudajit block.sum"]
+COLUMNS = ["torch", "triton", "cuda.tile", "cudajit.tile", "cudajit block.sum", "CUB C++"]
 
 
 def print_table(results, titles):
@@ -583,7 +625,7 @@ def print_targets(results):
         ("tf32", "cudajit.tile", "torch", 0.70),
         ("softmax", "cudajit.tile", "torch", 1.00), ("softmax", "cudajit.tile", "triton", 1.00),
         ("layernorm", "cudajit.tile", "torch", 1.00), ("layernorm", "cudajit.tile", "triton", 1.00),
-        ("segsum", "cudajit.tile", "cudajit block.sum", 0.97),
+        ("segsum", "cudajit.tile", "cudajit block.sum", 0.97), ("segsum", "cudajit.tile", "CUB C++", 0.97),
     ]
     print("\nissue 11 targets (speed of cudajit.tile relative to the peer; >= target passes):")
     for row, a, b, target in checks:

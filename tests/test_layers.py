@@ -150,3 +150,22 @@ def test_the_nvvm_backend_through_the_interface():
     symbol = _core.kernel_symbol_from_ir(ir)
     assert f"define void @{symbol}(" in text
     assert "nvvm.annotations" in text
+
+
+def test_llvm_plugin_stands_apart():
+    """compiler/llvm_nvptx is the LLVM back end's plugin, not a stage of
+    _core: it includes no cudajit header but its own C interface, and only
+    the link stage includes that (link/llvm_compile.cpp opens the plugin)."""
+    plugin = REPO / "compiler" / "llvm_nvptx"
+    ours = {p.name for p in (REPO / "compiler").iterdir() if p.is_dir()}
+    for path in sorted(plugin.glob("*.cpp")) + sorted(plugin.glob("*.h")):
+        for inc in re.findall(r'#include\s+"([^"]+)"', path.read_text()):
+            first = inc.split("/")[0]
+            assert inc == "llvm_nvptx/llvm_nvptx.h" or first not in ours | {"runtime", "python"}, \
+                f"{path.relative_to(REPO)} includes cudajit's {inc}"
+    users = []
+    for folder in [*stages(), "python/src"]:
+        for path in sorted((REPO / folder).glob("*")):
+            if path.suffix in (".cpp", ".h") and re.search(r'#include\s+"llvm_nvptx/', path.read_text()):
+                users.append(str(path.relative_to(REPO)))
+    assert users == ["compiler/link/llvm_compile.cpp"], users

@@ -1,6 +1,7 @@
 // cudajit's SIMT symbols: special registers, grid helpers, barriers,
 // shared/local arrays, atomics.
 #include "typeinfer/rules.h"
+#include "typeinfer/specializer.h"
 
 namespace cj::typeinfer::rules {
 namespace {
@@ -8,7 +9,21 @@ namespace {
 // ---- special registers: cuda.threadIdx.x & co are i32 values ----------------
 
 const Type* sregType(const Site&) { return i32Ty(); }
-ir::Instr* sregLower(const Site& s, Emitter& e) { return e.intrinsic(s.intrinsic, i32Ty(), {}); }
+
+// A kernel specialised on its launch block shape (block algorithms, tile
+// operations in SIMT code: it runs with that shape only, .reqntid) knows
+// cuda.blockDim: a constant lets the optimiser unroll block-strided loops
+// (`for i in range(cuda.threadIdx.x, n, cuda.blockDim.x)`), as CUDA C++
+// with a compile-time block size is.
+ir::Instr* sregValue(const Site& s, Emitter& e, ir::Intrinsic reg) {
+  for (int d = 0; d < 3; ++d) {
+    int known = s.ctx.specializer().options().block_dims[d];
+    if (reg == kNtid[d] && known > 0) return e.constant(ir::Const::integer(known), i32Ty());
+  }
+  return e.intrinsic(reg, i32Ty(), {});
+}
+
+ir::Instr* sregLower(const Site& s, Emitter& e) { return sregValue(s, e, s.intrinsic); }
 
 // ---- grid(n) / gridsize(n): i64 or a tuple of n i64, expanded inline --------
 
@@ -26,8 +41,8 @@ const Type* gridType(const Site& s) {
   return tupleTy(std::vector<const Type*>(n, i64Ty()));
 }
 
-ir::Instr* sreg64(Emitter& e, const Sreg3& reg, int dim) {
-  return e.convert(e.intrinsic(reg[dim], i32Ty(), {}), i64Ty());   // sign-extended, as numba does
+ir::Instr* sreg64(const Site& s, Emitter& e, const Sreg3& reg, int dim) {
+  return e.convert(sregValue(s, e, reg[dim]), i64Ty());   // sign-extended, as numba does
 }
 
 // As numba-cuda: each register sign-extended to i64, then multiplied and added in i64.
@@ -36,13 +51,13 @@ ir::Instr* gridLowerWith(const Site& s, Emitter& e, bool size) {
   std::vector<ir::Instr*> dims;
   for (int d = 0; d < n; ++d) {
     if (size) {
-      ir::Instr* ntid = sreg64(e, kNtid, d);
-      ir::Instr* nctaid = sreg64(e, kNctaid, d);
+      ir::Instr* ntid = sreg64(s, e, kNtid, d);
+      ir::Instr* nctaid = sreg64(s, e, kNctaid, d);
       dims.push_back(e.emit(ir::Op::Mul, i64Ty(), {ntid, nctaid}));
     } else {
-      ir::Instr* tid = sreg64(e, kTid, d);
-      ir::Instr* ntid = sreg64(e, kNtid, d);
-      ir::Instr* ctaid = sreg64(e, kCtaid, d);
+      ir::Instr* tid = sreg64(s, e, kTid, d);
+      ir::Instr* ntid = sreg64(s, e, kNtid, d);
+      ir::Instr* ctaid = sreg64(s, e, kCtaid, d);
       ir::Instr* base = e.emit(ir::Op::Mul, i64Ty(), {ntid, ctaid});
       dims.push_back(e.emit(ir::Op::Add, i64Ty(), {base, tid}));
     }
