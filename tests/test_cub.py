@@ -373,6 +373,40 @@ def test_second_call_is_a_memory_hit(compiled):
     assert after["compiles"] == before["compiles"]
 
 
+def test_memory_cache_keeps_the_most_recently_used(compiled):
+    """The bound a user sets (issue 15): the least recently used instances
+    leave memory, and come back from the disk cache, byte for byte."""
+    from cudajit import cache
+    assert cache.memory_cache_limit() == 1024   # $CUDAJIT_MEMORY_CACHE_ENTRIES unset
+    specs = MATRIX[:4]
+    try:
+        core.cub_clear_memory_cache()
+        cache.set_memory_cache_limit(2)
+        before = core.cub_cache_stats()
+        for s in specs:
+            assert core.cub_ltoir(s) == compiled[spec_id(s)]
+        mid = core.cub_cache_stats()
+        assert mid["memory_entries"] == 2 and mid["evictions"] - before["evictions"] == 2
+        # the two most recent are memory hits, the first one a disk read again
+        assert core.cub_ltoir(specs[3]) == compiled[spec_id(specs[3])]
+        assert core.cub_ltoir(specs[0]) == compiled[spec_id(specs[0])]
+        after = core.cub_cache_stats()
+        assert after["memory_hits"] - mid["memory_hits"] == 1
+        assert after["disk_hits"] - mid["disk_hits"] == 1 and after["compiles"] == before["compiles"]
+        with pytest.raises(ValueError, match=">= 0"):
+            cache.set_memory_cache_limit(-1)
+    finally:
+        cache.set_memory_cache_limit(1024)
+
+
+def test_memory_cache_limit_from_the_environment():
+    code = ("import cudajit.cache as c; print(c.memory_cache_limit()); "
+            "c.set_memory_cache_limit(0); print(c.memory_cache_limit())")
+    env = dict(os.environ, CUDAJIT_MEMORY_CACHE_ENTRIES="7")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["7", "0"]
+
+
 def test_new_process_state_reads_the_disk_cache(compiled):
     core.cub_clear_memory_cache()
     before = core.cub_cache_stats()

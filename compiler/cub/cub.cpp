@@ -16,6 +16,7 @@
 #include "support/sha256.h"
 #include "cub/toolkit.h"
 #include "support/error.h"
+#include "support/lru_map.h"
 
 namespace cj::cub {
 namespace {
@@ -70,7 +71,7 @@ bool pchEnabled() {
 
 struct State {
   std::mutex mutex;
-  std::unordered_map<std::string, Instance> memory;  // entry name @ arch -> instance
+  LruMap<Instance> memory;   // entry name @ arch -> instance, the most recently used (lru_map.h)
   CacheStats stats;
 };
 State& state() {
@@ -137,10 +138,9 @@ Instance instantiate(const Spec& spec) {
   std::string mkey = memoryKey(g.spec);
   {
     std::lock_guard<std::mutex> lock(st.mutex);
-    auto it = st.memory.find(mkey);
-    if (it != st.memory.end()) {
+    if (const Instance* found = st.memory.find(mkey)) {
       ++st.stats.memory_hits;
-      Instance hit = it->second;
+      Instance hit = *found;
       hit.from = Instance::From::Memory;
       return hit;
     }
@@ -177,7 +177,8 @@ Instance instantiate(const Spec& spec) {
 
   std::lock_guard<std::mutex> lock(st.mutex);
   if (inst.from == Instance::From::Disk) ++st.stats.disk_hits;
-  st.memory.emplace(mkey, inst);
+  st.stats.evictions += st.memory.put(mkey, inst, memoryCacheLimit());
+  st.stats.memory_entries = st.memory.size();
   return inst;
 }
 
@@ -189,6 +190,7 @@ CacheStats cacheStats() {
 void clearMemoryCache() {
   std::lock_guard<std::mutex> lock(state().mutex);
   state().memory.clear();
+  state().stats.memory_entries = 0;
 }
 
 }  // namespace cj::cub

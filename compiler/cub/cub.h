@@ -73,6 +73,8 @@ struct CacheStats {
   uint64_t corrupt_entries = 0;  // disk entries rejected (then recompiled and rewritten)
   uint64_t write_failures = 0;   // entries that could not be written (cache dir unwritable)
   double compile_seconds = 0;    // total NVRTC wall time
+  uint64_t memory_entries = 0;   // instances held in memory now (at most memoryCacheLimit())
+  uint64_t evictions = 0;        // instances dropped from memory for the bound (their disk entries stay)
 };
 CacheStats cacheStats();
 // Forgets the in-memory instances (the next call reads the disk cache).

@@ -96,3 +96,18 @@ def info():
     out["process"] = _core.cache_counters()
     out["driver"] = _core.driver_version() if _core.is_available() else None
     return out
+
+
+def memory_cache_limit():
+    """The most entries each in-memory cache of library instantiations keeps
+    (CUB's, whose entries are LTO-IR of hundreds of KB): the value given to
+    set_memory_cache_limit(), else ``$CUDAJIT_MEMORY_CACHE_ENTRIES``, else 1024;
+    0 means no bound."""
+    return _core.memory_cache_limit()
+
+
+def set_memory_cache_limit(entries):
+    """Keeps only the ``entries`` most recently used instantiations in memory
+    (0: no bound). Those dropped are read again from the disk cache when a
+    kernel needs them; compiled kernels are not affected."""
+    _core.set_memory_cache_limit(int(entries))
