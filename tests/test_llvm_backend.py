@@ -11,6 +11,7 @@ The plugin is built when CMake finds LLVM 17+; CI builds with
 CUDAJIT_LLVM=ON, so there a missing plugin fails the build instead of
 skipping these tests.
 """
+import concurrent.futures
 import math
 import os
 import subprocess
@@ -160,6 +161,20 @@ def test_device_function_ptx():
         return a + b * 2
     ptx, resty = cuda.compile_ptx(add, "float64(float64, float64)", device=True, backend="llvm")
     assert ".func" in ptx and resty == "float64"
+
+
+def test_compiles_concurrently_from_threads():
+    """compile_ptx releases the GIL past decoding: kernels (with libdevice,
+    fastmath or not, one with a block algorithm) compile through the plugin
+    from eight threads at once, each result equal to the one-thread result."""
+    jobs = [(scaled_sine, SIG, {}), (scaled_sine, SIG, {"fastmath": True}),
+            (root, "void(float32[:], float32[:])", {}),
+            (block_sum, "void(float32[:], float32[:])", {"block": (256,)})] * 2
+    want = [cuda.compile_ptx(k, sig, backend="llvm", **o)[0] for k, sig, o in jobs]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda job: cuda.compile_ptx(job[0], job[1], backend="llvm", **job[2])[0],
+                            jobs * 3))
+    assert got == want * 3
 
 
 def test_unknown_backend_is_a_value_error(monkeypatch):

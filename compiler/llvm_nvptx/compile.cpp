@@ -263,6 +263,28 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt) {
   mpm.run(m, mam);
 }
 
+// NVPTX numbers its call sequences in comments ("{ // callseq 7, 0") from
+// a process-wide counter: the same module would print differently on each
+// compile. The comments go, so that the PTX is a function of the module.
+std::string withoutCallSequenceNumbers(const std::string& ptx) {
+  static const std::string tag = "// callseq";
+  std::string out;
+  out.reserve(ptx.size());
+  size_t at = 0;
+  while (true) {
+    size_t hit = ptx.find(tag, at);
+    if (hit == std::string::npos) break;
+    size_t end = ptx.find('\n', hit);
+    if (end == std::string::npos) end = ptx.size();
+    size_t keep = hit;
+    while (keep > at && ptx[keep - 1] == ' ') --keep;   // the spaces before the comment
+    out.append(ptx, at, keep - at);
+    at = end;
+  }
+  out.append(ptx, at, std::string::npos);
+  return out;
+}
+
 std::string emitPtx(llvm::Module& m, llvm::TargetMachine& tm) {
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream os(ptx);
@@ -270,7 +292,7 @@ std::string emitPtx(llvm::Module& m, llvm::TargetMachine& tm) {
   if (tm.addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
     throw Failure("LLVM's NVPTX target cannot emit PTX");
   codegen.run(m);
-  return std::string(ptx.str());
+  return withoutCallSequenceNumbers(std::string(ptx.str()));
 }
 
 std::string compile(const char* ir, size_t size, const CjLlvmOptions& o) {
