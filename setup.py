@@ -9,6 +9,12 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 
+def _sanitize_option(value):
+    if value in (None, "", "0"):
+        return "OFF"
+    return "thread" if value.strip().lower() == "thread" else "ON"
+
+
 def _llvm_option(value):
     if value in (None, ""):
         return "AUTO"
@@ -30,8 +36,9 @@ class CMakeBuild(build_ext):
             f"-DCMAKE_LIBRARY_OUTPUT_DIRECTORY={extdir}{os.sep}",
             f"-DPython_EXECUTABLE={sys.executable}",
             f"-DCMAKE_BUILD_TYPE={cfg}",
-            # CUDAJIT_SANITIZE=1: AddressSanitizer + UBSan (scripts/sanitize.sh runs the tests)
-            f"-DCUDAJIT_SANITIZE={'ON' if os.environ.get('CUDAJIT_SANITIZE') not in (None, '', '0') else 'OFF'}",
+            # CUDAJIT_SANITIZE=1: AddressSanitizer + UBSan, =thread: ThreadSanitizer
+            # (scripts/sanitize.sh runs the tests)
+            f"-DCUDAJIT_SANITIZE={_sanitize_option(os.environ.get('CUDAJIT_SANITIZE'))}",
             # CUDAJIT_LLVM=0: no LLVM back end plugin; =1: require it (CMake fails without
             # LLVM 17+); unset: built when CMake finds LLVM (docs/backends.md)
             f"-DCUDAJIT_LLVM={_llvm_option(os.environ.get('CUDAJIT_LLVM'))}",

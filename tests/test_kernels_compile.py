@@ -178,3 +178,16 @@ def test_same_kernel_distinct_specialisations():
     p64, _ = cudajit.compile_ptx(c, "void(float64, float64[::1], float64[::1])", arch=ARCH)
     assert p32 != p64
     assert ".f64" in p64
+
+
+def test_compiles_concurrently_from_threads():
+    """compile_ptx releases the GIL past decoding: type inference, the passes,
+    codegen and libNVVM run for different kernels in eight threads at once
+    (the interned types and names are shared), each PTX equal to the one a
+    single thread makes. scripts/sanitize.sh runs this under ThreadSanitizer."""
+    import concurrent.futures
+    cases = kc.CASES[:16]
+    want = [cudajit.compile_ptx(c.kernel, c.sig, arch=ARCH)[0] for c in cases]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda c: cudajit.compile_ptx(c.kernel, c.sig, arch=ARCH)[0], cases * 3))
+    assert got == want * 3
