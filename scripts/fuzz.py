@@ -1,7 +1,7 @@
 """Differential fuzzer (issue 15): random, well-typed device functions in the
 numba.cuda subset, run by CPython and by cudajit, compared.
 
-    python scripts/fuzz.py --seconds 60 --seed 1 [--out fuzz_out]
+    python scripts/fuzz.py --seconds 60 --seed 1 [--out fuzz_out] [--backend llvm]
 
 Each program is a function of two int64 and two float64 arguments: integer
 arithmetic with Python's floor division and modulo (divisors kept non-zero),
@@ -16,7 +16,9 @@ wraparound. The reference is CPython running the same source; cudajit's run
 is the compiled function executed on the CPU (tests/host_exec.py: cudajit's
 NVVM IR JIT-compiled by llvmlite, libdevice bound to libm). Integers must
 agree exactly, floats within 1e-12 relative (libm is the same on both
-sides; the slack is for fused operations).
+sides; the slack is for fused operations). --backend llvm runs what LLVM's
+optimiser in cudajit's LLVM back end makes of the same IR (O3 for the NVPTX
+target, then the CPU), a check of the second code generator's optimiser.
 
 Programs cudajit rejects with a CompileError are counted (the rejection
 rate shows what the subset covers); any other exception is a bug. Every
@@ -262,7 +264,7 @@ def agree(got, want):
     return abs(got - want) <= 1e-12 * max(1.0, abs(want))
 
 
-def run_one(body, args_list):
+def run_one(body, args_list, backend="nvvm"):
     """'ok', 'rejected: <msg>', 'mismatch: ...' or 'crash: ...'."""
     from cudajit.errors import CompileError
     from host_exec import host_function
@@ -278,7 +280,7 @@ def run_one(body, args_list):
     except Exception as e:  # the generator made something CPython refuses: a generator bug
         return f"generator: {type(e).__name__}: {e}"
     try:
-        h = host_function(build(src), ["int64", "int64", "float64", "float64"])
+        h = host_function(build(src), ["int64", "int64", "float64", "float64"], backend=backend)
     except CompileError as e:
         return "rejected: " + str(e).splitlines()[0]
     except Exception as e:
@@ -292,7 +294,7 @@ def run_one(body, args_list):
     return "ok"
 
 
-def minimise(body, args_list, kind):
+def minimise(body, args_list, kind, backend="nvvm"):
     """Deletes statements (innermost lines first) while the failure kind stays."""
     changed = True
     while changed:
@@ -303,7 +305,7 @@ def minimise(body, args_list, kind):
                 compile(source_of(trial), "<t>", "exec")
             except SyntaxError:
                 continue
-            if run_one(trial, args_list).split(":")[0] == kind:
+            if run_one(trial, args_list, backend).split(":")[0] == kind:
                 body, changed = trial, True
     return body
 
@@ -314,6 +316,8 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="fuzz_out")
     p.add_argument("--max-programs", type=int, default=0, help="stop after this many (0: no limit)")
+    p.add_argument("--backend", default="nvvm", choices=["nvvm", "llvm"],
+                   help="llvm: run the LLVM back end's optimised module (O3, NVPTX target) on the CPU")
     opts = p.parse_args(argv)
     rng = random.Random(opts.seed)
     counts = {"ok": 0, "rejected": 0, "mismatch": 0, "crash": 0, "generator": 0}
@@ -328,17 +332,17 @@ def main(argv=None):
         args_list.append((0, -1, 0.0, -0.0))
         args_list.append((rng.randint(-3, 3), rng.randint(-3, 3), rng.choice([math.inf, -math.inf, math.nan, 1e300]),
                           rng.choice([-1e-300, 5e-324, 2.5])))
-        outcome = run_one(body, args_list)
+        outcome = run_one(body, args_list, opts.backend)
         kind = outcome.split(":")[0]
         counts[kind] += 1
         if kind == "rejected":
             reasons[outcome] = reasons.get(outcome, 0) + 1
         if kind in ("mismatch", "crash", "generator"):
-            small = minimise(body, args_list, kind) if kind != "generator" else body
+            small = minimise(body, args_list, kind, opts.backend) if kind != "generator" else body
             os.makedirs(opts.out, exist_ok=True)
             path = os.path.join(opts.out, f"seed{opts.seed}_{n}_{kind}.py")
             with open(path, "w") as f:
-                f.write(f"# {run_one(small, args_list)}\n# args: {args_list}\n")
+                f.write(f"# {run_one(small, args_list, opts.backend)} (backend {opts.backend})\n# args: {args_list}\n")
                 f.write("import math\nimport numpy\nimport cudajit as cuda\n" + HELPER +
                         source_of(small, "cuda.local.array(8, numpy.int64)"))
             print(f"[{n}] {kind}: {outcome[:200]} -> {path}", flush=True)

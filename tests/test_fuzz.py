@@ -18,6 +18,19 @@ def test_seeded_run_agrees(tmp_path, capsys):
     assert not list(tmp_path.iterdir())
 
 
+def test_llvm_back_end_optimiser_agrees(tmp_path, capsys):
+    # issue 16: the same programs through the LLVM back end's O3 (NVPTX target), run on the CPU
+    try:
+        from cudajit import _core
+        _core.llvm_backend_version()
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(f"no LLVM back end in this build: {e}")
+    assert fuzz.main(["--seconds", "120", "--max-programs", "150", "--seed", "7", "--out", str(tmp_path),
+                      "--backend", "llvm"]) == 0
+    summary = capsys.readouterr().out
+    assert "programs 150" in summary and "mismatch 0, crash 0, generator 0" in summary
+
+
 def test_the_harness_catches_a_wrong_answer(monkeypatch):
     body = ["    i1 = (a // (b | 1)) % 1000003", "    return float(i1) + x"]
     args = [(7, -2, 1.5, 2.0), (-7, 2, 1.5, 2.0)]

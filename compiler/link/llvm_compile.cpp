@@ -24,6 +24,7 @@ struct LlvmPlugin {
   std::string version;
   std::string libdevice;
   int (*compile)(const char*, size_t, const CjLlvmOptions*, char**, char**) = nullptr;
+  int (*optimize)(const char*, size_t, const CjLlvmOptions*, char**, char**) = nullptr;
   void (*free)(char*) = nullptr;
 };
 
@@ -53,10 +54,11 @@ std::unique_ptr<LlvmPlugin> loadPlugin() {
   auto abi = reinterpret_cast<int (*)()>(plugin->lib->find("cj_llvm_abi_version"));
   auto version = reinterpret_cast<const char* (*)()>(plugin->lib->find("cj_llvm_version"));
   plugin->compile = reinterpret_cast<decltype(plugin->compile)>(plugin->lib->find("cj_llvm_compile"));
+  plugin->optimize = reinterpret_cast<decltype(plugin->optimize)>(plugin->lib->find("cj_llvm_optimize"));
   plugin->free = reinterpret_cast<decltype(plugin->free)>(plugin->lib->find("cj_llvm_free"));
   if (!abi || !version || !plugin->compile || !plugin->free)
     throw ToolchainError(path + " is not cudajit's LLVM back end (entry points missing)");
-  if (abi() != CJ_LLVM_PLUGIN_ABI)
+  if (abi() != CJ_LLVM_PLUGIN_ABI || !plugin->optimize)
     throw ToolchainError(path + " is another cudajit build's LLVM back end (plugin ABI " +
                          std::to_string(abi()) + ", this build needs " +
                          std::to_string(CJ_LLVM_PLUGIN_ABI) + "): reinstall cudajit");
@@ -94,25 +96,43 @@ const std::string& libdevice() {
 
 std::string llvmBackendVersion() { return plugin().version; }
 
-std::string llvmToPtx(const std::string& ir, const TargetOptions& t) {
-  const LlvmPlugin& p = plugin();
+namespace {
+// One call of the plugin: its output, or ToolchainError with LLVM's log.
+std::string callPlugin(const LlvmPlugin& p, decltype(LlvmPlugin::compile) entry, const std::string& ir,
+                       const CjLlvmOptions& options) {
+  char* out = nullptr;
+  char* log = nullptr;
+  int failed = entry(ir.data(), ir.size(), &options, &out, &log);
+  std::string out_text = out ? out : "";
+  std::string log_text = log ? log : "";
+  if (out) p.free(out);
+  if (log) p.free(log);
+  if (failed) throw ToolchainError("LLVM NVPTX back end (" + p.version + "): " + log_text);
+  return out_text;
+}
+
+CjLlvmOptions pluginOptions(const TargetOptions& t) {
   CjLlvmOptions options{};
   options.arch = t.arch;
   options.arch_specific = t.arch_specific ? 1 : 0;
   options.opt = t.opt;
   options.fastmath = t.fastmath ? 1 : 0;
+  return options;
+}
+}  // namespace
+
+std::string llvmToPtx(const std::string& ir, const TargetOptions& t) {
+  const LlvmPlugin& p = plugin();
+  CjLlvmOptions options = pluginOptions(t);
   std::string libdevice_path;
   if (ir.find("@__nv_") != std::string::npos) libdevice_path = libdevice();
   options.libdevice = libdevice_path.c_str();
-  char* ptx = nullptr;
-  char* log = nullptr;
-  int failed = p.compile(ir.data(), ir.size(), &options, &ptx, &log);
-  std::string ptx_text = ptx ? ptx : "";
-  std::string log_text = log ? log : "";
-  if (ptx) p.free(ptx);
-  if (log) p.free(log);
-  if (failed) throw ToolchainError("LLVM NVPTX back end (" + p.version + "): " + log_text);
-  return ptx_text;
+  return callPlugin(p, p.compile, ir, options);
+}
+
+std::string llvmOptimize(const std::string& ir, const TargetOptions& t) {
+  const LlvmPlugin& p = plugin();
+  return callPlugin(p, p.optimize, ir, pluginOptions(t));
 }
 
 }  // namespace cj::link

@@ -49,6 +49,9 @@ std::vector<char> nvvmToLtoIr(const std::string& nvvm_ir, const TargetOptions& t
 // bitcode, O0-O3, NVPTX) -> PTX. Throws ToolchainError when the plugin is
 // missing (the build found no LLVM) or LLVM rejects the module.
 std::string llvmToPtx(const std::string& ir, const TargetOptions& t);
+// The module after the LLVM back end's optimisation pipeline, as LLVM
+// assembly, libdevice left as calls: the CPU fuzzer runs it (issue 16).
+std::string llvmOptimize(const std::string& ir, const TargetOptions& t);
 // "LLVM 19.1.7": the plugin's LLVM (cache keys); throws like llvmToPtx.
 std::string llvmBackendVersion();
 

@@ -295,7 +295,9 @@ std::string emitPtx(llvm::Module& m, llvm::TargetMachine& tm) {
   return withoutCallSequenceNumbers(std::string(ptx.str()));
 }
 
-std::string compile(const char* ir, size_t size, const CjLlvmOptions& o) {
+enum class Output { Ptx, OptimizedIr };
+
+std::string compile(const char* ir, size_t size, const CjLlvmOptions& o, Output output) {
   initializeOnce();
   llvm::LLVMContext context;
   Diagnostics diagnostics;
@@ -314,13 +316,20 @@ std::string compile(const char* ir, size_t size, const CjLlvmOptions& o) {
   std::unique_ptr<llvm::TargetMachine> tm = targetMachine(o);
   m->setTargetTriple(kTriple);
   m->setDataLayout(tm->createDataLayout());
-  if (callsLibdevice(*m)) {
+  if (output == Output::Ptx && callsLibdevice(*m)) {
     if (!o.libdevice || !*o.libdevice) throw Failure("the module calls libdevice, and no libdevice was given");
     linkLibdevice(*m, o.libdevice);
     answerPrecSqrt(*m, o.fastmath != 0);
   }
   if (o.fastmath) applyFastMath(*m);
   optimize(*m, *tm, o.opt);
+  if (output == Output::OptimizedIr) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    m->print(os, nullptr);
+    if (!diagnostics.errors.empty()) throw Failure(diagnostics.errors);
+    return os.str();
+  }
   std::string ptx = emitPtx(*m, *tm);
   if (!diagnostics.errors.empty()) throw Failure(diagnostics.errors);
   return ptx;
@@ -330,6 +339,20 @@ char* copyOut(const std::string& s) {
   char* out = static_cast<char*>(std::malloc(s.size() + 1));
   if (out) std::memcpy(out, s.c_str(), s.size() + 1);
   return out;
+}
+
+int run(const char* ir, size_t ir_size, const CjLlvmOptions* options, Output output, char** out, char** log) {
+  *out = nullptr;
+  *log = nullptr;
+  try {
+    *out = copyOut(compile(ir, ir_size, *options, output));
+    return *out ? 0 : 1;
+  } catch (const std::exception& e) {
+    *log = copyOut(e.what());
+  } catch (...) {
+    *log = copyOut("LLVM failed with an unknown exception");
+  }
+  return 1;
 }
 
 }  // namespace
@@ -355,17 +378,13 @@ __attribute__((visibility("default"))) const char* cj_llvm_version(void) { retur
 __attribute__((visibility("default"))) int cj_llvm_compile(const char* ir, size_t ir_size,
                                                           const CjLlvmOptions* options, char** ptx,
                                                           char** log) {
-  *ptx = nullptr;
-  *log = nullptr;
-  try {
-    *ptx = copyOut(compile(ir, ir_size, *options));
-    return *ptx ? 0 : 1;
-  } catch (const std::exception& e) {
-    *log = copyOut(e.what());
-  } catch (...) {
-    *log = copyOut("LLVM failed with an unknown exception");
-  }
-  return 1;
+  return run(ir, ir_size, options, Output::Ptx, ptx, log);
+}
+
+__attribute__((visibility("default"))) int cj_llvm_optimize(const char* ir, size_t ir_size,
+                                                           const CjLlvmOptions* options, char** optimized,
+                                                           char** log) {
+  return run(ir, ir_size, options, Output::OptimizedIr, optimized, log);
 }
 
 __attribute__((visibility("default"))) void cj_llvm_free(char* text) { std::free(text); }

@@ -15,7 +15,7 @@ extern "C" {
 #endif
 
 // Bump when a field or a function changes; the loader refuses other versions.
-#define CJ_LLVM_PLUGIN_ABI 1
+#define CJ_LLVM_PLUGIN_ABI 2
 
 typedef struct CjLlvmOptions {
   int arch;              // 90 for sm_90
@@ -35,6 +35,11 @@ const char* cj_llvm_version(void);
 // aborts the process on LLVM's fatal errors: they come back as a log.
 int cj_llvm_compile(const char* ir, size_t ir_size, const CjLlvmOptions* options, char** ptx,
                     char** log);
+// The module after LLVM's pipeline for the options' target, as LLVM
+// assembly, libdevice not linked (its __nv_* calls stay declarations): what
+// the CPU fuzzer runs to check LLVM's optimiser against CPython (issue 16).
+int cj_llvm_optimize(const char* ir, size_t ir_size, const CjLlvmOptions* options, char** optimized,
+                     char** log);
 void cj_llvm_free(char* text);
 
 #ifdef __cplusplus

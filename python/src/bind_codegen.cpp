@@ -86,16 +86,18 @@ const char* slotKindName(cj::abi::SlotKind k) {
 void bindCodegen(py::module_& m) {
   m.def(
       "emit_nvvm_from_ir",
-      [](const std::string& ir_text, bool fastmath, bool debug, bool lineinfo, bool verify) {
+      [](const std::string& ir_text, bool fastmath, bool debug, bool lineinfo, bool verify,
+         const std::string& backend) {
         cj::ir::Module mod = parseTyped(ir_text, verify);
         cj::codegen::CodegenOptions o;
         o.fastmath = fastmath;
         o.debug = debug;
         o.lineinfo = lineinfo;
-        return cj::codegen::nvvmBackend().emit(mod, o, /*library_calls=*/{}).bytes;
+        const cj::codegen::Backend& b = backend == "llvm" ? cj::codegen::llvmBackend() : cj::codegen::nvvmBackend();
+        return b.emit(mod, o, /*library_calls=*/{}).bytes;
       },
       py::arg("ir_text"), py::arg("fastmath") = false, py::arg("debug") = false,
-      py::arg("lineinfo") = false, py::arg("verify") = true,
+      py::arg("lineinfo") = false, py::arg("verify") = true, py::arg("backend") = "nvvm",
       "Parses typed IR text (verifying it unless verify=False) and emits NVVM IR text. "
       "Raises CompileError for IR the back end cannot lower.");
   m.def(
@@ -150,6 +152,17 @@ void bindCodegen(py::module_& m) {
       py::arg("arch_specific") = false,
       "Compiles LLVM assembly to PTX with the LLVM back end's plugin (LLVM's parser, libdevice "
       "as bitcode, O0-O3, NVPTX). Raises ToolchainError with LLVM's message.");
+  m.def(
+      "llvm_optimize",
+      [](const std::string& ir, int arch, int opt, bool fastmath) {
+        cj::link::TargetOptions t = target(arch, opt, fastmath, false, false);
+        t.backend = cj::link::BackendKind::Llvm;
+        py::gil_scoped_release release;
+        return cj::link::llvmOptimize(ir, t);
+      },
+      py::arg("ir"), py::arg("arch") = 90, py::arg("opt") = 3, py::arg("fastmath") = false,
+      "The module after the LLVM back end's O0-O3 pipeline for the NVPTX target, as LLVM "
+      "assembly (libdevice not linked): tests/host_exec.py runs it on the CPU.");
   m.def("llvm_backend_version", &cj::link::llvmBackendVersion,
         "The LLVM the back end's plugin was built with ('LLVM 19.1.7'); raises ToolchainError "
         "when there is no plugin.");
