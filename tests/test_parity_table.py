@@ -218,7 +218,7 @@ def k_builtins(x, y):
 
 def k_array_attributes(a, out):
     b = a[1:, ::2]
-    out[0] = a.shape[0] + a.strides[1] + a.ndim + a.size + b[0, 0]
+    out[0] = a.shape[0] + a.strides[1] + a.ndim + a.size + b[0, 0] + a.itemsize + b.nbytes
 
 
 def k_print(x):
@@ -468,12 +468,6 @@ def k_ufunc_out(a, b, out):
     np.add(a, b, out)
 
 
-def k_array_itemsize(a, out):
-    out[0] = a.itemsize
-
-
-def k_array_nbytes(a, out):
-    out[0] = a.nbytes
 
 
 def k_array_T(a, out):
@@ -546,10 +540,6 @@ UNSUPPORTED = [
     ("cache hints", k_cache_hints, "void(float32[::1])", r"unsupported attribute cudajit\.ldcg"),
     ("ufunc with output array", k_ufunc_out, "void(float32[::1], float32[::1], float32[::1])",
      r"np\.add\(\) with an explicit output argument is not supported in kernels"),
-    ("ndarray.itemsize", k_array_itemsize, "void(float32[:, :], int64[::1])",
-     r"array has no attribute 'itemsize'"),
-    ("ndarray.nbytes", k_array_nbytes, "void(float32[:, :], int64[::1])",
-     r"array has no attribute 'nbytes'"),
     ("ndarray.T", k_array_T, "void(float32[:, :], float32[::1])", r"array has no attribute 'T'"),
     ("slice assignment", k_slice_assign, "void(float32[:, :], float32[::1])",
      r"assigning to a slice of an array is not supported"),

@@ -1,4 +1,4 @@
-// Array attributes (attributes.def): shape, strides, size, ndim.
+// Array attributes (attributes.def): shape, strides, size, ndim, itemsize, nbytes.
 #include "typeinfer/rules.h"
 
 namespace cj::typeinfer::rules {
@@ -26,6 +26,12 @@ ir::Instr* sizeLower(const Site& s, Emitter& e) {
   return e.emit(ir::Op::ArraySize, i64Ty(), {s.receiver});
 }
 ir::Instr* ndimLower(const Site& s, Emitter& e) { return e.constInt(s.receiver->type->ndim); }
+ir::Instr* itemsizeLower(const Site& s, Emitter& e) {
+  return e.constInt(scalarByteSize(s.receiver->type->scalar));
+}
+ir::Instr* nbytesLower(const Site& s, Emitter& e) {   // numba: size * itemsize, as intp
+  return e.emit(ir::Op::Mul, i64Ty(), {sizeLower(s, e), itemsizeLower(s, e)});
+}
 
 }  // namespace
 
@@ -33,5 +39,7 @@ const Rule arrayShape{perDimType, shapeLower};
 const Rule arrayStrides{perDimType, stridesLower};
 const Rule arraySize{i64Type, sizeLower};
 const Rule arrayNdim{i64Type, ndimLower};
+const Rule arrayItemsize{i64Type, itemsizeLower};
+const Rule arrayNbytes{i64Type, nbytesLower};
 
 }  // namespace cj::typeinfer::rules

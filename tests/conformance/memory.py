@@ -288,3 +288,24 @@ case("stencil_5point_chained_bounds", "void(float64[:, ::1], float64[:, ::1])",
                 poison(s, np.float64)],
      lambda args: (((args[0].shape[0] + 15) // 16, (args[0].shape[1] + 15) // 16), (16, 16)), _stencil_ref, [1],
      kernel=stencil5, rtol=1e-14, atol=1e-14, topic=TOPIC, covers=("5-point stencil", "0 < i < m - 1 guards"))
+
+
+def array_byte_sizes(c, x, out):
+    # numba's ndarray.itemsize / .nbytes: intp, constant itemsize, size * itemsize
+    out[0] = c.itemsize
+    out[1] = c.nbytes
+    out[2] = x.itemsize
+    out[3] = x.nbytes + x[0, 0]
+
+
+def _byte_sizes_ref(c, x, out):
+    out[...] = [c.itemsize, c.nbytes, x.itemsize, x.nbytes + x[0, 0]]
+
+
+case("array_itemsize_nbytes", "void(complex64[:, ::1], int64[:, ::1], int64[::1])",
+     lambda r: [(rand(r, (s := (int(r.integers(3, 40)), int(r.integers(3, 40)))), np.float32)
+                 + 1j * rand(r, s, np.float32)).astype(np.complex64),
+                r.integers(1, 1000, size=(int(r.integers(2, 9)), 3)).astype(np.int64),
+                poison(4, np.int64)],
+     (1, 1), _byte_sizes_ref, [2], kernel=array_byte_sizes, topic=TOPIC,
+     covers=("ndarray.itemsize", "ndarray.nbytes"))
