@@ -22,7 +22,6 @@ constexpr const char* kPluginFile = "libcudajit_llvm.so";
 struct LlvmPlugin {
   std::unique_ptr<SharedLibrary> lib;
   std::string version;
-  std::string libdevice;
   int (*compile)(const char*, size_t, const CjLlvmOptions*, char**, char**) = nullptr;
   int (*optimize)(const char*, size_t, const CjLlvmOptions*, char**, char**) = nullptr;
   void (*free)(char*) = nullptr;
@@ -92,11 +91,6 @@ const std::string& libdevice() {
   return path;
 }
 
-}  // namespace
-
-std::string llvmBackendVersion() { return plugin().version; }
-
-namespace {
 // One call of the plugin: its output, or ToolchainError with LLVM's log.
 std::string callPlugin(const LlvmPlugin& p, decltype(LlvmPlugin::compile) entry, const std::string& ir,
                        const CjLlvmOptions& options) {
@@ -119,7 +113,10 @@ CjLlvmOptions pluginOptions(const TargetOptions& t) {
   options.fastmath = t.fastmath ? 1 : 0;
   return options;
 }
+
 }  // namespace
+
+std::string llvmBackendVersion() { return plugin().version; }
 
 std::string llvmToPtx(const std::string& ir, const TargetOptions& t) {
   const LlvmPlugin& p = plugin();
