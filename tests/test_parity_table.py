@@ -218,7 +218,7 @@ def k_builtins(x, y):
 
 def k_array_attributes(a, out):
     b = a[1:, ::2]
-    out[0] = a.shape[0] + a.strides[1] + a.ndim + a.size + b[0, 0] + a.itemsize + b.nbytes
+    out[0] = a.shape[0] + a.strides[1] + a.ndim + a.size + b[0, 0] + a.itemsize + b.nbytes + a.T[0, 1]
 
 
 def k_print(x):
@@ -470,9 +470,6 @@ def k_ufunc_out(a, b, out):
 
 
 
-def k_array_T(a, out):
-    out[0] = a.T[0, 1]
-
 
 def k_slice_assign(a, out):
     a[0, 1:3] = 0
@@ -540,7 +537,6 @@ UNSUPPORTED = [
     ("cache hints", k_cache_hints, "void(float32[::1])", r"unsupported attribute cudajit\.ldcg"),
     ("ufunc with output array", k_ufunc_out, "void(float32[::1], float32[::1], float32[::1])",
      r"np\.add\(\) with an explicit output argument is not supported in kernels"),
-    ("ndarray.T", k_array_T, "void(float32[:, :], float32[::1])", r"array has no attribute 'T'"),
     ("slice assignment", k_slice_assign, "void(float32[:, :], float32[::1])",
      r"assigning to a slice of an array is not supported"),
     ("array methods", k_array_method, "void(float64[::1], float64[::1])",

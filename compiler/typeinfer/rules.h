@@ -98,6 +98,7 @@ extern const Rule arraySize;
 extern const Rule arrayNdim;
 extern const Rule arrayItemsize;
 extern const Rule arrayNbytes;
+extern const Rule arrayTranspose;
 // rules_intrin.cpp (issue 5; arg = intrinsic name unless noted)
 extern const Rule mathUnaryInt;    // Math_unary without f16 (acos, sinh, erf, ...)
 extern const Rule mathBinaryInt;   // atan2, hypot: ints give f64

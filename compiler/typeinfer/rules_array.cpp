@@ -1,4 +1,5 @@
-// Array attributes (attributes.def): shape, strides, size, ndim, itemsize, nbytes.
+// Array attributes (attributes.def): shape, strides, size, ndim, itemsize,
+// nbytes, T.
 #include "typeinfer/rules.h"
 
 namespace cj::typeinfer::rules {
@@ -33,6 +34,30 @@ ir::Instr* nbytesLower(const Site& s, Emitter& e) {   // numba: size * itemsize,
   return e.emit(ir::Op::Mul, i64Ty(), {sizeLower(s, e), itemsizeLower(s, e)});
 }
 
+// a.T: the same memory with the dimensions reversed (a view; C order becomes
+// F order and back). A 1-D array's .T is itself, as numpy's.
+const Type* transposeType(const Site& s) {
+  const Type* t = s.receiver->type;
+  Layout layout = t->ndim <= 1 ? t->layout
+                  : t->layout == Layout::C ? Layout::F
+                  : t->layout == Layout::F ? Layout::C
+                                           : Layout::A;
+  return arrayTy(t->scalar, t->ndim, layout, t->space, t->readonly);
+}
+ir::Instr* transposeLower(const Site& s, Emitter& e) {
+  const Type* t = s.receiver->type;
+  if (t->ndim <= 1) return s.receiver;
+  std::vector<ir::Instr*> ops = {s.receiver, e.constInt(0)};
+  for (ir::Op op : {ir::Op::ArrayDim, ir::Op::ArrayStride}) {
+    for (int d = t->ndim - 1; d >= 0; --d) {
+      ir::Instr* v = e.emit(op, i64Ty(), {s.receiver});
+      v->index = d;
+      ops.push_back(v);
+    }
+  }
+  return e.emit(ir::Op::ArrayView, transposeType(s), ops);
+}
+
 }  // namespace
 
 const Rule arrayShape{perDimType, shapeLower};
@@ -41,5 +66,6 @@ const Rule arraySize{i64Type, sizeLower};
 const Rule arrayNdim{i64Type, ndimLower};
 const Rule arrayItemsize{i64Type, itemsizeLower};
 const Rule arrayNbytes{i64Type, nbytesLower};
+const Rule arrayTranspose{transposeType, transposeLower};
 
 }  // namespace cj::typeinfer::rules

@@ -309,3 +309,20 @@ case("array_itemsize_nbytes", "void(complex64[:, ::1], int64[:, ::1], int64[::1]
                 poison(4, np.int64)],
      (1, 1), _byte_sizes_ref, [2], kernel=array_byte_sizes, topic=TOPIC,
      covers=("ndarray.itemsize", "ndarray.nbytes"))
+
+
+def array_transpose(a, out):
+    # numba's ndarray.T: a view with the dimensions reversed (F order for a C array)
+    t = a.T
+    r, c = cuda.grid(2)
+    if r < t.shape[0] and c < t.shape[1]:
+        out[r, c] = t[r, c] * 2.0 + a.T.T[c, r] + t.strides[0] / 8.0
+
+
+case("array_transpose_T", "void(float64[:, ::1], float64[:, ::1])",
+     lambda r: [rand(r, (s := (int(r.integers(5, 90)), int(r.integers(5, 90)))), np.float64),
+                poison(s[::-1], np.float64)],
+     # x covers t's rows (a's columns), y its columns
+     lambda args: (((args[0].shape[1] + 15) // 16, (args[0].shape[0] + 15) // 16), (16, 16)),
+     lambda a, out: out.__setitem__(..., 3.0 * a.T + a.T.strides[0] / 8.0), [1], kernel=array_transpose,
+     topic=TOPIC, covers=("ndarray.T",))
