@@ -56,9 +56,11 @@ def _bind_libdevice(text: str) -> None:
         llvm.add_symbol(name, ctypes.cast(fn, ctypes.c_void_p).value)
 
 
-def _host_text(nvvm: str) -> str:
-    keep = [ln for ln in nvvm.splitlines()
-            if not ln.startswith(("target ", "!")) and "!nvvm" not in ln]
+def _host_text(nvvm: str, metadata: bool = False) -> str:
+    """The module without its GPU target and NVVM's named nodes; metadata=True
+    keeps the numbered nodes (LLVM's optimiser attaches loop metadata)."""
+    drop = ("target ", "!nvvm") if metadata else ("target ", "!")
+    keep = [ln for ln in nvvm.splitlines() if not ln.startswith(drop) and "!nvvm" not in ln]
     return "\n".join(keep)
 
 
@@ -143,9 +145,7 @@ def host_function(pyfunc, types, backend="nvvm"):
     full = text + "\n" + "\n".join(lines) + "\n"
     if backend == "llvm":
         # the entry keeps the (internal) function alive through LLVM's O3
-        # (its loop metadata stays: only the target and NVVM's named nodes go)
-        full = "\n".join(ln for ln in _core.llvm_optimize(full).splitlines()
-                          if not ln.startswith(("target ", "!nvvm")))
+        full = _host_text(_core.llvm_optimize(full), metadata=True)
     _bind_libdevice(full)
     mod = llvm.parse_assembly(full)
     mod.verify()

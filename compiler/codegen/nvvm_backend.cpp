@@ -6,8 +6,12 @@
 namespace cj::codegen {
 namespace {
 
-class TextBackend : public Backend {
+// The lowering's text for one reader: its name, artifact format and dialect.
+class TextBackend final : public Backend {
  public:
+  constexpr TextBackend(std::string_view name, ModuleArtifact::Format format, Dialect dialect)
+      : name_(name), format_(format), dialect_(dialect) {}
+  std::string_view name() const override { return name_; }
   std::string kernelSymbol(const ir::Function& kernel) const override {
     return codegen::kernelSymbol(kernel);
   }
@@ -17,42 +21,25 @@ class TextBackend : public Backend {
   ModuleArtifact emit(const ir::Module& typed, const CodegenOptions& options,
                       const libcalls::ResolvedCalls& library_calls) const override {
     CodegenOptions o = options;
-    o.dialect = dialect();
-    return {format(), emitNvvm(typed, o, library_calls)};
+    o.dialect = dialect_;
+    return {format_, emitNvvm(typed, o, library_calls)};
   }
 
- protected:
-  virtual ModuleArtifact::Format format() const = 0;
-  virtual Dialect dialect() const = 0;
-};
-
-class NvvmTextBackend final : public TextBackend {
- public:
-  std::string_view name() const override { return "nvvm-text"; }
-
  private:
-  ModuleArtifact::Format format() const override { return ModuleArtifact::Format::NvvmText; }
-  Dialect dialect() const override { return Dialect::Nvvm; }
-};
-
-class LlvmTextBackend final : public TextBackend {
- public:
-  std::string_view name() const override { return "llvm-nvptx"; }
-
- private:
-  ModuleArtifact::Format format() const override { return ModuleArtifact::Format::LlvmText; }
-  Dialect dialect() const override { return Dialect::Llvm; }
+  std::string_view name_;
+  ModuleArtifact::Format format_;
+  Dialect dialect_;
 };
 
 }  // namespace
 
 const Backend& nvvmBackend() {
-  static const NvvmTextBackend backend;
+  static const TextBackend backend("nvvm-text", ModuleArtifact::Format::NvvmText, Dialect::Nvvm);
   return backend;
 }
 
 const Backend& llvmBackend() {
-  static const LlvmTextBackend backend;
+  static const TextBackend backend("llvm-nvptx", ModuleArtifact::Format::LlvmText, Dialect::Llvm);
   return backend;
 }
 

@@ -4,7 +4,6 @@
 // code is linked into (cudajit/_core*.so), where the build puts it.
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,6 +12,7 @@
 #include "link/toolchain.h"
 #include "llvm_nvptx/llvm_nvptx.h"
 #include "support/error.h"
+#include "support/paths.h"
 
 namespace cj::link {
 namespace {
@@ -27,17 +27,12 @@ struct LlvmPlugin {
   void (*free)(char*) = nullptr;
 };
 
-std::string pluginBesideThisModule() {
-  Dl_info info;
-  if (!dladdr(reinterpret_cast<void*>(&pluginBesideThisModule), &info) || !info.dli_fname) return kPluginFile;
-  std::string self = info.dli_fname;
-  size_t slash = self.rfind('/');
-  return (slash == std::string::npos ? std::string() : self.substr(0, slash + 1)) + kPluginFile;
-}
-
 std::unique_ptr<LlvmPlugin> loadPlugin() {
-  const char* env = std::getenv("CUDAJIT_LLVM_BACKEND");
-  std::string path = env && *env ? env : pluginBesideThisModule();
+  std::string path = envString("CUDAJIT_LLVM_BACKEND");
+  if (path.empty()) {   // beside _core; else the loader's own search
+    std::string package = ownPackageDirectory();
+    path = package.empty() ? kPluginFile : package + "/" + kPluginFile;
+  }
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* err = dlerror();

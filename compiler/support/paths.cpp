@@ -23,10 +23,15 @@ std::string envString(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
-std::string ownSitePackages() {
+std::string ownPackageDirectory() {
   Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&ownSitePackages), &info) == 0 || !info.dli_fname) return {};
-  return parentDirectory(parentDirectory(info.dli_fname));
+  if (dladdr(reinterpret_cast<void*>(&ownPackageDirectory), &info) == 0 || !info.dli_fname) return {};
+  return parentDirectory(info.dli_fname);
+}
+
+std::string ownSitePackages() {
+  std::string package = ownPackageDirectory();
+  return package.empty() ? package : parentDirectory(package);
 }
 
 std::vector<std::string> wheelSites(const SiteList& sites) {

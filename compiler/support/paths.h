@@ -14,8 +14,11 @@ bool isRegularFile(const std::string& path);
 std::string parentDirectory(const std::string& path);
 // The variable's value, "" when it is unset.
 std::string envString(const char* name);
-// The site-packages directory of the cudajit extension this code is linked
-// into (site-packages/cudajit/_core*.so), "" when it cannot be told.
+// The directory of the cudajit extension this code is linked into
+// (site-packages/cudajit for site-packages/cudajit/_core*.so), "" when it
+// cannot be told.
+std::string ownPackageDirectory();
+// Its site-packages directory (the parent of ownPackageDirectory()).
 std::string ownSitePackages();
 // The directories of `sites`, then ownSitePackages(): where pip's `nvidia`
 // wheels are looked for.
