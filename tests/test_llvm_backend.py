@@ -238,6 +238,48 @@ def test_missing_plugin_is_a_clear_error(tmp_path):
     assert second == "1"   # libNVVM still compiles in the same process
 
 
+def branch_stores(a, out):
+    i = cuda.grid(1)
+    if 0 < i < a.size - 1:
+        out[i] = a[i - 1] + a[i + 1]
+    elif i < a.size:
+        out[i] = a[i]
+
+
+def test_if_else_stores_are_not_merged():
+    # SimplifyCFG's sinking would merge the two stores into one after the
+    # join (1.03x on bench_kernels' stencil); the plugin turns it off
+    ptx = cuda.compile_ptx(branch_stores, "void(float32[::1], float32[::1])", backend="llvm")[0]
+    assert ptx.count("st.global.f32") == 2
+
+
+def test_llvm_flags_reach_llvm_and_the_cache_key():
+    code = textwrap.dedent("""
+        import cudajit as cuda
+        from cudajit import _core
+        def k(a, out):
+            i = cuda.grid(1)
+            if 0 < i < a.size - 1:
+                out[i] = a[i - 1] + a[i + 1]
+            elif i < a.size:
+                out[i] = a[i]
+        print(_core.llvm_backend_version())
+        print(cuda.compile_ptx(k, "void(float32[::1], float32[::1])", backend="llvm")[0].count("st.global"))
+    """)
+    env = dict(os.environ, CUDAJIT_LLVM_FLAGS="-sink-common-insts=true")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    version, stores = r.stdout.strip().splitlines()
+    assert version.endswith("flags -sink-common-insts=true")   # in the kernel cache key
+    assert stores == "1"   # the user's flag overrides the plugin's default
+    env["CUDAJIT_LLVM_FLAGS"] = "-no-such-llvm-option"
+    bad = code.replace("print(_core.llvm_backend_version())\n", "")
+    r = subprocess.run([sys.executable, "-c", bad], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode != 0
+    assert "ToolchainError" in r.stderr and "$CUDAJIT_LLVM_FLAGS" in r.stderr
+    assert "Unknown command line argument '-no-such-llvm-option'" in r.stderr
+
+
 def test_llvm_rejection_is_an_exception_not_a_crash():
     # what LLVM's code generator refuses (a dynamic alloca below sm_52) comes
     # back through the plugin's diagnostic handler: the process lives, says
