@@ -1,0 +1,30 @@
+"""Device-wide algorithms with Python operators, in NVIDIA cuda.compute's
+names and meaning (docs/compute.md): ``reduce_into``, ``inclusive_scan``,
+``exclusive_scan``, ``segmented_reduce``, ``unary_transform``,
+``binary_transform``, ``histogram_even``, ``select``, their ``make_*``
+object forms, ``OpKind`` and the input iterators.
+
+Each algorithm is a few kernels written in cudajit's own kernel language,
+generated for the input structure, item type and operator, and compiled by
+cudajit's pipeline (block-level CUB through NVRTC LTO-IR and nvJitLink, the
+kernel caches in memory and on disk). Porting from cuda.compute means
+changing ``import cuda.compute`` to ``import cudajit.compute``.
+"""
+from ._iterators import (CacheModifiedInputIterator, ConstantIterator, CountingIterator, IteratorBase,
+                         ProxyArray, ReverseInputIterator, ReverseIterator, TransformIterator)
+from ._ops import OpKind
+from ._reduce import make_reduce_into, make_segmented_reduce, reduce_into, segmented_reduce
+from ._build import compile_for
+from ._histogram import histogram_even, make_histogram_even
+from ._select import make_select, make_unique_by_key, select, unique_by_key
+from ._transform import binary_transform, make_binary_transform, make_unary_transform, unary_transform
+from ._scan import exclusive_scan, inclusive_scan, make_exclusive_scan, make_inclusive_scan
+
+__all__ = [
+    "CacheModifiedInputIterator", "ConstantIterator", "CountingIterator", "IteratorBase", "OpKind",
+    "ProxyArray", "ReverseInputIterator", "ReverseIterator", "TransformIterator", "compile_for",
+    "binary_transform", "make_binary_transform", "make_unary_transform", "unary_transform",
+    "histogram_even", "make_histogram_even", "make_select", "make_unique_by_key", "select", "unique_by_key",
+    "exclusive_scan", "inclusive_scan", "make_exclusive_scan", "make_inclusive_scan",
+    "make_reduce_into", "make_segmented_reduce", "reduce_into", "segmented_reduce",
+]

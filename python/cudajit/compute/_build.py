@@ -1,0 +1,129 @@
+"""Generated kernels of cudajit.compute: each algorithm writes the Python
+source of its kernels for one input structure (arrays, iterators), item
+type and operator; the source is compiled by cudajit like any kernel (the
+in-memory and disk caches, `python -m cudajit warm`), and the kernel object
+is kept here, so that the next call with the same structure costs one
+dictionary lookup and the launches."""
+import numpy as np
+
+from ..decorators import jit
+from ..device import get_current_device
+from ..devicearray import DeviceNDArray, device_array
+
+BLOCK = 256   # threads per block of every generated kernel
+
+_kernels = {}
+
+
+def kernel(key, name, source, env):
+    """The @jit kernel `name` defined by `source` (globals: cuda, np, `env`)."""
+    found = _kernels.get(key)
+    if found is None:
+        import cudajit
+        namespace = {"cuda": cudajit, "np": np, "BLOCK": BLOCK, **env}
+        exec(compile(source, f"<cudajit.compute {name}>", "exec"), namespace)
+        found = jit(namespace[name])
+        _kernels[key] = found
+    return found
+
+
+def params_and_items(inputs):
+    """Kernel parameters and item expressions of several inputs ("in0_", ...)."""
+    params, exprs, env = [], [], {}
+    for k, it in enumerate(inputs):
+        p, e, g = it._items(f"in{k}_")
+        params += p
+        exprs.append(e)
+        env.update(g)
+    return params, exprs, env
+
+
+_sm_counts = {}
+
+
+def sm_count():
+    dev = get_current_device()
+    n = _sm_counts.get(dev.id)
+    if n is None:
+        n = _sm_counts[dev.id] = int(dev.MULTIPROCESSOR_COUNT)
+    return n
+
+
+def launch(k, grid, stream, args):
+    if stream is None or (isinstance(stream, int) and stream == 0):
+        k[grid, BLOCK](*args)
+    else:
+        k[grid, BLOCK, stream](*args)
+
+
+def typed_view(temp, dtype, count, offset_bytes=0):
+    """`count` items of `dtype` in the user's temporary storage (bytes)."""
+    arr = temp if isinstance(temp, DeviceNDArray) else _as_device(temp)
+    begin = offset_bytes
+    end = begin + count * np.dtype(dtype).itemsize
+    return arr.reshape(-1)[begin:end].view(dtype)
+
+
+def _as_device(a):
+    from ..devicearray import to_device
+    return to_device(a)
+
+
+_scratch = {}   # (device, stream) -> the largest buffer one-call forms have needed there
+
+
+def scratch(nbytes, stream):
+    """Temporary storage for the one-call forms (reduce_into, ...): one
+    buffer per device and stream, grown when a call needs more, so that a
+    repeated call allocates nothing. Calls on one stream run in order, so
+    they may share it."""
+    key = (get_current_device().id, _stream_handle(stream))
+    buf = _scratch.get(key)
+    if buf is None or buf.size < nbytes:
+        buf = _scratch[key] = device_array(max(align(nbytes), 256), np.uint8)
+    return buf
+
+
+def _stream_handle(stream):
+    if stream is None:
+        return 0
+    if isinstance(stream, int):
+        return stream
+    for attr in ("handle", "ptr", "cuda_stream"):
+        value = getattr(stream, attr, None)
+        if value is not None:
+            return int(getattr(value, "value", value) or 0)
+    return id(stream)
+
+
+def align(nbytes, to=256):
+    return (int(nbytes) + to - 1) // to * to
+
+
+def numba_type(value):
+    """The launch type of a kernel argument, numba's spelling (for AOT compiles)."""
+    from ._iterators import ProxyArray
+    if isinstance(value, ProxyArray) or hasattr(value, "__cuda_array_interface__"):
+        dtype = np.dtype(value.dtype)
+        name = "boolean" if dtype.kind == "b" else dtype.name
+        contiguous = isinstance(value, ProxyArray) or _contiguous(value)
+        return f"{name}[::1]" if contiguous else f"{name}[:]"
+    dtype = np.asarray(value).dtype
+    return "boolean" if dtype.kind == "b" else dtype.name
+
+
+def _contiguous(array):
+    strides = array.__cuda_array_interface__.get("strides")
+    return strides is None or strides == (np.dtype(array.dtype).itemsize,)
+
+
+def compile_for(launches, cc=(9, 0)):
+    """Cubins of (kernel, example arguments) pairs for GPU `cc`, without a GPU:
+    what a make_* object would launch. Returns [(kernel name, cubin bytes)]."""
+    from ..decorators import compile_cubin
+    out = []
+    for k, args in launches:
+        sig = "void(" + ", ".join(numba_type(a) for a in args) + ")"
+        cubin, symbol = compile_cubin(k.py_func, sig, cc=cc, block=(BLOCK,))
+        out.append((k.py_func.__name__, cubin))
+    return out

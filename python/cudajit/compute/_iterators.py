@@ -1,0 +1,277 @@
+"""Inputs of cudajit.compute's algorithms: device arrays and cuda.compute's
+iterators. Each becomes kernel parameters plus a Python expression for its
+item at index `i`, which the algorithm's generated kernel source inlines
+(no iterator object exists on the GPU; the compiler sees plain loads and
+arithmetic)."""
+import numpy as np
+
+from ._ops import device_op
+
+
+class IteratorBase:
+    """An input sequence that is not an array."""
+    dtype = None
+
+    def _items(self, prefix):
+        """(kernel params [(name, value)], expression of item `i`, globals {name: object})."""
+        raise NotImplementedError
+
+    def _key(self):
+        """What the generated kernel depends on (not the runtime values)."""
+        raise NotImplementedError
+
+    def _args(self):
+        """The kernel arguments, in the order of _items' parameters."""
+        return [v for _, v in self._items("")[0]]
+
+
+class CountingIterator(IteratorBase):
+    """start, start + 1, start + 2, ... (the dtype of ``start``)."""
+
+    def __init__(self, start):
+        self.start = _scalar(start, "CountingIterator start")
+        self.dtype = self.start.dtype
+
+    def _items(self, p):
+        return [(f"{p}start", self.start)], f"{p}T({p}start + i)", {f"{p}T": self.dtype.type}
+
+    def _args(self):
+        return [self.start]
+
+    def _key(self):
+        return ("counting", self.dtype.str)
+
+
+class ConstantIterator(IteratorBase):
+    """value, value, value, ..."""
+
+    def __init__(self, value):
+        self.value = _scalar(value, "ConstantIterator value")
+        self.dtype = self.value.dtype
+
+    def _items(self, p):
+        return [(f"{p}value", self.value)], f"{p}value", {}
+
+    def _args(self):
+        return [self.value]
+
+    def _key(self):
+        return ("constant", self.dtype.str)
+
+
+class TransformIterator(IteratorBase):
+    """op(it[i]) for an array or iterator `it` (no temporary array)."""
+
+    def __init__(self, it, op):
+        self.it = as_input(it, "TransformIterator input")
+        self.op = device_op(op, 1, "TransformIterator op")
+        self.dtype = None   # the op's result: known once compiled; set by the algorithm (result_dtype)
+
+    def _items(self, p):
+        params, expr, env = self.it._items(p + "t_")
+        return params, f"{p}op({expr})", {**env, f"{p}op": self.op}
+
+    def _args(self):
+        return self.it._args()
+
+    def _key(self):
+        return ("transform", self.it._key(), self.op)
+
+    @property
+    def value_dtype(self):
+        return result_dtype(self.op, [self.it.value_dtype])
+
+
+class ReverseIterator(IteratorBase):
+    """array[n-1], array[n-2], ... array[0]."""
+
+    def __init__(self, array):
+        self.array = _ArrayInput(array, "ReverseIterator input")
+        self.dtype = self.array.dtype
+
+    def _items(self, p):
+        return [(f"{p}a", self.array.array)], f"{p}a[{p}a.size - 1 - i]", {}
+
+    def _args(self):
+        return [self.array.array]
+
+    def _key(self):
+        return ("reverse", self.dtype.str)
+
+
+ReverseInputIterator = ReverseIterator
+
+
+class CacheModifiedInputIterator(IteratorBase):
+    """An array read through a cache modifier (cuda.compute's "stream"
+    modifier: loads that do not stay in L1). The loads are plain global loads
+    here, which on Hopper already stream through L1."""
+
+    def __init__(self, array, modifier="stream"):
+        if modifier not in ("stream", "default"):
+            raise ValueError(f"CacheModifiedInputIterator: modifier must be 'stream', got {modifier!r}")
+        self.array = _ArrayInput(array, "CacheModifiedInputIterator input")
+        self.dtype = self.array.dtype
+
+    def _items(self, p):
+        return self.array._items(p)
+
+    def _key(self):
+        return self.array._key()
+
+    def _args(self):
+        return [self.array.array]
+
+
+class ProxyArray:
+    """A stand-in for a 1-d device array of `dtype`: builds an algorithm's
+    kernels (make_* and ``compile_for``) where no array, or no GPU, exists."""
+
+    def __init__(self, dtype):
+        self.dtype = np.dtype(dtype)
+        self.ndim = 1
+        self.shape = (0,)
+        self.size = 0
+
+    def __repr__(self):
+        return f"ProxyArray({self.dtype})"
+
+
+class _ArrayInput(IteratorBase):
+    """A 1-d device array (cudajit's, CuPy's, PyTorch's)."""
+
+    def __init__(self, array, what):
+        if isinstance(array, ProxyArray):
+            self.array, self.dtype = array, array.dtype
+            return
+        if isinstance(array, np.ndarray) or not hasattr(array, "__cuda_array_interface__"):
+            raise TypeError(f"{what} must be a device array (cudajit, CuPy, PyTorch), got "
+                            f"{type(array).__name__}")
+        self.array = array
+        self.dtype = array_dtype(array)
+        if len(array.shape) != 1:
+            raise ValueError(f"{what} must be 1-d, got shape {tuple(array.shape)}")
+
+    def _items(self, p):
+        return [(f"{p}a", self.array)], f"{p}a[i]", {}
+
+    def _args(self):
+        return [self.array]
+
+    def _key(self):
+        return ("array", self.dtype.str)
+
+
+def _value_dtype(self):
+    return self.dtype
+
+
+for _cls in (CountingIterator, ConstantIterator, ReverseIterator, CacheModifiedInputIterator, _ArrayInput):
+    _cls.value_dtype = property(_value_dtype)
+
+
+def _scalar(value, what):
+    if isinstance(value, np.ndarray):
+        if value.size != 1:
+            raise ValueError(f"{what} must be one value, got an array of shape {value.shape}")
+        value = value.reshape(-1)[0]
+    if isinstance(value, np.generic):
+        return value
+    if isinstance(value, bool):
+        return np.bool_(value)
+    if isinstance(value, int):
+        return np.int64(value)
+    if isinstance(value, float):
+        return np.float64(value)
+    raise TypeError(f"{what} must be a number or a numpy scalar, got {type(value).__name__}")
+
+
+def as_input(obj, what="d_in"):
+    """An array or iterator as an input sequence."""
+    if isinstance(obj, IteratorBase):
+        return obj
+    return _ArrayInput(obj, what)
+
+
+_foreign_dtypes = {}   # a library's dtype object (torch.float32) -> numpy dtype
+
+
+def array_dtype(array):
+    """The numpy dtype of a device array, cheaply (this is on every call's path)."""
+    dt = array.dtype
+    if isinstance(dt, np.dtype):
+        return dt
+    found = _foreign_dtypes.get(dt)
+    if found is None:
+        found = _foreign_dtypes[dt] = np.dtype(array.__cuda_array_interface__["typestr"])
+    return found
+
+
+def input_key(obj):
+    """What the generated kernels depend on, for the one-call forms' caches."""
+    if isinstance(obj, IteratorBase):
+        return obj._key()
+    if hasattr(obj, "__cuda_array_interface__") and not isinstance(obj, np.ndarray):
+        return ("array", array_dtype(obj).str)
+    return as_input(obj)._key()   # raises the error
+
+
+def input_args(obj):
+    """The kernel arguments of an input (an array is its own)."""
+    return obj._args() if isinstance(obj, IteratorBase) else [obj]
+
+
+def init_value(value, dtype_type):
+    """A 1-element array, numpy scalar or number as `dtype_type`."""
+    if type(value) is np.ndarray and value.size == 1:
+        return dtype_type(value.reshape(-1)[0])
+    return dtype_type(scalar_init(value))
+
+
+def as_output(obj, what="d_out"):
+    """Outputs are device arrays."""
+    if isinstance(obj, IteratorBase):
+        raise TypeError(f"{what}: cudajit.compute writes to device arrays; output iterators are "
+                        "not supported yet")
+    return _ArrayInput(obj, what)
+
+
+def output(obj, what="d_out"):
+    """A checked output array, as given."""
+    if isinstance(obj, IteratorBase) or not hasattr(obj, "__cuda_array_interface__") or len(obj.shape) != 1:
+        as_output(obj, what)   # raises the error
+    return obj
+
+
+def length(array):
+    return array.shape[0]
+
+
+_result_dtypes = {}
+
+
+def result_dtype(op, arg_dtypes):
+    """The result dtype of device function `op` on `arg_dtypes`, from the
+    compiler's type inference (compile_ptx of the device function)."""
+    key = (op, tuple(np.dtype(d).str for d in arg_dtypes))
+    found = _result_dtypes.get(key)
+    if found is None:
+        from ..decorators import compile_ptx
+        names = [_numba_name(d) for d in arg_dtypes]
+        _, ret = compile_ptx(op.py_func, f"({', '.join(names)})", device=True)
+        found = np.dtype("bool" if ret == "bool" else ret)
+        _result_dtypes[key] = found
+    return found
+
+
+def _numba_name(dtype):
+    dtype = np.dtype(dtype)
+    return "boolean" if dtype.kind == "b" else dtype.name
+
+
+def scalar_init(value, what="h_init"):
+    """An initial value: a 1-element numpy array (cuda.compute's form), a
+    numpy scalar or a Python number."""
+    if value is None:
+        raise TypeError(f"{what} is required")
+    return _scalar(value, what)

@@ -1,0 +1,190 @@
+"""select and unique_by_key (cub::DeviceSelect's model): one pass with
+decoupled look-back over the count of kept items, as the scans do; each
+tile then writes its kept items at their global positions, in order, and
+the last tile writes the total count."""
+import numpy as np
+
+from . import _build as B
+from ._iterators import ProxyArray, _ArrayInput, as_input, as_output, input_args, input_key, length, output
+from ._ops import OpKind, device_op, typed_op
+from ._reduce import _cached, _check_temp, _count
+from ._scan import IPT, LOAD_TILE, TILE, _slot, lookback, tile_state_bytes, tile_states
+
+# {keep}: whether item k of this thread (index j in the tile) is kept.
+_SOURCE = """
+def {name}({params}, {outs}, num_out, n, status, aggs, incls):
+""" + LOAD_TILE + """
+    keep = cuda.local.array(IPT, np.bool_)
+    pos = cuda.local.array(IPT, np.int64)
+    for k in range(IPT):
+        j = tid * IPT + k
+        keep[k] = False
+        if j < left:
+            keep[k] = {keep}
+        pos[k] = 1 if keep[k] else 0
+    agg = cuda.block.reduce(pos, op)
+{lookback}
+    if tid == 0 and tile == num_tiles - 1:
+        num_out[0] = prefix_of[0] + agg
+    cuda.block.exclusive_sum(pos)
+    start = prefix_of[0]
+    for k in range(IPT):
+        if keep[k]:
+            {write}
+"""
+
+
+_LOOKBACK = lookback("p", "0")   # the state: kept items before the tile
+
+
+class _Compaction:
+    """A look-back pass whose tile state counts kept items (int64)."""
+
+    def __init__(self, name, srcs, key, keep, write, outs, env):
+        self.srcs = srcs
+        params, items, env2 = B.params_and_items(srcs)
+        env = {**env2, **env, "op": typed_op(OpKind.PLUS, 2, np.int64, "count"), "IPT": IPT, "TILE": TILE,
+               "SLOT": _slot(np.int64), "S": np.int64, "T": srcs[0].value_dtype.type}
+        source = _SOURCE.format(name=name, params=", ".join(p for p, _ in params), outs=", ".join(outs),
+                                lookback=_LOOKBACK,
+                                item=items[0], keep=keep, write=write)
+        self.kernel = B.kernel(key, name, source, env)
+
+    def temp_bytes(self, n):
+        return tile_state_bytes(n, np.int64)
+
+    def run(self, temp, srcs, outs, num_out, n, stream):
+        if n == 0:
+            B.launch(_zero_count(), 1, stream, [num_out])
+            return
+        status, aggs, incls = tile_states(temp, n, np.int64, stream)
+        args = [a for s in srcs for a in input_args(s)]
+        B.launch(self.kernel, status.size - 1, stream, args + outs + [num_out, np.int64(n), status, aggs, incls])
+
+
+def _zero_count():
+    return B.kernel(("zero_count",), "zero_count",
+                    "def zero_count(num_out):\n    if cuda.grid(1) == 0:\n        num_out[0] = 0\n", {})
+
+
+def _count_out(d, what):
+    out = output(d, what)
+    if length(out) < 1 or np.dtype(out.dtype).kind not in "iu":
+        raise TypeError(f"{what} must be an integer device array of at least one item")
+    return out
+
+
+class _Select(_Compaction):
+    def __init__(self, d_in, d_out, d_num_selected_out, cond):
+        src = as_input(d_in, "d_in")
+        as_output(d_out, "d_out")
+        self.cond = device_op(cond, 1, "cond")
+        key = ("select", src._key(), self.cond)
+        super().__init__("select_tiles", [src], key, "cond(items[k])", "out[start + pos[k]] = items[k]",
+                         ["out"], {"cond": self.cond})
+
+    def launches(self):
+        args = [v for _, v in B.params_and_items(self.srcs)[0]]
+        P = ProxyArray
+        return [(self.kernel, args + [P(self.srcs[0].value_dtype), P(np.int64), np.int64(0), P(np.int32),
+                                      P(np.int64), P(np.int64)])]
+
+    def __call__(self, temp_storage=None, d_in=None, d_out=None, d_num_selected_out=None, cond=None,
+                 num_items=None, stream=None):
+        n = _count(num_items)
+        need = self.temp_bytes(n)
+        if temp_storage is None:
+            return need
+        _check_temp(temp_storage, need)
+        self.go(temp_storage, d_in, d_out, d_num_selected_out, n, stream)
+        return need
+
+    def go(self, temp, d_in, d_out, d_num_selected_out, n, stream):
+        out = output(d_out, "d_out")
+        if length(out) < n:
+            raise ValueError(f"d_out holds {length(out)} items, num_items is {n} (it may keep them all)")
+        self.run(temp, [d_in], [out], _count_out(d_num_selected_out, "d_num_selected_out"), n,
+                 stream)
+
+
+class _UniqueByKey(_Compaction):
+    def __init__(self, d_in_keys, d_in_items, d_out_keys, d_out_items, d_num_selected_out, op):
+        keys, items = as_input(d_in_keys, "d_in_keys"), as_input(d_in_items, "d_in_items")
+        as_output(d_out_keys, "d_out_keys")
+        as_output(d_out_items, "d_out_items")
+        self.eq = device_op(op, 2, "op")
+        key = ("unique_by_key", keys._key(), items._key(), self.eq)
+        self.srcs = [keys, items]
+        self._build(keys, items, key)
+
+    def _build(self, keys, items, key):
+        """The kernel: the key before each item is the previous one in the
+        tile's shared copy, or, for a tile's first, read from d_in_keys."""
+        params, exprs, env = B.params_and_items([keys, items])
+        write = ("out_keys[start + pos[k]] = items[k]\n"
+                 "            i = base + tid * IPT + k\n"
+                 f"            out_items[start + pos[k]] = {exprs[1]}")
+        names = ", ".join(p for p, _ in params)
+        if not isinstance(keys, _ArrayInput):
+            raise TypeError("unique_by_key: d_in_keys must be a device array")
+        prev = exprs[0].replace("[i]", "[max(base - 1, 0)]")
+        keep = f"base + j == 0 or not eq(buf[j - 1] if j > 0 else {prev}, items[k])"
+        source = _SOURCE.format(name="unique_tiles", params=names, outs="out_keys, out_items", item=exprs[0],
+                                lookback=_LOOKBACK,
+                                keep=keep, write=write)
+        env = {**env, "op": typed_op(OpKind.PLUS, 2, np.int64, "count"), "eq": self.eq, "IPT": IPT, "TILE": TILE,
+               "SLOT": _slot(np.int64), "S": np.int64, "T": keys.value_dtype.type}
+        self.kernel = B.kernel(key, "unique_tiles", source, env)
+
+    def launches(self):
+        args = [v for _, v in B.params_and_items(self.srcs)[0]]
+        P = ProxyArray
+        return [(self.kernel, args + [P(self.srcs[0].value_dtype), P(self.srcs[1].value_dtype), P(np.int64),
+                                      np.int64(0), P(np.int32), P(np.int64), P(np.int64)])]
+
+    def __call__(self, temp_storage=None, d_in_keys=None, d_in_items=None, d_out_keys=None, d_out_items=None,
+                 d_out_num_selected=None, op=None, num_items=None, stream=None):
+        n = _count(num_items)
+        need = self.temp_bytes(n)
+        if temp_storage is None:
+            return need
+        _check_temp(temp_storage, need)
+        self.go(temp_storage, d_in_keys, d_in_items, d_out_keys, d_out_items, d_out_num_selected, n, stream)
+        return need
+
+    def go(self, temp, d_in_keys, d_in_items, d_out_keys, d_out_items, d_out_num_selected, n, stream):
+        ok, oi = output(d_out_keys, "d_out_keys"), output(d_out_items, "d_out_items")
+        if length(ok) < n or length(oi) < n:
+            raise ValueError(f"d_out_keys and d_out_items must hold num_items ({n}) items")
+        self.run(temp, [d_in_keys, d_in_items], [ok, oi], _count_out(d_out_num_selected, "d_out_num_selected"), n, stream)
+
+
+def make_select(d_in=None, d_out=None, d_num_selected_out=None, cond=None, **kwargs):
+    return _Select(d_in, d_out, d_num_selected_out, cond)
+
+
+def select(d_in=None, d_out=None, d_num_selected_out=None, cond=None, num_items=None, stream=None, **kwargs):
+    """The items of d_in for which cond(item) is true, in order, into d_out;
+    their count into d_num_selected_out[0] (cub::DeviceSelect::If)."""
+    obj = _cached(_Select, ("select", input_key(d_in), cond), d_in, d_out, d_num_selected_out, cond)
+    n = _count(num_items)
+    need = obj.temp_bytes(n)
+    obj.go(B.scratch(need, stream) if need else None, d_in, d_out, d_num_selected_out, n, stream)
+
+
+def make_unique_by_key(d_in_keys=None, d_in_items=None, d_out_keys=None, d_out_items=None, d_out_num_selected=None,
+                       op=None, **kwargs):
+    return _UniqueByKey(d_in_keys, d_in_items, d_out_keys, d_out_items, d_out_num_selected, op)
+
+
+def unique_by_key(d_in_keys=None, d_in_items=None, d_out_keys=None, d_out_items=None, d_out_num_selected=None,
+                  op=None, num_items=None, stream=None, **kwargs):
+    """The first key (and its item) of each run of consecutive keys equal
+    under op, in order; the number of runs into d_out_num_selected[0]
+    (cub::DeviceSelect::UniqueByKey)."""
+    key = ("unique_by_key", input_key(d_in_keys), input_key(d_in_items), op)
+    obj = _cached(_UniqueByKey, key, d_in_keys, d_in_items, d_out_keys, d_out_items, d_out_num_selected, op)
+    n = _count(num_items)
+    need = obj.temp_bytes(n)
+    obj.go(B.scratch(need, stream) if need else None, d_in_keys, d_in_items, d_out_keys, d_out_items,
+           d_out_num_selected, n, stream)

@@ -1,0 +1,325 @@
+"""cudajit.compute on the GPU against numpy, on fresh random data: every
+algorithm for int32/int64/float32/float64, sizes from 0 and 1 past tile and
+block edges to 2^28, OpKind and user operators (a non-commutative one for
+the scans), ragged segments with empty ones, each iterator kind, the
+make_* objects' temporary-storage protocol, CuPy and PyTorch inputs,
+streams."""
+import os
+
+import numpy as np
+import pytest
+
+import cudajit as cuda
+import cudajit.compute as cc
+
+pytestmark = pytest.mark.gpu
+
+SEED = int(os.environ.get("CUDAJIT_TEST_SEED", np.random.SeedSequence().entropy % 2**31))
+DTYPES = [np.int32, np.int64, np.float32, np.float64]
+SIZES = [0, 1, 2, 255, 256, 257, 3839, 3840, 3841, 4096, 4097, 65536 + 3, 1_000_003]
+
+
+def rand(rng, n, dtype):
+    if np.dtype(dtype).kind == "f":
+        return (rng.random(n) * 2 - 1).astype(dtype)
+    return rng.integers(-1000, 1000, n).astype(dtype)
+
+
+def poison(n, dtype):
+    value = np.nan if np.dtype(dtype).kind == "f" else np.iinfo(dtype).min
+    return cuda.to_device(np.full(n, value, dtype))
+
+
+def close(got, want, dtype, n=1):
+    if np.dtype(dtype).kind == "f":
+        tol = (1e-5 if dtype == np.float32 else 1e-12) * max(1.0, np.sqrt(n))
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def maximum(a, b):
+    return a if a > b else b
+
+
+def last_nonzero(a, b):     # associative, not commutative: the scans' order shows
+    return b if b != 0 else a
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", SIZES)
+def test_reduce_sum_and_max(dtype, n):
+    rng = np.random.default_rng(SEED + n)
+    h = rand(rng, n, dtype)
+    d = cuda.to_device(h)
+    out = poison(1, dtype)
+    init = np.array([7], dtype)
+    cc.reduce_into(d, out, cc.OpKind.PLUS, n, init)
+    want = dtype(7) + h.astype(np.float64 if np.dtype(dtype).kind == "f" else dtype).sum()
+    close(out.copy_to_host()[0], want, dtype, n)
+    cc.reduce_into(d, out, maximum, n, np.array([-5000], dtype))
+    assert out.copy_to_host()[0] == (max(h.max(), dtype(-5000)) if n else dtype(-5000))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reduce_min_user_op_and_object(dtype):
+    rng = np.random.default_rng(SEED)
+    n = 300_001
+    h = rand(rng, n, dtype)
+    d, out = cuda.to_device(h), poison(1, dtype)
+    init = np.array([10_000], dtype)
+    obj = cc.make_reduce_into(d, out, cc.OpKind.MINIMUM, init)
+    need = obj(None, d, out, n, cc.OpKind.MINIMUM, init)
+    assert need > 0
+    with pytest.raises(ValueError, match="temp_storage holds 16 bytes; this call needs"):
+        obj(cuda.device_array(16, np.uint8), d, out, n, cc.OpKind.MINIMUM, init)
+    temp = cuda.device_array(need, np.uint8)
+    assert obj(temp, d, out, n, cc.OpKind.MINIMUM, init) == need
+    assert out.copy_to_host()[0] == h.min()
+    h2 = rand(rng, n, dtype)   # the object again, other data
+    d2 = cuda.to_device(h2)
+    obj(temp, d2, out, n, cc.OpKind.MINIMUM, init)
+    assert out.copy_to_host()[0] == h2.min()
+
+
+def test_reduce_large_int32_with_int64_accumulator():
+    rng = np.random.default_rng(SEED)
+    n = 2**28
+    h = rng.integers(-(2**20), 2**20, n, dtype=np.int32)
+    out = poison(1, np.int64)
+    cc.reduce_into(cuda.to_device(h), out, cc.OpKind.PLUS, n, np.array([0], np.int64))
+    assert out.copy_to_host()[0] == h.astype(np.int64).sum()
+
+
+def test_reduce_iterators():
+    rng = np.random.default_rng(SEED)
+    n = 1_000_000
+    out = poison(1, np.int64)
+    cc.reduce_into(cc.CountingIterator(np.int64(5)), out, cc.OpKind.PLUS, n, np.array([0], np.int64))
+    assert out.copy_to_host()[0] == np.arange(5, 5 + n, dtype=np.int64).sum()
+    cc.reduce_into(cc.ConstantIterator(np.int64(3)), out, cc.OpKind.PLUS, n, np.array([1], np.int64))
+    assert out.copy_to_host()[0] == 3 * n + 1
+    # transform-reduce without a temporary array: sum of squares
+    h = rand(rng, n, np.float64)
+    outf = poison(1, np.float64)
+    it = cc.TransformIterator(cuda.to_device(h), lambda v: v * v)
+    cc.reduce_into(it, outf, cc.OpKind.PLUS, n, np.array([0.0]))
+    close(outf.copy_to_host()[0], (h * h).sum(), np.float64, n)
+    # reverse: a scan shows the order (reductions need commutative operators, as CUB's)
+    hr = rand(rng, 1000, np.int32)
+    outi = poison(1, np.int32)
+    outs = poison(1000, np.int32)
+    cc.inclusive_scan(cc.ReverseIterator(cuda.to_device(hr)), outs, cc.OpKind.PLUS, None, 1000)
+    np.testing.assert_array_equal(outs.copy_to_host(), np.cumsum(hr[::-1]).astype(np.int32))
+    cc.reduce_into(cc.CacheModifiedInputIterator(cuda.to_device(hr), "stream"), outi, cc.OpKind.MAXIMUM, 1000,
+                   np.array([-5000], np.int32))
+    assert outi.copy_to_host()[0] == hr.max()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_segmented_reduce_ragged_with_empty_segments(dtype):
+    rng = np.random.default_rng(SEED)
+    lengths = rng.integers(0, 3000, 500)
+    lengths[::7] = 0
+    lengths[3] = 100_000
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    h = rand(rng, int(offsets[-1]), dtype)
+    out = poison(len(lengths), dtype)
+    init = np.array([3], dtype)
+    d_off = cuda.to_device(offsets)
+    cc.segmented_reduce(cuda.to_device(h), out, d_off[:-1], d_off[1:], cc.OpKind.PLUS, init, len(lengths))
+    want = np.array([dtype(3) + h[a:b].sum(dtype=np.float64 if np.dtype(dtype).kind == "f" else dtype)
+                     for a, b in zip(offsets[:-1], offsets[1:])])
+    close(out.copy_to_host(), want.astype(dtype), dtype, 3000)
+    cc.segmented_reduce(cuda.to_device(h), out, d_off[:-1], d_off[1:], maximum, np.array([-5000], dtype),
+                        len(lengths))
+    want = np.array([max(h[a:b].max(), dtype(-5000)) if b > a else dtype(-5000)
+                     for a, b in zip(offsets[:-1], offsets[1:])])
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def test_segmented_reduce_int32_offsets_and_iterator_offsets():
+    rng = np.random.default_rng(SEED)
+    segs, width = 2000, 37
+    h = rand(rng, segs * width, np.float32)
+    out = poison(segs, np.float32)
+    starts = cc.TransformIterator(cc.CountingIterator(np.int64(0)), lambda s: s * 37)
+    ends = cc.TransformIterator(cc.CountingIterator(np.int64(1)), lambda s: s * 37)
+    cc.segmented_reduce(cuda.to_device(h), out, starts, ends, cc.OpKind.PLUS, np.zeros(1, np.float32), segs)
+    close(out.copy_to_host(), h.reshape(segs, width).sum(axis=1), np.float32, width)
+    off = cuda.to_device(np.arange(0, (segs + 1) * width, width, dtype=np.int32))
+    cc.segmented_reduce(cuda.to_device(h), out, off[:-1], off[1:], cc.OpKind.PLUS, np.zeros(1, np.float32), segs)
+    close(out.copy_to_host(), h.reshape(segs, width).sum(axis=1), np.float32, width)
+
+
+def _scan_reference(h, dtype, init, exclusive, op=np.add):
+    acc = h.astype(np.float64) if np.dtype(dtype).kind == "f" else h.astype(dtype)
+    if op is np.add:
+        inc = np.cumsum(acc) + (0 if init is None else init)
+    else:
+        inc = op.accumulate(acc)
+        if init is not None:
+            inc = op(init, inc)
+    if exclusive:
+        return np.concatenate([[init], inc[:-1]]).astype(dtype)
+    return inc.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", SIZES)
+def test_scans(dtype, n):
+    rng = np.random.default_rng(SEED + n)
+    h = rand(rng, n, dtype)
+    d = cuda.to_device(h)
+    for exclusive, init in ((False, None), (False, dtype(5)), (True, dtype(5))):
+        out = poison(n, dtype)
+        fn = cc.exclusive_scan if exclusive else cc.inclusive_scan
+        fn(d, out, cc.OpKind.PLUS, None if init is None else np.array([init], dtype), n)
+        if n:
+            want = _scan_reference(h, dtype, init, exclusive)
+            got = out.copy_to_host()
+            if np.dtype(dtype).kind == "f":
+                tol = (1e-4 if dtype == np.float32 else 1e-10) * np.sqrt(n)
+                np.testing.assert_allclose(got, want, atol=tol * 2, rtol=tol)
+            else:
+                np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("n", [1, 3840 * 3 + 1, 1_000_000])
+def test_scan_non_commutative_operator(n):
+    rng = np.random.default_rng(SEED)
+    h = rng.integers(0, 4, n).astype(np.int32)   # many zeros
+    out = poison(n, np.int32)
+    cc.inclusive_scan(cuda.to_device(h), out, last_nonzero, np.array([-1], np.int32), n)
+    want = np.empty(n, np.int32)
+    cur = -1
+    for k, v in enumerate(h):
+        cur = v if v != 0 else cur
+        want[k] = cur
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def test_scan_2_28_and_counting_iterator():
+    n = 2**28
+    out = poison(n, np.int64)
+    cc.inclusive_scan(cc.CountingIterator(np.int64(0)), out, cc.OpKind.PLUS, None, n)
+    got = out.copy_to_host()
+    idx = np.array([0, 1, 2, 3839, 3840, 3841, n // 2, n - 2, n - 1], dtype=np.int64)
+    np.testing.assert_array_equal(got[idx], idx * (idx + 1) // 2)
+    np.testing.assert_array_equal(np.diff(got[:: 4097].astype(np.int64))[:5] > 0, True)
+    assert (np.diff(got) == np.arange(1, n, dtype=np.int64)).all()
+
+
+def test_scan_object_and_temp_storage():
+    rng = np.random.default_rng(SEED)
+    n = 500_000
+    h = rand(rng, n, np.int64)
+    d, out = cuda.to_device(h), poison(n, np.int64)
+    obj = cc.make_exclusive_scan(d, out, cc.OpKind.PLUS, np.array([0], np.int64))
+    need = obj(None, d, out, cc.OpKind.PLUS, np.array([0], np.int64), n)
+    temp = cuda.device_array(need, np.uint8)
+    for _ in range(2):   # a temp buffer reused: the tile states are cleared each call
+        obj(temp, d, out, cc.OpKind.PLUS, np.array([0], np.int64), n)
+        np.testing.assert_array_equal(out.copy_to_host(), np.concatenate([[0], np.cumsum(h)[:-1]]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_transforms(dtype):
+    rng = np.random.default_rng(SEED)
+    n = 100_003
+    a, b = rand(rng, n, dtype), rand(rng, n, dtype)
+    out = poison(n, dtype)
+    cc.unary_transform(cuda.to_device(a), out, lambda v: -v + 1, n)
+    close(out.copy_to_host(), (-a + 1).astype(dtype), dtype)
+    cc.binary_transform(cuda.to_device(a), cuda.to_device(b), out, cc.OpKind.MINIMUM, n)
+    np.testing.assert_array_equal(out.copy_to_host(), np.minimum(a, b))
+    cc.binary_transform(cc.CountingIterator(dtype(1)), cuda.to_device(b), out, cc.OpKind.PLUS, n)
+    close(out.copy_to_host(), (np.arange(1, n + 1) + b).astype(dtype), dtype)
+
+
+def test_cupy_and_torch_inputs_and_streams():
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(SEED)
+    n = 1_000_001
+    h = rand(rng, n, np.float32)
+    x = cp.asarray(h)
+    out = cp.full(1, np.nan, np.float32)
+    s = cp.cuda.Stream(non_blocking=True)
+    cc.reduce_into(x, out, cc.OpKind.PLUS, n, np.zeros(1, np.float32), stream=s)
+    s.synchronize()
+    close(out.get()[0], h.astype(np.float64).sum(), np.float32, n)
+    outs = cp.full(n, np.nan, np.float32)
+    cc.inclusive_scan(x, outs, cc.OpKind.PLUS, None, n, stream=s)
+    s.synchronize()
+    np.testing.assert_allclose(outs.get(), np.cumsum(h, dtype=np.float64), rtol=1e-3, atol=1e-2)
+    torch = pytest.importorskip("torch")
+    t = torch.as_tensor(h, device="cuda")
+    tout = torch.full((1,), float("nan"), device="cuda")
+    cc.reduce_into(t, tout, cc.OpKind.MAXIMUM, n, np.array([-2.0], np.float32))
+    torch.cuda.synchronize()
+    assert tout.item() == h.max()
+
+
+def test_errors():
+    d = cuda.to_device(np.arange(10, dtype=np.int32))
+    out = poison(1, np.int32)
+    with pytest.raises(TypeError, match="returns float64 for int32 operands"):
+        cc.reduce_into(d, out, lambda a, b: a / b, 10, np.array([0], np.int32))
+    with pytest.raises(TypeError, match="d_in must be a device array"):
+        cc.reduce_into(np.arange(10), out, cc.OpKind.PLUS, 10, np.array([0], np.int32))
+    with pytest.raises(ValueError, match="exclusive_scan needs an init_value"):
+        cc.exclusive_scan(d, poison(10, np.int32), cc.OpKind.PLUS, None, 10)
+    with pytest.raises(ValueError, match="d_out holds 1 items, num_items is 10"):
+        cc.inclusive_scan(d, out, cc.OpKind.PLUS, None, 10)
+    with pytest.raises(ValueError, match="OpKind.NEGATE takes 1 operand"):
+        cc.reduce_into(d, out, cc.OpKind.NEGATE, 10, np.array([0], np.int32))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [0, 1, 3841, 1_000_003])
+def test_select(dtype, n):
+    rng = np.random.default_rng(SEED + n)
+    h = rand(rng, n, dtype)
+    out = poison(max(n, 1), dtype)
+    count = cuda.to_device(np.array([-1], np.int64))
+    cc.select(cuda.to_device(h), out, count, lambda v: v > 0, n)
+    want = h[h > 0]
+    assert count.copy_to_host()[0] == len(want)
+    np.testing.assert_array_equal(out.copy_to_host()[: len(want)], want)
+
+
+@pytest.mark.parametrize("n", [1, 3840 + 5, 500_000])
+def test_unique_by_key(n):
+    rng = np.random.default_rng(SEED)
+    keys = np.sort(rng.integers(0, n // 3 + 2, n)).astype(np.int32)
+    vals = rng.random(n).astype(np.float32)
+    ok, ov = poison(n, np.int32), poison(n, np.float32)
+    count = cuda.to_device(np.array([-1], np.int32))
+    cc.unique_by_key(cuda.to_device(keys), cuda.to_device(vals), ok, ov, count, cc.OpKind.EQUAL_TO, n)
+    first = np.concatenate([[True], keys[1:] != keys[:-1]])
+    m = int(first.sum())
+    assert count.copy_to_host()[0] == m
+    np.testing.assert_array_equal(ok.copy_to_host()[:m], keys[first])
+    np.testing.assert_array_equal(ov.copy_to_host()[:m], vals[first])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.float64])
+@pytest.mark.parametrize("levels", [2, 65, 5000])
+def test_histogram_even(dtype, levels):
+    rng = np.random.default_rng(SEED)
+    n = 1_000_003
+    bins = levels - 1
+    lo, hi = dtype(-100), dtype(300)
+    if np.dtype(dtype).kind == "f":   # bin centres with jitter: no sample sits on an edge
+        width = (hi - lo) / bins
+        h = (lo + (rng.integers(-3, bins + 3, n) + 0.5 + (rng.random(n) - 0.5) * 0.5) * width).astype(dtype)
+    else:
+        h = rng.integers(-150, 350, n).astype(dtype)
+    hist = cuda.to_device(np.full(bins, -7, np.int32))
+    cc.histogram_even(cuda.to_device(h), hist, levels, lo, hi, n)
+    if np.dtype(dtype).kind == "f":
+        want, _ = np.histogram(h[(h >= lo) & (h < hi)], bins=bins, range=(float(lo), float(hi)))
+    else:
+        inside = h[(h >= lo) & (h < hi)].astype(np.int64)
+        want = np.bincount((inside - lo) * bins // (hi - lo), minlength=bins)
+    np.testing.assert_array_equal(hist.copy_to_host(), want)

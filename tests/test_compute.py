@@ -1,0 +1,132 @@
+"""cudajit.compute without a GPU: every algorithm's kernels for int32, int64,
+float32 and float64 with an OpKind and a user operator, through cudajit's
+pipeline (CUB block algorithms by NVRTC to LTO-IR, nvJitLink) to a cubin for
+sm_90 (and sm_80 for one set); the iterators; operator typing and the
+errors that need no GPU. The GPU runs are tests/gpu/test_compute_gpu.py."""
+import numpy as np
+import pytest
+
+import cudajit.compute as cc
+
+DTYPES = [np.int32, np.int64, np.float32, np.float64]
+
+
+def is_cubin(blob):
+    return bytes(blob[:4]) == b"\x7fELF"
+
+
+def user_max(a, b):
+    return a if a > b else b
+
+
+def compiled(obj, cc_=(9, 0)):
+    out = cc.compile_for(obj.launches(), cc=cc_)
+    assert out and all(is_cubin(c) for _, c in out)
+    return [name for name, _ in out]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", [cc.OpKind.PLUS, user_max], ids=["PLUS", "user"])
+def test_every_algorithm_compiles(dtype, op):
+    P = cc.ProxyArray
+    init = np.zeros(1, dtype)
+    assert compiled(cc.make_reduce_into(P(dtype), P(dtype), op, init)) == \
+        ["reduce_tiles", "reduce_single", "reduce_single"]
+    assert compiled(cc.make_segmented_reduce(P(dtype), P(dtype), P(np.int64), P(np.int64), op, init)) == \
+        ["segmented_reduce"]
+    assert compiled(cc.make_inclusive_scan(P(dtype), P(dtype), op, None))[0] == "scan_tiles"
+    assert compiled(cc.make_inclusive_scan(P(dtype), P(dtype), op, init))[0] == "scan_tiles"
+    assert compiled(cc.make_exclusive_scan(P(dtype), P(dtype), op, init))[0] == "scan_tiles"
+    assert compiled(cc.make_binary_transform(P(dtype), P(dtype), P(dtype), op)) == ["transform"]
+
+
+def test_sm80_and_unary_transform():
+    P = cc.ProxyArray
+    assert compiled(cc.make_reduce_into(P(np.float32), P(np.float32), cc.OpKind.MAXIMUM, np.zeros(1, np.float32)),
+                    (8, 0))
+    assert compiled(cc.make_unary_transform(P(np.float64), P(np.float32), lambda v: v * 0.5)) == ["transform"]
+
+
+def test_iterators_compile():
+    P = cc.ProxyArray
+    init = np.zeros(1, np.int64)
+    for it in (cc.CountingIterator(np.int64(3)), cc.ConstantIterator(np.int64(2)),
+               cc.TransformIterator(cc.CountingIterator(np.int32(0)), lambda v: v * v),
+               cc.TransformIterator(P(np.float32), lambda v: v > 0.5),
+               cc.ReverseIterator(P(np.int64)), cc.CacheModifiedInputIterator(P(np.int32), "stream")):
+        compiled(cc.make_reduce_into(it, P(np.int64), cc.OpKind.PLUS, init))
+
+
+def test_transform_iterator_value_type():
+    it = cc.TransformIterator(cc.CountingIterator(np.int32(0)), lambda v: v * 0.5)
+    assert it.value_dtype == np.float64
+    it = cc.TransformIterator(cc.ProxyArray(np.float32), lambda v: v > 0)
+    assert it.value_dtype == np.bool_
+
+
+def test_operator_result_type_is_checked():
+    P = cc.ProxyArray
+    with pytest.raises(TypeError, match="returns float64 for int32 operands: the result must be int32"):
+        cc.make_reduce_into(P(np.int32), P(np.int32), lambda a, b: a / b, np.zeros(1, np.int32))
+    # int32 + int32 widens to int64 under Python's rules: same kind, converted back
+    cc.make_reduce_into(P(np.int32), P(np.int32), lambda a, b: a + b, np.zeros(1, np.int32))
+
+
+def test_argument_errors():
+    P = cc.ProxyArray
+    with pytest.raises(TypeError, match="d_in must be a device array"):
+        cc.make_reduce_into(np.arange(3), P(np.int32), cc.OpKind.PLUS, np.zeros(1, np.int32))
+    with pytest.raises(ValueError, match="d_in must be 1-d|OpKind.NEGATE takes 1 operand"):
+        cc.make_reduce_into(P(np.int32), P(np.int32), cc.OpKind.NEGATE, np.zeros(1, np.int32))
+    with pytest.raises(TypeError, match="op must be a cudajit.compute.OpKind or a Python function"):
+        cc.make_reduce_into(P(np.int32), P(np.int32), "plus", np.zeros(1, np.int32))
+    with pytest.raises(ValueError, match="exclusive_scan needs an init_value"):
+        cc.make_exclusive_scan(P(np.int32), P(np.int32), cc.OpKind.PLUS, None)
+    with pytest.raises(ValueError, match="h_init must be one value"):
+        cc.make_reduce_into(P(np.int32), P(np.int32), cc.OpKind.PLUS, np.zeros(2, np.int32))
+    with pytest.raises(TypeError, match="start_offsets_in must hold integers"):
+        cc.make_segmented_reduce(P(np.float32), P(np.float32), P(np.float32), P(np.int64), cc.OpKind.PLUS,
+                                 np.zeros(1, np.float32))
+    with pytest.raises(TypeError, match="output iterators are not supported"):
+        cc.make_reduce_into(P(np.int32), cc.CountingIterator(np.int32(0)), cc.OpKind.PLUS, np.zeros(1, np.int32))
+
+
+def test_operator_compile_error_names_the_source_line():
+    import cudajit
+
+    def bad(a, b):
+        return a.no_such_attribute + b
+
+    with pytest.raises(cudajit.errors.CompileError, match=r"test_compute.py:\d+"):
+        cc.make_reduce_into(cc.ProxyArray(np.float32), cc.ProxyArray(np.float32), bad, np.zeros(1, np.float32))
+
+
+def test_opkind_members_are_cuda_compute_names():
+    names = {k.name for k in cc.OpKind}
+    for name in ("PLUS", "MINUS", "MULTIPLIES", "DIVIDES", "MODULUS", "EQUAL_TO", "NOT_EQUAL_TO", "GREATER",
+                 "LESS", "GREATER_EQUAL", "LESS_EQUAL", "LOGICAL_AND", "LOGICAL_OR", "LOGICAL_NOT", "BIT_AND",
+                 "BIT_OR", "BIT_XOR", "BIT_NOT", "IDENTITY", "NEGATE", "MINIMUM", "MAXIMUM"):
+        assert name in names
+
+
+def test_temp_storage_sizes():
+    P = cc.ProxyArray
+    r = cc.make_reduce_into(P(np.float32), P(np.float32), cc.OpKind.PLUS, np.zeros(1, np.float32))
+    assert r(None, None, None, 100, None, None) == 0          # one block, no partials
+    assert r(None, None, None, 10**8, None, None) > 0
+    s = cc.make_inclusive_scan(P(np.float32), P(np.float32), cc.OpKind.PLUS, None)
+    assert s(None, None, None, None, None, 0) == 0
+    assert s(None, None, None, None, None, 10**6) >= 2 * (10**6 // 3840) * 128
+    with pytest.raises(ValueError, match="num_items must be >= 0"):
+        s(None, None, None, None, None, -1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_select_unique_histogram_compile(dtype):
+    P = cc.ProxyArray
+    assert compiled(cc.make_select(P(dtype), P(dtype), P(np.int64), lambda v: v > 0)) == ["select_tiles"]
+    assert compiled(cc.make_unique_by_key(P(dtype), P(np.float32), P(dtype), P(np.float32), P(np.int64),
+                                          cc.OpKind.EQUAL_TO)) == ["unique_tiles"]
+    lv = np.array([0], dtype), np.array([10], dtype)
+    assert compiled(cc.make_histogram_even(P(dtype), P(np.int32), np.array([11], np.int32), *lv, 0)) == \
+        ["histogram", "histogram", "histogram_zero"]
