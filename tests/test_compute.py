@@ -116,7 +116,9 @@ def test_temp_storage_sizes():
     assert r(None, None, None, 10**8, None, None) > 0
     s = cc.make_inclusive_scan(P(np.float32), P(np.float32), cc.OpKind.PLUS, None)
     assert s(None, None, None, None, None, 0) == 0
-    assert s(None, None, None, None, None, 10**6) >= 2 * (10**6 // 3840) * 128
+    assert s(None, None, None, None, None, 10**6) >= (10**6 // cc._scan.TILE) * 8   # a packed word per tile
+    s = cc.make_inclusive_scan(P(np.float64), P(np.float64), cc.OpKind.PLUS, None)
+    assert s(None, None, None, None, None, 10**6) >= 2 * (10**6 // cc._scan.TILE) * 128   # values on their own lines
     with pytest.raises(ValueError, match="num_items must be >= 0"):
         s(None, None, None, None, None, -1)
 

@@ -1,6 +1,7 @@
 // Lowering of the bit intrinsics (family Bits of ir/intrinsics.def):
 //
 //   popc, brev, clz, ffs       llvm.ctpop, __nv_brev(ll), llvm.ctlz, __nv_ffs(ll)
+//   bitcast                    LLVM's bitcast (same width)
 #include "codegen/lower_intrinsic.h"
 #include "ir/intrinsics.h"
 
@@ -19,6 +20,7 @@ void lowerBits(FunctionEmitter& fe, const ir::Instr& in, Intrinsic id) {
       fe.bind(in, declareCall(fe, t, t == "i64" ? "__nv_brevll" : "__nv_brev", {{t, v}}));
       return;
     case Intrinsic::Clz: fe.bind(in, declareCall(fe, t, "llvm.ctlz." + t, {{t, v}, {"i1", "false"}})); return;
+    case Intrinsic::Bitcast: fe.emitResult(in, "bitcast " + t + " " + v + " to " + llvmScalarType(in.type->scalar)); return;
     default: break;
   }
   // ffs: 1-based position of the least significant set bit, 0 for 0.

@@ -552,6 +552,13 @@ class Verifier {
         if (!in->operands[0]->type->isInt()) fail(b, in, name + " takes an integer");
         expectType(b, in, in->type, info->id == I::Ffs ? u32Ty() : in->operands[0]->type, "result");
         break;
+      case I::Bitcast: {
+        const Type* from = in->operands[0]->type;
+        bool ok = from->isScalar() && in->type->isScalar() && (from->isInt() || from->isFloat()) &&
+                  (in->type->isInt() || in->type->isFloat()) && scalarBits(from->scalar) == scalarBits(in->type->scalar);
+        if (!ok) fail(b, in, name + " from " + ty(from) + " to " + ty(in->type) + ": needs int/float scalars of one width");
+        break;
+      }
       default:
         fail(b, in, "intrinsic " + name + " has no typing rule in its family");
     }

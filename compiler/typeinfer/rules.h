@@ -91,6 +91,8 @@ extern const Rule scalarReal;      // x.real
 extern const Rule scalarImag;      // x.imag
 extern const Rule conjugateAttr;   // x.conjugate (a bound method)
 extern const Rule conjugateCall;   // x.conjugate()
+extern const Rule scalarViewAttr;  // x.view (a bound method)
+extern const Rule scalarViewCall;  // x.view(np.int32): the same bits as another scalar type
 
 extern const Rule arrayShape;
 extern const Rule arrayStrides;

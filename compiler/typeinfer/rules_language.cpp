@@ -156,8 +156,41 @@ ir::Instr* conjugateCallLower(const Site& s, Emitter& e) {
   return complexConjugate(e, z);
 }
 
+// x.view(dtype): numpy's scalar view, the bits of x as a scalar type of the
+// same width (np.float32(v).view(np.int32)); bool and complex have no view.
+constexpr const char* kView = "method:view";
+
+const Type* viewAttrType(const Site& s) { return tupleTy({symbolTy(kView), s.receiver->type}); }
+ir::Instr* viewAttrLower(const Site& s, Emitter& e) {
+  return e.emit(ir::Op::TupleMake, viewAttrType(s), {e.constant(ir::Const::symbol(kView), symbolTy(kView)), s.receiver});
+}
+
+const Type* viewCallType(const Site& s) {
+  s.expectArgs(1);
+  const Type* from = s.receiver->type->elems[1];
+  std::optional<Scalar> to = dtypeOf(s.args[0]);
+  if (!to) s.fail("view(): the argument must be a numpy dtype (np.int32, ...), got " + typeToString(s.argType(0)));
+  const Type* target = scalarTy(*to);
+  auto viewable = [](const Type* t) { return t->isInt() || t->isFloat(); };
+  if (!viewable(from) || !viewable(target))
+    s.fail("view(): only integer and float scalars have views, got " + typeToString(from) + " to " +
+           typeToString(target));
+  if (scalarBits(from->scalar) != scalarBits(*to))
+    s.fail("view(): " + typeToString(from) + " and " + typeToString(target) +
+           " differ in size; a view keeps the bits, so the widths must match");
+  return target;
+}
+ir::Instr* viewCallLower(const Site& s, Emitter& e) {
+  ir::Instr* x = e.element(s.receiver, 1);
+  const Type* target = scalarTy(*dtypeOf(s.args[0]));
+  if (x->type == target) return x;
+  return e.intrinsic(ir::Intrinsic::Bitcast, target, {x});
+}
+
 }  // namespace
 
+const Rule scalarViewAttr{viewAttrType, viewAttrLower};
+const Rule scalarViewCall{viewCallType, viewCallLower};
 const Rule conjugateAttr{conjugateAttrType, conjugateAttrLower};
 const Rule conjugateCall{conjugateCallType, conjugateCallLower};
 const Rule print{printType, printLower};

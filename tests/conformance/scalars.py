@@ -237,3 +237,21 @@ case("float16_arrays_and_conversion", "void(float16[::1], float32[::1])",
      lambda h, s: (h.__setitem__(..., h * h + np.float16(1)), s.__setitem__(..., h.astype(np.float32) * 2)),
      [0, 1], kernel=float16_inplace, rtol=1e-3, topic=TOPIC,
      covers=("float16 arrays", "np.float16() literal", "float16 -> float32"))
+
+
+def scalar_views(f, d, bits32, back, bits64):
+    i = cuda.grid(1)
+    if i < f.size:
+        bits32[i] = f[i].view(np.int32)
+        back[i] = np.int32(bits32[i] ^ np.int32(-2147483648)).view(np.float32)   # the sign bit flipped: -f
+        bits64[i] = d[i].view(np.uint64) >> np.uint64(52)                  # sign and exponent
+
+
+case("scalar_view_bits", "void(float32[::1], float64[::1], int32[::1], float32[::1], uint64[::1])",
+     lambda r: [rand(r, n := n_of(r), np.float32, -1e6, 1e6), rand(r, n, np.float64, -1e300, 1e300),
+                poison(n, np.int32), poison(n, np.float32), poison(n, np.uint64)],
+     one_d(128, arg=0),
+     lambda f, d, b32, back, b64: (b32.__setitem__(..., f.view(np.int32)), back.__setitem__(..., -f),
+                                   b64.__setitem__(..., d.view(np.uint64) >> np.uint64(52))),
+     [2, 3, 4], kernel=scalar_views, rtol=0, topic=TOPIC,
+     covers=("scalar.view(dtype): float32 <-> int32, float64 -> uint64 bits",))

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.gpu
 
 SEED = int(os.environ.get("CUDAJIT_TEST_SEED", np.random.SeedSequence().entropy % 2**31))
 DTYPES = [np.int32, np.int64, np.float32, np.float64]
-SIZES = [0, 1, 2, 255, 256, 257, 3839, 3840, 3841, 4096, 4097, 65536 + 3, 1_000_003]
+SIZES = [0, 1, 2, 255, 256, 257, 1919, 1920, 1921, 3841, 4096, 4097, 65536 + 3, 1_000_003]   # scan tiles: 1920
 
 
 def rand(rng, n, dtype):
@@ -185,7 +185,7 @@ def test_scans(dtype, n):
                 np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("n", [1, 3840 * 3 + 1, 1_000_000])
+@pytest.mark.parametrize("n", [1, 1920 * 3 + 1, 1_000_000])
 def test_scan_non_commutative_operator(n):
     rng = np.random.default_rng(SEED)
     h = rng.integers(0, 4, n).astype(np.int32)   # many zeros
@@ -204,7 +204,7 @@ def test_scan_2_28_and_counting_iterator():
     out = poison(n, np.int64)
     cc.inclusive_scan(cc.CountingIterator(np.int64(0)), out, cc.OpKind.PLUS, None, n)
     got = out.copy_to_host()
-    idx = np.array([0, 1, 2, 3839, 3840, 3841, n // 2, n - 2, n - 1], dtype=np.int64)
+    idx = np.array([0, 1, 2, 1919, 1920, 1921, n // 2, n - 2, n - 1], dtype=np.int64)
     np.testing.assert_array_equal(got[idx], idx * (idx + 1) // 2)
     np.testing.assert_array_equal(np.diff(got[:: 4097].astype(np.int64))[:5] > 0, True)
     assert (np.diff(got) == np.arange(1, n, dtype=np.int64)).all()
@@ -288,7 +288,7 @@ def test_select(dtype, n):
     np.testing.assert_array_equal(out.copy_to_host()[: len(want)], want)
 
 
-@pytest.mark.parametrize("n", [1, 3840 + 5, 500_000])
+@pytest.mark.parametrize("n", [1, 1920 + 5, 500_000])
 def test_unique_by_key(n):
     rng = np.random.default_rng(SEED)
     keys = np.sort(rng.integers(0, n // 3 + 2, n)).astype(np.int32)

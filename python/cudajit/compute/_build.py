@@ -13,17 +13,21 @@ from ..devicearray import DeviceNDArray, device_array
 BLOCK = 256   # threads per block of every generated kernel
 
 _kernels = {}
+_blocks = {}   # kernel -> its threads per block, where not BLOCK
 
 
-def kernel(key, name, source, env):
-    """The @jit kernel `name` defined by `source` (globals: cuda, np, `env`)."""
+def kernel(key, name, source, env, block=None):
+    """The @jit kernel `name` defined by `source` (globals: cuda, np, BLOCK
+    (`block` threads, default BLOCK), `env`)."""
     found = _kernels.get(key)
     if found is None:
         import cudajit
-        namespace = {"cuda": cudajit, "np": np, "BLOCK": BLOCK, **env}
+        namespace = {"cuda": cudajit, "np": np, "BLOCK": block or BLOCK, **env}
         exec(compile(source, f"<cudajit.compute {name}>", "exec"), namespace)
         found = jit(namespace[name])
         _kernels[key] = found
+        if block and block != BLOCK:
+            _blocks[found] = block
     return found
 
 
@@ -49,11 +53,19 @@ def sm_count():
     return n
 
 
+_configured = {}   # (kernel, grid) -> kernel[grid, BLOCK]: made once, launched many times
+
+
 def launch(k, grid, stream, args):
-    if stream is None or (isinstance(stream, int) and stream == 0):
-        k[grid, BLOCK](*args)
+    if stream is None or (type(stream) is int and stream == 0):
+        cfg = _configured.get((k, grid))
+        if cfg is None:
+            if len(_configured) > 4096:
+                _configured.clear()
+            cfg = _configured[(k, grid)] = k[grid, _blocks.get(k, BLOCK)]
+        cfg(*args)
     else:
-        k[grid, BLOCK, stream](*args)
+        k[grid, _blocks.get(k, BLOCK), stream](*args)
 
 
 def typed_view(temp, dtype, count, offset_bytes=0):
@@ -124,6 +136,6 @@ def compile_for(launches, cc=(9, 0)):
     out = []
     for k, args in launches:
         sig = "void(" + ", ".join(numba_type(a) for a in args) + ")"
-        cubin, symbol = compile_cubin(k.py_func, sig, cc=cc, block=(BLOCK,))
+        cubin, symbol = compile_cubin(k.py_func, sig, cc=cc, block=(_blocks.get(k, BLOCK),))
         out.append((k.py_func.__name__, cubin))
     return out

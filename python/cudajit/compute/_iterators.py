@@ -207,12 +207,25 @@ def array_dtype(array):
     return found
 
 
+_is_array_type = {}   # type -> whether its objects are device arrays (asked once per type:
+                      # PyTorch builds __cuda_array_interface__ anew on every access)
+
+
+def _array_type(obj):
+    t = type(obj)
+    found = _is_array_type.get(t)
+    if found is None:
+        found = _is_array_type[t] = (not issubclass(t, (IteratorBase, np.ndarray))
+                                     and hasattr(obj, "__cuda_array_interface__"))
+    return found
+
+
 def input_key(obj):
     """What the generated kernels depend on, for the one-call forms' caches."""
+    if _array_type(obj):
+        return array_dtype(obj).str
     if isinstance(obj, IteratorBase):
         return obj._key()
-    if hasattr(obj, "__cuda_array_interface__") and not isinstance(obj, np.ndarray):
-        return ("array", array_dtype(obj).str)
     return as_input(obj)._key()   # raises the error
 
 
@@ -223,8 +236,8 @@ def input_args(obj):
 
 def init_value(value, dtype_type):
     """A 1-element array, numpy scalar or number as `dtype_type`."""
-    if type(value) is np.ndarray and value.size == 1:
-        return dtype_type(value.reshape(-1)[0])
+    if type(value) is np.ndarray and value.shape == (1,) and value.dtype.type is dtype_type:
+        return value[0]
     return dtype_type(scalar_init(value))
 
 
@@ -238,7 +251,7 @@ def as_output(obj, what="d_out"):
 
 def output(obj, what="d_out"):
     """A checked output array, as given."""
-    if isinstance(obj, IteratorBase) or not hasattr(obj, "__cuda_array_interface__") or len(obj.shape) != 1:
+    if not _array_type(obj) or len(obj.shape) != 1:
         as_output(obj, what)   # raises the error
     return obj
 

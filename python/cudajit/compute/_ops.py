@@ -35,6 +35,9 @@ class OpKind(enum.Enum):
     MINIMUM = "a if a < b else b"
     MAXIMUM = "a if a > b else b"
 
+    # identity hash, in C: members are keys of the per-call caches
+    __hash__ = object.__hash__
+
     @property
     def arity(self):
         return 1 if "b" not in self.value else 2

@@ -31,13 +31,15 @@ _COMBINE = """
         r = s[0]
 """
 
-_UNROLL = 8   # items a thread loads before it combines them: loads in flight hide the memory latency
+_UNROLL = 4   # items a thread loads before it combines them: loads in flight hide the memory latency
 
 
-def _fold(item, unroll=_UNROLL):
+def _fold(item, unroll=None):
     """Each thread folds items i, i + stride, ... below `end` into `acc`
     (which keeps `init` where the thread has none): `unroll` loads at a
     time, combined pairwise; the first full batch starts the fold."""
+    unroll = unroll or _UNROLL
+
     def at(k):
         return re.sub(r"\bi\b", f"(i + {k} * stride)" if k else "i", item)
     loads = "".join(f"            v{k} = T({at(k)})\n" for k in range(unroll))
@@ -90,6 +92,7 @@ def _reduce_source(name, params, item, final):
 
 _SMALL = B.BLOCK * 16   # up to this many items: one block, one launch
 _MAX_PARTIALS = 8192    # first-pass blocks at most (132 SMs x 8 blocks on an H100)
+_BLOCKS_PER_SM = 16     # first-pass blocks: two waves of 256-thread blocks (tuned on an H100)
 
 
 class _Reduce:
@@ -123,7 +126,7 @@ class _Reduce:
                 (self.partials, [proxy, n, proxy, init])]
 
     def _grid(self, num_items):   # a full GPU of resident blocks
-        return min(-(-num_items // B.BLOCK), B.sm_count() * (2048 // B.BLOCK), _MAX_PARTIALS)
+        return min(-(-num_items // B.BLOCK), B.sm_count() * _BLOCKS_PER_SM, _MAX_PARTIALS)
 
     def temp_bytes(self, num_items):
         """The partials of the first pass: bounded by _MAX_PARTIALS, not by
@@ -138,26 +141,34 @@ class _Reduce:
         need = self.temp_bytes(num_items)
         if temp_storage is None:
             return need
-        _check_temp(temp_storage, need)
+        if need:
+            _check_temp(temp_storage, need)
         self.run(temp_storage, d_in, d_out, num_items, h_init, stream)
         return need
 
     def run(self, temp, d_in, d_out, num_items, h_init, stream):
+        """One reduction; `temp` None: the per-stream scratch buffer. This is
+        the path of every call: kept lean (host overhead, issue 17)."""
+        n = _count(num_items)
         out = output(d_out, "d_out")
-        if length(out) < 1:
+        if out.shape[0] < 1:
             raise ValueError("d_out must hold at least one item")
         init = init_value(h_init, self.dtype.type)
         args = input_args(d_in)
-        if num_items <= _SMALL:
-            B.launch(self.single, 1, stream, args + [np.int64(num_items), out, init])
+        if n <= _SMALL:
+            B.launch(self.single, 1, stream, args + [n, out, init])
             return
-        grid = self._grid(num_items)
+        grid = self._grid(n)
+        if temp is None:
+            temp = B.scratch(self.temp_bytes(n), stream)
         partials = B.typed_view(temp, self.dtype, grid)
-        B.launch(self.tiles, grid, stream, args + [np.int64(num_items), partials, init])
-        B.launch(self.partials, 1, stream, [partials, np.int64(grid), out, init])
+        B.launch(self.tiles, grid, stream, args + [n, partials, init])
+        B.launch(self.partials, 1, stream, [partials, grid, out, init])
 
 
 def _count(num_items):
+    if type(num_items) is int and num_items >= 0:
+        return num_items
     if num_items is None:
         raise TypeError("num_items is required")
     n = int(num_items)
@@ -190,10 +201,6 @@ def init_key(value, what="h_init"):
     return scalar_init(value, what).dtype.str
 
 
-def _structure(d_in, op, h_init):
-    return (input_key(d_in), op, init_key(h_init))
-
-
 def make_reduce_into(d_in=None, d_out=None, op=None, h_init=None, **kwargs):
     """A reusable reduction for these array/iterator types, operator and
     initial value type: ``obj(temp_storage=None, ...)`` returns the bytes of
@@ -203,10 +210,11 @@ def make_reduce_into(d_in=None, d_out=None, op=None, h_init=None, **kwargs):
 
 def reduce_into(d_in=None, d_out=None, op=None, num_items=None, h_init=None, stream=None, **kwargs):
     """d_out[0] = h_init op d_in[0] op ... op d_in[num_items-1] (cub::DeviceReduce::Reduce)."""
-    obj = _cached(_Reduce, ("reduce",) + _structure(d_in, op, h_init), d_in, d_out, op, h_init)
-    n = _count(num_items)
-    need = obj.temp_bytes(n)
-    obj.run(B.scratch(need, stream) if need else None, d_in, d_out, n, h_init, stream)
+    key = (input_key(d_in), op, h_init.dtype if type(h_init) is np.ndarray else init_key(h_init))
+    obj = _made.get(key)
+    if obj is None:
+        obj = _made[key] = _Reduce(d_in, d_out, op, h_init)
+    obj.run(None, d_in, d_out, num_items, h_init, stream)
 
 
 def _segmented_source(params, item, start_item, end_item):

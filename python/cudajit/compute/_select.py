@@ -8,7 +8,7 @@ from . import _build as B
 from ._iterators import ProxyArray, _ArrayInput, as_input, as_output, input_args, input_key, length, output
 from ._ops import OpKind, device_op, typed_op
 from ._reduce import _cached, _check_temp, _count
-from ._scan import IPT, LOAD_TILE, TILE, _slot, lookback, tile_state_bytes, tile_states
+from ._scan import IPT, LOAD_TILE, THREADS, TILE, _slot, lookback, tile_state_bytes, tile_states
 
 # {keep}: whether item k of this thread (index j in the tile) is kept.
 _SOURCE = """
@@ -34,7 +34,7 @@ def {name}({params}, {outs}, num_out, n, status, aggs, incls):
 """
 
 
-_LOOKBACK = lookback("p", "0")   # the state: kept items before the tile
+_LOOKBACK = lookback("p", "0", False)   # the state: kept items before the tile
 
 
 class _Compaction:
@@ -48,7 +48,7 @@ class _Compaction:
         source = _SOURCE.format(name=name, params=", ".join(p for p, _ in params), outs=", ".join(outs),
                                 lookback=_LOOKBACK,
                                 item=items[0], keep=keep, write=write)
-        self.kernel = B.kernel(key, name, source, env)
+        self.kernel = B.kernel(key, name, source, env, THREADS)
 
     def temp_bytes(self, n):
         return tile_state_bytes(n, np.int64)
@@ -134,7 +134,7 @@ class _UniqueByKey(_Compaction):
                                 keep=keep, write=write)
         env = {**env, "op": typed_op(OpKind.PLUS, 2, np.int64, "count"), "eq": self.eq, "IPT": IPT, "TILE": TILE,
                "SLOT": _slot(np.int64), "S": np.int64, "T": keys.value_dtype.type}
-        self.kernel = B.kernel(key, "unique_tiles", source, env)
+        self.kernel = B.kernel(key, "unique_tiles", source, env, THREADS)
 
     def launches(self):
         args = [v for _, v in B.params_and_items(self.srcs)[0]]
