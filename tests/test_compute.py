@@ -132,3 +132,15 @@ def test_select_unique_histogram_compile(dtype):
     lv = np.array([0], dtype), np.array([10], dtype)
     assert compiled(cc.make_histogram_even(P(dtype), P(np.int32), np.array([11], np.int32), *lv, 0)) == \
         ["histogram", "histogram", "histogram_zero"]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64])
+def test_radix_sort_compiles(dtype):
+    P = cc.ProxyArray
+    for values, order in ((None, cc.SortOrder.ASCENDING), (P(np.float64), cc.SortOrder.DESCENDING)):
+        obj = cc.make_radix_sort(P(dtype), P(dtype), values, values, order)
+        assert [n for n, _ in cc.compile_for(obj.sorter.launches())][:2] == ["radix_count", "radix_scatter"]
+    with pytest.raises(TypeError, match="keys must be one of"):
+        cc.make_radix_sort(P(np.float16), P(np.float16), None, None, cc.SortOrder.ASCENDING)
+    with pytest.raises(TypeError, match="order must be a cudajit.compute.SortOrder"):
+        cc.make_radix_sort(P(dtype), P(dtype), None, None, "ascending")

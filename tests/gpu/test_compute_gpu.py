@@ -323,3 +323,65 @@ def test_histogram_even(dtype, levels):
         inside = h[(h >= lo) & (h < hi)].astype(np.int64)
         want = np.bincount((inside - lo) * bins // (hi - lo), minlength=bins)
     np.testing.assert_array_equal(hist.copy_to_host(), want)
+
+
+def _keys(rng, n, dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        k = (rng.random(n) * 2 - 1) * 1000
+        k[k == 0] = 1.5   # -0.0 sorts before +0.0 here (bits), numpy calls them equal
+        return k.astype(dtype)
+    info = np.iinfo(dtype)
+    k = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    k[: n // 3] = k[n // 2: n // 2 + n // 3] if n >= 3 else k[: n // 3]   # many equal keys: stability shows
+    return k
+
+
+def _stable_order(keys, descending):
+    idx = np.arange(len(keys))
+    _, rank = np.unique(keys, return_inverse=True)
+    return np.lexsort((idx, -rank if descending else rank))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64])
+@pytest.mark.parametrize("n", [0, 1, 4095, 4096, 4097, 1_000_003])
+@pytest.mark.parametrize("order", [cc.SortOrder.ASCENDING, cc.SortOrder.DESCENDING])
+def test_radix_sort_pairs_stable(dtype, n, order):
+    rng = np.random.default_rng(SEED + n)
+    keys = _keys(rng, n, dtype)
+    vals = np.arange(n, dtype=np.int32)
+    ko, vo = poison(max(n, 1), dtype), poison(max(n, 1), np.int32)
+    d_keys = cuda.to_device(keys)
+    cc.radix_sort(d_keys, ko, cuda.to_device(vals), vo, order, n)
+    want = _stable_order(keys, order is cc.SortOrder.DESCENDING)
+    np.testing.assert_array_equal(ko.copy_to_host()[:n], keys[want])
+    np.testing.assert_array_equal(vo.copy_to_host()[:n], vals[want])
+    np.testing.assert_array_equal(d_keys.copy_to_host(), keys)   # the input is left as it was
+
+
+def test_radix_sort_keys_bit_range_and_double_buffer():
+    rng = np.random.default_rng(SEED)
+    n = 300_001
+    keys = rng.integers(0, 2**32, n, dtype=np.uint32)
+    out = poison(n, np.uint32)
+    cc.radix_sort(cuda.to_device(keys), out, None, None, cc.SortOrder.ASCENDING, n, begin_bit=4, end_bit=20)
+    np.testing.assert_array_equal(out.copy_to_host(), keys[np.argsort((keys >> 4) & 0xFFFF, kind="stable")])
+    kb = cc.DoubleBuffer(cuda.to_device(keys), cuda.device_array(n, np.uint32))
+    vb = cc.DoubleBuffer(cuda.to_device(np.arange(n, dtype=np.uint32)), cuda.device_array(n, np.uint32))
+    cc.radix_sort(kb, None, vb, None, cc.SortOrder.ASCENDING, n)
+    want = np.argsort(keys, kind="stable")
+    np.testing.assert_array_equal(kb.current().copy_to_host(), keys[want])
+    np.testing.assert_array_equal(vb.current().copy_to_host(), want.astype(np.uint32))
+    obj = cc.make_radix_sort(cuda.to_device(keys), out, None, None, cc.SortOrder.DESCENDING)
+    need = obj(None, cuda.to_device(keys), out, None, None, n)
+    obj(cuda.device_array(need, np.uint8), cuda.to_device(keys), out, None, None, n)
+    np.testing.assert_array_equal(out.copy_to_host(), np.sort(keys)[::-1])
+
+
+def test_radix_sort_large_cupy():
+    cp = pytest.importorskip("cupy")
+    n = 2**24 + 11
+    keys = cp.random.randint(0, 2**31, n, dtype=cp.int64).astype(cp.uint32)
+    out = cp.empty_like(keys)
+    cc.radix_sort(keys, out, None, None, cc.SortOrder.ASCENDING, n)
+    assert bool((out == cp.sort(keys)).all())

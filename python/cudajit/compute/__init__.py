@@ -15,6 +15,7 @@ from ._iterators import (CacheModifiedInputIterator, ConstantIterator, CountingI
 from ._ops import OpKind
 from ._reduce import make_reduce_into, make_segmented_reduce, reduce_into, segmented_reduce
 from ._build import compile_for
+from ._sort import DoubleBuffer, SortOrder, make_radix_sort, radix_sort
 from ._histogram import histogram_even, make_histogram_even
 from ._select import make_select, make_unique_by_key, select, unique_by_key
 from ._transform import binary_transform, make_binary_transform, make_unary_transform, unary_transform
@@ -25,6 +26,7 @@ __all__ = [
     "ProxyArray", "ReverseInputIterator", "ReverseIterator", "TransformIterator", "compile_for",
     "binary_transform", "make_binary_transform", "make_unary_transform", "unary_transform",
     "histogram_even", "make_histogram_even", "make_select", "make_unique_by_key", "select", "unique_by_key",
+    "DoubleBuffer", "SortOrder", "make_radix_sort", "radix_sort",
     "exclusive_scan", "inclusive_scan", "make_exclusive_scan", "make_inclusive_scan",
     "make_reduce_into", "make_segmented_reduce", "reduce_into", "segmented_reduce",
 ]
