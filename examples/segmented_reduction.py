@@ -1,4 +1,4 @@
-"""Segmented reduction: the sum of each row of a matrix, in four forms.
+"""Segmented reduction: the sum of each row of a matrix, in six forms.
 
     python examples/segmented_reduction.py [--segments 16384] [--length 1024] [--runs 20]
 
@@ -11,6 +11,11 @@ and timed:
   block     cudajit, cooperative: the same loop, then cuda.block.sum(acc)
             (CUB's BlockReduce, linked as LTO-IR; the kernel is specialised
             on its launch block shape)
+  tile      cudajit.tile (cuTile's model): one block loads the row as a
+            (1, TILE) tile and stores ct.sum(t, axis=1)
+  compute   cudajit.compute (cuda.compute's model): no kernel at all, one
+            segmented_reduce call with OpKind.PLUS; the segment offsets are
+            iterators (s * length and (s + 1) * length), not arrays
   matvec    CuPy: x @ ones(length), a matrix-vector product (cuBLAS)
   cupy.sum  CuPy: x.sum(axis=-1)
 
@@ -24,6 +29,8 @@ import time
 import numpy as np
 
 import cudajit as cuda
+import cudajit.compute as compute
+import cudajit.tile as ct
 
 TPB = 256  # threads per block (the shared array's length must be a constant)
 
@@ -57,6 +64,21 @@ def segment_sums(x, out):
     total = cuda.block.sum(acc)          # valid in thread 0
     if cuda.threadIdx.x == 0:
         out[seg] = total
+
+
+@ct.kernel
+def segment_sums_tile(x, out, TILE: ct.Constant[int]):
+    seg = ct.bid(0)
+    t = ct.load(x, index=(seg, 0), shape=(1, TILE), padding_mode=ct.PaddingMode.ZERO)
+    ct.store(out, index=(seg,), tile=ct.sum(t, axis=1))
+
+
+def segment_sums_compute(x, out, segments, length):
+    """The whole algorithm: one call (cub::DeviceSegmentedReduce's model)."""
+    starts = compute.TransformIterator(compute.CountingIterator(np.int64(0)), lambda s: s * length)
+    ends = compute.TransformIterator(compute.CountingIterator(np.int64(1)), lambda s: s * length)
+    compute.segmented_reduce(x.reshape(-1), out, starts, ends, compute.OpKind.PLUS,
+                             np.zeros(1, np.float32), segments)
 
 
 SIGNATURE = "void(float32[:, ::1], float32[::1])"
@@ -112,6 +134,10 @@ def main():
     out_simt, out_block = new_out(), new_out()
     forms["simt"] = (lambda: segment_sums_simt[a.segments, TPB](x, out_simt), lambda: out_simt)
     forms["block"] = (lambda: segment_sums[a.segments, TPB](x, out_block), lambda: out_block)
+    out_tile, out_compute = new_out(), new_out()
+    tile = 1 << (a.length - 1).bit_length()
+    forms["tile"] = (lambda: segment_sums_tile[a.segments](x, out_tile, tile), lambda: out_tile)
+    forms["compute"] = (lambda: segment_sums_compute(x, out_compute, a.segments, a.length), lambda: out_compute)
     if cp is not None:
         ones = cp.ones(a.length, cp.float32)
         result = {}

@@ -144,3 +144,31 @@ def test_radix_sort_compiles(dtype):
         cc.make_radix_sort(P(np.float16), P(np.float16), None, None, cc.SortOrder.ASCENDING)
     with pytest.raises(TypeError, match="order must be a cudajit.compute.SortOrder"):
         cc.make_radix_sort(P(dtype), P(dtype), None, None, "ascending")
+
+
+def test_cli_warms_compute_objects(tmp_path):
+    import os
+    import subprocess
+    import sys
+    module = tmp_path / "algos.py"
+    module.write_text("import numpy as np\nimport cudajit.compute as compute\n"
+                      "P = compute.ProxyArray\n"
+                      "total = compute.make_reduce_into(P(np.float32), P(np.float32), compute.OpKind.MAXIMUM,\n"
+                      "                                 np.zeros(1, np.float32))\n")
+    env = dict(os.environ, CUDAJIT_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("CUDAJIT_CACHE", None)
+    cmd = [sys.executable, "-m", "cudajit", "warm", str(module), "--arch", "sm_90"]
+    first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert "1 cudajit.compute object(s)" in first.stdout
+    # three launches; the partials' pass and the one-block pass are the same kernel for an array input
+    assert "warm: 2 compiled, 1 already cached, 0 failed" in first.stdout
+    again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert "warm: 0 compiled, 3 already cached, 0 failed" in again.stdout
+    # the same through the API
+    code = ("import numpy as np, cudajit.compute as c\n"
+            "o = c.make_reduce_into(c.ProxyArray(np.float32), c.ProxyArray(np.float32), c.OpKind.MAXIMUM,"
+            " np.zeros(1, np.float32))\nprint(c.warm(o, 'sm_90'))\n")
+    api = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert api.returncode == 0, api.stderr
+    assert api.stdout.strip() == "0"

@@ -92,6 +92,22 @@ def _kernels_of(module):
     return out
 
 
+def _add_compute_objects(args, target, module, archs, warmer):
+    """cudajit.compute's make_* objects at module level (built on ProxyArrays
+    or arrays): the kernels they launch, for each architecture."""
+    from .compute import _build
+    objects = [(n, o) for n, o in sorted(vars(module).items())
+               if type(o).__module__.startswith("cudajit.compute.") and (hasattr(o, "launches") or hasattr(o, "sorter"))]
+    if objects:
+        _say(args, f"{target}: {len(objects)} cudajit.compute object(s)")
+    for name, obj in objects:
+        for kernel, example in _build.launches_of(obj):
+            block = (_build._blocks.get(kernel, _build.BLOCK),)
+            for arch in archs:
+                warmer.jobs.append((f"{name}:{kernel.py_func.__name__}", kernel, _build._signature(example), arch,
+                                    block))
+
+
 def _sig_text(sig):
     return "(" + ", ".join(sig) + ")"
 
@@ -260,6 +276,7 @@ def _warm(args):
                 for sig in kernel._declared_signatures:
                     for arch in archs:
                         warmer.jobs.append((name, kernel, sig, arch, None))
+            _add_compute_objects(args, target, module, archs, warmer)
         if args.records:
             _replay(args, warmer, archs_given)
         warmer.run(args.jobs or os.cpu_count() or 1)

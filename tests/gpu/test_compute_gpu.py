@@ -385,3 +385,29 @@ def test_radix_sort_large_cupy():
     out = cp.empty_like(keys)
     cc.radix_sort(keys, out, None, None, cc.SortOrder.ASCENDING, n)
     assert bool((out == cp.sort(keys)).all())
+
+
+def test_a_warmed_cache_serves_a_fresh_process(tmp_path):
+    import subprocess
+    import sys
+    module = tmp_path / "algos.py"
+    module.write_text("import numpy as np\nimport cudajit.compute as compute\n"
+                      "P = compute.ProxyArray\n"
+                      "total = compute.make_reduce_into(P(np.float64), P(np.float64), compute.OpKind.PLUS,\n"
+                      "                                 np.zeros(1, np.float64))\n")
+    env = dict(os.environ, CUDAJIT_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("CUDAJIT_CACHE", None)
+    warm = subprocess.run([sys.executable, "-m", "cudajit", "warm", str(module)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert warm.returncode == 0 and "2 compiled, 1 already cached" in warm.stdout, warm.stdout + warm.stderr
+    code = ("import numpy as np, cudajit as cuda, cudajit.compute as c\n"
+            "from cudajit.compute import _build\n"
+            "x = cuda.to_device(np.arange(1_000_000, dtype=np.float64)); out = cuda.device_array(1, np.float64)\n"
+            "c.reduce_into(x, out, c.OpKind.PLUS, 1_000_000, np.zeros(1))\n"
+            "print(out.copy_to_host()[0])\n"
+            "print(sorted({s['cache_result'] for k in _build._kernels.values() for s in k.stats.values()}))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    total, results = run.stdout.strip().splitlines()
+    assert float(total) == 999_999 * 1_000_000 / 2
+    assert results == "['hit']"

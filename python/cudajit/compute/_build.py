@@ -24,7 +24,7 @@ def kernel(key, name, source, env, block=None):
         import cudajit
         namespace = {"cuda": cudajit, "np": np, "BLOCK": block or BLOCK, **env}
         exec(compile(source, f"<cudajit.compute {name}>", "exec"), namespace)
-        found = jit(namespace[name])
+        found = jit(cache=True)(namespace[name])   # the disk cache: a second process compiles nothing
         _kernels[key] = found
         if block and block != BLOCK:
             _blocks[found] = block
@@ -127,6 +127,33 @@ def numba_type(value):
 def _contiguous(array):
     strides = array.__cuda_array_interface__.get("strides")
     return strides is None or strides == (np.dtype(array.dtype).itemsize,)
+
+
+def _signature(args):
+    return tuple(numba_type(a) for a in args)
+
+
+def warm(objects, arch=None):
+    """Puts the kernels of make_* objects (built on arrays or ProxyArrays)
+    into the disk cache for `arch` ("sm_90"; default: this GPU's, else
+    sm_90), without a GPU, as `python -m cudajit warm` does for a module's
+    objects. Returns how many kernels were compiled (the rest were cached)."""
+    from ..cli import _archs
+    if not isinstance(objects, (list, tuple)):
+        objects = [objects]
+    archs = _archs([arch] if isinstance(arch, str) else arch)
+    compiled = 0
+    for obj in objects:
+        for k, args in launches_of(obj):
+            for a in archs:
+                compiled += bool(k._warm(_signature(args), a, (_blocks.get(k, BLOCK),)))
+    return compiled
+
+
+def launches_of(obj):
+    """(kernel, example arguments) pairs of a make_* object."""
+    inner = getattr(obj, "sorter", None)   # radix_sort's object wraps the sorter
+    return (inner or obj).launches()
 
 
 def compile_for(launches, cc=(9, 0)):
