@@ -161,8 +161,11 @@ def test_cli_warms_compute_objects(tmp_path):
     first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert first.returncode == 0, first.stderr
     assert "1 cudajit.compute object(s)" in first.stdout
-    # three launches; the partials' pass and the one-block pass are the same kernel for an array input
-    assert "warm: 2 compiled, 1 already cached, 0 failed" in first.stdout
+    # three launches (the partials' pass and the one-block pass are the same kernel for an array
+    # input: one of them may find the other's entry, as worker processes race)
+    import re
+    counts = re.search(r"warm: (\d+) compiled, (\d+) already cached, 0 failed", first.stdout)
+    assert counts and int(counts[1]) + int(counts[2]) == 3 and int(counts[1]) >= 2, first.stdout
     again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert "warm: 0 compiled, 3 already cached, 0 failed" in again.stdout
     # the same through the API
