@@ -5,7 +5,7 @@ Rows: reduce (sum) of 2^28 float32; inclusive scan (sum) of 2^28 float32;
 segmented sum of 65536 x 1024 float32; radix sort of 2^26 uint32 keys (and
 key-value pairs). Columns: device time per call (CUDA events around one call,
 after a ~2 ms spin kernel so that the host's overhead hides; median of
---runs) of cudajit.compute (OpKind.PLUS), CUB's Device* algorithm called
+--runs, the implementations' calls interleaved) of cudajit.compute (OpKind.PLUS), CUB's Device* algorithm called
 from CUDA C++ (benchmarks/compute_cpp/cub_device.cu, built by nvcc into a
 shared library, temporary storage allocated once), CuPy (cupy.sum /
 cupy.cumsum / axis sum / cupy.sort), PyTorch (torch.sum / torch.cumsum /
@@ -143,18 +143,27 @@ def main():
 
     rows = []
 
-    def time_of(fn):
-        return C.median_device_ms(timer, fn, args.runs)
-
     def row(name, impls):
+        """Each implementation's median over --runs calls, the calls
+        interleaved (one of each in turn), so that a GPU's clocks ramping or
+        drifting weigh on all of them alike."""
         r = {"name": name}
+        live = {}
         for key, fn in impls.items():
             if fn is None:
                 continue
             try:
-                r[key] = time_of(fn)
+                for _ in range(3):
+                    timer.time_ms(fn)
+                live[key] = fn
             except Exception as e:  # noqa: BLE001
                 C.note(f"{name}/{key}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        samples = {key: [] for key in live}
+        for _ in range(args.runs):
+            for key, fn in live.items():
+                samples[key].append(timer.time_ms(fn))
+        for key, times in samples.items():
+            r[key] = float(np.median(times))
         rows.append(r)
         print(name, {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}, flush=True)
 
@@ -200,12 +209,18 @@ def main():
         if cub else None,
         "cupy": lambda: cp.sort(keys),
         "torch": (lambda: torch.sort(tk)) if torch is not None else None,
+        "cuda_compute": (lambda: nvc.radix_sort(d_in_keys=keys, d_out_keys=keys_out, d_in_values=None,
+                                                d_out_values=None, order=nvc.SortOrder.ASCENDING,
+                                                num_items=n_sort)) if nvc is not None else None,
     })
     row(f"radix sort 2^{int(np.log2(n_sort))} u32 pairs", {
         "cudajit": (lambda: cc.radix_sort(keys, keys_out, vals, vals_out, cc.SortOrder.ASCENDING, n_sort))
         if hasattr(cc, "radix_sort") else None,
         "cub_cpp": CubCall(cp, cub.cub_radix_sort_pairs_u32, ptr(keys), ptr(keys_out), ptr(vals), ptr(vals_out),
                            ctypes.c_longlong(n_sort)) if cub else None,
+        "cuda_compute": (lambda: nvc.radix_sort(d_in_keys=keys, d_out_keys=keys_out, d_in_values=vals,
+                                                d_out_values=vals_out, order=nvc.SortOrder.ASCENDING,
+                                                num_items=n_sort)) if nvc is not None else None,
     })
 
     table = C.Table("device time per call, ms (median of %d); ratio to CUB C++" % args.runs,
