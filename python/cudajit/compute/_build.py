@@ -77,8 +77,11 @@ def typed_view(temp, dtype, count, offset_bytes=0):
 
 
 def _as_device(a):
-    from ..devicearray import to_device
-    return to_device(a)
+    # A view of the caller's buffer. No synchronisation with the stream its
+    # interface names: the algorithm runs on the caller's stream (a sync here
+    # would stall the host on every call of an object form)
+    from ..devicearray import as_cuda_array
+    return as_cuda_array(a, sync=False)
 
 
 _scratch = {}   # (device, stream) -> the largest buffer one-call forms have needed there

@@ -71,14 +71,26 @@ def _fold(item, unroll=None):
 
 
 def _reduce_source(name, params, item, final):
-    head = f"def {name}({', '.join(params)}, n, out, init):\n"
-    body = ("    tid = cuda.threadIdx.x\n"
-            "    i = np.int64(cuda.blockIdx.x) * BLOCK + tid\n"
-            "    stride = np.int64(cuda.gridDim.x) * BLOCK\n"
-            "    end = n\n"
-            + _fold(item) +
-            "    valid = n - np.int64(cuda.blockIdx.x) * BLOCK\n" + _COMBINE)
-    if final:   # one block: the result, with the initial value
+    """final: one block over all n items (grid-stride), the result with the
+    initial value into out[0]. Else block b folds its own contiguous chunk
+    [b * chunk, (b + 1) * chunk) (the chunk a multiple of BLOCK * _UNROLL):
+    each block streams one region of memory, as CUB's even-share does, and
+    writes its partial to out[b]."""
+    if final:
+        head = f"def {name}({', '.join(params)}, n, out, init):\n"
+        where = ("    i = np.int64(cuda.blockIdx.x) * BLOCK + tid\n"
+                 "    stride = np.int64(cuda.gridDim.x) * BLOCK\n"
+                 "    start = np.int64(cuda.blockIdx.x) * BLOCK\n"
+                 "    end = n\n")
+    else:
+        head = f"def {name}({', '.join(params)}, n, out, init, chunk):\n"
+        where = ("    start = np.int64(cuda.blockIdx.x) * chunk\n"
+                 "    end = min(start + chunk, n)\n"
+                 "    i = start + tid\n"
+                 "    stride = np.int64(BLOCK)\n")
+    body = ("    tid = cuda.threadIdx.x\n" + where + _fold(item) +
+            "    valid = end - start\n" + _COMBINE)
+    if final:
         tail = ("    if tid == 0:\n"
                 "        if n > 0:\n"
                 "            out[0] = op(init, r)\n"
@@ -122,11 +134,17 @@ class _Reduce:
         """(kernel, example arguments) of every kernel it launches (compile_for)."""
         args = [v for _, v in B.params_and_items([self.src])[0]]
         proxy, n, init = ProxyArray(self.dtype), np.int64(0), self.dtype.type(0)
-        return [(self.tiles, args + [n, proxy, init]), (self.single, args + [n, proxy, init]),
+        return [(self.tiles, args + [n, proxy, init, n]), (self.single, args + [n, proxy, init]),
                 (self.partials, [proxy, n, proxy, init])]
 
-    def _grid(self, num_items):   # a full GPU of resident blocks
-        return min(-(-num_items // B.BLOCK), B.sm_count() * _BLOCKS_PER_SM, _MAX_PARTIALS)
+    def _chunks(self, n):
+        """(blocks, items per block) of the first pass: about _BLOCKS_PER_SM
+        blocks per SM, each chunk a whole number of BLOCK * _UNROLL items."""
+        step = B.BLOCK * _UNROLL
+        blocks = min(-(-n // step), B.sm_count() * _BLOCKS_PER_SM, _MAX_PARTIALS)
+        chunk = -(-n // blocks)
+        chunk = -(-chunk // step) * step
+        return -(-n // chunk), chunk
 
     def temp_bytes(self, num_items):
         """The partials of the first pass: bounded by _MAX_PARTIALS, not by
@@ -158,11 +176,11 @@ class _Reduce:
         if n <= _SMALL:
             B.launch(self.single, 1, stream, args + [n, out, init])
             return
-        grid = self._grid(n)
+        grid, chunk = self._chunks(n)
         if temp is None:
             temp = B.scratch(self.temp_bytes(n), stream)
         partials = B.typed_view(temp, self.dtype, grid)
-        B.launch(self.tiles, grid, stream, args + [n, partials, init])
+        B.launch(self.tiles, grid, stream, args + [n, partials, init, chunk])
         B.launch(self.partials, 1, stream, [partials, grid, out, init])
 
 
