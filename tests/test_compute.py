@@ -131,7 +131,7 @@ def test_select_unique_histogram_compile(dtype):
                                           cc.OpKind.EQUAL_TO)) == ["unique_tiles"]
     lv = np.array([0], dtype), np.array([10], dtype)
     assert compiled(cc.make_histogram_even(P(dtype), P(np.int32), np.array([11], np.int32), *lv, 0)) == \
-        ["histogram", "histogram", "histogram_zero"]
+        ["histogram", "histogram", "fill_zero"]
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64])

@@ -169,3 +169,34 @@ def compile_for(launches, cc=(9, 0)):
         cubin, symbol = compile_cubin(k.py_func, sig, cc=cc, block=(_blocks.get(k, BLOCK),))
         out.append((k.py_func.__name__, cubin))
     return out
+
+
+_ZERO = """
+def fill_zero(a, count):
+    i = cuda.grid(1)
+    while i < count:
+        a[i] = 0
+        i += cuda.gridsize(1)
+"""
+
+
+def zero(array, count, stream):
+    """array[:count] = 0 on `stream` (tile states, histograms, counts)."""
+    launch(zero_kernel(), max(1, min(-(-count // BLOCK), 1024)), stream, [array, count])
+
+
+def zero_kernel():
+    return kernel(("fill_zero",), "fill_zero", _ZERO, {})
+
+
+def two_phase(temp_storage, need, run):
+    """cuda.compute's object protocol: without storage, the bytes needed;
+    with enough storage, run(temp_storage) and the bytes needed."""
+    if temp_storage is None:
+        return need
+    have = int(getattr(temp_storage, "nbytes", 0))
+    if need and have < need:
+        raise ValueError(f"temp_storage holds {have} bytes; this call needs {need} "
+                         "(call the object with temp_storage=None for the size)")
+    run(temp_storage)
+    return need

@@ -39,15 +39,6 @@ _SHARED_FINISH = """    cuda.syncthreads()
         if c != 0:
             cuda.atomic.add(hist, b, C(c))"""
 
-_ZERO = """
-def histogram_zero(hist, bins):
-    i = cuda.grid(1)
-    while i < bins:
-        hist[i] = 0
-        i += cuda.gridsize(1)
-"""
-
-
 class _HistogramEven:
     def __init__(self, d_samples, d_histogram, level_dtype):
         self.src = src = as_input(d_samples, "d_samples")
@@ -70,7 +61,6 @@ class _HistogramEven:
                                     finish=_SHARED_FINISH if shared else "    pass")
             key = ("histogram_even", src._key(), self.count_dtype.str, self.level_dtype.str, shared)
             self.kernels[shared] = B.kernel(key, "histogram", source, env)
-        self.zero = B.kernel(("histogram_zero", self.count_dtype.str), "histogram_zero", _ZERO, {})
 
     def _levels(self, num_output_levels, lower_level, upper_level):
         levels = int(np.asarray(num_output_levels).reshape(-1)[0])
@@ -90,14 +80,12 @@ class _HistogramEven:
         scale = t(1) if self.level_dtype.kind == "f" else np.float64(0)
         tail = [ProxyArray(self.count_dtype), np.int64(0), t(0), t(1), np.int64(1), scale]
         return [(self.kernels[True], args + tail), (self.kernels[False], args + tail),
-                (self.zero, [ProxyArray(self.count_dtype), np.int64(0)])]
+                (B.zero_kernel(), [ProxyArray(self.count_dtype), np.int64(0)])]
 
     def __call__(self, temp_storage=None, d_samples=None, d_histogram=None, h_num_output_levels=None,
                  h_lower_level=None, h_upper_level=None, num_samples=None, stream=None):
-        if temp_storage is None:
-            return 0
-        self.run(d_samples, d_histogram, h_num_output_levels, h_lower_level, h_upper_level, num_samples, stream)
-        return 0
+        return B.two_phase(temp_storage, 0, lambda _: self.run(d_samples, d_histogram, h_num_output_levels,
+                                                               h_lower_level, h_upper_level, num_samples, stream))
 
     def run(self, d_samples, d_histogram, num_output_levels, lower_level, upper_level, num_samples, stream):
         n = _count(num_samples)
@@ -105,7 +93,7 @@ class _HistogramEven:
         hist = output(d_histogram, "d_histogram")
         if length(hist) < bins:
             raise ValueError(f"d_histogram holds {length(hist)} counters; {bins} bins need as many")
-        B.launch(self.zero, min(-(-bins // B.BLOCK), 256), stream, [hist, np.int64(bins)])
+        B.zero(hist, bins, stream)
         if n:
             args = input_args(d_samples)
             grid = min(-(-n // B.BLOCK), B.sm_count() * 8)

@@ -155,14 +155,9 @@ class _Reduce:
 
     def __call__(self, temp_storage=None, d_in=None, d_out=None, num_items=None, op=None, h_init=None,
                  stream=None):
-        num_items = _count(num_items)
-        need = self.temp_bytes(num_items)
-        if temp_storage is None:
-            return need
-        if need:
-            _check_temp(temp_storage, need)
-        self.run(temp_storage, d_in, d_out, num_items, h_init, stream)
-        return need
+        n = _count(num_items)
+        return B.two_phase(temp_storage, self.temp_bytes(n),
+                           lambda temp: self.run(temp, d_in, d_out, n, h_init, stream))
 
     def run(self, temp, d_in, d_out, num_items, h_init, stream):
         """One reduction; `temp` None: the per-stream scratch buffer. This is
@@ -193,13 +188,6 @@ def _count(num_items):
     if n < 0:
         raise ValueError(f"num_items must be >= 0, got {n}")
     return n
-
-
-def _check_temp(temp, need):
-    have = int(getattr(temp, "nbytes", 0))
-    if have < need:
-        raise ValueError(f"temp_storage holds {have} bytes; this call needs {need} "
-                         "(call the object with temp_storage=None for the size)")
 
 
 _made = {}
@@ -276,10 +264,8 @@ class _SegmentedReduce:
 
     def __call__(self, temp_storage=None, d_in=None, d_out=None, num_segments=None, start_offsets_in=None,
                  end_offsets_in=None, op=None, h_init=None, max_segment_size=None, stream=None):
-        if temp_storage is None:
-            return 0
-        self.run(d_in, d_out, num_segments, start_offsets_in, end_offsets_in, h_init, stream)
-        return 0
+        return B.two_phase(temp_storage, 0, lambda _: self.run(d_in, d_out, num_segments, start_offsets_in,
+                                                               end_offsets_in, h_init, stream))
 
     def run(self, d_in, d_out, num_segments, start_offsets_in, end_offsets_in, h_init, stream):
         n = _count(num_segments)

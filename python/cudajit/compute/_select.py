@@ -7,7 +7,7 @@ import numpy as np
 from . import _build as B
 from ._iterators import ProxyArray, _ArrayInput, as_input, as_output, input_args, input_key, length, output
 from ._ops import OpKind, device_op, typed_op
-from ._reduce import _cached, _check_temp, _count
+from ._reduce import _cached, _count
 from ._scan import IPT, LOAD_TILE, THREADS, TILE, _slot, lookback, tile_state_bytes, tile_states
 
 # {keep}: whether item k of this thread (index j in the tile) is kept.
@@ -55,16 +55,11 @@ class _Compaction:
 
     def run(self, temp, srcs, outs, num_out, n, stream):
         if n == 0:
-            B.launch(_zero_count(), 1, stream, [num_out])
+            B.zero(num_out, 1, stream)
             return
         status, aggs, incls = tile_states(temp, n, np.int64, stream)
         args = [a for s in srcs for a in input_args(s)]
         B.launch(self.kernel, status.size - 1, stream, args + outs + [num_out, np.int64(n), status, aggs, incls])
-
-
-def _zero_count():
-    return B.kernel(("zero_count",), "zero_count",
-                    "def zero_count(num_out):\n    if cuda.grid(1) == 0:\n        num_out[0] = 0\n", {})
 
 
 def _count_out(d, what):
@@ -92,12 +87,7 @@ class _Select(_Compaction):
     def __call__(self, temp_storage=None, d_in=None, d_out=None, d_num_selected_out=None, cond=None,
                  num_items=None, stream=None):
         n = _count(num_items)
-        need = self.temp_bytes(n)
-        if temp_storage is None:
-            return need
-        _check_temp(temp_storage, need)
-        self.go(temp_storage, d_in, d_out, d_num_selected_out, n, stream)
-        return need
+        return B.two_phase(temp_storage, self.temp_bytes(n), lambda temp: self.go(temp, d_in, d_out, d_num_selected_out, n, stream))
 
     def go(self, temp, d_in, d_out, d_num_selected_out, n, stream):
         out = output(d_out, "d_out")
@@ -145,12 +135,7 @@ class _UniqueByKey(_Compaction):
     def __call__(self, temp_storage=None, d_in_keys=None, d_in_items=None, d_out_keys=None, d_out_items=None,
                  d_out_num_selected=None, op=None, num_items=None, stream=None):
         n = _count(num_items)
-        need = self.temp_bytes(n)
-        if temp_storage is None:
-            return need
-        _check_temp(temp_storage, need)
-        self.go(temp_storage, d_in_keys, d_in_items, d_out_keys, d_out_items, d_out_num_selected, n, stream)
-        return need
+        return B.two_phase(temp_storage, self.temp_bytes(n), lambda temp: self.go(temp, d_in_keys, d_in_items, d_out_keys, d_out_items, d_out_num_selected, n, stream))
 
     def go(self, temp, d_in_keys, d_in_items, d_out_keys, d_out_items, d_out_num_selected, n, stream):
         ok, oi = output(d_out_keys, "d_out_keys"), output(d_out_items, "d_out_items")

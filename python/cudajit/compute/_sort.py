@@ -14,7 +14,7 @@ import numpy as np
 from . import _build as B
 from ._iterators import ProxyArray, array_dtype, length, output
 from ._ops import OpKind
-from ._reduce import _check_temp, _count
+from ._reduce import _count
 from ._scan import _Scan
 
 RADIX_BITS = 8
@@ -248,14 +248,10 @@ class _RadixSortObject:
     def __call__(self, temp_storage=None, d_in_keys=None, d_out_keys=None, d_in_values=None, d_out_values=None,
                  num_items=None, begin_bit=None, end_bit=None, stream=None):
         n = _count(num_items)
-        double = isinstance(d_in_keys, DoubleBuffer)
-        need = self.sorter.temp_bytes(n, double)
-        if temp_storage is None:
-            return need
-        _check_temp(temp_storage, need)
-        _sort(self.sorter, temp_storage, d_in_keys, d_out_keys, d_in_values, d_out_values, n, begin_bit, end_bit,
-              stream)
-        return need
+        need = self.sorter.temp_bytes(n, isinstance(d_in_keys, DoubleBuffer))
+        return B.two_phase(temp_storage, need, lambda temp: _sort(self.sorter, temp, d_in_keys, d_out_keys,
+                                                                  d_in_values, d_out_values, n, begin_bit,
+                                                                  end_bit, stream))
 
 
 def _sort(sorter, temp, d_in_keys, d_out_keys, d_in_values, d_out_values, n, begin_bit, end_bit, stream):
