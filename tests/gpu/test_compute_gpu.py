@@ -412,3 +412,21 @@ def test_a_warmed_cache_serves_a_fresh_process(tmp_path):
     total, results = run.stdout.strip().splitlines()
     assert float(total) == 999_999 * 1_000_000 / 2
     assert results == "['hit']"
+
+
+def test_scans_of_strided_and_converted_inputs():
+    # a strided view and an input of another type than the scan's take the
+    # general tile path; a dense one of the scan's own type the CUB block loads
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(SEED)
+    n = 700_001
+    h = rng.integers(-100, 100, 2 * n).astype(np.int32)
+    x = cp.asarray(h)
+    out = cp.full(n, -1, np.int64)
+    cc.inclusive_scan(x[::2], out, cc.OpKind.PLUS, np.array([3], np.int64), n)
+    np.testing.assert_array_equal(out.get(), 3 + np.cumsum(h[::2].astype(np.int64)))
+    out32 = cp.full(n, -1, np.int32)
+    cc.exclusive_scan(x[1::2], out32, cc.OpKind.PLUS, np.array([0], np.int32), n)
+    np.testing.assert_array_equal(out32.get(), np.concatenate([[0], np.cumsum(h[1::2])[:-1]]).astype(np.int32))
+    cc.inclusive_scan(x[:n], out32, cc.OpKind.PLUS, None, n - 5)   # num_items below the arrays' length
+    np.testing.assert_array_equal(out32.get()[: n - 5], np.cumsum(h[: n - 5]).astype(np.int32))

@@ -142,7 +142,7 @@ class _ArrayInput(IteratorBase):
 
     def __init__(self, array, what):
         if isinstance(array, ProxyArray):
-            self.array, self.dtype = array, array.dtype
+            self.array, self.dtype, self.contiguous = array, array.dtype, True
             return
         if isinstance(array, np.ndarray) or not hasattr(array, "__cuda_array_interface__"):
             raise TypeError(f"{what} must be a device array (cudajit, CuPy, PyTorch), got "
@@ -151,6 +151,7 @@ class _ArrayInput(IteratorBase):
         self.dtype = array_dtype(array)
         if len(array.shape) != 1:
             raise ValueError(f"{what} must be 1-d, got shape {tuple(array.shape)}")
+        self.contiguous = contiguous(array)
 
     def _items(self, p):
         return [(f"{p}a", self.array)], f"{p}a[i]", {}
@@ -159,7 +160,7 @@ class _ArrayInput(IteratorBase):
         return [self.array]
 
     def _key(self):
-        return ("array", self.dtype.str)
+        return ("array", self.dtype.str, self.contiguous)
 
 
 def _value_dtype(self):
@@ -220,10 +221,23 @@ def _array_type(obj):
     return found
 
 
+def contiguous(array):
+    """Whether a 1-d device array is dense (kernels may then use CUB's
+    block loads on it). Asked the cheapest way each library offers."""
+    flags = getattr(array, "flags", None)
+    if flags is not None and hasattr(flags, "c_contiguous"):        # CuPy
+        return bool(flags.c_contiguous)
+    test = getattr(array, "is_c_contiguous", None) or getattr(array, "is_contiguous", None)
+    if callable(test):                                               # cudajit, PyTorch
+        return bool(test())
+    strides = array.__cuda_array_interface__.get("strides")
+    return strides is None or strides[0] == array_dtype(array).itemsize
+
+
 def input_key(obj):
     """What the generated kernels depend on, for the one-call forms' caches."""
     if _array_type(obj):
-        return array_dtype(obj).str
+        return (array_dtype(obj).str, contiguous(obj))
     if isinstance(obj, IteratorBase):
         return obj._key()
     return as_input(obj)._key()   # raises the error

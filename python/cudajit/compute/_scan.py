@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _build as B
 from ._iterators import init_value as to_init
-from ._iterators import input_args, input_key, length, output, ProxyArray, as_input, as_output, scalar_init
+from ._iterators import ProxyArray, _ArrayInput, as_input, as_output, input_args, input_key, length, output, scalar_init
 from ._ops import typed_op
 from ._reduce import _cached, _count, init_key
 
@@ -198,6 +198,46 @@ def tile_states(temp, num_items, dtype, stream):
     return status, aggs, incls
 
 
+# A dense array of the scan's own type: the tile is read and written with
+# cub::BlockLoad / BlockStore's warp transposes (coalesced, one warp's
+# shared memory at a time, no block-wide barrier), over views that end at
+# n (past it, loads give 0: only the last tile's aggregate, which no tile
+# reads, sees them). An inclusive scan is scanned first; its aggregate is
+# the last item. An exclusive one needs the prefix to scan from: the tile
+# is reduced first.
+_DENSE = """
+def scan_tiles(in0_a, out, n, status, aggs, incls, init):
+    tid = cuda.threadIdx.x
+    tile_of = cuda.shared.array(1, np.int32)
+    num_tiles = (n + TILE - 1) // TILE
+    if tid == 0:
+        tile_of[0] = cuda.atomic.add(status, num_tiles, 1)
+    cuda.syncthreads()
+    tile = np.int64(tile_of[0])
+    base = tile * TILE
+    items = cuda.block.load(in0_a[:n], base, IPT, arrangement="warp_transpose")
+{scan}
+    cuda.block.store(out[:n], base, items, arrangement="warp_transpose")
+"""
+
+
+def _dense_scan_code(exclusive, has_init, look):
+    if exclusive:
+        return ("    agg = cuda.block.reduce(items, op)\n" + look +
+                "    cuda.block.exclusive_scan(items, op, prefix_of[0])\n")
+    apply = "True" if has_init else "tile > 0"
+    return ("    cuda.block.inclusive_scan(items, op)\n"
+            "    last = cuda.shared.array(1, S)\n"
+            "    if tid == BLOCK - 1:\n"
+            "        last[0] = items[IPT - 1]\n"
+            "    cuda.syncthreads()\n"
+            "    agg = last[0]\n" + look +
+            f"    if {apply}:\n"
+            "        prefix = prefix_of[0]\n"
+            "        for k in range(IPT):\n"
+            "            items[k] = op(prefix, items[k])\n")
+
+
 def _store_code(exclusive, has_init):
     """out[base + q] from the tile's own inclusive scan in buf and its prefix."""
     if exclusive:
@@ -220,9 +260,15 @@ class _Scan:
         params, (item,), env = B.params_and_items([src])
         env.update(op=self.op, T=self.dtype.type, S=self.dtype.type, IPT=IPT, TILE=TILE, SLOT=_slot(self.dtype))
         prefix = "op(init, p)" if self.has_init else "p"
-        source = _SOURCE.format(params=", ".join(p for p, _ in params), item=item,
-                                lookback=lookback(prefix, "init", packs(self.dtype)), store=_store_code(exclusive, self.has_init))
-        key = ("scan", src._key(), self.op, self.dtype.str, exclusive, self.has_init)
+        dense = isinstance(src, _ArrayInput) and src.contiguous and src.dtype == self.dtype
+        if dense:   # CUB's warp-transposed block loads and stores
+            source = _DENSE.format(scan=_dense_scan_code(exclusive, self.has_init,
+                                                         lookback(prefix, "init", packs(self.dtype))))
+        else:
+            source = _SOURCE.format(params=", ".join(p for p, _ in params), item=item,
+                                    lookback=lookback(prefix, "init", packs(self.dtype)),
+                                    store=_store_code(exclusive, self.has_init))
+        key = ("scan", src._key(), self.op, self.dtype.str, exclusive, self.has_init, dense)
         self.kernel = B.kernel(key, "scan_tiles", source, env, THREADS)
 
     def temp_bytes(self, num_items):
