@@ -19,9 +19,14 @@ from ._scan import _Scan
 
 RADIX_BITS = 8
 DIGITS = 1 << RADIX_BITS
-IPT = 16                      # keys per thread in a tile
-TILE = B.BLOCK * IPT
-WARPS = B.BLOCK // 32
+WARPS = B.BLOCK // 32         # B.BLOCK == DIGITS: the scatter's thread d owns digit d
+
+
+def _keys_per_thread(key_dtype, value_dtype):
+    """16, or 8 with an 8-byte key or value: the staged tile (keys and
+    values) stays within the 48 KB of static shared memory."""
+    wide = np.dtype(key_dtype).itemsize > 4 or (value_dtype is not None and np.dtype(value_dtype).itemsize > 4)
+    return 8 if wide else 16
 
 
 class SortOrder(enum.Enum):
@@ -91,9 +96,13 @@ def radix_count(keys, n, counts, shift, mask, num_tiles):
 
 # Stable ranks: warp w holds keys base + w*32*IPT + k*32 + lane; item by
 # item, the lanes with the same digit (match_any_sync) rank by lane, and the
-# lowest of them adds the group to the warp's count of that digit. Then each
-# digit's warp counts become offsets (in warp order, after the tile's
-# offset from the scanned counts), and every key goes to its place.
+# lowest of them adds the group to the warp's count of that digit. Thread d
+# then turns digit d's warp counts into offsets within the tile's keys of
+# digit d, and a block-wide exclusive sum gives where each digit starts in
+# the tile. The keys (and values) are staged in shared memory in their
+# sorted order within the tile, and written out from there: consecutive
+# threads write consecutive keys of one digit to consecutive places, so the
+# writes coalesce (as CUB's onesweep stages them).
 _SCATTER = """
 def radix_scatter(keys, {vals_in}keys_out, {vals_out}n, offsets, shift, mask, num_tiles):
     tid = cuda.threadIdx.x
@@ -103,7 +112,8 @@ def radix_scatter(keys, {vals_in}keys_out, {vals_out}n, offsets, shift, mask, nu
     for d in range(tid, WARPS * DIGITS, BLOCK):
         counts[d // DIGITS, d % DIGITS] = 0
     cuda.syncthreads()
-    base = np.int64(cuda.blockIdx.x) * TILE + warp * (32 * IPT)
+    tile_base = np.int64(cuda.blockIdx.x) * TILE
+    base = tile_base + warp * (32 * IPT)
     below = np.uint32((1 << lane) - 1)
     ranks = cuda.local.array(IPT, np.int32)
     digits = cuda.local.array(IPT, np.int32)
@@ -122,18 +132,34 @@ def radix_scatter(keys, {vals_in}keys_out, {vals_out}n, offsets, shift, mask, nu
         cuda.syncwarp()
         digits[k] = d
     cuda.syncthreads()
-    for d in range(tid, DIGITS, BLOCK):
-        running = np.int64(offsets[d * num_tiles + cuda.blockIdx.x])
-        for w in range(WARPS):
-            c = counts[w, d]
-            counts[w, d] = np.int32(running)
-            running += c
+    starts = cuda.shared.array(DIGITS, np.int32)
+    outs = cuda.shared.array(DIGITS, np.int64)
+    total = np.int32(0)
+    for w in range(WARPS):          # BLOCK == DIGITS: thread tid owns digit tid
+        c = counts[w, tid]
+        counts[w, tid] = total
+        total += c
+    start = cuda.block.exclusive_sum(total)
+    starts[tid] = start
+    outs[tid] = np.int64(offsets[tid * num_tiles + cuda.blockIdx.x]) - start
+    staged = cuda.shared.array(TILE, K)
+    {stage_decl}
     cuda.syncthreads()
     for k in range(IPT):
         i = base + k * 32 + lane
         if i < n:
-            at = np.int64(counts[warp, digits[k]]) + ranks[k]
-            keys_out[at] = keys[i]
+            d = digits[k]
+            at = starts[d] + counts[warp, d] + ranks[k]
+            staged[at] = keys[i]
+            {stage_value}
+    cuda.syncthreads()
+    valid = n - tile_base
+    for k in range(IPT):
+        q = k * BLOCK + tid
+        if q < valid:
+            key = staged[q]
+            at = outs[digit_of(key, shift, mask)] + q
+            keys_out[at] = key
             {move_value}
 """
 
@@ -149,18 +175,23 @@ class _RadixSort:
             raise TypeError(f"radix_sort: order must be a cudajit.compute.SortOrder, got {order!r}")
         self.order = order
         U = _UNSIGNED[self.key_dtype.itemsize]
-        env = {"U": U, "DIGITS": DIGITS, "IPT": IPT, "TILE": TILE, "WARPS": WARPS}
+        self.ipt = _keys_per_thread(self.key_dtype, self.value_dtype)
+        self.tile = B.BLOCK * self.ipt
+        env = {"U": U, "DIGITS": DIGITS, "IPT": self.ipt, "TILE": self.tile, "WARPS": WARPS,
+               "K": self.key_dtype.type, "V": None if self.value_dtype is None else self.value_dtype.type}
         bits = self.key_dtype.itemsize * 8
         digit_ns = {"np": np, "U": U, "SIGN": U(1 << (bits - 1)), "ALL": U((1 << bits) - 1), "TOP": U(bits - 1)}
         exec(compile(_digit_source(self.key_dtype, order is SortOrder.DESCENDING),
                      f"<cudajit.compute radix digit {self.key_dtype}>", "exec"), digit_ns)
         from ..decorators import jit
         env["digit_of"] = jit(device=True)(digit_ns["digit_of"])
-        key = ("radix", self.key_dtype.str, order.value)
+        key = ("radix", self.key_dtype.str, order.value, self.ipt)
         self.count = B.kernel(key + ("count",), "radix_count", _COUNT, env)
         with_values = self.value_dtype is not None
         source = _SCATTER.format(vals_in="vals, " if with_values else "", vals_out="vals_out, " if with_values else "",
-                                 move_value="vals_out[at] = vals[i]" if with_values else "pass")
+                                 stage_decl="staged_values = cuda.shared.array(TILE, V)" if with_values else "",
+                                 stage_value="staged_values[at] = vals[i]" if with_values else "",
+                                 move_value="vals_out[at] = staged_values[q]" if with_values else "")
         self.scatter = B.kernel(key + ("scatter", with_values), "radix_scatter", source, env)
         self.scans = {}
 
@@ -172,7 +203,7 @@ class _RadixSort:
         return s
 
     def _layout(self, n):
-        tiles = max(1, -(-n // TILE))
+        tiles = max(1, -(-n // self.tile))
         count_dtype = np.dtype(np.int32 if n < 2**31 else np.int64)
         counts = B.align(DIGITS * tiles * count_dtype.itemsize)
         scan = B.align(self._scan(count_dtype).temp_bytes(DIGITS * tiles))
