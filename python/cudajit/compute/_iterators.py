@@ -24,6 +24,11 @@ class IteratorBase:
         """The kernel arguments, in the order of _items' parameters."""
         return [v for _, v in self._items("")[0]]
 
+    @property
+    def value_dtype(self):
+        """The numpy dtype of the items."""
+        return self.dtype
+
 
 class CountingIterator(IteratorBase):
     """start, start + 1, start + 2, ... (the dtype of ``start``)."""
@@ -65,7 +70,6 @@ class TransformIterator(IteratorBase):
     def __init__(self, it, op):
         self.it = as_input(it, "TransformIterator input")
         self.op = device_op(op, 1, "TransformIterator op")
-        self.dtype = None   # the op's result: known once compiled; set by the algorithm (result_dtype)
 
     def _items(self, p):
         params, expr, env = self.it._items(p + "t_")
@@ -78,7 +82,7 @@ class TransformIterator(IteratorBase):
         return ("transform", self.it._key(), self.op)
 
     @property
-    def value_dtype(self):
+    def value_dtype(self):   # the op's result type, from the compiler's type inference
         return result_dtype(self.op, [self.it.value_dtype])
 
 
@@ -103,13 +107,15 @@ ReverseInputIterator = ReverseIterator
 
 
 class CacheModifiedInputIterator(IteratorBase):
-    """An array read through a cache modifier (cuda.compute's "stream"
-    modifier: loads that do not stay in L1). The loads are plain global loads
-    here, which on Hopper already stream through L1."""
+    """An array read through a cache modifier (cuda.compute's "stream",
+    "global" or "volatile": ld.cs, ld.cg, ld.cv). The kernels read it with
+    plain global loads: the results are the same, the caching hint is not
+    given (cudajit's language has no cache-modified loads yet)."""
 
     def __init__(self, array, modifier="stream"):
-        if modifier not in ("stream", "default"):
-            raise ValueError(f"CacheModifiedInputIterator: modifier must be 'stream', got {modifier!r}")
+        if modifier not in ("stream", "global", "volatile"):
+            raise ValueError("CacheModifiedInputIterator: modifier must be 'stream', 'global' or 'volatile', "
+                             f"got {modifier!r}")
         self.array = _ArrayInput(array, "CacheModifiedInputIterator input")
         self.dtype = self.array.dtype
 
@@ -161,14 +167,6 @@ class _ArrayInput(IteratorBase):
 
     def _key(self):
         return ("array", self.dtype.str, self.contiguous)
-
-
-def _value_dtype(self):
-    return self.dtype
-
-
-for _cls in (CountingIterator, ConstantIterator, ReverseIterator, CacheModifiedInputIterator, _ArrayInput):
-    _cls.value_dtype = property(_value_dtype)
 
 
 def _scalar(value, what):
