@@ -1,15 +1,18 @@
 """inclusive_scan and exclusive_scan (cub::DeviceScan's model): one pass
 over the data with decoupled look-back. Each block takes the next tile (an
 atomic counter, so that every tile's predecessors are already running),
-publishes its aggregate, walks back over its predecessors' published
-aggregates and inclusive prefixes until it meets an inclusive one, publishes
-its own inclusive prefix, and scans its tile with cub::BlockScan
-(cuda.block.*_scan) from that prefix."""
+scans it alone with cub::BlockScan (cuda.block.*_scan; an exclusive scan of
+a dense input reduces it first instead), publishes its aggregate, walks
+back over its predecessors' published aggregates and inclusive prefixes
+until it meets an inclusive one, publishes its own inclusive prefix, and
+applies that prefix as the tile goes out. The look-back and the tile
+states also serve select and unique_by_key (_select.py)."""
 import numpy as np
 
 from . import _build as B
+from ._iterators import ProxyArray, _ArrayInput, as_input, as_output, input_args, input_key, length, output
 from ._iterators import init_value as to_init
-from ._iterators import ProxyArray, _ArrayInput, as_input, as_output, input_args, input_key, length, output, scalar_init
+from ._iterators import scalar_init
 from ._ops import typed_op
 from ._reduce import _cached, _count, init_key
 

@@ -1,10 +1,10 @@
 """radix_sort (cub::DeviceRadixSort's results: stable, ascending or
 descending, keys with or without values, a bit range): least-significant-
 digit passes of 8 bits. Each pass counts every tile's digits, scans the
-(digit, tile) counts with this module's exclusive_scan, and scatters: a
-tile ranks its keys stably (warp by warp, with match_any_sync), so that key
-i of digit d goes to offset[d, tile] + its rank among the tile's keys of
-digit d. Keys are compared as CUB does: integers by value, floats by the
+(digit, tile) counts with _scan.py's exclusive scan, and scatters: a tile
+ranks its keys stably (warp by warp, with match_any_sync), stages them in
+shared memory in sorted order, and writes key i of digit d to
+offset[d, tile] + its rank among the tile's keys of digit d. Keys are compared as CUB does: integers by value, floats by the
 IEEE order with -0.0 before +0.0 and NaNs by their bits, both through an
 order-preserving map of their bits to unsigned integers."""
 import enum
