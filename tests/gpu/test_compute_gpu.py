@@ -430,3 +430,26 @@ def test_scans_of_strided_and_converted_inputs():
     np.testing.assert_array_equal(out32.get(), np.concatenate([[0], np.cumsum(h[1::2])[:-1]]).astype(np.int32))
     cc.inclusive_scan(x[:n], out32, cc.OpKind.PLUS, None, n - 5)   # num_items below the arrays' length
     np.testing.assert_array_equal(out32.get()[: n - 5], np.cumsum(h[: n - 5]).astype(np.int32))
+
+
+def test_2_28_items_radix_sort_select_segmented():
+    # the largest sizes the issue names, checked on the device against CuPy
+    cp = pytest.importorskip("cupy")
+    n = 2**28
+    keys = cp.random.randint(0, 2**31, n, dtype=cp.int64).astype(cp.uint32)
+    out = cp.empty_like(keys)
+    cc.radix_sort(keys, out, None, None, cc.SortOrder.ASCENDING, n)
+    assert bool((out == cp.sort(keys)).all())
+    del out
+    count = cp.full(1, -1, cp.int64)
+    picked = cp.empty_like(keys)
+    cc.select(keys, picked, count, lambda v: v % 3 == 0, n)
+    want = keys[keys % 3 == 0]
+    assert int(count[0]) == want.size and bool((picked[: want.size] == want).all())
+    del picked, want
+    x = cp.random.random(n, dtype=cp.float32)
+    segs = 2**18
+    sums = cp.full(segs, cp.nan, cp.float32)
+    offsets = cp.arange(0, n + 1, n // segs, dtype=cp.int64)
+    cc.segmented_reduce(x, sums, offsets[:-1], offsets[1:], cc.OpKind.PLUS, np.zeros(1, np.float32), segs)
+    assert bool(cp.allclose(sums, x.reshape(segs, -1).sum(axis=1), rtol=1e-4))
