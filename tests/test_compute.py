@@ -8,6 +8,10 @@ import pytest
 
 import cudajit.compute as cc
 
+# CUB instantiations and the generated kernels' disk entries go to a fresh
+# directory (conftest.py), not the user's cache
+pytestmark = pytest.mark.usefixtures("cub_cache")
+
 DTYPES = [np.int32, np.int64, np.float32, np.float64]
 
 

@@ -12,7 +12,7 @@ import pytest
 import cudajit as cuda
 import cudajit.compute as cc
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cub_cache")]
 
 SEED = int(os.environ.get("CUDAJIT_TEST_SEED", np.random.SeedSequence().entropy % 2**31))
 DTYPES = [np.int32, np.int64, np.float32, np.float64]
