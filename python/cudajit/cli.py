@@ -96,16 +96,13 @@ def _add_compute_objects(args, target, module, archs, warmer):
     """cudajit.compute's make_* objects at module level (built on ProxyArrays
     or arrays): the kernels they launch, for each architecture."""
     from .compute import _build
-    objects = [(n, o) for n, o in sorted(vars(module).items())
-               if type(o).__module__.startswith("cudajit.compute.") and (hasattr(o, "launches") or hasattr(o, "sorter"))]
+    objects = [(n, o) for n, o in sorted(vars(module).items()) if _build.is_compute_object(o)]
     if objects:
         _say(args, f"{target}: {len(objects)} cudajit.compute object(s)")
     for name, obj in objects:
-        for kernel, example in _build.launches_of(obj):
-            block = (_build._blocks.get(kernel, _build.BLOCK),)
+        for kernel, signature, block in _build.kernels_to_warm(obj):
             for arch in archs:
-                warmer.jobs.append((f"{name}:{kernel.py_func.__name__}", kernel, _build._signature(example), arch,
-                                    block))
+                warmer.jobs.append((f"{name}:{kernel.py_func.__name__}", kernel, signature, arch, block))
 
 
 def _sig_text(sig):

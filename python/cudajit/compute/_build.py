@@ -147,9 +147,9 @@ def warm(objects, arch=None):
     archs = _archs([arch] if isinstance(arch, str) else arch)
     compiled = 0
     for obj in objects:
-        for k, args in launches_of(obj):
+        for k, signature, block in kernels_to_warm(obj):
             for a in archs:
-                compiled += bool(k._warm(_signature(args), a, (_blocks.get(k, BLOCK),)))
+                compiled += bool(k._warm(signature, a, block))
     return compiled
 
 
@@ -157,6 +157,17 @@ def launches_of(obj):
     """(kernel, example arguments) pairs of a make_* object."""
     inner = getattr(obj, "sorter", None)   # radix_sort's object wraps the sorter
     return (inner or obj).launches()
+
+
+def is_compute_object(obj):
+    """A make_* object of cudajit.compute (what `python -m cudajit warm` looks for)."""
+    return type(obj).__module__.startswith(__package__ + ".") and (hasattr(obj, "launches") or hasattr(obj, "sorter"))
+
+
+def kernels_to_warm(obj):
+    """(kernel, signature as numba type names, launch block) of each kernel a
+    make_* object launches."""
+    return [(k, _signature(args), (_blocks.get(k, BLOCK),)) for k, args in launches_of(obj)]
 
 
 def compile_for(launches, cc=(9, 0)):
