@@ -179,3 +179,14 @@ def test_cli_warms_compute_objects(tmp_path):
     api = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert api.returncode == 0, api.stderr
     assert api.stdout.strip() == "0"
+
+
+def test_determinism_levels():
+    P = cc.ProxyArray
+    args = (P(np.float32), P(np.float32), cc.OpKind.PLUS, np.zeros(1, np.float32))
+    cc.make_reduce_into(*args, determinism=cc.Determinism.RUN_TO_RUN)
+    cc.make_reduce_into(*args, determinism=cc.Determinism.NOT_GUARANTEED)
+    with pytest.raises(ValueError, match="GPU_TO_GPU is not supported"):
+        cc.make_reduce_into(*args, determinism=cc.Determinism.GPU_TO_GPU)
+    with pytest.raises(TypeError, match="determinism must be a cudajit.compute.Determinism"):
+        cc.make_reduce_into(*args, determinism="gpu")

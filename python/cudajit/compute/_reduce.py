@@ -2,6 +2,7 @@
 DeviceSegmentedReduce's model): generated kernels that fold with the user's
 operator per thread and combine per block with cub::BlockReduce
 (cuda.block.reduce)."""
+import enum
 import re
 
 import numpy as np
@@ -211,11 +212,32 @@ def make_reduce_into(d_in=None, d_out=None, op=None, h_init=None, **kwargs):
     """A reusable reduction for these array/iterator types, operator and
     initial value type: ``obj(temp_storage=None, ...)`` returns the bytes of
     temporary storage it needs; with storage it reduces."""
+    _check_determinism(kwargs)
     return _Reduce(d_in, d_out, op, h_init)
+
+
+class Determinism(enum.Enum):
+    """cuda.compute's determinism levels of reduce_into (determinism=)."""
+    NOT_GUARANTEED = 0
+    RUN_TO_RUN = 1
+    GPU_TO_GPU = 2
+
+
+def _check_determinism(kwargs):
+    """The reduction's order of operations is fixed for a GPU (its SM count
+    sets the first pass's chunks): run to run, not GPU to GPU."""
+    level = kwargs.get("determinism", Determinism.RUN_TO_RUN)
+    if level is Determinism.GPU_TO_GPU:
+        raise ValueError("reduce_into: determinism=Determinism.GPU_TO_GPU is not supported (cudajit's reduction "
+                         "is deterministic run to run on one GPU; its order depends on the GPU's SM count)")
+    if not isinstance(level, Determinism):
+        raise TypeError(f"determinism must be a cudajit.compute.Determinism, got {level!r}")
 
 
 def reduce_into(d_in=None, d_out=None, op=None, num_items=None, h_init=None, stream=None, **kwargs):
     """d_out[0] = h_init op d_in[0] op ... op d_in[num_items-1] (cub::DeviceReduce::Reduce)."""
+    if kwargs:
+        _check_determinism(kwargs)
     key = (input_key(d_in), op, h_init.dtype if type(h_init) is np.ndarray else init_key(h_init))
     obj = _made.get(key)
     if obj is None:
