@@ -13,6 +13,7 @@ skipping these tests.
 """
 import concurrent.futures
 import math
+import inspect
 import os
 import subprocess
 import sys
@@ -254,18 +255,10 @@ def test_if_else_stores_are_not_merged():
 
 
 def test_llvm_flags_reach_llvm_and_the_cache_key():
-    code = textwrap.dedent("""
-        import cudajit as cuda
-        from cudajit import _core
-        def k(a, out):
-            i = cuda.grid(1)
-            if 0 < i < a.size - 1:
-                out[i] = a[i - 1] + a[i + 1]
-            elif i < a.size:
-                out[i] = a[i]
-        print(_core.llvm_backend_version())
-        print(cuda.compile_ptx(k, "void(float32[::1], float32[::1])", backend="llvm")[0].count("st.global"))
-    """)
+    code = ("import cudajit as cuda\nfrom cudajit import _core\n" + inspect.getsource(branch_stores) +
+            "print(_core.llvm_backend_version())\n"
+            'print(cuda.compile_ptx(branch_stores, "void(float32[::1], float32[::1])", backend="llvm")[0]'
+            '.count("st.global"))\n')
     env = dict(os.environ, CUDAJIT_LLVM_FLAGS="-sink-common-insts=true")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr

@@ -119,19 +119,24 @@ def lookback(prefix, first, packed):
 """
 
 
-# The next tile in start order (an atomic counter kept after the flags) and
-# its items, read coalesced into `buf` and then in the blocked arrangement.
-# Past the end: any value (the tile's first); it follows every real item.
-LOAD_TILE = """
+# The next tile in start order: an atomic counter kept after the flags, so
+# that every tile's predecessors are already running.
+NEXT_TILE = """
     tid = cuda.threadIdx.x
     tile_of = cuda.shared.array(1, np.int32)
-    buf = cuda.shared.array(TILE, T)
     num_tiles = (n + TILE - 1) // TILE
     if tid == 0:
         tile_of[0] = cuda.atomic.add(status, num_tiles, 1)
     cuda.syncthreads()
     tile = np.int64(tile_of[0])
     base = tile * TILE
+"""
+
+# The next tile's items, read coalesced into `buf` and then in the blocked
+# arrangement. Past the end: any value (the tile's first); it follows every
+# real item.
+LOAD_TILE = NEXT_TILE + """
+    buf = cuda.shared.array(TILE, T)
     left = n - base
     for k in range(IPT):
         i = base + k * BLOCK + tid
@@ -210,14 +215,7 @@ def tile_states(temp, num_items, dtype, stream):
 # is reduced first.
 _DENSE = """
 def scan_tiles(in0_a, out, n, status, aggs, incls, init):
-    tid = cuda.threadIdx.x
-    tile_of = cuda.shared.array(1, np.int32)
-    num_tiles = (n + TILE - 1) // TILE
-    if tid == 0:
-        tile_of[0] = cuda.atomic.add(status, num_tiles, 1)
-    cuda.syncthreads()
-    tile = np.int64(tile_of[0])
-    base = tile * TILE
+""" + NEXT_TILE + """
     items = cuda.block.load(in0_a[:n], base, IPT, arrangement="warp_transpose")
 {scan}
     cuda.block.store(out[:n], base, items, arrangement="warp_transpose")

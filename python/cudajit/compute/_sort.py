@@ -14,7 +14,7 @@ import numpy as np
 from . import _build as B
 from ._iterators import ProxyArray, array_dtype, length, output
 from ._ops import OpKind
-from ._reduce import _count
+from ._reduce import _cached, _count
 from ._scan import _Scan
 
 RADIX_BITS = 8
@@ -259,15 +259,9 @@ def _check_bits(dtype, begin_bit, end_bit):
     return begin, end, -(-(end - begin) // RADIX_BITS)
 
 
-_made = {}
-
-
 def _sorter(key_dtype, value_dtype, order):
-    key = (np.dtype(key_dtype).str, None if value_dtype is None else np.dtype(value_dtype).str, order)
-    found = _made.get(key)
-    if found is None:
-        found = _made[key] = _RadixSort(key_dtype, value_dtype, order)
-    return found
+    key = ("radix_sort", np.dtype(key_dtype).str, None if value_dtype is None else np.dtype(value_dtype).str, order)
+    return _cached(_RadixSort, key, key_dtype, value_dtype, order)
 
 
 class _RadixSortObject:

@@ -5,7 +5,7 @@ import numpy as np
 from . import _build as B
 from ._iterators import IteratorBase, input_args, input_key, length, output, ProxyArray, as_input, as_output
 from ._ops import device_op
-from ._reduce import _count
+from ._reduce import _cached, _count
 
 _SOURCE = """
 def transform({params}, out, n):
@@ -62,9 +62,6 @@ class _Binary(_Transform):
         self.run([d_in1, d_in2], d_out, num_items, stream)
 
 
-_made = {}
-
-
 def make_unary_transform(d_in=None, d_out=None, op=None, **kwargs):
     return _Unary(d_in, d_out, op)
 
@@ -76,12 +73,12 @@ def make_binary_transform(d_in1=None, d_in2=None, d_out=None, op=None, **kwargs)
 def unary_transform(d_in=None, d_out=None, op=None, num_items=None, stream=None, **kwargs):
     """d_out[i] = op(d_in[i])."""
     key = ("unary", input_key(d_in), op)
-    obj = _made.get(key) or _made.setdefault(key, _Unary(d_in, d_out, op))
+    obj = _cached(_Unary, key, d_in, d_out, op)
     obj.run([d_in], d_out, num_items, stream)
 
 
 def binary_transform(d_in1=None, d_in2=None, d_out=None, op=None, num_items=None, stream=None, **kwargs):
     """d_out[i] = op(d_in1[i], d_in2[i])."""
     key = ("binary", input_key(d_in1), input_key(d_in2), op)
-    obj = _made.get(key) or _made.setdefault(key, _Binary(d_in1, d_in2, d_out, op))
+    obj = _cached(_Binary, key, d_in1, d_in2, d_out, op)
     obj.run([d_in1, d_in2], d_out, num_items, stream)
