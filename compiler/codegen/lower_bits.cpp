@@ -20,7 +20,10 @@ void lowerBits(FunctionEmitter& fe, const ir::Instr& in, Intrinsic id) {
       fe.bind(in, declareCall(fe, t, t == "i64" ? "__nv_brevll" : "__nv_brev", {{t, v}}));
       return;
     case Intrinsic::Clz: fe.bind(in, declareCall(fe, t, "llvm.ctlz." + t, {{t, v}, {"i1", "false"}})); return;
-    case Intrinsic::Bitcast: fe.emitResult(in, "bitcast " + t + " " + v + " to " + llvmScalarType(in.type->scalar)); return;
+    case Intrinsic::Bitcast:   // bfloat16 and the 16-bit integers share LLVM's i16: no instruction
+      if (t == llvmScalarType(in.type->scalar)) return fe.bind(in, v);
+      fe.emitResult(in, "bitcast " + t + " " + v + " to " + llvmScalarType(in.type->scalar));
+      return;
     default: break;
   }
   // ffs: 1-based position of the least significant set bit, 0 for 0.

@@ -274,6 +274,16 @@ ir::Instr* Lowering::loadShared(ir::Instr* arr, ir::Instr* index) {
   return v;
 }
 
+std::vector<ir::Instr*> Lowering::f32Fields(ir::Instr* tuple, int count) {
+  std::vector<ir::Instr*> out;
+  for (int k = 0; k < count; ++k) {
+    ir::Instr* e = emit(ir::Op::TupleGet, f32Ty(), {tuple});
+    e->index = k;
+    out.push_back(e);
+  }
+  return out;
+}
+
 void Lowering::storeShared(ir::Instr* arr, ir::Instr* index, ir::Instr* value) {
   ir::Instr* s = emit(ir::Op::ArrayStore, voidTy(), {arr, toI64(index), value});
   s->facts |= ir::indexNonNegFact(0);

@@ -66,16 +66,6 @@ int64_t accRegister(const LayoutInfo& l, int64_t im, int64_t jn, int i, int b) {
   return (2 * jn + b) + cols * (2 * im + i);
 }
 
-std::vector<ir::Instr*> unpack(Lowering& lw, ir::Instr* tuple, int count) {
-  std::vector<ir::Instr*> out;
-  for (int k = 0; k < count; ++k) {
-    ir::Instr* e = lw.emit(ir::Op::TupleGet, f32Ty(), {tuple});
-    e->index = k;
-    out.push_back(e);
-  }
-  return out;
-}
-
 // ---- mma.sync ----------------------------------------------------------------------------
 
 void lowerDotMmaSync(Lowering& lw, ir::Instr* in) {
@@ -165,7 +155,7 @@ void lowerDotMmaSync(Lowering& lw, ir::Instr* in) {
         for (int64_t r : c) ops.push_back(out[r]);
         ir::Instr* res = lw.intrinsic(ir::Intrinsic::MmaSync, tupleTy(std::vector<const Type*>(4, f32Ty())), ops,
                                       {static_cast<int64_t>(d.operand)});
-        std::vector<ir::Instr*> v = unpack(lw, res, 4);
+        std::vector<ir::Instr*> v = lw.f32Fields(res, 4);
         for (int q = 0; q < 4; ++q) out[c[q]] = v[q];
       }
   }
@@ -216,7 +206,7 @@ void transposeStageToKMajor(Lowering& lw, ir::Instr* src, ir::Instr* dst, int64_
       for (int i = 0; i < 4; ++i) {
         ir::Instr* at = lw.add(src, swizzled128Offset(lw, k, lw.add(k0, lw.i32(i)), n0, 4));
         ir::Instr* row = lw.intrinsic(ir::Intrinsic::SharedLoad4, quad, {at});
-        v[i] = unpack(lw, row, 4);
+        v[i] = lw.f32Fields(row, 4);
       }
       for (int j = 0; j < 4; ++j) {
         ir::Instr* at = lw.add(dst, swizzled128Offset(lw, n, lw.add(n0, lw.i32(j)), k0, 4));
@@ -326,7 +316,7 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
         for (int64_t r : slots) ops.push_back(out[r]);
         ir::Instr* res = lw.intrinsic(ir::Intrinsic::Wgmma, result, ops,
                                       {static_cast<int64_t>(d.operand), ns, b_transposed ? 1 : 0});
-        std::vector<ir::Instr*> v = unpack(lw, res, regs);
+        std::vector<ir::Instr*> v = lw.f32Fields(res, regs);
         for (size_t q = 0; q < slots.size(); ++q) out[slots[q]] = v[q];
       }
     }

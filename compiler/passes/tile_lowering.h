@@ -91,6 +91,9 @@ class Lowering {
   void barrier() { intrinsic(ir::Intrinsic::SyncThreads, voidTy(), {}); }
   ir::Instr* loadShared(ir::Instr* arr, ir::Instr* index);
   void storeShared(ir::Instr* arr, ir::Instr* index, ir::Instr* value);
+  // The first `count` fields of a tuple of f32 (what the tensor-core and
+  // vector shared-memory intrinsics return).
+  std::vector<ir::Instr*> f32Fields(ir::Instr* tuple, int count);
 
   // ---- layouts ------------------------------------------------------------------------
   const LayoutInfo& info(const Type* tile);
