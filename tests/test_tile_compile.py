@@ -152,6 +152,14 @@ def k_matmul_f64(a, b, c, T: ct.Constant[int]):
     ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=x @ y)
 
 
+@ct.kernel
+def k_tiled_view(x, y, T: ct.Constant[int]):
+    xv = x.tiled_view((T, T), padding_mode=ZERO)
+    yv = y.tiled_view((T, T))
+    for j in range(xv.num_tiles(1)):
+        yv.store((ct.bid(0), j), xv.load((ct.bid(0), j)) * 2)
+
+
 CASES = [
     ("elementwise", k_elementwise, [F32_1D] * 3 + ["int64"], {"T": 256}, ["ld.global.v4", "st.global"]),
     ("reduce", k_reduce, [F32_2D, F32_1D, "int64", "int64"], {"TM": 16, "TN": 64}, ["shfl.sync.bfly", "bar.sync"]),
@@ -161,12 +169,15 @@ CASES = [
     # (and on sm_80), wgmma on sm_90 (sm_90a code) from 64 rows up.
     ("matmul f16 small", k_matmul, ["float16[:, ::1]"] * 3 + ["int64"] * 3, {"BM": 32, "BN": 32, "BK": 16},
      ["mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "ldmatrix.sync.aligned.m8n8.x4.shared.b16"]),
+    # A 16-bit result is stored through shared memory (16-byte stores of whole rows).
     ("matmul f16", k_matmul, ["float16[:, ::1]"] * 3 + ["int64"] * 3, {"BM": 64, "BN": 64, "BK": 32},
-     {"sm_80": ["mma.sync.aligned.m16n8k16", "ldmatrix.sync.aligned.m8n8.x4.trans"],
-      "sm_90": ["wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "wgmma.wait_group", "fence.proxy.async"]}),
+     {"sm_80": ["mma.sync.aligned.m16n8k16", "ldmatrix.sync.aligned.m8n8.x4.trans", "ld.shared.v4.b32",
+                "st.global.v4.b32"],
+      "sm_90": ["wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "wgmma.wait_group", "fence.proxy.async",
+                "ld.shared.v4.b32", "st.global.v4.b32"]}),
     ("matmul bf16", k_matmul_any, ["bfloat16[:, ::1]"] * 3 + ["int64"] * 3, {"BM": 64, "BN": 128, "BK": 32},
-     {"sm_80": ["mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"],
-      "sm_90": ["wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"]}),
+     {"sm_80": ["mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "st.global.v4.b32"],
+      "sm_90": ["wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "st.global.v4.b32"]}),
     ("matmul tf32", k_matmul_any, [F32_2D] * 3 + ["int64"] * 3, {"BM": 64, "BN": 64, "BK": 16},
      {"sm_80": ["mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "cvt.rna.tf32.f32"],
       # sm_90: float32 loads copied asynchronously, y transposed element by
@@ -201,6 +212,7 @@ CASES = [
     ("scan reduce func", k_scan_reduce_func, ["int32[:, ::1]"] * 2 + ["int32[::1]", "int64", "int64"],
      {"TM": 8, "TN": 16}, ["shfl.sync.bfly", "bar.sync", "max.s32"]),
     ("matmul f64", k_matmul_f64, ["float64[:, ::1]"] * 3 + ["int64"], {"T": 16}, ["fma.rn.f64"]),
+    ("tiled view", k_tiled_view, [F32_2D] * 2 + ["int64"], {"T": 32}, ["ld.global.v4", "st.global.v4"]),
     ("gather scatter", k_gather_scatter, [F32_2D] * 3 + ["int64"], {"T": 32}, ["@p ld.global.b32", "@p st.global.b32"]),
     ("atomics", k_atomics, ["int32[::1]"] * 3 + ["int64"], {"T": 64},
      ["atom.global.add.s32", "atom.global.cas.b32", "atom.global.max.s32", "atom.global.xor.b32"]),
@@ -226,6 +238,29 @@ def test_too_much_shared_memory_is_a_compile_error():
     assert "__cj_dynamic_shared" in ptx and "cp.async.cg.shared.global" in ptx
     with pytest.raises(cudajit.CompileError, match="KB of shared memory.*tile.dot.*sm_80 has 163 KB"):
         cudajit.compile_ptx(k_matmul, sig, constants={"BM": 256, "BN": 256, "BK": 256}, arch="sm_80")
+
+
+def test_tiled_view_errors():
+    @ct.kernel
+    def steps(x, T: ct.Constant[int]):
+        x.tiled_view((T, T), traversal_steps=(T // 2, T))
+    @ct.kernel
+    def wrong_tile(x, T: ct.Constant[int]):
+        x.tiled_view((T, T)).store((0, 0), ct.zeros((T, 2 * T), dtype=ct.float32))
+    @ct.kernel
+    def not_a_view(x, T: ct.Constant[int]):
+        (x, x).load(0)
+    @ct.kernel
+    def rank(x, T: ct.Constant[int]):
+        x.tiled_view(T)
+    sig = [F32_2D, "int64"]
+    for kernel, message in [(steps, r"Array.tiled_view: traversal_steps other than the tile shape"),
+                            (wrong_tile, r"TiledView.store: a tile of shape \(16, 32\) does not fit .*\(16, 16\)"),
+                            (not_a_view, r"has no attribute 'load'"),
+                            (rank, r"tile_shape \(16,\) must have one extent per dimension of the 2-d array")]:
+        with pytest.raises(cudajit.CompileError, match=message) as info:
+            cudajit.compile_ptx(kernel, sig, constants={"T": 16})
+        assert "test_tile_compile.py" in str(info.value)
 
 
 def test_shape_mismatch_names_both_shapes():

@@ -21,6 +21,10 @@ namespace cj::typeinfer {
 // ---- shared helpers (tile_rules.h) ---------------------------------------------
 
 std::string tileOpName(std::string_view qualified) {
+  // Methods of arrays and tiled views keep their class in errors.
+  for (auto [prefix, cls] : {std::pair<std::string_view, std::string_view>{"method:array.", "Array."},
+                             {"method:tiledview.", "TiledView."}})
+    if (qualified.substr(0, prefix.size()) == prefix) return std::string(cls) + std::string(qualified.substr(prefix.size()));
   size_t dot = qualified.rfind('.');
   return "ct." + std::string(dot == std::string_view::npos ? qualified : qualified.substr(dot + 1));
 }
@@ -381,6 +385,165 @@ ir::Instr* storeLower(const Site& s, Emitter& e) {
   operands.push_back(tile);
   e.intrinsic(ir::Intrinsic::TileStore, voidTy(), operands);
   return nullptr;
+}
+
+// ---- tiled views --------------------------------------------------------------------
+// x.tiled_view(tile_shape, padding_mode=...): the array fixed to one tile shape
+// and padding, a compile-time wrapper with no code of its own: the tuple
+// (sym TiledView:<shape>:<padding>, array), whose load/store/num_tiles are
+// ct.load/ct.store/ct.num_tiles with those constants.
+
+constexpr std::string_view kTiledViewPrefix = "cudajit.tile.TiledView:";
+
+struct TiledView {
+  TileShapeV shape;
+  ir::TilePadding padding = ir::TilePadding::Undetermined;
+};
+
+bool isTiledView(const Type* t) {
+  return t->is(TypeKind::Tuple) && t->elems.size() == 2 && t->elems[0]->is(TypeKind::Symbol) &&
+         t->elems[0]->name.rfind(kTiledViewPrefix, 0) == 0 && t->elems[1]->is(TypeKind::Array);
+}
+
+const Type* tiledViewType(const TiledView& v, const Type* array) {
+  std::string name(kTiledViewPrefix);
+  for (size_t d = 0; d < v.shape.size(); ++d) name += (d ? "x" : "") + std::to_string(v.shape[d]);
+  name += ":" + std::to_string(static_cast<int>(v.padding));
+  return tupleTy({symbolTy(name), array});
+}
+
+TiledView tiledViewOf(const Type* t) {
+  TiledView v;
+  std::string_view rest = std::string_view(t->elems[0]->name).substr(kTiledViewPrefix.size());
+  size_t colon = rest.find(':');
+  std::string_view dims = rest.substr(0, colon);
+  while (!dims.empty()) {
+    size_t x = dims.find('x');
+    v.shape.push_back(std::stoll(std::string(dims.substr(0, x))));
+    dims = x == std::string_view::npos ? std::string_view() : dims.substr(x + 1);
+  }
+  v.padding = static_cast<ir::TilePadding>(std::stoi(std::string(rest.substr(colon + 1))));
+  return v;
+}
+
+// The view a TiledView method is called on (receiver: tuple(sym method:..., view)).
+const Type* viewOfMethod(const Site& s) { return s.receiver->type->elems[1]; }
+ir::Instr* viewArray(const Site& s, Emitter& e) { return e.element(e.element(s.receiver, 1), 1); }
+
+const Type* arrayMethodType(const Site& s) {
+  std::string sym = "method:array." + std::string(s.name);
+  return tupleTy({symbolTy(sym), s.receiver->type});
+}
+ir::Instr* arrayMethodLower(const Site& s, Emitter& e) {
+  std::string sym = "method:array." + std::string(s.name);
+  return e.emit(ir::Op::TupleMake, s.instr->type, {e.constant(ir::Const::symbol(sym), symbolTy(sym)), s.receiver});
+}
+
+TiledView tiledViewArgs(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"tile_shape", "padding_mode", "traversal_steps"}, 1);
+  const Type* arr = s.receiver->type->elems[1];
+  TiledView v;
+  v.shape = constInts(s, a[0], "tile_shape");
+  if (static_cast<int>(v.shape.size()) != arr->ndim)
+    failOp(s, "tile_shape " + tileShapeText(v.shape) + " must have one extent per dimension of the " +
+                  std::to_string(arr->ndim) + "-d array");
+  makeTile(s, arr->scalar, v.shape);   // a tile shape: powers of two
+  v.padding = paddingArg(s, a[1]);
+  if (scalarKind(arr->scalar) != ScalarKind::Float && v.padding != ir::TilePadding::Undetermined &&
+      v.padding != ir::TilePadding::Zero)
+    failOp(s, "this padding_mode needs a float array, not " + std::string(scalarNumbaName(arr->scalar)));
+  if (a[2] && !a[2]->type->is(TypeKind::None) &&
+      constInts(s, a[2], "traversal_steps") != v.shape)
+    failOp(s, "traversal_steps other than the tile shape (overlapping or gapped windows) are not supported by "
+              "cudajit.tile (docs/tiles.md)");
+  return v;
+}
+const Type* tiledViewMakeType(const Site& s) { return tiledViewType(tiledViewArgs(s), s.receiver->type->elems[1]); }
+ir::Instr* tiledViewMakeLower(const Site& s, Emitter& e) {
+  const Type* t = s.instr->type;
+  return e.emit(ir::Op::TupleMake, t, {e.constant(ir::Const::symbol(t->elems[0]->name), t->elems[0]), e.element(s.receiver, 1)});
+}
+
+// view.load / view.store / view.num_tiles / view.tile_shape / view.dtype:
+// attributes of a tuple, which only a tiled view has.
+void expectTiledView(const Site& s) {
+  if (!isTiledView(s.receiver->type))
+    s.ctx.fail(s.instr, "getattr ." + std::string(s.name),
+               typeToString(s.receiver->type) + " has no attribute '" + std::string(s.name) + "'");
+}
+const Type* viewMethodType(const Site& s) {
+  expectTiledView(s);
+  return tupleTy({symbolTy("method:tiledview." + std::string(s.name)), s.receiver->type});
+}
+ir::Instr* viewMethodLower(const Site& s, Emitter& e) {
+  std::string sym = "method:tiledview." + std::string(s.name);
+  return e.emit(ir::Op::TupleMake, s.instr->type, {e.constant(ir::Const::symbol(sym), symbolTy(sym)), s.receiver});
+}
+const Type* viewShapeType(const Site& s) {
+  expectTiledView(s);
+  return tupleTy(std::vector<const Type*>(tiledViewOf(s.receiver->type).shape.size(), i64Ty()));
+}
+ir::Instr* viewShapeLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> dims;
+  for (int64_t d : tiledViewOf(s.receiver->type).shape) dims.push_back(e.constInt(d));
+  return e.emit(ir::Op::TupleMake, s.instr->type, dims);
+}
+std::string viewDtypeSymbol(const Site& s) { return "numpy." + std::string(scalarNumbaName(s.receiver->type->elems[1]->scalar)); }
+const Type* viewDtypeType(const Site& s) {
+  expectTiledView(s);
+  return symbolTy(viewDtypeSymbol(s));
+}
+ir::Instr* viewDtypeLower(const Site& s, Emitter& e) { return e.constant(ir::Const::symbol(viewDtypeSymbol(s)), s.instr->type); }
+
+const Type* viewLoadType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"index", "latency", "allow_tma"}, 1);
+  const Type* arr = viewOfMethod(s)->elems[1];
+  coordinates(s, nullptr, a[0], arr->ndim);
+  return makeTile(s, arr->scalar, tiledViewOf(viewOfMethod(s)).shape);
+}
+ir::Instr* viewLoadLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"index", "latency", "allow_tma"}, 1);
+  TiledView v = tiledViewOf(viewOfMethod(s));
+  std::vector<ir::Instr*> operands = {viewArray(s, e)};
+  for (ir::Instr* c : coordinates(s, &e, a[0], static_cast<int>(v.shape.size()))) operands.push_back(c);
+  return e.intrinsic(ir::Intrinsic::TileLoad, s.instr->type, operands, {static_cast<int64_t>(v.padding)});
+}
+
+const Type* viewStoreType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"index", "tile", "latency", "allow_tma"}, 2);
+  const Type* arr = viewOfMethod(s)->elems[1];
+  if (arr->readonly) failOp(s, "the array is read-only");
+  coordinates(s, nullptr, a[0], arr->ndim);
+  TileOperand t = valueArg(s, a[1], "tile");
+  TileShapeV shape = tiledViewOf(viewOfMethod(s)).shape, joined;
+  std::string why;
+  if (!broadcastTileShapes(t.shape, shape, &joined, &why) || joined != shape)
+    failOp(s, "a tile of shape " + tileShapeText(t.shape) + " does not fit the view's tiles of " + tileShapeText(shape));
+  return noneTy();
+}
+ir::Instr* viewStoreLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"index", "tile", "latency", "allow_tma"}, 2);
+  ir::Instr* arr = viewArray(s, e);
+  TiledView v = tiledViewOf(viewOfMethod(s));
+  std::vector<ir::Instr*> operands = {arr};
+  for (ir::Instr* c : coordinates(s, &e, a[0], static_cast<int>(v.shape.size()))) operands.push_back(c);
+  operands.push_back(toTile(e, a[1], arr->type->scalar, v.shape));
+  e.intrinsic(ir::Intrinsic::TileStore, voidTy(), operands);
+  return nullptr;
+}
+
+const Type* viewNumTilesType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"axis"}, 1);
+  normaliseAxis(s, constIntArg(s, a[0], "axis"), tiledViewOf(viewOfMethod(s)).shape.size());
+  return i32Ty();
+}
+ir::Instr* viewNumTilesLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"axis"}, 1);
+  TiledView v = tiledViewOf(viewOfMethod(s));
+  int64_t axis = normaliseAxis(s, constIntArg(s, a[0], "axis"), v.shape.size());
+  ir::Instr* dim = e.emit(ir::Op::ArrayDim, i64Ty(), {viewArray(s, e)});
+  dim->index = axis;
+  return e.convert(emitCdiv(e, dim, e.constInt(v.shape[axis])), i32Ty());
 }
 
 // ---- factories ------------------------------------------------------------------------
@@ -970,6 +1133,14 @@ const Rule tileCdiv{cdivType, cdivLower};
 const Rule tileNumTiles{numTilesType, numTilesLower};
 const Rule tileLoad{loadType, loadLower};
 const Rule tileStore{storeType, storeLower};
+const Rule arrayMethod{arrayMethodType, arrayMethodLower};
+const Rule tiledViewMake{tiledViewMakeType, tiledViewMakeLower};
+const Rule tiledViewMethod{viewMethodType, viewMethodLower};
+const Rule tiledViewShape{viewShapeType, viewShapeLower};
+const Rule tiledViewDtype{viewDtypeType, viewDtypeLower};
+const Rule tiledViewLoad{viewLoadType, viewLoadLower};
+const Rule tiledViewStore{viewStoreType, viewStoreLower};
+const Rule tiledViewNumTiles{viewNumTilesType, viewNumTilesLower};
 const Rule tileFull{fullType, fullLower};
 const Rule tileArange{arangeType, arangeLower};
 const Rule tileAstype{astypeType, astypeLower};

@@ -431,6 +431,53 @@ def test_padding_mode_2d(mode, rng):
 
 
 # ===========================================================================
+# Tiled views: Array.tiled_view(tile_shape, padding_mode), TiledView.load /
+# store / num_tiles / tile_shape / dtype
+# ===========================================================================
+
+
+@ct.kernel
+def k_tiled_view(x, y, rowsum, TM: ConstInt, TN: ConstInt):
+    xv = x.tiled_view((TM, TN), padding_mode=ZERO)
+    yv = y.tiled_view((TM, TN))
+    sv = rowsum.tiled_view(TM)
+    i = ct.bid(0)
+    acc = ct.zeros((TM,), dtype=ct.float32)
+    for j in range(xv.num_tiles(1)):
+        t = xv.load((i, j))
+        yv.store((i, j), t * 2.0 + xv.tile_shape[1])
+        acc = acc + ct.sum(t, axis=1)   # the padded zeros add nothing
+    sv.store(i, acc)
+
+
+@ct.kernel
+def k_tiled_view_1d(x, y, T: ConstInt):
+    tv = x.tiled_view(T)
+    ov = y.tiled_view(T)
+    ov.store(ct.bid(0), tv.load(ct.bid(0)) + 1)
+
+
+@pytest.mark.parametrize("shape,tiles", [((100, 70), (16, 32)), ((64, 128), (16, 64))])
+def test_tiled_view(shape, tiles, how, rng):
+    M, N = shape
+    TM, TN = tiles
+    xh = rand(rng, (M, N), np.float32)
+    y = Guarded((M, N), np.float32, kind="view")
+    s = Guarded((M,), np.float32)
+    run(k_tiled_view, cdiv(M, TM), (cp.asarray(xh), y.array, s.array, TM, TN), how)
+    check(y.get(rng), xh * 2.0 + TN, rng, f"TiledView load/store {shape} tiles {tiles}")
+    check(s.get(rng), xh.astype(np.float64).sum(axis=1), rng, "TiledView num_tiles + zero padding", 1e-5, 1e-4)
+
+
+def test_tiled_view_1d(rng):
+    n = 1000
+    xh = rand(rng, n, np.int32, -1000, 1000)
+    y = Guarded((n,), np.int32)
+    run(k_tiled_view_1d, cdiv(n, 128), (cp.asarray(xh), y.array, 128))
+    check(y.get(rng), xh + 1, rng, "1-d TiledView")
+
+
+# ===========================================================================
 # Constant[int] parameters
 # ===========================================================================
 
@@ -1390,24 +1437,41 @@ def test_gemm_misaligned_views(tiles, rng):
           _matmul_tol("float16", K, np.abs(a) @ np.abs(b)))
 
 
+LOW_PRECISION_CASES = [  # (M, N, K), (tm, tn, tk), column offset of C in a wider array
+    # Rows of 200 bytes: no 16-byte stores, each register pair stored as it is.
+    ((200, 100, 300), (64, 64, 32), 0),
+    # Rows of 16-byte multiples: whole tiles staged through shared memory and
+    # stored 16 bytes a thread, ragged ones (M = 300) directly; the view case
+    # is a strided C whose base is 16 bytes into its array.
+    ((256, 384, 320), (64, 64, 32), 0), ((300, 512, 256), (128, 256, 64), 0),
+    ((256, 384, 320), (64, 128, 64), 8), ((48, 64, 64), (16, 32, 16), 0),
+]
+
+
 @pytest.mark.parametrize("dtype_name", ["float16", "bfloat16"])
-def test_gemm_mma_low_precision_output(dtype_name, rng):
+@pytest.mark.parametrize("MNK,tiles,offset", LOW_PRECISION_CASES,
+                         ids=[f"{'x'.join(map(str, m))}-{'x'.join(map(str, t))}-off{o}" for m, t, o in LOW_PRECISION_CASES])
+def test_gemm_mma_low_precision_output(dtype_name, MNK, tiles, offset, rng):
     """C in the inputs' dtype: the fp32 accumulator cast on the way out."""
     torch = _torch() if dtype_name == "bfloat16" else None
-    M, N, K = 200, 100, 300
+    M, N, K = MNK
+    tm, tn, tk = tiles
     A, B, a64, b64 = _make_gemm_inputs(rng, M, N, K, dtype_name)
     if dtype_name == "bfloat16":
-        C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        whole = torch.full((M, N + offset), float("nan"), device="cuda", dtype=torch.bfloat16)
     else:
-        C = cp.full((M, N), np.nan, np.float16)
+        whole = cp.full((M, N + offset), np.nan, np.float16)
+    C = whole[:, offset:]
     _sync_all()
-    run(k_gemm, (cdiv(M, 64), cdiv(N, 64)), (A, B, C, 64, 64, 32))
+    run(k_gemm, (cdiv(M, tm), cdiv(N, tn)), (A, B, C, tm, tn, tk))
     _sync_all()
-    got = C.float().cpu().numpy() if dtype_name == "bfloat16" else cp.asnumpy(C)
+    host = whole.float().cpu().numpy() if dtype_name == "bfloat16" else cp.asnumpy(whole).astype(np.float32)
+    assert np.isnan(host[:, :offset]).all(), "the store wrote outside its view"
+    got = host[:, offset:]
     ref = a64 @ b64
     mag = np.abs(a64) @ np.abs(b64)
     rel = 8e-3 if dtype_name == "bfloat16" else 1e-3
-    check(got, ref, rng, f"gemm {dtype_name} -> {dtype_name}", rel, _matmul_tol(dtype_name, K, mag))
+    check(got, ref, rng, f"gemm {dtype_name} -> {dtype_name} {MNK} tiles {tiles}", rel, _matmul_tol(dtype_name, K, mag))
 
 
 def test_gemm_matmul_operator_f32(rng):
