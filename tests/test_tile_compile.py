@@ -160,6 +160,14 @@ def k_tiled_view(x, y, T: ct.Constant[int]):
         yv.store((ct.bid(0), j), xv.load((ct.bid(0), j)) * 2)
 
 
+@ct.kernel
+def k_print(x, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0), 0), shape=(T, T))
+    ct.printf("tile %d: %.3f, sum %e\n", ct.bid(0), t, ct.sum(t))
+    ct.print("max", ct.max(t), t > 0, sep="=", end="|\n")
+    print(t.astype(ct.int32), 2.5)
+
+
 CASES = [
     ("elementwise", k_elementwise, [F32_1D] * 3 + ["int64"], {"T": 256}, ["ld.global.v4", "st.global"]),
     ("reduce", k_reduce, [F32_2D, F32_1D, "int64", "int64"], {"TM": 16, "TN": 64}, ["shfl.sync.bfly", "bar.sync"]),
@@ -213,6 +221,7 @@ CASES = [
      {"TM": 8, "TN": 16}, ["shfl.sync.bfly", "bar.sync", "max.s32"]),
     ("matmul f64", k_matmul_f64, ["float64[:, ::1]"] * 3 + ["int64"], {"T": 16}, ["fma.rn.f64"]),
     ("tiled view", k_tiled_view, [F32_2D] * 2 + ["int64"], {"T": 32}, ["ld.global.v4", "st.global.v4"]),
+    ("print", k_print, [F32_2D, "int64"], {"T": 8}, ["vprintf", "bar.sync"]),
     ("gather scatter", k_gather_scatter, [F32_2D] * 3 + ["int64"], {"T": 32}, ["@p ld.global.b32", "@p st.global.b32"]),
     ("atomics", k_atomics, ["int32[::1]"] * 3 + ["int64"], {"T": 64},
      ["atom.global.add.s32", "atom.global.cas.b32", "atom.global.max.s32", "atom.global.xor.b32"]),
@@ -260,6 +269,32 @@ def test_tiled_view_errors():
                             (rank, r"tile_shape \(16,\) must have one extent per dimension of the 2-d array")]:
         with pytest.raises(cudajit.CompileError, match=message) as info:
             cudajit.compile_ptx(kernel, sig, constants={"T": 16})
+        assert "test_tile_compile.py" in str(info.value)
+
+
+def test_print_errors():
+    @ct.kernel
+    def count(x):
+        ct.printf("%d %d", ct.arange(4, dtype=ct.int32))
+    @ct.kernel
+    def string_conversion(x):
+        ct.printf("%s", ct.arange(4, dtype=ct.int32))
+    @ct.kernel
+    def runtime_format(x):
+        ct.printf(x, ct.arange(4, dtype=ct.int32))
+    @ct.kernel
+    def too_many(x):
+        ct.printf("%d", ct.load(x, index=(0, 0), shape=(128, 64)))
+    @ct.kernel
+    def bad_sep(x):
+        ct.print(ct.arange(4, dtype=ct.int32), sep=ct.bid(0))
+    for kernel, message in [(count, r"ct.printf: the format has 2 conversion\(s\) for 1 value\(s\)"),
+                            (string_conversion, r"ct.printf: conversion %s is not supported"),
+                            (runtime_format, r"ct.printf: the format must be a constant string"),
+                            (too_many, r"ct.printf: prints at most 4096 elements a call, this call 8192"),
+                            (bad_sep, r"ct.print: sep= must be a constant string")]:
+        with pytest.raises(cudajit.CompileError, match=message) as info:
+            cudajit.compile_ptx(kernel, [F32_2D])
         assert "test_tile_compile.py" in str(info.value)
 
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "codegen/emitter.h"
+#include "ir/intrinsics.h"
 
 namespace cj::codegen {
 namespace {
@@ -84,12 +85,53 @@ void lowerNoneCheck(FunctionEmitter& fe, const ir::Instr& in) {
   });
 }
 
+// A value under a printf conversion (kTilePrintSlot: flags, width, precision
+// and the letter; empty: %d for integers and bools, %f for floats): every
+// integer passed as 64 bits, every float as a double, converted when the
+// letter asks for the other kind.
+void appendConverted(FunctionEmitter& fe, const ir::Instr& v, std::string spec, std::string& format,
+                     std::vector<std::pair<std::string, std::string>>& fields) {
+  Scalar s = v.type->scalar;
+  if (spec.empty()) spec = v.type->isFloat() ? "f" : "d";
+  char letter = spec.back();
+  std::string flags = spec.substr(0, spec.size() - 1);
+  if (std::string_view("eEfFgGaA").find(letter) != std::string_view::npos) {
+    format += "%" + flags + letter;
+    fields.push_back({"double", convertScalar(fe, fe.val(&v), s, Scalar::Float64)});
+    return;
+  }
+  format += "%" + flags + "ll" + letter;
+  if (letter == 'd' || letter == 'i') {
+    fields.push_back({"i64", convertScalar(fe, fe.val(&v), s, Scalar::Int64)});
+    return;
+  }
+  // u, o, x, X read an integer's own bits, as C's printf of its type does (-1 in int32: ffffffff).
+  std::string bits = fe.val(&v);
+  if (v.type->isInt() && scalarSigned(s) && scalarBits(s) < 64) {
+    Scalar same = scalarBits(s) == 8 ? Scalar::UInt8 : scalarBits(s) == 16 ? Scalar::UInt16 : Scalar::UInt32;
+    bits = convertScalar(fe, bits, s, same);
+    s = same;
+  }
+  fields.push_back({"i64", convertScalar(fe, bits, s, Scalar::UInt64)});
+}
+
 void lowerPrint(FunctionEmitter& fe, const ir::Instr& in) {
   if (in.intrinsic == ir::Intrinsic::NoneCheck) return lowerNoneCheck(fe, in);
   std::string format;
   std::vector<std::pair<std::string, std::string>> fields;   // (type, value)
   size_t next = 0;
-  for (int64_t c : in.ints) {
+  for (size_t i = 0; i < in.ints.size(); ++i) {
+    int64_t c = in.ints[i];
+    if (c == ir::kTilePrintSlot) {
+      std::string spec;
+      int64_t n = in.ints.at(i + 1);
+      for (int64_t k = 0; k < n; ++k) spec += static_cast<char>(in.ints.at(i + 2 + k));
+      i += 1 + n;
+      const ir::Instr* v = in.operands.at(next++);
+      if (!v->type->isScalar() || v->type->isComplex()) fe.fail(in, "print", "cannot print " + typeToString(v->type));
+      appendConverted(fe, *v, spec, format, fields);
+      continue;
+    }
     if (c != 1) {
       format += static_cast<char>(c);
       continue;

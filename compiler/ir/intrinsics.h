@@ -59,7 +59,7 @@ inline bool isLibdeviceCall(Intrinsic id) { return !intrinsicInfo(id).libdevice_
 // and array_address.
 inline bool isPureIntrinsic(Intrinsic id) {
   return (intrinsicFamily(id) == IntrinsicFamily::Tile && id != Intrinsic::TileStore && id != Intrinsic::TileScatter &&
-          id != Intrinsic::TileAtomic) ||
+          id != Intrinsic::TileAtomic && id != Intrinsic::TilePrint) ||
          id == Intrinsic::ArrayAddress;
 }
 
@@ -69,5 +69,9 @@ inline bool isPureIntrinsic(Intrinsic id) {
 enum class TilePadding : int64_t { Undetermined, Zero, NegZero, Nan, PosInf, NegInf };
 enum class TileReduceKind : int64_t { Sum, Prod, Max, Min, And, Or, Xor };
 enum class TileAtomicKind : int64_t { Add, Max, Min, And, Or, Xor, Xchg, Cas };
+// In the template of print and tile.print (Instr::ints), where an operand goes:
+// then the length n of its printf conversion and n characters (flags, width,
+// precision, the conversion letter); n = 0: the default for its type.
+constexpr int64_t kTilePrintSlot = -1;
 
 }  // namespace cj::ir

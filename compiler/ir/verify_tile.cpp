@@ -51,6 +51,10 @@ std::string tileIntrinsicError(const Instr& in) {
         why = "padding mode missing or unknown";
       return why;
     }
+    case Intrinsic::TilePrint:
+      for (const Instr* o : in.operands)
+        if (!o->type->isTile() && !o->type->isScalar()) return "prints tiles and scalars, not " + typeToString(o->type);
+      return t == voidTy() ? "" : "tile.print has no result";
     case Intrinsic::TileStore: {
       std::string why = checkArrayAndCoordinates(in, 1);
       if (why.empty()) why = checkMemory(in, in.operands.back()->type);

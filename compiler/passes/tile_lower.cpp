@@ -459,6 +459,7 @@ void lowerTileIntrinsic(Lowering& lw, ir::Instr* in) {
     case I::TileReduce: case I::TileArgReduce: return tile::lowerTileReduce(lw, in);
     case I::TileDot: return tile::lowerTileDot(lw, in);
     case I::TileScan: return tile::lowerTileScan(lw, in);
+    case I::TilePrint: return tile::lowerTilePrint(lw, in);
     case I::TileFull:
       lw.frags[in] = std::vector<ir::Instr*>(lw.info(in->type).regs, in->operands[0]);
       return;
@@ -499,7 +500,11 @@ bool lowerTiles(ir::Function& fn, int max_stages, int64_t stage_budget, bool* fi
 
 bool TileLower::run(ir::Function& fn) {
   bool any = false;
-  forEachValue(fn, [&](ir::Instr& in) { any = any || in.type->isTile(); });
+  // A tile kernel's prints are the pass's too (once a block).
+  forEachValue(fn, [&](ir::Instr& in) {
+    any = any || in.type->isTile() || in.isIntrinsic(ir::Intrinsic::TilePrint) ||
+          (in.isIntrinsic(ir::Intrinsic::Print) && !fn.simt_block[0]);
+  });
   if (!any) return false;
   // A function that takes or returns tiles has no lowering of its own: such
   // device functions are to be inlined into their callers (docs/tiles.md);
@@ -591,7 +596,14 @@ bool lowerTiles(ir::Function& fn, int max_stages, int64_t stage_budget, bool* fi
         out.push_back(std::move(in));
         continue;
       }
-      if (!isTileOp(*in)) {
+      if (in->isIntrinsic(ir::Intrinsic::Print) && !fn.simt_block[0]) {
+        // A tile kernel's scalar code runs in every thread; cuTile prints once a block.
+        lw.setCurrent(in.get());
+        lw.emitIf(lw.isThreadZero(), [&] { lw.intrinsic(ir::Intrinsic::Print, voidTy(), in->operands, in->ints); });
+        graveyard.push_back(std::move(in));
+        continue;
+      }
+      if (!isTileOp(*in) && !in->isIntrinsic(ir::Intrinsic::TilePrint)) {
         out.push_back(std::move(in));
         continue;
       }

@@ -161,11 +161,6 @@ ir::Instr* barrierAddress(Lowering& lw, const AsyncDot& p, ir::Instr* stage) {
   return lw.add(base, lw.mul(stage, lw.i32(8)));
 }
 
-ir::Instr* threadZero(Lowering& lw) {
-  ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
-  return lw.emit(ir::Op::Eq, boolTy(), {tid, lw.i32(0)});
-}
-
 void requestCpAsync(Lowering& lw, const AsyncDot& p, ir::Instr* stage, Point at) {
   std::map<ir::Instr*, ir::Instr*> memo;
   for (const AsyncOperand* op : {&p.x, &p.y})
@@ -174,7 +169,7 @@ void requestCpAsync(Lowering& lw, const AsyncDot& p, ir::Instr* stage, Point at)
 }
 
 void requestTma(Lowering& lw, const AsyncDot& p, ir::Instr* stage, Point at) {
-  lw.emitIf(threadZero(lw), [&] {
+  lw.emitIf(lw.isThreadZero(), [&] {
     std::map<ir::Instr*, ir::Instr*> memo;
     ir::Instr* bar = barrierAddress(lw, p, stage);
     lw.intrinsic(ir::Intrinsic::MbarrierExpectTx, voidTy(), {bar, lw.i32(p.x.stage_bytes + p.y.stage_bytes)});
@@ -398,7 +393,7 @@ void finishAsyncDots(Lowering& lw, std::vector<std::unique_ptr<AsyncDot>>& plans
     lw.beginBlock(pre);
     lw.setOutput(&code, term->loc);
     if (p->tma) {   // one thread sets up the stages' mbarriers before anyone uses them
-      lw.emitIf(threadZero(lw), [&] {
+      lw.emitIf(lw.isThreadZero(), [&] {
         for (int s = 0; s < p->stages; ++s)
           lw.intrinsic(ir::Intrinsic::MbarrierInit, voidTy(), {barrierAddress(lw, *p, lw.i32(s))}, {1});
         lw.intrinsic(ir::Intrinsic::MbarrierInitFence, voidTy(), {});

@@ -311,7 +311,7 @@ void storeStaged(Lowering& lw, const StagedStore& plan, const LayoutInfo& l, con
   const int64_t rounds = l.shape[0] * vectors_per_row / lw.threads();
   ir::Instr* buf = lw.scratchArray(Scalar::Float32, l.shape[0] * plan.pitch_words, 0);
   ir::Instr* base = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {buf});
-  ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
+  ir::Instr* tid = lw.threadIndex();
   ir::Instr* yes = lw.boolean(true);
   for (size_t c = 0; c < plan.pairs.size(); ++c) {
     for (int64_t r : plan.pairs[c]) {
@@ -391,7 +391,7 @@ void copyTileToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vector<ir::I
   // matrix (128 contiguous bytes of the unswizzled wgmma layouts: no bank
   // conflicts), then the next column, then the next eight rows.
   bool by_core = !by_rows && rows % 8 == 0;
-  ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
+  ir::Instr* tid = lw.threadIndex();
   struct Chunk {
     int64_t first;
     ir::Instr *c, *row, *col, *dst;
@@ -473,7 +473,7 @@ void copyTileElementsToSharedAsync(Lowering& lw, ir::Instr* arr, const std::vect
   ArrayView v = arrayView(lw, arr, index, shape, dtype, 1);
   int64_t cols = shape[1], total = shape[0] * cols, threads = lw.threads();
   int shift = log2Ceil(cols);
-  ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
+  ir::Instr* tid = lw.threadIndex();
   // A thread's elements: one column, rows `threads / cols` apart (where the
   // block spans whole rows), else recomputed per element.
   bool whole_rows = threads % cols == 0 && total % threads == 0;

@@ -110,6 +110,9 @@ class Lowering {
   ir::Instr* laneId() const { return lane_; }
   ir::Instr* warpId() const { return warp_; }
   int threads() const { return num_warps * 32; }
+  // This thread's index in the block (i32), and whether it is 0 (b1).
+  ir::Instr* threadIndex() { return add(mul(warp_, i32(32)), lane_); }
+  ir::Instr* isThreadZero() { return emit(ir::Op::Eq, boolTy(), {threadIndex(), i32(0)}); }
 
   // ---- fragments ------------------------------------------------------------------------
   std::unordered_map<const ir::Instr*, std::vector<ir::Instr*>> frags;
@@ -282,5 +285,6 @@ void lowerTileAtomic(Lowering& lw, ir::Instr* in);
 void lowerTileReduce(Lowering& lw, ir::Instr* in);
 void lowerTileDot(Lowering& lw, ir::Instr* in);
 void lowerTileScan(Lowering& lw, ir::Instr* in);
+void lowerTilePrint(Lowering& lw, ir::Instr* in);   // tile_lower_print.cpp
 
 }  // namespace cj::passes::tile

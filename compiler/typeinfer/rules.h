@@ -159,6 +159,9 @@ extern const Rule tileShapeAttr, dtypeAttr, tileNdimAttr;
 // x.tiled_view(...) (arrayMethod binds it) and the tiled view's members
 extern const Rule arrayMethod, tiledViewMake, tiledViewMethod, tiledViewShape, tiledViewDtype;
 extern const Rule tiledViewLoad, tiledViewStore, tiledViewNumTiles;
+// rules_tile_print.cpp: ct.printf / ct.print (arg), and print() of tiles
+extern const Rule tilePrint;
+bool printsTiles(const Site& s);
 }  // namespace rules
 
 }  // namespace cj::typeinfer

@@ -89,6 +89,7 @@ void checkPrintable(const Site& s, const Type* t) {
 }
 
 const Type* printType(const Site& s) {
+  if (printsTiles(s)) return tilePrint.type(s);   // cuTile's print of tiles
   for (const std::string& k : s.kw_names)
     if (k != "sep" && k != "end") s.fail("print() keyword '" + k + "' is not supported");
   if (!s.kw_names.empty()) s.fail("print() with sep= or end= is not supported (numba-cuda rejects it too)");
@@ -125,6 +126,7 @@ void appendItem(Emitter& e, ir::Instr* v, std::vector<int64_t>& tmpl, std::vecto
 }
 
 ir::Instr* printLower(const Site& s, Emitter& e) {
+  if (printsTiles(s)) return tilePrint.lower(s, e);
   std::vector<int64_t> tmpl;
   std::vector<ir::Instr*> values;
   for (size_t i = 0; i < s.args.size(); ++i) {

@@ -1655,6 +1655,86 @@ def test_segment_sum(segments, length, tile, how, rng):
 
 
 # ===========================================================================
+# Device output: ct.printf, ct.print, print() of tiles -- once a block, tiles
+# printed whole. Run in a child process whose stdout (where vprintf writes) is
+# read back.
+# ===========================================================================
+
+_PRINT_SCRIPT = r"""
+import sys, importlib
+import numpy as np, cupy as cp
+ct = importlib.import_module(sys.argv[1])
+x = cp.asarray(np.array(eval(sys.argv[2]), dtype=np.int32))
+f = cp.asarray(np.array(eval(sys.argv[3]), dtype=np.float32))
+
+@ct.kernel
+def k(x, f):
+    t = ct.arange(4, dtype=ct.int32)
+    ct.printf("one tile: %d\n", t)
+    ct.printf("two tiles: %d, %f\n", t, t * 2.0)
+    m = ct.load(x, index=(0, 0), shape=(2, 4))
+    ct.printf("2d: %d|\n", m)
+    ct.printf("prec: %.2f %5d|\n", ct.load(f, index=(0,), shape=(4,)), t)
+    ct.print("tile:", t, sep="=")
+    ct.print("scalar", ct.bid(0), 3.5)
+    ct.print(t, end="")
+    ct.print("|after")
+    print("builtin", m, 7)
+    ct.printf("zero-d %d\n", ct.sum(m))
+    ct.printf("bool %d\n", t > 1)
+    ct.printf("f16 %f\n", t.astype(ct.float16))
+    ct.printf("hex %x %%\n", m)
+
+@ct.kernel
+def per_block(x):
+    ct.printf("block %d: %d\n", ct.bid(0), ct.load(x, index=(0, 0), shape=(1, 4)))
+    print("plain", ct.bid(0))
+
+s = cp.cuda.get_current_stream()
+ct.launch(s, (1,), k, (x, f))
+cp.cuda.Device().synchronize()
+sys.stdout.flush()
+print("----", flush=True)
+ct.launch(s, (3,), per_block, (x,))
+cp.cuda.Device().synchronize()
+"""
+
+
+def test_printf_and_print(rng):
+    import subprocess
+    import sys
+    xh = rng.integers(-50, 50, size=(2, 4))
+    fh = rng.integers(-400, 400, size=4) / 4   # two decimals, exact in binary
+    proc = subprocess.run([sys.executable, "-c", _PRINT_SCRIPT, IMPL, repr(xh.tolist()), repr(fh.tolist())],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    first, blocks = proc.stdout.split("----\n")
+
+    def tile(values, spec="%d"):
+        return "[" + ", ".join(spec % v for v in values) + "]"
+    m = "[" + ", ".join(tile(r) for r in xh) + "]"
+    want = [
+        "one tile: [0, 1, 2, 3]",
+        "two tiles: [0, 1, 2, 3], [0.000000, 2.000000, 4.000000, 6.000000]",
+        f"2d: {m}|",
+        f"prec: {tile(fh, '%.2f')} {tile(range(4), '%5d')}|",
+        "tile:=[0, 1, 2, 3]",
+        "scalar 0 3.5",
+        "[0, 1, 2, 3]|after",
+        f"builtin {m} 7",
+        f"zero-d {int(xh.sum())}",
+        "bool [0, 0, 1, 1]",
+        "f16 [0.000000, 1.000000, 2.000000, 3.000000]",
+        "hex [" + ", ".join(tile(r, "%x") for r in (xh.astype(np.int64) & 0xFFFFFFFF).tolist()) + "] %",
+    ]
+    assert first.splitlines() == want, rng.seed_text + "\n" + first
+    # Once a block, not once a thread.
+    row = tile(xh[0])
+    expect = sorted([f"block {b}: [{row}]" for b in range(3)] + [f"plain {b}" for b in range(3)])
+    assert sorted(blocks.splitlines()) == expect, rng.seed_text + "\n" + blocks
+
+
+# ===========================================================================
 # More of cuTile's API: call spellings, batched matmul, cat, newaxis indexing,
 # cumprod, scan / reduce with a function, gather / scatter, atomic_add
 # ===========================================================================

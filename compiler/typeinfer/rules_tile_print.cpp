@@ -1,0 +1,202 @@
+// ct.printf(format, *args), ct.print(*args, sep, end), and print(...) with a
+// tile argument: device output once per block, a tile printed whole as cuTile
+// prints it ("[0, 1, 2]", "[[0, 1], [2, 3]]"). Typed here into `tile.print`,
+// whose template (Instr::ints) is printf text with a slot per operand:
+//
+//   c >= 0          a character of the format (printf-escaped: % as %%)
+//   kTilePrintSlot  an operand, then the length n of its conversion and n
+//                   characters: flags, width, precision and the conversion
+//                   letter (n = 0: %d for integers and bools, %f for floats)
+//
+// The tile pipeline (passes/tile_lower_print.cpp) gathers each tile in shared
+// memory and has one thread print (ir/intrinsics.def, tile.print).
+#include "typeinfer/rules.h"
+#include "typeinfer/tile_rules.h"
+
+namespace cj::typeinfer::rules {
+namespace {
+
+// Elements one call may print: every element is unrolled into the printing
+// thread's code (vprintf takes 32 values a call).
+constexpr int64_t kMaxPrintedElements = 4096;
+
+bool isPrintf(const Site& s) { return s.arg == "printf"; }
+std::string opName(const Site& s) { return isPrintf(s) ? "ct.printf" : s.arg == "print" ? "ct.print" : "print"; }
+
+[[noreturn]] void failPrint(const Site& s, const std::string& message, const std::string& hint = {}) {
+  s.fail(opName(s) + ": " + message, hint);
+}
+
+void appendEscaped(std::vector<int64_t>& out, std::string_view text) {
+  for (unsigned char c : text) {
+    if (c == '%') out.push_back('%');
+    out.push_back(c);
+  }
+}
+
+void appendSlot(std::vector<int64_t>& out, std::string_view spec) {
+  out.push_back(ir::kTilePrintSlot);
+  out.push_back(static_cast<int64_t>(spec.size()));
+  for (unsigned char c : spec) out.push_back(c);
+}
+
+// The format's text and conversions: printf's %[flags][width][.precision]
+// [length]conversion, the length dropped (the lowering passes every integer
+// as 64 bits, every float as a double).
+struct Format {
+  std::vector<int64_t> tmpl;   // slots without operands yet: kTilePrintSlot, n, spec
+  size_t slots = 0;
+};
+
+Format parseFormat(const Site& s, const std::string& f) {
+  Format out;
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i] != '%') {
+      appendEscaped(out.tmpl, std::string_view(&f[i], 1));
+      continue;
+    }
+    if (i + 1 < f.size() && f[i + 1] == '%') {
+      appendEscaped(out.tmpl, "%");
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    std::string spec;
+    while (j < f.size() && std::string_view("-+ #0").find(f[j]) != std::string_view::npos) spec += f[j++];
+    while (j < f.size() && std::isdigit(static_cast<unsigned char>(f[j]))) spec += f[j++];
+    if (j < f.size() && f[j] == '.') {
+      spec += f[j++];
+      while (j < f.size() && std::isdigit(static_cast<unsigned char>(f[j]))) spec += f[j++];
+    }
+    if (j < f.size() && f[j] == '*') failPrint(s, "a width or precision of '*' is not supported");
+    while (j < f.size() && std::string_view("hlLqjzt").find(f[j]) != std::string_view::npos) ++j;
+    if (j >= f.size()) failPrint(s, "the format ends inside a conversion: '" + f.substr(i) + "'");
+    if (std::string_view("diuoxXeEfFgGaA").find(f[j]) == std::string_view::npos)
+      failPrint(s, std::string("conversion %") + f[j] + " is not supported", "integer and float conversions only: diuoxXeEfFgGaA");
+    spec += f[j];
+    appendSlot(out.tmpl, spec);
+    ++out.slots;
+    i = j;
+  }
+  return out;
+}
+
+// A value printed: a tile or a number (a 0-d tile).
+void checkValue(const Site& s, const ir::Instr* v) {
+  const Type* t = v->type;
+  if (t->isTile() || (t->isScalar() && !t->isComplex())) return;
+  failPrint(s, "cannot print " + typeToString(t), "print tiles, numbers and constant strings");
+}
+
+int64_t elementsOf(const ir::Instr* v) { return v->type->isTile() ? tileElements(v->type) : 1; }
+
+std::string constantText(const ir::Const& c) {
+  switch (c.kind) {
+    case ir::Const::Kind::Str: return c.s;
+    case ir::Const::Kind::Int: return std::to_string(c.i);
+    case ir::Const::Kind::Bool: return c.i ? "True" : "False";
+    case ir::Const::Kind::None: return "None";
+    case ir::Const::Kind::Float: {   // Python's repr: the shortest text that reads back
+      char buf[64];
+      for (int precision = 1; precision <= 17; ++precision) {
+        std::snprintf(buf, sizeof buf, "%.*g", precision, c.f);
+        if (std::strtod(buf, nullptr) == c.f) break;
+      }
+      std::string text = buf;
+      if (text.find_first_of(".eninf") == std::string::npos) text += ".0";
+      return text;
+    }
+    default: return "";
+  }
+}
+
+// print's items: constants as text, strings verbatim, the rest a slot each.
+struct Printed {
+  std::vector<int64_t> tmpl;
+  std::vector<ir::Instr*> values;
+};
+
+std::string keywordText(const Site& s, const char* name, const char* fallback) {
+  for (size_t k = 0; k < s.kw_names.size(); ++k) {
+    if (s.kw_names[k] != name) continue;
+    auto c = constantOf(s.kw_args[k]);
+    if (!c || (c->kind != ir::Const::Kind::Str && c->kind != ir::Const::Kind::None))
+      failPrint(s, std::string(name) + "= must be a constant string");
+    return c->kind == ir::Const::Kind::None ? fallback : c->s;
+  }
+  return fallback;
+}
+
+Printed printed(const Site& s) {
+  for (const std::string& k : s.kw_names)
+    if (k != "sep" && k != "end") failPrint(s, "keyword '" + k + "' is not supported");
+  std::string sep = keywordText(s, "sep", " "), end = keywordText(s, "end", "\n");
+  Printed p;
+  int64_t elements = 0;
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    if (i) appendEscaped(p.tmpl, sep);
+    ir::Instr* a = s.args[i];
+    auto c = constantOf(a);
+    if (a->type->is(TypeKind::String) || a->type->is(TypeKind::None) ||
+        (c && !a->type->isTile() && c->kind != ir::Const::Kind::Symbol && !constantText(*c).empty())) {
+      appendEscaped(p.tmpl, c ? constantText(*c) : std::string("<str>"));
+      continue;
+    }
+    checkValue(s, a);
+    elements += elementsOf(a);
+    appendSlot(p.tmpl, "");
+    p.values.push_back(a);
+  }
+  appendEscaped(p.tmpl, end);
+  if (elements > kMaxPrintedElements)
+    failPrint(s, "prints at most " + std::to_string(kMaxPrintedElements) + " elements a call, this call " +
+                     std::to_string(elements), "print a part of the tile (ct.extract, a smaller load)");
+  return p;
+}
+
+Printed formatted(const Site& s) {
+  if (!s.kw_names.empty()) failPrint(s, "takes no keyword arguments");
+  if (s.args.empty()) failPrint(s, "missing the format string");
+  auto f = constantOf(s.args[0]);
+  if (!f || f->kind != ir::Const::Kind::Str) failPrint(s, "the format must be a constant string");
+  Format format = parseFormat(s, f->s);
+  if (format.slots != s.args.size() - 1)
+    failPrint(s, "the format has " + std::to_string(format.slots) + " conversion(s) for " +
+                     std::to_string(s.args.size() - 1) + " value(s)");
+  Printed p;
+  p.tmpl = std::move(format.tmpl);
+  int64_t elements = 0;
+  for (size_t i = 1; i < s.args.size(); ++i) {
+    checkValue(s, s.args[i]);
+    elements += elementsOf(s.args[i]);
+    p.values.push_back(s.args[i]);
+  }
+  if (elements > kMaxPrintedElements)
+    failPrint(s, "prints at most " + std::to_string(kMaxPrintedElements) + " elements a call, this call " +
+                     std::to_string(elements), "print a part of the tile (ct.extract, a smaller load)");
+  return p;
+}
+
+const Type* tilePrintType(const Site& s) {
+  if (isPrintf(s)) formatted(s);
+  else printed(s);
+  return noneTy();
+}
+
+ir::Instr* tilePrintLower(const Site& s, Emitter& e) {
+  Printed p = isPrintf(s) ? formatted(s) : printed(s);
+  e.intrinsic(ir::Intrinsic::TilePrint, voidTy(), p.values, p.tmpl);
+  return nullptr;
+}
+
+}  // namespace
+
+bool printsTiles(const Site& s) {
+  for (const ir::Instr* a : s.args)
+    if (a->type->isTile()) return true;
+  return false;
+}
+
+const Rule tilePrint{tilePrintType, tilePrintLower};
+
+}  // namespace cj::typeinfer::rules
