@@ -725,3 +725,49 @@ def test_mma_layout_text_and_rules():
                       ("tile(f32, 64x64, mma<v5, 2x2, n8>)", "version 2 \\(mma.sync\\) or 3")]:
         with pytest.raises(ValueError, match=why):
             _core.parse_tile_type(text)
+
+
+def test_by_target_options_resolve_per_architecture():
+    @ct.kernel(num_ctas=ct.ByTarget(sm_100=2), occupancy=ct.ByTarget(sm_90=2, default=1))
+    def k(x, T: ct.Constant[int]):
+        ct.store(x, index=(0,), tile=ct.full((T,), 1.0, dtype=ct.float32))
+    sig = ["float32[::1]", "int64"]
+    assert ".minnctapersm 2" in cudajit.compile_ptx(k, sig, constants={"T": 64}, arch="sm_90")[0]
+    assert ".minnctapersm 1" in cudajit.compile_ptx(k, sig, constants={"T": 64}, arch="sm_80")[0]
+    assert repr(ct.ByTarget(sm_90=2, default=1)) == "ByTarget(sm_90=2, default=1)"
+    assert ct.ByTarget(sm_90=2) == ct.ByTarget(sm_90=2) != ct.ByTarget(sm_90=3)
+    with pytest.raises(ValueError, match="not an architecture name"):
+        ct.ByTarget(hopper=2)
+    with pytest.raises(ValueError, match="occupancy must be an int from 1 to 32, got 99"):
+        ct.kernel(occupancy=ct.ByTarget(sm_90=99))(lambda x: None)
+
+
+def test_torch_dtypes_in_kernels():
+    # cuTile kernels write dtype=torch.int32: torch's dtypes stand for their
+    # scalar types (a stand-in module here: the CPU test machine has no torch).
+    import types as pytypes
+    fake = pytypes.ModuleType("torch")
+
+    class dtype:
+        def __init__(self, name):
+            self.name = name
+
+        def __str__(self):
+            return "torch." + self.name
+    dtype.__module__ = "torch"
+    fake.int32, fake.float16, fake.float8_e4m3fn = dtype("int32"), dtype("float16"), dtype("float8_e4m3fn")
+
+    def body(a, c, TILE: ct.Constant[int]):
+        i = ct.bid(0) * TILE + ct.arange(TILE, dtype=torch.int32)  # noqa: F821
+        ct.scatter(c, i, ct.gather(a, i).astype(torch.float16))  # noqa: F821
+    fn = pytypes.FunctionType(body.__code__, {"ct": ct, "torch": fake}, "k")
+    fn.__annotations__ = body.__annotations__
+    k = ct.kernel(fn)
+    ptx = cudajit.compile_ptx(k, ["float32[::1]", "float16[::1]", "int64"], constants={"TILE": 64})[0]
+    assert "cvt.rn.f16.f32" in ptx
+
+    def bad(a):
+        ct.arange(4, dtype=torch.float8_e4m3fn)  # noqa: F821
+    kb = ct.kernel(pytypes.FunctionType(bad.__code__, {"ct": ct, "torch": fake}, "bad"))
+    with pytest.raises(CompileError, match="PyTorch dtype 'torch.float8_e4m3fn'"):
+        cudajit.compile_ptx(kb, ["float32[::1]"])

@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from ptxas_check import assemble, assemble_with_messages  # noqa: E402
 
 ZERO = ct.PaddingMode.ZERO
+F32_3D = "float32[:, :, ::1]"
 F32_2D = "float32[:, ::1]"
 F32_1D = "float32[::1]"
 
@@ -153,6 +154,22 @@ def k_matmul_f64(a, b, c, T: ct.Constant[int]):
 
 
 @ct.kernel
+def k_batched_y(a, b, c, T: ct.Constant[int]):
+    # a batch of y tiles, x broadcast from a batch of 1 (cuTile's FFT sample)
+    ta = ct.load(a, index=(0, 0, 0), shape=(1, T, T))
+    tb = ct.load(b, index=(0, 0, 0), shape=(4, T, T))
+    ct.store(c, index=(0, 0, 0), tile=ct.matmul(ta, tb))
+
+
+@ct.kernel
+def k_extract(x, y, T: ct.Constant[int]):
+    t = ct.load(x, index=(0, 0, 0), shape=(T, T, 2))
+    re = ct.reshape(ct.extract(t, index=(0, 0, 0), shape=(T, T, 1)), (T, T))
+    im = ct.reshape(t.extract((0, 0, 1), (T, T, 1)), (T, T))
+    ct.store(y, index=(0, 0), tile=re * 10 + im)
+
+
+@ct.kernel
 def k_tiled_view(x, y, T: ct.Constant[int]):
     xv = x.tiled_view((T, T), padding_mode=ZERO)
     yv = y.tiled_view((T, T))
@@ -166,6 +183,20 @@ def k_print(x, T: ct.Constant[int]):
     ct.printf("tile %d: %.3f, sum %e\n", ct.bid(0), t, ct.sum(t))
     ct.print("max", ct.max(t), t > 0, sep="=", end="|\n")
     print(t.astype(ct.int32), 2.5)
+
+
+def _tile_of(x, i, T):
+    # a helper: its T is the caller's Constant (the call specialises on it)
+    return ct.load(x, index=(i, 0), shape=(T, T), padding_mode=ZERO)
+
+
+def _twice(t):
+    return t + t
+
+
+@ct.kernel
+def k_helpers(x, y, T: ct.Constant[int]):
+    ct.store(y, index=(ct.bid(0), 0), tile=_twice(_tile_of(x, ct.bid(0), T)))
 
 
 CASES = [
@@ -222,6 +253,10 @@ CASES = [
     ("matmul f64", k_matmul_f64, ["float64[:, ::1]"] * 3 + ["int64"], {"T": 16}, ["fma.rn.f64"]),
     ("tiled view", k_tiled_view, [F32_2D] * 2 + ["int64"], {"T": 32}, ["ld.global.v4", "st.global.v4"]),
     ("print", k_print, [F32_2D, "int64"], {"T": 8}, ["vprintf", "bar.sync"]),
+    ("helpers inlined", k_helpers, [F32_2D] * 2 + ["int64"], {"T": 16}, ["ld.global.v4", "st.global.v4"]),
+    ("matmul batched y", k_batched_y, ["float16[:, :, ::1]"] * 2 + ["float32[:, :, ::1]", "int64"], {"T": 32},
+     {"sm_80": ["mma.sync.aligned.m16n8k16"], "sm_90": ["mma.sync.aligned.m16n8k16"]}),
+    ("extract", k_extract, [F32_3D, F32_2D, "int64"], {"T": 16}, ["ld.global"]),
     ("gather scatter", k_gather_scatter, [F32_2D] * 3 + ["int64"], {"T": 32}, ["@p ld.global.b32", "@p st.global.b32"]),
     ("atomics", k_atomics, ["int32[::1]"] * 3 + ["int64"], {"T": 64},
      ["atom.global.add.s32", "atom.global.cas.b32", "atom.global.max.s32", "atom.global.xor.b32"]),
@@ -270,6 +305,12 @@ def test_tiled_view_errors():
         with pytest.raises(cudajit.CompileError, match=message) as info:
             cudajit.compile_ptx(kernel, sig, constants={"T": 16})
         assert "test_tile_compile.py" in str(info.value)
+
+
+def test_helpers_are_inlined_and_specialised_on_constants():
+    sig = [F32_2D, F32_2D, "int64"]
+    ptx, _ = cudajit.compile_ptx(k_helpers, sig, constants={"T": 16})
+    assert ".func" not in ptx   # no device function is left: both helpers were inlined
 
 
 def test_print_errors():
@@ -355,16 +396,17 @@ def k_bad_cat(x, y, T: ct.Constant[int]):
 
 
 @ct.kernel
-def k_bad_batched_y(a, b, c, T: ct.Constant[int]):
+def k_bad_matmul_1d(a, b, c, T: ct.Constant[int]):
     ta = ct.load(a, index=(0, 0, 0), shape=(2, T, T))
-    tb = ct.load(b, index=(0, 0, 0), shape=(2, T, T))
-    ct.store(c, index=(0, 0, 0), tile=ct.matmul(ta, tb))
+    tb = ct.load(b, index=(0,), shape=(T,))
+    ct.store(c, index=(0, 0), tile=ct.matmul(ta, tb))
 
 
 @pytest.mark.parametrize("kernel,sig,match", [
     (k_bad_index, [F32_1D, F32_1D, "int64"], r"indexed with `:` and None only"),
     (k_bad_cat, [F32_1D, F32_1D, "int64"], r"ct.cat.*shapes differ"),
-    (k_bad_batched_y, ["float16[:, :, ::1]"] * 3 + ["int64"], r"a batched y is not supported yet"),
+    (k_bad_matmul_1d, ["float16[:, :, ::1]", "float16[::1]", "float32[:, ::1]", "int64"],
+     r"multiplies 2-d and 3-d \(batched\) tiles, not \(2, 16, 16\) @ \(16,\)"),
     (k_reduce_other_func, ["int32[:, ::1]", "int32[::1]", "int64", "int64"],
      r"combine function '_combine_other' is not supported"),
 ])

@@ -6,8 +6,9 @@ namespace cj::bytecode {
 namespace {
 
 // Modules whose objects kernels may name (and their submodules).
+// torch: for its dtypes (torch.float16 in a tile kernel, as cuTile allows).
 constexpr const char* kAllowedModules[] = {"math", "cmath", "numpy", "operator", "builtins",
-                                           "cudajit"};
+                                           "cudajit", "torch"};
 
 // numba scalar type names (str(numba.float32)) -> numpy scalar type symbols.
 constexpr const char* kNumbaScalars[][2] = {
@@ -251,7 +252,7 @@ Frozen classifyObject(PyObject* obj) {
     std::string name = normaliseModule(attrString(obj, "__name__"));
     if (allowedModule(name)) return constant(ir::Const::symbol(name));
     return unsupported("module '" + name + "'",
-                       "kernels may use the modules math, cmath, numpy, operator and cudajit");
+                       "kernels may use the modules math, cmath, numpy, operator, cudajit and torch's dtypes");
   }
 
   {
@@ -296,6 +297,17 @@ Frozen classifyObject(PyObject* obj) {
                        "decorate it with @cudajit.jit(device=True) to call it from a kernel");
   }
 
+  // PyTorch dtypes (torch.float16 as a global or a default) stand for their scalar type.
+  {
+    PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
+    std::string text = strOf(obj);
+    Scalar s;
+    if (attrString(type, "__module__") == "torch" && attrString(type, "__name__") == "dtype" &&
+        text.rfind("torch.", 0) == 0) {
+      if (torchDtypeScalar(std::string_view(text).substr(6), &s)) return constant(ir::Const::symbol(dtypeSymbolName(s)));
+      return unsupported("the PyTorch dtype '" + text + "'", "cudajit has no type for it");
+    }
+  }
   // numpy dtype instances (np.dtype("float32")) stand for their scalar type.
   {
     std::string tmod = attrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), "__module__");

@@ -51,6 +51,15 @@ std::string tileIntrinsicError(const Instr& in) {
         why = "padding mode missing or unknown";
       return why;
     }
+    case Intrinsic::TileExtract: {
+      if (auto why = expectTile(in.operands[0], "operand"); !why.empty()) return why;
+      const auto& from = operand(0)->shape;
+      if (!t->isTile() || t->scalar != operand(0)->scalar || t->shape.size() != from.size() || in.ints.size() != from.size())
+        return "takes a tile, one offset per dimension, and gives a tile of its rank and dtype";
+      for (size_t d = 0; d < from.size(); ++d)
+        if (in.ints[d] < 0 || in.ints[d] + t->shape[d] > from[d]) return "the sub-tile is outside the tile";
+      return "";
+    }
     case Intrinsic::TilePrint:
       for (const Instr* o : in.operands)
         if (!o->type->isTile() && !o->type->isScalar()) return "prints tiles and scalars, not " + typeToString(o->type);

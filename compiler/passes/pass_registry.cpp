@@ -33,6 +33,7 @@ constexpr PassRow kPasses[] = {
     {ValueRange::kName, makePass<ValueRange>},
     {CubBarriers::kName, makePass<CubBarriers>},
     {TileCheckSimt::kName, makePass<TileCheckSimt>},
+    {TileInline::kName, makePass<TileInline>},
     {TileAssignLayouts::kName, makePass<TileAssignLayouts>},
     {TileLower::kName, makePass<TileLower>},
 };

@@ -33,18 +33,18 @@ const std::vector<PipelineRow>& pipelines() {
       {"simt",
        {SimplifyParams::kName, Fold::kName, DeadCodeElimination::kName, ValueRange::kName,
         CubBarriers::kName}},
-      // Tile kernels (docs/tiles.md): dead tiles go first (no layout, no
+      // Tile kernels (docs/tiles.md): helpers with tiles inlined first, dead tiles next (no layout, no
       // code), and block parameters that only forward one value (what a
       // branch decided at compile time leaves) so that the tile passes see
       // each load's uses; the tile passes leave SIMT IR, then the SIMT passes.
       {"tile",
-       {DeadCodeElimination::kName, SimplifyParams::kName, TileAssignLayouts::kName, TileLower::kName, SimplifyParams::kName, Fold::kName,
+       {TileInline::kName, DeadCodeElimination::kName, SimplifyParams::kName, TileAssignLayouts::kName, TileLower::kName, SimplifyParams::kName, Fold::kName,
         DeadCodeElimination::kName, ValueRange::kName, CubBarriers::kName}},
       // SIMT kernels with tile operations (Function::simt_block): the tile
       // pipeline after a check that every thread reaches the tile operations
       // with the same scalars.
       {"simt-tile",
-       {DeadCodeElimination::kName, SimplifyParams::kName, TileCheckSimt::kName, TileAssignLayouts::kName,
+       {TileInline::kName, DeadCodeElimination::kName, SimplifyParams::kName, TileCheckSimt::kName, TileAssignLayouts::kName,
         TileLower::kName, SimplifyParams::kName, Fold::kName, DeadCodeElimination::kName, ValueRange::kName,
         CubBarriers::kName}},
   };

@@ -353,14 +353,14 @@ ir::Instr* Lowering::linear(const LayoutInfo& l, int64_t r, const std::vector<in
 }
 
 std::vector<ir::Instr*> Lowering::redistribute(const Held& src, Scalar dtype, int64_t space, const LayoutInfo& dst,
-                                               const std::vector<int64_t>& dst_coef) {
+                                               const std::vector<int64_t>& dst_coef, int64_t dst_offset) {
   auto srcLin = [&](int w, int l, size_t k) {
     int64_t s = 0;
     for (int d = 0; d < src.layout->rank; ++d) s += src.layout->pos(d, w, l, src.regs[k]) * src.coef[d];
     return s;
   };
   auto dstLin = [&](int w, int l, int64_t r) {
-    int64_t s = 0;
+    int64_t s = dst_offset;
     for (int d = 0; d < dst.rank; ++d) s += dst.pos(d, w, l, r) * dst_coef[d];
     return s;
   };
@@ -390,7 +390,10 @@ std::vector<ir::Instr*> Lowering::redistribute(const Held& src, Scalar dtype, in
   for (size_t k = 0; k < src.regs.size(); ++k)
     storeShared(buf, linear(*src.layout, src.regs[k], src.coef), src.values[k]);
   barrier();
-  for (int64_t r = 0; r < dst.regs; ++r) out[r] = loadShared(buf, linear(dst, r, dst_coef));
+  for (int64_t r = 0; r < dst.regs; ++r) {
+    ir::Instr* at = linear(dst, r, dst_coef);
+    out[r] = loadShared(buf, dst_offset ? add(at, i32(dst_offset)) : at);
+  }
   barrier();   // the buffer may be written again (a loop) before every thread has read it
   return out;
 }
@@ -412,11 +415,12 @@ std::vector<int64_t> allRegs(const LayoutInfo& l) {
 
 // A tile moved into the layout and shape of `to`: element e of the result is
 // the source element of linear index Σ e_d * coef_d.
-std::vector<ir::Instr*> moveTile(Lowering& lw, const ir::Instr* from, const Type* to, const std::vector<int64_t>& coef) {
+std::vector<ir::Instr*> moveTile(Lowering& lw, const ir::Instr* from, const Type* to, const std::vector<int64_t>& coef,
+                                 int64_t offset = 0) {
   const LayoutInfo& src = lw.info(from->type);
   const LayoutInfo& dst = lw.info(to);
   Lowering::Held held{&src, allRegs(src), lw.frag(from), tile::cStrides(src.shape)};
-  return lw.redistribute(held, to->scalar, std::max<int64_t>(1, tileElements(from->type)), dst, coef);
+  return lw.redistribute(held, to->scalar, std::max<int64_t>(1, tileElements(from->type)), dst, coef, offset);
 }
 
 std::vector<int64_t> broadcastCoef(const Type* from, const Type* to) {
@@ -483,6 +487,13 @@ void lowerTileIntrinsic(Lowering& lw, ir::Instr* in) {
     case I::TilePermute:
       lw.frags[in] = moveTile(lw, in->operands[0], in->type, permuteCoef(in->operands[0]->type, in->ints));
       return;
+    case I::TileExtract: {   // element e of the result is the operand's element at e + origin
+      std::vector<int64_t> strides = tile::cStrides(in->operands[0]->type->shape);
+      int64_t offset = 0;
+      for (size_t d = 0; d < strides.size(); ++d) offset += in->ints[d] * strides[d];
+      lw.frags[in] = moveTile(lw, in->operands[0], in->type, strides, offset);
+      return;
+    }
     case I::TileItem:
       ir::replaceAllUses(in, lw.frag(in->operands[0])[0]);
       return;

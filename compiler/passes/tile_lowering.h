@@ -129,8 +129,9 @@ class Lowering {
     std::vector<ir::Instr*> values;
     std::vector<int64_t> coef;          // per dimension of `layout`
   };
+  // `dst_offset` is added to every destination's linear index (a sub-tile).
   std::vector<ir::Instr*> redistribute(const Held& src, Scalar dtype, int64_t space, const LayoutInfo& dst,
-                                       const std::vector<int64_t>& dst_coef);
+                                       const std::vector<int64_t>& dst_coef, int64_t dst_offset = 0);
 
   std::vector<std::unique_ptr<ir::Instr>> prologue;   // inserted at the top of the entry block
 

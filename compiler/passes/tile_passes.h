@@ -1,5 +1,6 @@
 // The passes of the "tile" pipeline (docs/tiles.md, "The tile pipeline"):
 //
+//   tile-inline           device functions with tiles inlined into their callers
 //   tile-check-simt       SIMT kernels with tiles (Function::simt_block): every
 //                         tile operation is reached by every thread of the
 //                         block and takes the same scalars in all of them
@@ -18,6 +19,16 @@
 #include "passes/pass.h"
 
 namespace cj::passes {
+
+// tile-inline (tile_inline.cpp): device functions with tiles inlined into
+// their callers (a tile has no calling convention).
+class TileInline : public Pass {
+ public:
+  static constexpr std::string_view kName = "tile-inline";
+  std::string_view name() const override { return kName; }
+  bool run(ir::Function&) override { return false; }   // works on the module
+  bool runOnModule(ir::Module& m) override;
+};
 
 class TileAssignLayouts : public Pass {
  public:

@@ -81,8 +81,23 @@ std::vector<const Type*> minMaxTypes(const Site& s) {
   return types;
 }
 
+// max(a, b) / min(a, b) with a tile: cuTile's elementwise maximum / minimum.
+bool onTiles(const Site& s) {
+  return std::any_of(s.args.begin(), s.args.end(), [](const ir::Instr* a) { return a->type->isTile(); });
+}
+Site asTileMinMax(const Site& s) {
+  if (s.args.size() != 2 || !s.kw_names.empty())
+    s.fail(std::string(s.name) + "() of tiles takes two arguments (elementwise, as ct." +
+           (s.arg == "min" ? "minimum" : "maximum") + ")");
+  Site t{s.ctx, s.instr, s.arg == "min" ? "cudajit.tile.minimum" : "cudajit.tile.maximum",
+         s.arg == "min" ? "minimum" : "maximum"};
+  t.args = s.args;
+  return t;
+}
+
 // numba's unify_types: sort by bit width (bool first), then unify pairwise.
 const Type* minMaxType(const Site& s) {
+  if (onTiles(s)) return tileMinMax.type(asTileMinMax(s));
   std::vector<const Type*> types = minMaxTypes(s);
   auto width = [](const Type* t) { return t->isBool() ? 0 : t->bits(); };
   std::stable_sort(types.begin(), types.end(),
@@ -94,6 +109,7 @@ const Type* minMaxType(const Site& s) {
 
 // As numba's do_minmax: acc = v if v < acc (min) / v > acc (max) else acc.
 ir::Instr* minMaxLower(const Site& s, Emitter& e) {
+  if (onTiles(s)) return tileMinMax.lower(asTileMinMax(s), e);
   const Type* t = s.instr->type;
   std::vector<ir::Instr*> values =
       s.args.size() == 1 ? e.elements(s.args[0]) : s.args;

@@ -187,14 +187,21 @@ std::vector<ir::Instr*> coordinates(const Site& s, Emitter* e, ir::Instr* index,
   std::vector<ir::Instr*> out;
   const Type* t = index->type;
   size_t n = t->is(TypeKind::Tuple) ? t->elems.size() : 1;
-  bool ints = t->is(TypeKind::Tuple) ? std::all_of(t->elems.begin(), t->elems.end(), [](const Type* x) { return x->isInt() || x->isBool(); })
-                                     : (t->isInt() || t->isBool());
+  // Integers, or 0-d integer tiles (cuTile's scalars: a loaded element, a sum).
+  auto integer = [](const Type* x) {
+    if (x->isTile()) return x->shape.empty() && scalarKind(x->scalar) == ScalarKind::Int;
+    return x->isInt() || x->isBool();
+  };
+  bool ints = t->is(TypeKind::Tuple) ? std::all_of(t->elems.begin(), t->elems.end(), integer) : integer(t);
   if (!ints || static_cast<int>(n) != ndim)
     failOp(s, "index must be " + std::to_string(ndim) + " integer(s) for a " + std::to_string(ndim) +
                   "-d array, got " + typeToString(t));
   if (!e) return out;
   std::vector<ir::Instr*> parts = t->is(TypeKind::Tuple) ? e->elements(index) : std::vector<ir::Instr*>{index};
-  for (ir::Instr* p : parts) out.push_back(e->convert(p, i64Ty()));
+  for (ir::Instr* p : parts) {
+    if (p->type->isTile()) p = e->intrinsic(ir::Intrinsic::TileItem, scalarTy(p->type->scalar), {p});
+    out.push_back(e->convert(p, i64Ty()));
+  }
   return out;
 }
 
@@ -318,6 +325,7 @@ const Type* loadType(const Site& s) {
   const Type* arr = arrayArg(s, a[0]);
   coordinates(s, nullptr, a[1], arr->ndim);
   TileShapeV shape = constInts(s, a[2], "shape");
+  if (shape.empty()) return makeTile(s, arr->scalar, {});   // shape=(): the element at index
   if (static_cast<int>(shape.size()) != arr->ndim)
     failOp(s, "shape " + tileShapeText(shape) + " must have one extent per dimension of the " +
                   std::to_string(arr->ndim) + "-d array");
@@ -334,6 +342,13 @@ ir::Instr* loadLower(const Site& s, Emitter& e) {
   int nd = a[0]->type->ndim;
   std::vector<int64_t> order = axisOrder(s, a[3], nd);
   std::vector<ir::Instr*> coords = coordinates(s, &e, a[1], nd);
+  if (s.instr->type->shape.empty() && nd > 0) {   // shape=(): a tile of ones at the element, as 0-d
+    std::vector<ir::Instr*> operands = {a[0]};
+    operands.insert(operands.end(), coords.begin(), coords.end());
+    ir::Instr* one = e.intrinsic(ir::Intrinsic::TileLoad, tileTy(s.instr->type->scalar, TileShapeV(nd, 1)), operands,
+                                 {static_cast<int64_t>(paddingArg(s, a[4]))});
+    return e.intrinsic(ir::Intrinsic::TileReshape, s.instr->type, {one});
+  }
   // Loaded in the array's axis order, then permuted into the tile's.
   TileShapeV shape(nd);
   std::vector<ir::Instr*> operands(1 + nd);
@@ -694,30 +709,35 @@ const Type* catType(const Site& s) {
   out[axis] *= 2;
   return makeTile(s, x->scalar, out);
 }
-ir::Instr* catLower(const Site& s, Emitter& e) {
-  std::vector<ir::Instr*> a = s.bind({"tiles", "axis"}, 2);
-  ir::Instr *x = e.element(a[0], 0), *y = e.element(a[0], 1);
-  int64_t axis = normaliseAxis(s, constIntArg(s, a[1], "axis"), x->type->shape.size());
+// x and y (one shape) joined along `axis`: both stacked along a new axis by a
+// select, merged by one reshape.
+ir::Instr* emitCat(Emitter& e, ir::Instr* x, ir::Instr* y, int64_t axis) {
   auto withAt = [&](std::vector<int64_t> shape, int64_t extent) {
     shape.insert(shape.begin() + axis, extent);
     return shape;
   };
-  auto tile = [&](Scalar dtype, const std::vector<int64_t>& shape) {
-    return tileTypeOrFail(s.ctx, s.instr, "ct.cat", dtype, shape);
-  };
   const Scalar dtype = x->type->scalar;
   const std::vector<int64_t> stacked = withAt(x->type->shape, 2);
-  ir::Instr* x1 = e.intrinsic(ir::Intrinsic::TileReshape, tile(dtype, withAt(x->type->shape, 1)), {x});
-  ir::Instr* y1 = e.intrinsic(ir::Intrinsic::TileReshape, tile(dtype, withAt(y->type->shape, 1)), {y});
+  ir::Instr* x1 = e.intrinsic(ir::Intrinsic::TileReshape, tileTy(dtype, withAt(x->type->shape, 1)), {x});
+  ir::Instr* y1 = e.intrinsic(ir::Intrinsic::TileReshape, tileTy(dtype, withAt(y->type->shape, 1)), {y});
   std::vector<int64_t> along(stacked.size(), 1);
   along[axis] = 2;
-  ir::Instr* which = e.intrinsic(ir::Intrinsic::TileReshape, tile(Scalar::Int32, along),
-                                 {e.intrinsic(ir::Intrinsic::TileArange, tile(Scalar::Int32, {2}), {})});
+  ir::Instr* which = e.intrinsic(ir::Intrinsic::TileReshape, tileTy(Scalar::Int32, along),
+                                 {e.intrinsic(ir::Intrinsic::TileArange, tileTy(Scalar::Int32, {2}), {})});
   ir::Instr* zero = toTile(e, e.constant(ir::Const::integer(0), i32Ty()), Scalar::Int32, along);
-  ir::Instr* first = e.emit(ir::Op::Eq, tile(Scalar::Bool, along), {which, zero});
-  ir::Instr* both = e.emit(ir::Op::Select, tile(dtype, stacked),
+  ir::Instr* first = e.emit(ir::Op::Eq, tileTy(Scalar::Bool, along), {which, zero});
+  ir::Instr* both = e.emit(ir::Op::Select, tileTy(dtype, stacked),
                            {toTile(e, first, Scalar::Bool, stacked), toTile(e, x1, dtype, stacked), toTile(e, y1, dtype, stacked)});
-  return e.intrinsic(ir::Intrinsic::TileReshape, s.instr->type, {both});
+  std::vector<int64_t> out = x->type->shape;
+  out[axis] *= 2;
+  return e.intrinsic(ir::Intrinsic::TileReshape, tileTy(dtype, out), {both});
+}
+
+ir::Instr* catLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"tiles", "axis"}, 2);
+  ir::Instr *x = e.element(a[0], 0), *y = e.element(a[0], 1);
+  int64_t axis = normaliseAxis(s, constIntArg(s, a[1], "axis"), x->type->shape.size());
+  return emitCat(e, x, y, axis);
 }
 
 const Type* expandDimsType(const Site& s) {
@@ -1035,12 +1055,11 @@ MatmulTypes matmulTypes(const Site& s, const Type* x, const Type* y) {
   MatmulTypes m{x->scalar, {}};
   std::string why;
   if (!matmulTileShape(x->shape, y->shape, &m.out, &why)) failOp(s, why);
-  // Batched: x (B, M, K) with y (K, N) broadcast over the batch is one
-  // (B*M, K) x (K, N) product (emitDot); a batched y is not built yet.
-  const bool batched_x = m.out.size() == 3 && x->shape.size() == 3 && y->shape.size() == 2;
-  if (!batched_x && (m.out.size() != 2 || x->shape.size() != 2 || y->shape.size() != 2))
-    failOp(s, "cudajit.tile multiplies 2-d tiles, and a batch of x tiles by one y tile (a batched y is not "
-              "supported yet)");
+  // 2-d products, and batches (3-d: either operand may be one 2-d tile or a
+  // batch of 1 broadcast over the other's): emitDot.
+  if (x->shape.size() < 2 || y->shape.size() < 2)
+    failOp(s, "cudajit.tile multiplies 2-d and 3-d (batched) tiles, not " + tileShapeText(x->shape) + " @ " +
+                  tileShapeText(y->shape), "reshape a 1-d operand to (1, K) or (K, 1)");
   if (!promoteTileDtypes(x->scalar, y->scalar, &m.dtype, &why)) failOp(s, why);
   if (!mmaAccumulates(m.dtype, matmulAccumulator(m.dtype)))
     failOp(s, "matmul of " + std::string(scalarNumbaName(m.dtype)) + " tiles is not supported");
@@ -1052,9 +1071,37 @@ const Type* matmulType(const Site& s) {
   MatmulTypes m = matmulTypes(s, a[0]->type, a[1]->type);
   return makeTile(s, m.dtype, m.out);
 }
+// Batch b of a (B, R, C) tile (one of (1, R, C): the only one) as a 2-d tile.
+ir::Instr* batchItem(Emitter& e, ir::Instr* t, int64_t b) {
+  const TileShapeV& sh = t->type->shape;
+  if (sh.size() == 2) return t;
+  const Type* item = tileTy(t->type->scalar, {sh[1], sh[2]});
+  if (sh[0] == 1) return e.intrinsic(ir::Intrinsic::TileReshape, item, {t});
+  ir::Instr* one = e.intrinsic(ir::Intrinsic::TileExtract, tileTy(t->type->scalar, {1, sh[1], sh[2]}), {t}, {b, 0, 0});
+  return e.intrinsic(ir::Intrinsic::TileReshape, item, {one});
+}
+
 ir::Instr* emitDot(Emitter& e, ir::Instr* x, ir::Instr* y, ir::Instr* acc, Scalar operand) {
   x = toTile(e, x, operand, x->type->shape);
   y = toTile(e, y, operand, y->type->shape);
+  if (y->type->shape.size() == 3 && y->type->shape[0] == 1 && x->type->shape.size() == 3)
+    y = batchItem(e, y, 0);   // one y for the whole batch
+  if (y->type->shape.size() == 3) {   // a batch of y tiles: one product per item, joined along the batch
+    const Type* out = acc->type;
+    int64_t batch = out->shape[0], m = out->shape[1], n = out->shape[2];
+    std::vector<ir::Instr*> items;
+    for (int64_t b = 0; b < batch; ++b) {
+      ir::Instr* r = e.intrinsic(ir::Intrinsic::TileDot, tileTy(out->scalar, {m, n}),
+                                 {batchItem(e, x, b), batchItem(e, y, b), batchItem(e, acc, b)});
+      items.push_back(e.intrinsic(ir::Intrinsic::TileReshape, tileTy(out->scalar, {1, m, n}), {r}));
+    }
+    while (items.size() > 1) {   // batch extents are powers of two
+      std::vector<ir::Instr*> joined;
+      for (size_t i = 0; i + 1 < items.size(); i += 2) joined.push_back(emitCat(e, items[i], items[i + 1], 0));
+      items = std::move(joined);
+    }
+    return items[0];
+  }
   if (x->type->shape.size() == 3) {   // (B, M, K) x (K, N): rows of all the batch at once
     const TileShapeV& xs = x->type->shape;
     const Type* out = acc->type;
@@ -1090,6 +1137,42 @@ ir::Instr* mmaLower(const Site& s, Emitter& e) {
   std::vector<ir::Instr*> a = s.bind({"x", "y", "acc"}, 3);
   MatmulTypes m = matmulTypes(s, a[0]->type, a[1]->type);
   return emitDot(e, a[0], a[1], a[2], m.dtype);
+}
+
+// ---- extract ---------------------------------------------------------------------------
+// ct.extract(x, index, shape): the sub-tile of `shape` at `index` (in units of
+// that shape) of x; the index is a compile-time constant here.
+
+struct ExtractArgs {
+  TileShapeV shape, origin;   // origin: element offsets per dimension
+};
+
+ExtractArgs extractArgs(const Site& s) {
+  std::vector<ir::Instr*> a = rest(s, {"index", "shape"}, 2);
+  const Type* x = subjectTile(s);
+  ExtractArgs out;
+  out.shape = constInts(s, a[1], "shape");
+  auto c = constantOf(a[0]);
+  bool constant = c && (c->kind == ir::Const::Kind::Int || c->kind == ir::Const::Kind::Tuple);
+  if (!constant)
+    failOp(s, "index must be compile-time constant integers in cudajit.tile", "use ct.gather for an index known at run time");
+  TileShapeV index = constInts(s, a[0], "index");
+  if (index.size() != x->shape.size() || out.shape.size() != x->shape.size())
+    failOp(s, "index and shape need one entry per dimension of the " + std::to_string(x->shape.size()) + "-d tile");
+  for (size_t d = 0; d < index.size(); ++d) {
+    if (out.shape[d] <= 0 || x->shape[d] % out.shape[d] != 0)
+      failOp(s, "shape " + tileShapeText(out.shape) + " does not divide the tile's " + tileShapeText(x->shape));
+    if (index[d] < 0 || index[d] >= x->shape[d] / out.shape[d])
+      failOp(s, "index " + tileShapeText(index) + " is outside the " + tileShapeText(x->shape) + " tile's grid of " +
+                    tileShapeText(out.shape) + " sub-tiles");
+    out.origin.push_back(index[d] * out.shape[d]);
+  }
+  return out;
+}
+const Type* extractType(const Site& s) { return makeTile(s, subjectTile(s)->scalar, extractArgs(s).shape); }
+ir::Instr* extractLower(const Site& s, Emitter& e) {
+  ExtractArgs a = extractArgs(s);
+  return e.intrinsic(ir::Intrinsic::TileExtract, s.instr->type, {subjectAsTile(s, e)}, a.origin);
 }
 
 // ---- attributes of tiles ----------------------------------------------------------------
@@ -1150,6 +1233,7 @@ const Rule tileBroadcastTo{broadcastToType, broadcastToLower};
 const Rule tileCat{catType, catLower};
 const Rule tilePermute{permuteType, permuteLower};
 const Rule tileItem{itemType, itemLower};
+const Rule tileExtract{extractType, extractLower};
 const Rule tileReduce{reduceType, reduceLower};
 const Rule tileScan{scanType, scanLower};
 const Rule tileReduceFunc{reduceFuncType, reduceFuncLower};

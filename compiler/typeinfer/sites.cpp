@@ -1,6 +1,8 @@
 #include "typeinfer/sites.h"
 
+#include <algorithm>
 #include <optional>
+#include <set>
 
 #include "typeinfer/conversion.h"
 #include "typeinfer/specializer.h"
@@ -46,6 +48,8 @@ Bound bindGetAttr(const FunctionContext& ctx, ir::Instr* in) {
   const Type* t = obj->type;
   if (t->is(TypeKind::Symbol)) {
     std::string qualified = t->name + "." + in->name;
+    Scalar torch_dtype;
+    if (t->name == "torch" && torchDtypeScalar(in->name, &torch_dtype)) qualified = dtypeSymbolName(torch_dtype);
     const SymbolEntry* entry = findSymbol(qualified);
     if (!entry)
       ctx.fail(in, "getattr ." + in->name, "unsupported attribute " + qualified,
@@ -193,6 +197,39 @@ const ParsedSignature* declaredSignature(const Site& s, const ir::Function& call
          numbaArgsString(types));
 }
 
+// The arguments known at compile time (ints, bools, tuples of them): the
+// callee is specialised on their values (Specializer::specialize).
+bool isShapeConstant(const ir::Const& c) {
+  if (c.kind == ir::Const::Kind::Int || c.kind == ir::Const::Kind::Bool) return true;
+  if (c.kind != ir::Const::Kind::Tuple) return false;
+  return std::all_of(c.elems.begin(), c.elems.end(), isShapeConstant);
+}
+// Whether `fn` (untyped) names cudajit.tile, itself or through the device
+// functions it calls: a tile helper, which cuTile inlines with its caller's
+// constants. SIMT device functions keep numba's typing by type alone.
+bool isTileHelper(const Site& s, const ir::Function& fn, std::set<std::string>& seen) {
+  if (!seen.insert(fn.name).second) return false;
+  for (auto& b : fn.blocks)
+    for (auto& in : b->instrs) {
+      if (in->op != ir::Op::Const || in->cval.kind != ir::Const::Kind::Symbol) continue;
+      const std::string& sym = in->cval.s;
+      if (sym == "cudajit.tile" || sym.rfind("cudajit.tile.", 0) == 0) return true;
+      if (sym.rfind("fn:", 0) == 0 &&
+          isTileHelper(s, s.ctx.specializer().untypedFunction(s.ctx, in.get(), sym.substr(3)), seen))
+        return true;
+    }
+  return false;
+}
+
+std::vector<std::optional<ir::Const>> deviceArgConstants(const Site& s, const ir::Function& callee, const DeviceArgs& a) {
+  std::vector<std::optional<ir::Const>> out(a.bound.size());
+  std::set<std::string> seen;
+  if (!isTileHelper(s, callee, seen)) return out;
+  for (size_t i = 0; i < a.bound.size(); ++i)
+    if (a.bound[i] && a.bound[i]->op == ir::Op::Const && isShapeConstant(a.bound[i]->cval)) out[i] = a.bound[i]->cval;
+  return out;
+}
+
 const Type* deviceCallType(const Site& s) {
   const ir::Function& callee = s.ctx.specializer().untypedFunction(s.ctx, s.instr, s.name);
   DeviceArgs a = deviceArgs(s, callee);
@@ -201,7 +238,7 @@ const Type* deviceCallType(const Site& s) {
     if (sig->return_type) return sig->return_type;
     types = sig->args;
   }
-  return s.ctx.specializer().specialize(s.ctx, s.instr, callee, types).ret;
+  return s.ctx.specializer().specialize(s.ctx, s.instr, callee, types, deviceArgConstants(s, callee, a)).ret;
 }
 
 ir::Instr* deviceCallLower(const Site& s, Emitter& e) {
@@ -216,7 +253,7 @@ ir::Instr* deviceCallLower(const Site& s, Emitter& e) {
     types = sig->args;
     for (size_t i = 0; i < args.size(); ++i) args[i] = e.convert(args[i], types[i]);
   }
-  const Specialization& spec = s.ctx.specializer().specialize(s.ctx, s.instr, callee, types);
+  const Specialization& spec = s.ctx.specializer().specialize(s.ctx, s.instr, callee, types, deviceArgConstants(s, callee, a));
   ir::Instr* call = e.emit(ir::Op::CallFunc, spec.ret, args);
   call->name = spec.name;
   if (sig && sig->return_type && sig->return_type != spec.ret && !sig->return_type->is(TypeKind::None))

@@ -38,17 +38,56 @@ const ir::Function& Specializer::untypedFunction(const FunctionContext& caller, 
   return *fn;
 }
 
+namespace {
+
+// The constant arguments as a name part: "" when there are none, else
+// "__k" and one item per argument ("_" for a runtime one; ints with m for
+// minus, b0/b1, t<n>... for tuples).
+void constantText(const ir::Const& c, std::string& out) {
+  switch (c.kind) {
+    case ir::Const::Kind::Bool: out += c.i ? "b1" : "b0"; return;
+    case ir::Const::Kind::Int: {
+      std::string digits = std::to_string(c.i);
+      if (digits[0] == '-') digits[0] = 'm';
+      out += digits;
+      return;
+    }
+    case ir::Const::Kind::Tuple:
+      out += "t" + std::to_string(c.elems.size());
+      for (const ir::Const& e : c.elems) {
+        out += "x";
+        constantText(e, out);
+      }
+      return;
+    default: out += "?"; return;
+  }
+}
+
+std::string constantsText(const std::vector<std::optional<ir::Const>>& constants) {
+  if (std::none_of(constants.begin(), constants.end(), [](const auto& c) { return c.has_value(); })) return "";
+  std::string out = "__k";
+  for (const auto& c : constants) {
+    out += "_";
+    if (c) constantText(*c, out);
+  }
+  return out;
+}
+
+}  // namespace
+
 const Specialization& Specializer::specialize(const FunctionContext& caller, const ir::Instr* at,
                                               const ir::Function& fn,
-                                              const std::vector<const Type*>& args) {
-  auto key = std::make_pair(fn.name, args);
+                                              const std::vector<const Type*>& args,
+                                              const std::vector<std::optional<ir::Const>>& constants) {
+  std::string consts = constantsText(constants);
+  auto key = std::make_tuple(fn.name, args, consts);
   if (auto it = memo_.find(key); it != memo_.end()) return *it->second;
   if (std::find(active_.begin(), active_.end(), fn.name) != active_.end())
     caller.fail(at, "call " + fn.name,
                 "recursive call to device function '" + displayName(fn) + "' is not supported");
   auto spec = std::make_unique<Specialization>();
-  spec->name = mangleFunctionName(fn.name, args);
-  spec->fn = infer(fn, spec->name, args, &spec->ret);
+  spec->name = mangleFunctionName(fn.name, args) + consts;
+  spec->fn = infer(fn, spec->name, args, &spec->ret, constants);
   by_name_[spec->name] = spec.get();
   return *memo_.emplace(key, std::move(spec)).first->second;
 }
@@ -89,9 +128,23 @@ std::unique_ptr<ir::Function> Specializer::inferEntry(const ir::Function& fn,
 
 std::unique_ptr<ir::Function> Specializer::infer(const ir::Function& fn, const std::string& name,
                                                  const std::vector<const Type*>& args,
-                                                 const Type** ret) {
+                                                 const Type** ret,
+                                                 const std::vector<std::optional<ir::Const>>& constants) {
   ActiveGuard guard(active_, fn.name);
   std::unique_ptr<ir::Function> typed = ir::cloneFunction(fn, name);
+  // Constant arguments: the parameter's uses read the value (the parameter
+  // stays, so the call passes it as before).
+  for (size_t i = 0; i < constants.size() && !typed->blocks.empty() && i < typed->entry()->params.size(); ++i) {
+    if (!constants[i]) continue;
+    ir::Block* b = typed->entry();
+    ir::Instr* param = b->params[i].get();
+    auto c = typed->make(ir::Op::Const, unknownTy(), {}, {});
+    c->cval = *constants[i];
+    c->var = param->var;
+    c->parent = b;
+    ir::Instr* raw = ir::insertBefore(b, 0, std::move(c));
+    ir::replaceAllUses(param, raw);
+  }
   FunctionContext ctx(*typed, *this);
   if (typed->blocks.empty()) ctx.fail(nullptr, "function", "function '" + fn.name + "' has no body");
   auto& params = typed->entry()->params;

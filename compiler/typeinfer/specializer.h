@@ -2,6 +2,8 @@
 // (untyped function, argument types), inferred on first use and memoised;
 // recursion (direct or mutual) is rejected.
 #pragma once
+#include <optional>
+#include <tuple>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,8 +30,13 @@ class Specializer {
   const ir::Function& untypedFunction(const FunctionContext& caller, const ir::Instr* at,
                                       std::string_view name) const;
   // The typed specialisation of `fn` for `args`, inferred now if new.
+  // `constants`, when given, has one entry per argument: the value of an
+  // argument the caller knows at compile time (an int, a bool or a tuple of
+  // them), which the specialisation sees as that constant -- so that shapes a
+  // tile helper builds from its parameters are constants, as in cuTile.
   const Specialization& specialize(const FunctionContext& caller, const ir::Instr* at,
-                                   const ir::Function& fn, const std::vector<const Type*>& args);
+                                   const ir::Function& fn, const std::vector<const Type*>& args,
+                                   const std::vector<std::optional<ir::Const>>& constants = {});
   // Types the entry function (it keeps its name); kernels must return none.
   std::unique_ptr<ir::Function> inferEntry(const ir::Function& fn, const std::vector<const Type*>& args);
   // The specialisations `root` calls, directly or not, in first-call order,
@@ -46,11 +53,13 @@ class Specializer {
  private:
   // Clones `fn` as `name`, types it for `args`, rewrites it into typed IR.
   std::unique_ptr<ir::Function> infer(const ir::Function& fn, const std::string& name,
-                                      const std::vector<const Type*>& args, const Type** ret);
+                                      const std::vector<const Type*>& args, const Type** ret,
+                                      const std::vector<std::optional<ir::Const>>& constants = {});
 
   const ir::Module& untyped_;
   const InferOptions& options_;
-  std::map<std::pair<std::string, std::vector<const Type*>>, std::unique_ptr<Specialization>> memo_;
+  // (function, argument types, constant arguments' text) -> its specialisation
+  std::map<std::tuple<std::string, std::vector<const Type*>, std::string>, std::unique_ptr<Specialization>> memo_;
   std::map<std::string, Specialization*> by_name_;
   std::vector<std::string> active_;       // untyped names being inferred, outermost first
   std::vector<std::unique_ptr<ir::Function>> support_;

@@ -148,8 +148,13 @@ ir::Op namedOp(std::string_view name) {
 }
 bool unaryNamed(std::string_view name) { return name == "negative" || name == "bitwise_not"; }
 
+// cuTile's rounding_mode and flush_to_zero options of arithmetic are
+// accepted; the result is IEEE round-to-nearest, which every mode allows
+// for APPROX and FULL (and the default), denormals kept.
 std::vector<ir::Instr*> namedOperands(const Site& s) {
-  return unaryNamed(s.arg) ? s.bind({"x"}, 1) : s.bind({"x", "y"}, 2);
+  if (unaryNamed(s.arg)) return {s.bind({"x", "rounding_mode", "flush_to_zero"}, 1)[0]};
+  std::vector<ir::Instr*> a = s.bind({"x", "y", "rounding_mode", "flush_to_zero"}, 2);
+  return {a[0], a[1]};
 }
 
 const Type* namedType(const Site& s) {

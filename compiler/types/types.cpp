@@ -363,4 +363,27 @@ std::string typeToNumbaString(const Type* t) {
   }
 }
 
+bool torchDtypeScalar(std::string_view name, Scalar* out) {
+  static const std::pair<std::string_view, Scalar> kNames[] = {
+      {"float16", Scalar::Float16}, {"half", Scalar::Float16},     {"bfloat16", Scalar::BFloat16},
+      {"float32", Scalar::Float32}, {"float", Scalar::Float32},    {"float64", Scalar::Float64},
+      {"double", Scalar::Float64},  {"int8", Scalar::Int8},        {"int16", Scalar::Int16},
+      {"short", Scalar::Int16},     {"int32", Scalar::Int32},      {"int", Scalar::Int32},
+      {"int64", Scalar::Int64},     {"long", Scalar::Int64},       {"uint8", Scalar::UInt8},
+      {"uint16", Scalar::UInt16},   {"uint32", Scalar::UInt32},    {"uint64", Scalar::UInt64},
+      {"bool", Scalar::Bool},       {"complex64", Scalar::Complex64}, {"complex128", Scalar::Complex128}};
+  for (const auto& [n, s] : kNames)
+    if (n == name) {
+      *out = s;
+      return true;
+    }
+  return false;
+}
+
+std::string dtypeSymbolName(Scalar s) {
+  if (s == Scalar::BFloat16) return "cudajit.tile.bfloat16";
+  if (s == Scalar::Bool) return "numpy.bool_";
+  return "numpy." + std::string(scalarNumbaName(s));
+}
+
 }  // namespace cj

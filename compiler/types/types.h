@@ -128,6 +128,12 @@ std::string tileTypeToNumbaString(const Type* tile);
 // reads tile types with no change of its own.
 const Type* parseTileType(std::string_view text, std::string* error = nullptr);
 
+// PyTorch's dtype names (what str(torch.float16) gives after "torch."): the
+// scalar, and the symbol kernels use for it (numpy.float16,
+// cudajit.tile.bfloat16, numpy.bool_); false / "" for names with no cudajit type.
+bool torchDtypeScalar(std::string_view name, Scalar* out);
+std::string dtypeSymbolName(Scalar s);
+
 // Scalar table lookups.
 std::string_view scalarShortName(Scalar s);   // "f32"
 std::string_view scalarNumbaName(Scalar s);   // "float32"

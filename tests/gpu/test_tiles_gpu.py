@@ -478,6 +478,113 @@ def test_tiled_view_1d(rng):
 
 
 # ===========================================================================
+# Helper functions: plain Python functions with tiles, called from kernels
+# with Constant values as arguments (inlined; specialised on the constants)
+# ===========================================================================
+
+
+def _masked_row_tile(X, bid, j, TILE_N, N):
+    tx = ct.load(X, index=(bid, j), shape=(1, TILE_N), padding_mode=ZERO)
+    mask = j * TILE_N + ct.arange(TILE_N, dtype=ct.int32) < N
+    if j % 2 == 1:
+        return ct.where(mask, tx * 2.0, 0.0)
+    return ct.where(mask, tx, 0.0)
+
+
+def _row_sum(t):
+    return ct.sum(t, axis=1)
+
+
+@ct.kernel
+def k_helpers(X, Y, TILE_N: ConstInt):
+    bid = ct.bid(0)
+    N = X.shape[1]
+    acc = ct.zeros((1, TILE_N), dtype=ct.float32)
+    for j in range(ct.num_tiles(X, axis=1, shape=(1, TILE_N))):
+        acc = acc + _masked_row_tile(X, bid, j, TILE_N, N)
+    ct.store(Y, index=(bid,), tile=_row_sum(acc))
+
+
+def test_helper_functions(how, rng):
+    M, N = 37, 300
+    xh = rand(rng, (M, N), np.float32)
+    for TILE_N in (64, 128):
+        y = Guarded((M,), np.float32)
+        run(k_helpers, M, (cp.asarray(xh), y.array, TILE_N), how)
+        odd = (np.arange(N) // TILE_N) % 2 == 1
+        want = np.where(odd, 2.0 * xh, xh).astype(np.float64).sum(axis=1)
+        check(y.get(rng), want, rng, f"helpers TILE_N={TILE_N}", 1e-5, 1e-4)
+
+
+# ===========================================================================
+# extract, and matmul of a batch of y tiles (cuTile's FFT sample does both)
+# ===========================================================================
+
+
+@ct.kernel
+def k_extract_parts(x, re, im, T: ConstInt):
+    t = ct.load(x, index=(ct.bid(0), 0, 0), shape=(T, T, 2))
+    ct.store(re, index=(ct.bid(0), 0), tile=ct.reshape(ct.extract(t, index=(0, 0, 0), shape=(T, T, 1)), (T, T)))
+    ct.store(im, index=(ct.bid(0), 0), tile=ct.reshape(t.extract((0, 0, 1), (T, T, 1)), (T, T)))
+
+
+@ct.kernel
+def k_extract_block(x, y, T: ConstInt):
+    t = ct.load(x, index=(0, 0), shape=(4 * T, 2 * T))
+    ct.store(y, index=(0, 0), tile=ct.extract(t, index=(3, 1), shape=(T, T)))
+
+
+def test_extract(rng):
+    T = 16
+    xh = rand(rng, (3 * T, T, 2), np.float32)
+    re, im = Guarded((3 * T, T), np.float32), Guarded((3 * T, T), np.float32)
+    run(k_extract_parts, 3, (cp.asarray(xh), re.array, im.array, T))
+    check(re.get(rng), xh[..., 0], rng, "extract real parts")
+    check(im.get(rng), xh[..., 1], rng, "extract imaginary parts")
+    bh = rand(rng, (4 * T, 2 * T), np.float32)
+    y = Guarded((T, T), np.float32)
+    run(k_extract_block, 1, (cp.asarray(bh), y.array, T))
+    check(y.get(rng), bh[3 * T:4 * T, T:2 * T], rng, "extract a block")
+
+
+@ct.kernel
+def k_matmul_batch_y(w, x, y, B: ConstInt, F: ConstInt, G: ConstInt):
+    W = ct.reshape(ct.load(w, index=(0, 0), shape=(F, F)), (1, F, F))
+    X = ct.load(x, index=(0, 0, 0), shape=(B, F, G))
+    ct.store(y, index=(0, 0, 0), tile=ct.matmul(W, X).astype(ct.float32))
+
+
+@pytest.mark.parametrize("dtype_name,F", [("float32", 16), ("float16", 32)])
+def test_matmul_batch_of_y(dtype_name, F, rng):
+    B, G = 4, 32
+    wh = randn(rng, (F, F), np.dtype(dtype_name))
+    xh = randn(rng, (B, F, G), np.dtype(dtype_name))
+    y = Guarded((B, F, G), np.float32)
+    run(k_matmul_batch_y, 1, (cp.asarray(wh), cp.asarray(xh), y.array, B, F, G))
+    w64, x64 = wh.astype(np.float64), xh.astype(np.float64)
+    ref = np.matmul(w64[None], x64)
+    check(y.get(rng), ref, rng, f"matmul (1, F, F) @ (B, F, G) {dtype_name}", 0,
+          _matmul_tol(dtype_name, F, np.matmul(np.abs(w64)[None], np.abs(x64))))
+
+
+@ct.kernel
+def k_row_by_id(ids, x, y, T: ConstInt):
+    # shape=(): one element, a 0-d tile, used as a tile index (cuTile's MoE sample)
+    row = ct.load(ids, index=ct.bid(0), shape=())
+    t = ct.load(x, index=(row, 0), shape=(1, T), padding_mode=ZERO)
+    ct.store(y, index=(ct.bid(0), 0), tile=t + row)
+
+
+def test_element_load_as_index(rng):
+    rows, n, T = 50, 100, 128
+    ids = rng.integers(0, rows, size=37).astype(np.int32)
+    xh = rand(rng, (rows, n), np.float32)
+    y = Guarded((37, n), np.float32)
+    run(k_row_by_id, 37, (cp.asarray(ids), cp.asarray(xh), y.array, T))
+    check(y.get(rng), xh[ids] + ids[:, None], rng, "rows picked by a loaded element")
+
+
+# ===========================================================================
 # Constant[int] parameters
 # ===========================================================================
 
@@ -1700,12 +1807,14 @@ cp.cuda.Device().synchronize()
 """
 
 
-def test_printf_and_print(rng):
+def test_printf_and_print(rng, tmp_path):
     import subprocess
     import sys
     xh = rng.integers(-50, 50, size=(2, 4))
     fh = rng.integers(-400, 400, size=4) / 4   # two decimals, exact in binary
-    proc = subprocess.run([sys.executable, "-c", _PRINT_SCRIPT, IMPL, repr(xh.tolist()), repr(fh.tolist())],
+    script = tmp_path / "print_kernels.py"   # a file: cuTile reads the kernels' source
+    script.write_text(_PRINT_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script), IMPL, repr(xh.tolist()), repr(fh.tolist())],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     first, blocks = proc.stdout.split("----\n")

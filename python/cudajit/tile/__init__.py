@@ -15,13 +15,13 @@ the threads, registers, shared memory and tensor cores of a block::
     ct.launch(stream, (ct.cdiv(n, 1024),), vector_add, (a, b, c, 1024))
 
 The names and their meaning are cuTile's (docs.nvidia.com/cuda/cutile-python),
-so a cuTile kernel ports by changing its import. Status: the API is here and
-recognised; tile kernels are not compiled yet, and a launch raises
-``CompileError`` naming the kernel. docs/tiles.md lists every name, its status
-and the compiler design.
+so a cuTile kernel ports by changing its import. docs/tiles.md lists every
+name, what works and what does not, and the compiler's design.
 """
 
 from ._annotations import Array, Constant, ConstantAnnotation, Tile, TiledView
+from ._by_target import ByTarget
+from ._compiler import compiler_timeout
 from ._dtypes import DTYPES as _DTYPES
 from ._dtypes import DType
 from ._enums import MemoryOrder, MemoryScope, PaddingMode, RoundingMode
@@ -36,9 +36,11 @@ globals().update(_DTYPES)
 globals().update(_STUBS)
 
 __all__ = [
-    "kernel", "launch", "TileKernel",
+    "kernel", "launch", "TileKernel", "ByTarget", "compiler_timeout", "tune",
     "Constant", "ConstantAnnotation", "Tile", "Array", "TiledView",
     "DType", *_DTYPES,
     "PaddingMode", "RoundingMode", "MemoryOrder", "MemoryScope",
     *_STUBS,
 ]
+
+from . import tune  # noqa: E402  (cuTile's ct.tune; needs the names above)

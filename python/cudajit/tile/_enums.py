@@ -2,14 +2,31 @@
 
 Values are cuTile's, so code that prints or compares them behaves the same.
 Inside tile code a member freezes to the symbol ``cudajit.tile.<Enum>.<MEMBER>``
-(``_cudajit_symbol_``; set after the class is made because Enum reserves
-``_sunder_`` names in a class body).
+and a class to ``cudajit.tile.<Enum>`` (``_cudajit_symbol_``, from a mixin and
+the metaclass: Enum reserves ``_sunder_`` names in a class body).
 """
 
-from enum import Enum
+from enum import Enum, EnumMeta
 
 
-class PaddingMode(Enum):
+class _SymbolicEnum(EnumMeta):
+    """The enum classes themselves freeze to ``cudajit.tile.<Enum>`` too (a
+    kernel may alias one: ``from cuda.tile import RoundingMode as RMd``)."""
+
+    @property
+    def _cudajit_symbol_(cls):
+        return f"cudajit.tile.{cls.__name__}"
+
+
+class _MemberSymbol:
+    """A member freezes to ``cudajit.tile.<Enum>.<MEMBER>``."""
+
+    @property
+    def _cudajit_symbol_(self):
+        return f"cudajit.tile.{type(self).__name__}.{self.name}"
+
+
+class PaddingMode(_MemberSymbol, Enum, metaclass=_SymbolicEnum):
     """What a load puts in the elements of a tile that lie outside the array."""
     UNDETERMINED = "undetermined"   #: any value (the fastest: no select)
     ZERO = "zero"                   #: 0
@@ -19,7 +36,7 @@ class PaddingMode(Enum):
     NEG_INF = "neg_inf"             #: -inf (float dtypes): the identity of max
 
 
-class RoundingMode(Enum):
+class RoundingMode(_MemberSymbol, Enum, metaclass=_SymbolicEnum):
     """The rounding of a floating-point operation or conversion."""
     RN = "nearest_even"
     RZ = "zero"
@@ -31,7 +48,7 @@ class RoundingMode(Enum):
     RZI = "nearest_int_to_zero"
 
 
-class MemoryOrder(Enum):
+class MemoryOrder(_MemberSymbol, Enum, metaclass=_SymbolicEnum):
     """The ordering of a memory operation (atomics, and loads/stores that synchronise)."""
     WEAK = "weak"
     RELAXED = "relaxed"
@@ -40,7 +57,7 @@ class MemoryOrder(Enum):
     ACQ_REL = "acq_rel"
 
 
-class MemoryScope(Enum):
+class MemoryScope(_MemberSymbol, Enum, metaclass=_SymbolicEnum):
     """The threads that a memory order is relative to."""
     NONE = "none"
     BLOCK = "block"
@@ -50,8 +67,3 @@ class MemoryScope(Enum):
 
 
 ENUMS = (PaddingMode, RoundingMode, MemoryOrder, MemoryScope)
-
-for _enum in ENUMS:
-    _enum._cudajit_symbol_ = property(
-        lambda self: f"cudajit.tile.{type(self).__name__}.{self.name}",
-        doc="The compiler symbol this member freezes to inside tile code.")

@@ -18,6 +18,7 @@ import typing
 
 from .. import _core, _pickle
 from ._annotations import is_constant_annotation
+from ._by_target import ByTarget
 
 
 def _with_device_helpers(py_func, seen=None):
@@ -45,8 +46,9 @@ def _with_device_helpers(py_func, seen=None):
 
 
 def _check_option(name, value, ok, rule):
-    if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and ok(value)):
-        raise ValueError(f"cudajit.tile.kernel: {name} must be {rule}, got {value!r}")
+    for v in value.values_given() if isinstance(value, ByTarget) else [value]:
+        if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and ok(v)):
+            raise ValueError(f"cudajit.tile.kernel: {name} must be {rule}, got {v!r}")
 
 
 def _is_power_of_two(v):
@@ -89,6 +91,7 @@ class TileKernel:
         self.parameters = tuple(inspect.signature(py_func).parameters)
         self.constant_parameters = _constant_parameters(py_func)
         self._constant_index = tuple(self.parameters.index(p) for p in self.constant_parameters)
+        self._by_target = any(isinstance(v, ByTarget) for v in self.options.values())
         self._dispatchers = {}   # Constant values -> _core.Dispatcher
         self._compiled_func = None   # py_func with its helpers as device functions (first compile)
 
@@ -128,12 +131,24 @@ class TileKernel:
         self._check_args(args)
         values = tuple(args[i] for i in self._constant_index)
         key = tuple((type(v), v) for v in values)
+        arch = None
+        if self._by_target:   # options per GPU generation: the current device's
+            major, minor = _core.device_info(_core.current_device())["compute_capability"]
+            arch = major * 10 + minor
+            key += (arch,)
         d = self._dispatchers.get(key)
         if d is None:
-            d = _core.Dispatcher(self._function(), opt=self.options["opt_level"],
-                                 tile=self._tile_options(values))
+            d = _core.Dispatcher(self._function(), opt=self._option("opt_level", arch),
+                                 tile=self._tile_options(values, arch))
             self._dispatchers[key] = d
         return d
+
+    def _option(self, name, arch):
+        """An option's value, a ByTarget resolved for ``arch``."""
+        value = self.options[name]
+        if isinstance(value, ByTarget):
+            return value.resolve(arch, 3 if name == "opt_level" else None)
+        return value
 
     def _function(self):
         # Helpers are looked up at the first compile, not at decoration: a
@@ -142,8 +157,8 @@ class TileKernel:
             self._compiled_func = _with_device_helpers(self.py_func)
         return self._compiled_func
 
-    def _tile_options(self, values):
-        return {"num_warps": self.options["num_warps"], "occupancy": self.options["occupancy"],
+    def _tile_options(self, values, arch=None):
+        return {"num_warps": self._option("num_warps", arch), "occupancy": self._option("occupancy", arch),
                 "constants": self._constants(values)}
 
     def _launch(self, stream, grid, args):
@@ -167,8 +182,9 @@ class TileKernel:
                             f"'{self.py_func.__qualname__}'")
         from ..decorators import _arch_number
         values = [constants[p] for p in self.constant_parameters]
-        ptx, _, _, _ = _core.compile_aot(self._function(), signature, arch=_arch_number(cc, arch),
-                                         opt=self.options["opt_level"], tile=self._tile_options(values),
+        number = _arch_number(cc, arch)
+        ptx, _, _, _ = _core.compile_aot(self._function(), signature, arch=number,
+                                         opt=self._option("opt_level", number), tile=self._tile_options(values, number),
                                          backend="" if backend is None else str(backend))
         return ptx
 
