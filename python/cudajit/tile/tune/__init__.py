@@ -6,7 +6,6 @@ import dataclasses
 import math
 import statistics
 import sys
-import time
 import typing
 
 from ... import _core
