@@ -90,6 +90,8 @@ def k_atomics(hist, y, out, T: ct.Constant[int]):
     pos = ct.arange(T, dtype=ct.int32)
     ct.atomic_add(hist, pos % 7, 1)                 # colliding indices
     old = ct.atomic_cas(y, pos, 0, 5) + ct.atomic_max(y, pos, 3) + ct.atomic_xor(y, 0, 1)
+    old += ct.atomic_xchg(y, pos, 2, memory_order=ct.MemoryOrder.RELEASE, memory_scope=ct.MemoryScope.BLOCK)
+    old += ct.atomic_add(y, pos, 1, memory_order=ct.MemoryOrder.RELAXED)
     ct.store(out, index=(0,), tile=old)
 
 
@@ -218,7 +220,8 @@ CASES = [
      {"sm_80": ["mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "st.global.v4.b32"],
       "sm_90": ["wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "st.global.v4.b32"]}),
     ("matmul tf32", k_matmul_any, [F32_2D] * 3 + ["int64"] * 3, {"BM": 64, "BN": 64, "BK": 16},
-     {"sm_80": ["mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "cvt.rna.tf32.f32"],
+     # float32 bits fed to the tensor cores as they are (no cvt.rna: cuBLAS's and cuTile's TF32)
+     {"sm_80": ["mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"],
       # sm_90: float32 loads copied asynchronously, y transposed element by
       # element (wgmma reads tf32 K-major only), fed to wgmma as they are.
       "sm_90": ["wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "cp.async.ca.shared.global",
@@ -259,7 +262,9 @@ CASES = [
     ("extract", k_extract, [F32_3D, F32_2D, "int64"], {"T": 16}, ["ld.global"]),
     ("gather scatter", k_gather_scatter, [F32_2D] * 3 + ["int64"], {"T": 32}, ["@p ld.global.b32", "@p st.global.b32"]),
     ("atomics", k_atomics, ["int32[::1]"] * 3 + ["int64"], {"T": 64},
-     ["atom.global.add.s32", "atom.global.cas.b32", "atom.global.max.s32", "atom.global.xor.b32"]),
+     # cuTile's default order and scope (ACQ_REL, DEVICE), or the ones given
+     ["atom.acq_rel.gpu.global.add.s32", "atom.acq_rel.gpu.global.cas.b32", "atom.acq_rel.gpu.global.max.s32",
+      "atom.acq_rel.gpu.global.xor.b32", "atom.release.cta.global.exch.b32", "atom.relaxed.gpu.global.add.s32"]),
 ]
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

@@ -136,8 +136,15 @@ void lowerAtomicIf(FunctionEmitter& fe, const ir::Instr& in) {
   PtxElement e = ptxElement(s);
   bool cas = kind == ir::TileAtomicKind::Cas;
   std::string pred = fe.emit("zext i1 " + fe.val(in.operands[1]) + " to i32");
-  std::string text = "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov." + std::string(e.mov) + " $0, $3; @p atom.global." +
-                     atomicSuffix(kind, s) + " $0, [$1], $3" + (cas ? ", $4" : "") + "; }";
+  // The memory order and scope (sm_70+), when given: atom.acq_rel.gpu.global...
+  std::string order;
+  if (in.ints.size() >= 3) {
+    static const char* kOrders[] = {".relaxed", ".acquire", ".release", ".acq_rel"};
+    static const char* kScopes[] = {".cta", ".cluster", ".gpu", ".sys"};
+    order = std::string(kOrders[in.ints[1] & 3]) + kScopes[in.ints[2] & 3];
+  }
+  std::string text = "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov." + std::string(e.mov) + " $0, $3; @p atom" + order +
+                     ".global." + atomicSuffix(kind, s) + " $0, [$1], $3" + (cas ? ", $4" : "") + "; }";
   std::string constraints = std::string("=") + e.constraint + ",l,r," + e.constraint + (cas ? std::string(",") + e.constraint : "");
   std::string args = "i64 " + fe.val(in.operands[0]) + ", i32 " + pred + ", " + e.reg + " " + toAsm(fe, s, fe.val(in.operands[2]));
   if (cas) args += ", " + e.reg + " " + toAsm(fe, s, fe.val(in.operands[3]));

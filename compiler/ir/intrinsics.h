@@ -69,6 +69,9 @@ inline bool isPureIntrinsic(Intrinsic id) {
 enum class TilePadding : int64_t { Undetermined, Zero, NegZero, Nan, PosInf, NegInf };
 enum class TileReduceKind : int64_t { Sum, Prod, Max, Min, And, Or, Xor };
 enum class TileAtomicKind : int64_t { Add, Max, Min, And, Or, Xor, Xchg, Cas };
+// An atomic's memory order and scope (tile.atomic ints[2..3], global.atomic_if ints[1..2]).
+enum class TileMemoryOrder : int64_t { Relaxed, Acquire, Release, AcqRel };
+enum class TileMemoryScope : int64_t { Block, Cluster, Device, System };
 // In the template of print and tile.print (Instr::ints), where an operand goes:
 // then the length n of its printf conversion and n characters (flags, width,
 // precision, the conversion letter); n = 0: the default for its type.

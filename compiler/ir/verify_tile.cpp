@@ -192,7 +192,9 @@ std::string globalIntrinsicError(const Instr& in) {
       if (in.operands.size() < 3 || in.operands.size() > 4 || operand(0) != i64Ty() || operand(1) != boolTy())
         return "takes (i64 address, b1 predicate, value[, desired])";
       if (!operand(2)->isScalar() || in.type != operand(2)) return "result and value of one scalar type";
-      if (in.ints.size() != 1) return "ints are {TileAtomicKind}";
+      if (in.ints.size() != 1 && in.ints.size() != 3) return "ints are {TileAtomicKind[, TileMemoryOrder, TileMemoryScope]}";
+      if (in.ints.size() == 3 && (in.ints[1] < 0 || in.ints[1] > 3 || in.ints[2] < 0 || in.ints[2] > 3))
+        return "unknown memory order or scope";
       return "";
     }
     case Intrinsic::GlobalStoreIf: {

@@ -236,7 +236,9 @@ void lowerTileAtomic(Lowering& lw, ir::Instr* in) {
     // Only the first copy of an element performs the operation.
     std::vector<ir::Instr*> ops = {a.address, lw.andBool(a.ok, lw.firstCopy(l, r)), lw.frag(update)[r]};
     if (cas) ops.push_back(lw.frag(in->operands[2 + nd])[r]);
-    out[r] = lw.intrinsic(ir::Intrinsic::GlobalAtomicIf, scalarTy(in->type->scalar), ops, {in->ints[0]});
+    std::vector<int64_t> attrs = {in->ints[0]};
+    if (in->ints.size() >= 4) attrs.insert(attrs.end(), {in->ints[2], in->ints[3]});
+    out[r] = lw.intrinsic(ir::Intrinsic::GlobalAtomicIf, scalarTy(in->type->scalar), ops, attrs);
   }
   if (Lowering::replicated(l)) {
     // The replicas take the old value their first copy read, through shared memory.

@@ -88,6 +88,34 @@ bool checkBounds(const Site& s, const Operands& o) {
   return c->i != 0;
 }
 
+// memory_order / memory_scope of an atomic (cuTile's defaults: ACQ_REL,
+// DEVICE): ints of tile.atomic (ir::TileMemoryOrder, ir::TileMemoryScope).
+int64_t enumArg(const Site& s, const Operands& o, std::string_view param, std::string_view prefix,
+                const std::vector<std::pair<std::string_view, int64_t>>& values, int64_t fallback) {
+  const ir::Instr* v = nullptr;
+  for (size_t i = 0; i < params(s).size(); ++i)
+    if (params(s)[i] == param) v = o.all[i];
+  if (!v) return fallback;
+  std::string sym = v->type->is(TypeKind::Symbol) ? v->type->name : "";
+  for (const auto& [name, value] : values)
+    if (sym == std::string(prefix) + std::string(name)) return value;
+  failAt(s, std::string(param) + " must be a " + std::string(prefix.substr(13, prefix.size() - 14)) + " member");
+}
+int64_t memoryOrder(const Site& s, const Operands& o) {
+  using O = ir::TileMemoryOrder;
+  return enumArg(s, o, "memory_order", "cudajit.tile.MemoryOrder.",
+                 {{"WEAK", int64_t(O::Relaxed)}, {"RELAXED", int64_t(O::Relaxed)}, {"ACQUIRE", int64_t(O::Acquire)},
+                  {"RELEASE", int64_t(O::Release)}, {"ACQ_REL", int64_t(O::AcqRel)}},
+                 int64_t(O::AcqRel));
+}
+int64_t memoryScope(const Site& s, const Operands& o) {
+  using S = ir::TileMemoryScope;
+  return enumArg(s, o, "memory_scope", "cudajit.tile.MemoryScope.",
+                 {{"NONE", int64_t(S::Device)}, {"BLOCK", int64_t(S::Block)}, {"CLUSTER", int64_t(S::Cluster)},
+                  {"DEVICE", int64_t(S::Device)}, {"SYS", int64_t(S::System)}},
+                 int64_t(S::Device));
+}
+
 ir::TileAtomicKind atomicKind(const Site& s) {
   static const std::pair<std::string_view, ir::TileAtomicKind> kKinds[] = {
       {"add", ir::TileAtomicKind::Add}, {"max", ir::TileAtomicKind::Max},   {"min", ir::TileAtomicKind::Min},
@@ -158,7 +186,8 @@ ir::Instr* memoryLower(const Site& s, Emitter& e) {
   ops.push_back(tileOf(o.all[2], dtype, zero));
   if (isCas(s)) ops.push_back(tileOf(o.all[3], dtype, zero));
   ops.push_back(tileOf(nullptr, Scalar::Bool, yes));
-  return e.intrinsic(ir::Intrinsic::TileAtomic, s.instr->type, ops, {static_cast<int64_t>(atomicKind(s)), bounds});
+  return e.intrinsic(ir::Intrinsic::TileAtomic, s.instr->type, ops,
+                     {static_cast<int64_t>(atomicKind(s)), bounds, memoryOrder(s, o), memoryScope(s, o)});
 }
 
 }  // namespace

@@ -581,7 +581,7 @@ def test_element_load_as_index(rng):
     xh = rand(rng, (rows, n), np.float32)
     y = Guarded((37, n), np.float32)
     run(k_row_by_id, 37, (cp.asarray(ids), cp.asarray(xh), y.array, T))
-    check(y.get(rng), xh[ids] + ids[:, None], rng, "rows picked by a loaded element")
+    check(y.get(rng), xh[ids] + ids[:, None].astype(np.float32), rng, "rows picked by a loaded element")
 
 
 # ===========================================================================
@@ -1837,10 +1837,13 @@ def test_printf_and_print(rng, tmp_path):
         "hex [" + ", ".join(tile(r, "%x") for r in (xh.astype(np.int64) & 0xFFFFFFFF).tolist()) + "] %",
     ]
     assert first.splitlines() == want, rng.seed_text + "\n" + first
-    # Once a block, not once a thread.
+    # Once a block, not once a thread (cuTile may interleave the blocks' lines
+    # mid-line: counted there; cudajit prints each line with one vprintf).
     row = tile(xh[0])
-    expect = sorted([f"block {b}: [{row}]" for b in range(3)] + [f"plain {b}" for b in range(3)])
-    assert sorted(blocks.splitlines()) == expect, rng.seed_text + "\n" + blocks
+    assert blocks.count(f"[{row}]") == 3 and blocks.count("plain") == 3, rng.seed_text + "\n" + blocks
+    if IS_CUDAJIT:
+        expect = sorted([f"block {b}: [{row}]" for b in range(3)] + [f"plain {b}" for b in range(3)])
+        assert sorted(blocks.splitlines()) == expect, rng.seed_text + "\n" + blocks
 
 
 # ===========================================================================
