@@ -297,8 +297,7 @@ const LayoutInfo& Lowering::info(const Type* tile) {
 
 ir::Instr* Lowering::position(const LayoutInfo& l, int64_t r, int d) {
   if (!l.layout || l.shape[d] == 1) return i32(0);
-  auto key = std::make_pair(l.layout, d);
-  ir::Instr*& base = bases_[key];
+  ir::Instr*& base = baseSlot(l.dims[d]);
   if (!base) {
     // base_d = warp_d * warp_stride + lane_d * lane_stride, at the entry.
     auto c = [&](int64_t v) { return entryConst(v); };
@@ -334,7 +333,7 @@ ir::Instr* Lowering::firstCopy(const LayoutInfo& l, int64_t r) {
   for (int d = 0; d < l.rank; ++d) {
     if (reach(l.dims[d]) < l.shape[d]) continue;   // never wraps along d
     position(l, r, d);                  // makes the base
-    ir::Instr* x = add(bases_.at({l.layout, d}), i32(l.off[r][d]));
+    ir::Instr* x = add(baseSlot(l.dims[d]), i32(l.off[r][d]));
     ir::Instr* ok = emit(ir::Op::Lt, boolTy(), {x, i32(l.shape[d])});
     first = first ? andBool(first, ok) : ok;
   }

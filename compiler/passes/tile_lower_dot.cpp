@@ -49,12 +49,23 @@ DotShape dotShape(ir::Instr* in) {
 
 // Stores every register of `t` at the shared index index(row, col), both i32
 // coordinates of the element in the tile.
+// The stores are inline PTX (shared.store_if): libNVVM's optimizer dropped one
+// of them -- and the shared load feeding it -- from a 64x64 fp16 operand that
+// a reshape had moved into the mma layout (H100: rows 8-15 of each 16 wrong;
+// the LLVM back end kept it), and the tensor cores read these stores through
+// descriptors the optimizer cannot see.
 template <class Index>
 ir::Instr* toShared(Lowering& lw, ir::Instr* t, Scalar dtype, int64_t elements, int slot, Index index) {
   const LayoutInfo& l = lw.info(t->type);
   ir::Instr* buf = lw.scratchArray(dtype, elements, slot);
+  ir::Instr* base = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {buf});
+  ir::Instr* yes = lw.boolean(true);
   const std::vector<ir::Instr*>& regs = lw.frag(t);
-  for (int64_t r = 0; r < l.regs; ++r) lw.storeShared(buf, index(lw.position(l, r, 0), lw.position(l, r, 1)), regs[r]);
+  for (int64_t r = 0; r < l.regs; ++r) {
+    ir::Instr* at = lw.add(base, lw.mul(index(lw.position(l, r, 0), lw.position(l, r, 1)), lw.i32(scalarByteSize(dtype))));
+    ir::Instr* v = regs[r]->type->scalar == dtype ? regs[r] : lw.emit(ir::Op::Cast, scalarTy(dtype), {regs[r]});
+    lw.intrinsic(ir::Intrinsic::SharedStoreIf, voidTy(), {at, yes, v});
+  }
   return buf;
 }
 

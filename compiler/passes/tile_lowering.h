@@ -155,7 +155,13 @@ class Lowering {
   ir::Instr* lane_ = nullptr;
   ir::Instr* warp_ = nullptr;
   std::map<const Type*, std::unique_ptr<LayoutInfo>> infos_;
-  std::map<std::pair<const TileLayout*, int>, ir::Instr*> bases_;
+  // base_d of a dimension's lane and warp map (one layout spreads tiles of
+  // different shapes differently: the map, not the layout, is the key).
+  using BaseKey = std::tuple<int, int, int64_t, int, int, int64_t>;   // lanes, lane_shift, lane_stride, warps, warp_shift, warp_stride
+  std::map<BaseKey, ir::Instr*> bases_;
+  ir::Instr*& baseSlot(const TileDimMap& m) {
+    return bases_[BaseKey{m.lanes, m.lane_shift, m.lane_stride, m.warps, m.warp_shift, m.warp_stride}];
+  }
   std::map<std::tuple<int, Scalar, int64_t>, ir::Instr*> scratch_;
   ir::Instr* emitTo(std::vector<std::unique_ptr<ir::Instr>>& out, std::unique_ptr<ir::Instr> in);
   // i32 values computed once at the entry (thread ids, layout bases).

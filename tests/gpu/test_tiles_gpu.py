@@ -554,6 +554,27 @@ def k_matmul_batch_y(w, x, y, B: ConstInt, F: ConstInt, G: ConstInt):
     ct.store(y, index=(0, 0, 0), tile=ct.matmul(W, X).astype(ct.float32))
 
 
+@ct.kernel
+def k_matmul_4d_operands(Q, K, out, M: ConstInt, N: ConstInt, D: ConstInt):
+    # 4-d loads reshaped into the product's operands (cuTile's attention
+    # sample): with M = N = D the operands share the result's tensor-core layout
+    q = ct.load(Q, index=(0, 0, 0, 0), shape=(1, 1, M, D)).reshape((M, D))
+    k = ct.load(K, index=(0, 0, 0, 0), shape=(1, 1, D, N), order=(0, 1, 3, 2)).reshape((D, N))
+    ct.store(out, index=(0, 0), tile=ct.mma(q, k, ct.full((M, N), 0., dtype=ct.float32)))
+
+
+@pytest.mark.parametrize("MND", [(64, 64, 64), (64, 32, 64), (128, 128, 64)])
+def test_matmul_of_reshaped_4d_operands(MND, rng):
+    M, N, D = MND
+    q = randn(rng, (1, 1, M, D), np.float16)
+    k = randn(rng, (1, 1, N, D), np.float16)
+    out = Guarded((M, N), np.float32)
+    run(k_matmul_4d_operands, 1, (cp.asarray(q), cp.asarray(k), out.array, M, N, D))
+    q64, k64 = q[0, 0].astype(np.float64), k[0, 0].astype(np.float64)
+    check(out.get(rng), q64 @ k64.T, rng, f"q @ k^T from 4-d loads {MND}", 0,
+          _matmul_tol("float16", D, np.abs(q64) @ np.abs(k64).T))
+
+
 @pytest.mark.parametrize("dtype_name,F", [("float32", 16), ("float16", 32)])
 def test_matmul_batch_of_y(dtype_name, F, rng):
     B, G = 4, 32
