@@ -204,6 +204,7 @@ ir::Instr* Emitter::truth(ir::Instr* v) {
   const Type* t = v->type;
   if (t == boolTy()) return v;
   if (t->isScalar()) return emit(ir::Op::Truth, boolTy(), {v});
+  if (t->isTile() && t->shape.empty()) return truth(intrinsic(ir::Intrinsic::TileItem, scalarTy(t->scalar), {v}));
   if (t->is(TypeKind::None)) return constant(ir::Const::boolean(false), boolTy());
   if (isOptional(t))   // None is false, else the value's truth
     return emit(ir::Op::BitAnd, boolTy(), {element(v, 1), truth(element(v, 2))});

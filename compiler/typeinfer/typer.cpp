@@ -137,7 +137,10 @@ const Type* Typer::typeOf(ir::Instr* in) {
       return voidTy();
     case ir::Op::Truth: {
       const Type* t = in->operands[0]->type;
-      if (!t->isScalar() && !t->is(TypeKind::None) && !t->is(TypeKind::Tuple))
+      if (t->isTile() && !t->shape.empty())   // a 0-d tile is a scalar (cuTile)
+        ctx_.fail(in, "truth", "a tile of shape " + typeToNumbaString(t) + " has no truth value",
+                  "reduce it first (ct.max, ct.sum, ...) or test one element");
+      if (!t->isScalar() && !t->isTile() && !t->is(TypeKind::None) && !t->is(TypeKind::Tuple))
         ctx_.fail(in, "truth", "cannot use " + typeToString(t) + " as a condition");
       return boolTy();
     }

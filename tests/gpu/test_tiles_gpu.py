@@ -589,6 +589,28 @@ def test_matmul_batch_of_y(dtype_name, F, rng):
 
 
 @ct.kernel
+def k_locked_accumulate(x, acc, lock, T: ConstInt):
+    # a spin lock (cuTile's layer-norm backward): acquire by compare-and-swap,
+    # read-modify-write the shared row, release by exchange
+    t = ct.load(x, index=(ct.bid(0), 0), shape=(1, T))
+    while ct.atomic_cas(lock, 0, 0, 1, memory_order=ct.MemoryOrder.ACQUIRE) == 1:
+        pass
+    total = ct.load(acc, index=(0, 0), shape=(1, T)) + t
+    ct.store(acc, index=(0, 0), tile=total)
+    ct.atomic_xchg(lock, 0, 0, memory_order=ct.MemoryOrder.RELEASE)
+
+
+def test_spin_lock_with_acquire_release(rng):
+    blocks, T = 96, 128
+    xh = rng.integers(-1000, 1000, size=(blocks, T)).astype(np.float32)   # exact sums in float32
+    acc = cp.zeros((1, T), np.float32)
+    lock = cp.zeros(1, np.int32)
+    run(k_locked_accumulate, blocks, (cp.asarray(xh), acc, lock, T))
+    check(cp.asnumpy(acc)[0], xh.sum(axis=0), rng, "sum under a lock")
+    assert int(lock.get()[0]) == 0
+
+
+@ct.kernel
 def k_row_by_id(ids, x, y, T: ConstInt):
     # shape=(): one element, a 0-d tile, used as a tile index (cuTile's MoE sample)
     row = ct.load(ids, index=ct.bid(0), shape=())
