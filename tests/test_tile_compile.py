@@ -196,9 +196,14 @@ def _twice(t):
     return t + t
 
 
+def _pair(t):
+    return t, t * 2   # a tuple of tiles: one value per element after inlining
+
+
 @ct.kernel
 def k_helpers(x, y, T: ct.Constant[int]):
-    ct.store(y, index=(ct.bid(0), 0), tile=_twice(_tile_of(x, ct.bid(0), T)))
+    a, b = _pair(_tile_of(x, ct.bid(0), T))
+    ct.store(y, index=(ct.bid(0), 0), tile=_twice(a) + b)
 
 
 CASES = [

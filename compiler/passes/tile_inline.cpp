@@ -40,7 +40,16 @@ void inlineCall(ir::Function& caller, ir::Instr* call, const ir::Function& calle
   }
   block->instrs.resize(at + 1);
   bool has_result = !call->type->is(TypeKind::None) && !call->type->is(TypeKind::Void);
-  ir::Instr* result = has_result ? rest->addParam(call->type, call->var) : nullptr;
+  // A tuple result (a helper returning several tiles) arrives as one
+  // parameter per element: no tuple of tiles reaches the tile passes.
+  bool split = has_result && call->type->is(TypeKind::Tuple);
+  ir::Instr* result = nullptr;
+  std::vector<ir::Instr*> parts;
+  if (split) {
+    for (const Type* e : call->type->elems) parts.push_back(rest->addParam(e, call->var));
+  } else if (has_result) {
+    result = rest->addParam(call->type, call->var);
+  }
 
   // The callee's blocks, its entry parameters mapped to the arguments.
   std::unordered_map<const ir::Instr*, ir::Instr*> values;
@@ -93,7 +102,22 @@ void inlineCall(ir::Function& caller, ir::Instr* call, const ir::Function& calle
     ir::Block* nb = blocks.at(b.get());
     auto br = caller.make(ir::Op::Br, voidTy(), {}, t->loc);
     std::vector<ir::Instr*> args;
-    if (has_result && !t->operands.empty()) args.push_back(map(t->operands[0]));
+    if (split && !t->operands.empty()) {
+      ir::Instr* v = map(t->operands[0]);
+      for (size_t k = 0; k < parts.size(); ++k) {
+        if (v->op == ir::Op::TupleMake) {
+          args.push_back(v->operands[k]);
+          continue;
+        }
+        auto get = caller.make(ir::Op::TupleGet, parts[k]->type, {v}, t->loc);
+        get->index = static_cast<int64_t>(k);
+        get->parent = nb;
+        args.push_back(get.get());
+        nb->instrs.push_back(std::move(get));
+      }
+    } else if (has_result && !t->operands.empty()) {
+      args.push_back(map(t->operands[0]));
+    }
     if (args.size() != rest->params.size())
       throw CompileError(callee.filename, t->loc.line, t->loc.col, "return",
                          "internal error: inlining a function whose return does not match its call");
@@ -103,6 +127,16 @@ void inlineCall(ir::Function& caller, ir::Instr* call, const ir::Function& calle
   }
   // The call becomes a branch into the copy.
   if (result) ir::replaceAllUses(call, result);
+  if (split) {   // the tuple made again from the parameters; t[k] reads parameter k (DCE drops the rest)
+    auto make = caller.make(ir::Op::TupleMake, call->type, parts, call->loc);
+    make->parent = rest;
+    ir::Instr* whole = ir::insertBefore(rest, 0, std::move(make));
+    ir::replaceAllUses(call, whole);
+    for (const ir::Use& u : std::vector<ir::Use>(whole->uses()))
+      if (u.succ == ir::Use::kOperandUse && u.user->op == ir::Op::TupleGet && u.user->index >= 0 &&
+          u.user->index < static_cast<int64_t>(parts.size()))
+        ir::replaceAllUses(u.user, parts[u.user->index]);
+  }
   auto br = caller.make(ir::Op::Br, voidTy(), {}, call->loc);
   br->addSucc(blocks.at(callee.entry()), {});
   br->parent = block;

@@ -639,6 +639,10 @@ bool lowerTiles(ir::Function& fn, int max_stages, int64_t stage_budget, bool* fi
       }
       if (in->op == ir::Op::CallFunc)
         failAt(fn, in.get(), "tile", "tiles cannot be passed to or returned from device functions yet");
+      if (in->type->is(TypeKind::Tuple) || std::any_of(in->operands.begin(), in->operands.end(), [](const ir::Instr* o) {
+            return o->type->is(TypeKind::Tuple);
+          }))
+        failAt(fn, in.get(), "tile", "a tuple of tiles is not supported here (unpack it where it is made: a, b = f(...))");
       if (tf32ForTensorCoresOnly(*in)) {
         // float32 -> tfloat32 read only by tensor cores: the float32 bits as
         // they are (mma ignores the low 13 mantissa bits, as cuBLAS's TF32
