@@ -206,6 +206,12 @@ def k_helpers(x, y, T: ct.Constant[int]):
     ct.store(y, index=(ct.bid(0), 0), tile=_twice(a) + b)
 
 
+@ct.kernel
+def k_bitcast(x, y, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    ct.store(y, index=(ct.bid(0),), tile=ct.bitcast(t, ct.int32) & 0x7FFFFFFF)
+
+
 CASES = [
     ("elementwise", k_elementwise, [F32_1D] * 3 + ["int64"], {"T": 256}, ["ld.global.v4", "st.global"]),
     ("reduce", k_reduce, [F32_2D, F32_1D, "int64", "int64"], {"TM": 16, "TN": 64}, ["shfl.sync.bfly", "bar.sync"]),
@@ -265,6 +271,7 @@ CASES = [
     ("matmul batched y", k_batched_y, ["float16[:, :, ::1]"] * 2 + ["float32[:, :, ::1]", "int64"], {"T": 32},
      {"sm_80": ["mma.sync.aligned.m16n8k16"], "sm_90": ["mma.sync.aligned.m16n8k16"]}),
     ("extract", k_extract, [F32_3D, F32_2D, "int64"], {"T": 16}, ["ld.global"]),
+    ("bitcast", k_bitcast, [F32_1D, "int32[::1]", "int64"], {"T": 256}, ["and.b32"]),
     ("gather scatter", k_gather_scatter, [F32_2D] * 3 + ["int64"], {"T": 32}, ["@p ld.global.b32", "@p st.global.b32"]),
     ("atomics", k_atomics, ["int32[::1]"] * 3 + ["int64"], {"T": 64},
      # cuTile's default order and scope (ACQ_REL, DEVICE), or the ones given

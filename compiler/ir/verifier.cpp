@@ -552,11 +552,16 @@ class Verifier {
         if (!in->operands[0]->type->isInt()) fail(b, in, name + " takes an integer");
         expectType(b, in, in->type, info->id == I::Ffs ? u32Ty() : in->operands[0]->type, "result");
         break;
-      case I::Bitcast: {
+      case I::Bitcast: {   // scalars, or tiles of one shape (ct.bitcast) element by element
         const Type* from = in->operands[0]->type;
-        bool ok = from->isScalar() && in->type->isScalar() && (from->isInt() || from->isFloat()) &&
-                  (in->type->isInt() || in->type->isFloat()) && scalarBits(from->scalar) == scalarBits(in->type->scalar);
-        if (!ok) fail(b, in, name + " from " + ty(from) + " to " + ty(in->type) + ": needs int/float scalars of one width");
+        const Type* to = in->type;
+        bool tiles = from->isTile() && to->isTile() && from->shape == to->shape;
+        auto bits = [](const Type* t) {
+          ScalarKind k = scalarKind(t->scalar);
+          return (t->isScalar() || t->isTile()) && (k == ScalarKind::Int || k == ScalarKind::Float) ? scalarBits(t->scalar) : -1;
+        };
+        bool ok = (tiles || (from->isScalar() && to->isScalar())) && bits(from) > 0 && bits(from) == bits(to);
+        if (!ok) fail(b, in, name + " from " + ty(from) + " to " + ty(to) + ": needs int/float scalars (or tiles of one shape) of one width");
         break;
       }
       default:

@@ -673,6 +673,22 @@ ir::Instr* astypeLower(const Site& s, Emitter& e) {
   return e.emit(ir::Op::Cast, s.instr->type, {x});
 }
 
+// bitcast(x, dtype): each element's bits read as dtype (one width).
+const Type* bitcastType(const Site& s) {
+  std::vector<ir::Instr*> a = rest(s, {"dtype"}, 1);
+  Scalar dt = dtypeArg(s, a[0]);
+  const Type* x = subjectTile(s);
+  ScalarKind from = scalarKind(x->scalar), to = scalarKind(dt);
+  if ((from != ScalarKind::Int && from != ScalarKind::Float) || (to != ScalarKind::Int && to != ScalarKind::Float) ||
+      scalarBits(x->scalar) != scalarBits(dt))
+    failOp(s, "bitcast needs integer or float dtypes of one width, not " + std::string(scalarNumbaName(x->scalar)) +
+                  " to " + std::string(scalarNumbaName(dt)));
+  return subjectType(s)->isScalar() ? scalarTy(dt) : makeTile(s, dt, x->shape);
+}
+ir::Instr* bitcastLower(const Site& s, Emitter& e) {
+  return e.intrinsic(ir::Intrinsic::Bitcast, s.instr->type, {subject(s, e)});
+}
+
 const Type* reshapeType(const Site& s) {
   std::vector<ir::Instr*> a = rest(s, {"shape"}, 1);
   const Type* x = subjectTile(s);
@@ -1234,6 +1250,7 @@ const Rule tileCat{catType, catLower};
 const Rule tilePermute{permuteType, permuteLower};
 const Rule tileItem{itemType, itemLower};
 const Rule tileExtract{extractType, extractLower};
+const Rule tileBitcast{bitcastType, bitcastLower};
 const Rule tileReduce{reduceType, reduceLower};
 const Rule tileScan{scanType, scanLower};
 const Rule tileReduceFunc{reduceFuncType, reduceFuncLower};

@@ -612,6 +612,21 @@ def test_spin_lock_with_acquire_release(rng):
 
 
 @ct.kernel
+def k_bitcast_abs(x, y, T: ConstInt):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,), padding_mode=ZERO)
+    bits = ct.bitcast(t, ct.int32) & 0x7FFFFFFF
+    ct.store(y, index=(ct.bid(0),), tile=ct.bitcast(bits, ct.float32))
+
+
+def test_bitcast(rng):
+    n, T = 1000, 256
+    xh = rand(rng, n, np.float32)
+    y = Guarded((n,), np.float32)
+    run(k_bitcast_abs, cdiv(n, T), (cp.asarray(xh), y.array, T))
+    check(y.get(rng), (xh.view(np.int32) & 0x7FFFFFFF).view(np.float32), rng, "bitcast to int32 and back")
+
+
+@ct.kernel
 def k_row_by_id(ids, x, y, T: ConstInt):
     # shape=(): one element, a 0-d tile, used as a tile index (cuTile's MoE sample)
     row = ct.load(ids, index=ct.bid(0), shape=())
