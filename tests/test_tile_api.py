@@ -771,3 +771,26 @@ def test_torch_dtypes_in_kernels():
     kb = ct.kernel(pytypes.FunctionType(bad.__code__, {"ct": ct, "torch": fake}, "bad"))
     with pytest.raises(CompileError, match="PyTorch dtype 'torch.float8_e4m3fn'"):
         cudajit.compile_ptx(kb, ["float32[::1]"])
+
+
+def test_constant_specialisations_are_bounded():
+    import cudajit.cache
+    # One dispatcher per set of Constant values, the most recently used kept
+    # (cudajit.cache.set_memory_cache_limit); no GPU needed to make them.
+    @ct.kernel
+    def k(x, T: ct.Constant[int]):
+        ct.store(x, index=(0,), tile=ct.full((T,), 1.0, dtype=ct.float32))
+    before = cudajit.cache.memory_cache_limit()
+    try:
+        cudajit.cache.set_memory_cache_limit(3)
+        x = np.zeros(8, np.float32)
+        made = [k.dispatcher((x, 2 ** n)) for n in range(5)]
+        assert len(k._dispatchers) == 3
+        assert k.dispatcher((x, 16)) is made[4]            # kept
+        assert k.dispatcher((x, 1)) is not made[0]         # dropped, made again
+        cudajit.cache.set_memory_cache_limit(0)            # no bound
+        for n in range(6):
+            k.dispatcher((x, 2 ** (n + 5)))
+        assert len(k._dispatchers) == 9
+    finally:
+        cudajit.cache.set_memory_cache_limit(before)

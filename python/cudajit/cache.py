@@ -108,6 +108,7 @@ def memory_cache_limit():
 
 def set_memory_cache_limit(entries):
     """Keeps only the ``entries`` most recently used instantiations in memory
-    (0: no bound). Those dropped are read again from the disk cache when a
-    kernel needs them; compiled kernels are not affected."""
+    (0: no bound), and as many specialisations of each tile kernel (one per
+    set of Constant values). Those dropped are read again from the disk cache
+    when a kernel needs them; other compiled kernels are not affected."""
     _core.set_memory_cache_limit(int(entries))

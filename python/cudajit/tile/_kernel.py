@@ -11,6 +11,7 @@ SIMT kernels' launch path), which compiles with the "tile" pipeline and
 launches with the block size the compiler chose.
 """
 
+import collections
 import functools
 import inspect
 import types
@@ -92,7 +93,11 @@ class TileKernel:
         self.constant_parameters = _constant_parameters(py_func)
         self._constant_index = tuple(self.parameters.index(p) for p in self.constant_parameters)
         self._by_target = any(isinstance(v, ByTarget) for v in self.options.values())
-        self._dispatchers = {}   # Constant values -> _core.Dispatcher
+        # Constant values -> _core.Dispatcher, most recently used last; at most
+        # cudajit.cache.memory_cache_limit() of them (a kernel launched with
+        # ever new Constant values keeps a bounded set; the dropped ones come
+        # back from the disk cache).
+        self._dispatchers = collections.OrderedDict()
         self._compiled_func = None   # py_func with its helpers as device functions (first compile)
 
     def replace_hints(self, **hints):
@@ -137,10 +142,15 @@ class TileKernel:
             arch = major * 10 + minor
             key += (arch,)
         d = self._dispatchers.get(key)
-        if d is None:
-            d = _core.Dispatcher(self._function(), opt=self._option("opt_level", arch),
-                                 tile=self._tile_options(values, arch))
-            self._dispatchers[key] = d
+        if d is not None:
+            self._dispatchers.move_to_end(key)
+            return d
+        d = _core.Dispatcher(self._function(), opt=self._option("opt_level", arch),
+                             tile=self._tile_options(values, arch))
+        self._dispatchers[key] = d
+        limit = _core.memory_cache_limit()
+        while limit and len(self._dispatchers) > limit:
+            self._dispatchers.popitem(last=False)
         return d
 
     def _option(self, name, arch):
