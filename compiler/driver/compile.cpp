@@ -109,17 +109,9 @@ const ir::Module& withConstants(const ir::Module& source, const CompileOptions& 
   *storage = std::make_unique<ir::Module>();
   for (const auto& fn : source.functions) (*storage)->functions.push_back(ir::cloneFunction(*fn, fn->name));
   ir::Function& entry = *(*storage)->functions.front();
-  ir::Block* b = entry.entry();
-  for (const auto& [index, value] : options.constant_args) {
-    if (index < 0 || index >= static_cast<int>(b->params.size())) continue;
-    ir::Instr* param = b->params[index].get();
-    auto c = entry.make(ir::Op::Const, unknownTy(), {}, {});
-    c->cval = value;
-    c->var = param->var;
-    c->parent = b;
-    ir::Instr* raw = ir::insertBefore(b, 0, std::move(c));
-    ir::replaceAllUses(param, raw);
-  }
+  for (const auto& [index, value] : options.constant_args)
+    if (index >= 0 && index < static_cast<int>(entry.entry()->params.size()))
+      ir::bindParamToConstant(entry, static_cast<size_t>(index), value);
   return **storage;
 }
 

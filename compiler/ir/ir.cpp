@@ -289,6 +289,18 @@ void replaceAllUses(Instr* from, Instr* to) {
 
 void replaceAllUses(Function*, Instr* from, Instr* to) { replaceAllUses(from, to); }
 
+Instr* bindParamToConstant(Function& fn, size_t index, const Const& value) {
+  Block* b = fn.entry();
+  Instr* param = b->params.at(index).get();
+  auto c = fn.make(Op::Const, unknownTy(), {}, {});
+  c->cval = value;
+  c->var = param->var;
+  c->parent = b;
+  Instr* raw = insertBefore(b, 0, std::move(c));
+  replaceAllUses(param, raw);
+  return raw;
+}
+
 void dropBlockReferences(Block* block) {
   for (auto& in : block->instrs) in->dropAllReferences();
 }

@@ -330,6 +330,11 @@ void replaceAllUses(Instr* from, Instr* to);
 // The same; `fn` is not needed any more (kept so that callers written before
 // use lists still compile).
 void replaceAllUses(Function* fn, Instr* from, Instr* to);
+// Makes parameter `index` of the entry block read `value`: a `const` (type
+// unknown, for type inference) at the top of the entry takes its uses; the
+// parameter stays, so calls pass it as before. A tile kernel's Constant
+// parameters and a tile helper's compile-time arguments.
+Instr* bindParamToConstant(Function& fn, size_t index, const Const& value);
 // Removes the instructions of `block` for which `dead` returns true: drops
 // their references first, so their operands' use lists stay exact. The
 // removed values themselves must have no uses left outside the removed set.

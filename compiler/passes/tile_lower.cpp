@@ -328,7 +328,7 @@ bool Lowering::replicated(const LayoutInfo& l) {
 }
 
 ir::Instr* Lowering::firstCopy(const LayoutInfo& l, int64_t r) {
-  if (!l.layout) return emit(ir::Op::Eq, boolTy(), {add(mul(warp_, i32(32)), lane_), i32(0)});   // a 0-d tile: thread 0
+  if (!l.layout) return isThreadZero();   // a 0-d tile: thread 0
   ir::Instr* first = nullptr;
   for (int d = 0; d < l.rank; ++d) {
     if (reach(l.dims[d]) < l.shape[d]) continue;   // never wraps along d

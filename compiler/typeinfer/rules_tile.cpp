@@ -205,6 +205,22 @@ std::vector<ir::Instr*> coordinates(const Site& s, Emitter* e, ir::Instr* index,
   return out;
 }
 
+// The tuple (sym <name>, value): a bound method (x.f: its call row
+// "method:<kind>.f" reads the receiver from it) or a tiled view.
+const Type* taggedType(std::string name, const Type* value) { return tupleTy({symbolTy(name), value}); }
+ir::Instr* emitTagged(Emitter& e, const Type* tagged, ir::Instr* value) {
+  const Type* tag = tagged->elems[0];
+  return e.emit(ir::Op::TupleMake, tagged, {e.constant(ir::Const::symbol(tag->name), tag), value});
+}
+// x.f as the bound method "method:<kind>.f" (kind: tile, array, tiledview).
+const Type* boundMethodType(const Site& s, std::string_view kind) {
+  return taggedType("method:" + std::string(kind) + "." + std::string(s.name), s.receiver->type);
+}
+ir::Instr* boundMethodLower(const Site& s, Emitter& e) { return emitTagged(e, s.instr->type, s.receiver); }
+
+// The dtype symbol an array's or a tile's `.dtype` gives.
+std::string dtypeSymbolOf(Scalar s) { return "numpy." + std::string(scalarNumbaName(s)); }
+
 // ---- bid / num_blocks / cdiv / num_tiles ---------------------------------------
 
 int gridAxis(const Site& s) {
@@ -257,6 +273,13 @@ ir::Instr* cdivLower(const Site& s, Emitter& e) {
   return emitCdiv(e, e.convert(a[0], t), e.convert(a[1], t));
 }
 
+// cdiv(arr.shape[axis], extent) as int32: the tiles of that extent along axis.
+ir::Instr* emitNumTiles(Emitter& e, ir::Instr* arr, int64_t axis, int64_t extent) {
+  ir::Instr* dim = e.emit(ir::Op::ArrayDim, i64Ty(), {arr});
+  dim->index = axis;
+  return e.convert(emitCdiv(e, dim, e.constInt(extent)), i32Ty());
+}
+
 const Type* numTilesType(const Site& s) {
   std::vector<ir::Instr*> a = s.bind({"array", "axis", "shape", "order"}, 3);
   const Type* arr = arrayArg(s, a[0]);
@@ -270,9 +293,7 @@ ir::Instr* numTilesLower(const Site& s, Emitter& e) {
   int64_t axis = normaliseAxis(s, constIntArg(s, a[1], "axis"), arr->ndim);
   TileShapeV shape = constInts(s, a[2], "shape");
   if (static_cast<int>(shape.size()) != arr->ndim) failOp(s, "shape must have one extent per array dimension");
-  ir::Instr* dim = e.emit(ir::Op::ArrayDim, i64Ty(), {a[0]});
-  dim->index = axis;
-  return e.convert(emitCdiv(e, dim, e.constInt(shape[axis])), i32Ty());
+  return emitNumTiles(e, a[0], axis, shape[axis]);
 }
 
 // ---- load / store -----------------------------------------------------------------
@@ -320,20 +341,29 @@ ir::TilePadding paddingArg(const Site& s, const ir::Instr* v) {
   failOp(s, "padding_mode must be a ct.PaddingMode member");
 }
 
+// load's and tiled_view's checks: a tile shape with one extent per
+// dimension of `arr`, and a padding its dtype allows (integers and bools pad
+// with zeros only).
+void checkExtents(const Site& s, const Type* arr, const TileShapeV& shape, const char* what) {
+  if (static_cast<int>(shape.size()) != arr->ndim)
+    failOp(s, std::string(what) + " " + tileShapeText(shape) + " must have one extent per dimension of the " +
+                  std::to_string(arr->ndim) + "-d array");
+}
+void checkPadding(const Site& s, const Type* arr, ir::TilePadding pad) {
+  bool is_float = scalarKind(arr->scalar) == ScalarKind::Float;
+  if (!is_float && pad != ir::TilePadding::Undetermined && pad != ir::TilePadding::Zero)
+    failOp(s, "this padding_mode needs a float array, not " + std::string(scalarNumbaName(arr->scalar)));
+}
+
 const Type* loadType(const Site& s) {
   std::vector<ir::Instr*> a = s.bind(kLoadParams, 3);
   const Type* arr = arrayArg(s, a[0]);
   coordinates(s, nullptr, a[1], arr->ndim);
   TileShapeV shape = constInts(s, a[2], "shape");
   if (shape.empty()) return makeTile(s, arr->scalar, {});   // shape=(): the element at index
-  if (static_cast<int>(shape.size()) != arr->ndim)
-    failOp(s, "shape " + tileShapeText(shape) + " must have one extent per dimension of the " +
-                  std::to_string(arr->ndim) + "-d array");
+  checkExtents(s, arr, shape, "shape");
   axisOrder(s, a[3], arr->ndim);
-  ir::TilePadding pad = paddingArg(s, a[4]);
-  bool is_float = scalarKind(arr->scalar) == ScalarKind::Float;
-  if (!is_float && pad != ir::TilePadding::Undetermined && pad != ir::TilePadding::Zero)
-    failOp(s, "this padding_mode needs a float array, not " + std::string(scalarNumbaName(arr->scalar)));
+  checkPadding(s, arr, paddingArg(s, a[4]));
   return makeTile(s, arr->scalar, shape);
 }
 
@@ -424,7 +454,7 @@ const Type* tiledViewType(const TiledView& v, const Type* array) {
   std::string name(kTiledViewPrefix);
   for (size_t d = 0; d < v.shape.size(); ++d) name += (d ? "x" : "") + std::to_string(v.shape[d]);
   name += ":" + std::to_string(static_cast<int>(v.padding));
-  return tupleTy({symbolTy(name), array});
+  return taggedType(name, array);
 }
 
 TiledView tiledViewOf(const Type* t) {
@@ -445,28 +475,17 @@ TiledView tiledViewOf(const Type* t) {
 const Type* viewOfMethod(const Site& s) { return s.receiver->type->elems[1]; }
 ir::Instr* viewArray(const Site& s, Emitter& e) { return e.element(e.element(s.receiver, 1), 1); }
 
-const Type* arrayMethodType(const Site& s) {
-  std::string sym = "method:array." + std::string(s.name);
-  return tupleTy({symbolTy(sym), s.receiver->type});
-}
-ir::Instr* arrayMethodLower(const Site& s, Emitter& e) {
-  std::string sym = "method:array." + std::string(s.name);
-  return e.emit(ir::Op::TupleMake, s.instr->type, {e.constant(ir::Const::symbol(sym), symbolTy(sym)), s.receiver});
-}
+const Type* arrayMethodType(const Site& s) { return boundMethodType(s, "array"); }
 
 TiledView tiledViewArgs(const Site& s) {
   std::vector<ir::Instr*> a = s.bind({"tile_shape", "padding_mode", "traversal_steps"}, 1);
   const Type* arr = s.receiver->type->elems[1];
   TiledView v;
   v.shape = constInts(s, a[0], "tile_shape");
-  if (static_cast<int>(v.shape.size()) != arr->ndim)
-    failOp(s, "tile_shape " + tileShapeText(v.shape) + " must have one extent per dimension of the " +
-                  std::to_string(arr->ndim) + "-d array");
+  checkExtents(s, arr, v.shape, "tile_shape");
   makeTile(s, arr->scalar, v.shape);   // a tile shape: powers of two
   v.padding = paddingArg(s, a[1]);
-  if (scalarKind(arr->scalar) != ScalarKind::Float && v.padding != ir::TilePadding::Undetermined &&
-      v.padding != ir::TilePadding::Zero)
-    failOp(s, "this padding_mode needs a float array, not " + std::string(scalarNumbaName(arr->scalar)));
+  checkPadding(s, arr, v.padding);
   if (a[2] && !a[2]->type->is(TypeKind::None) &&
       constInts(s, a[2], "traversal_steps") != v.shape)
     failOp(s, "traversal_steps other than the tile shape (overlapping or gapped windows) are not supported by "
@@ -474,10 +493,7 @@ TiledView tiledViewArgs(const Site& s) {
   return v;
 }
 const Type* tiledViewMakeType(const Site& s) { return tiledViewType(tiledViewArgs(s), s.receiver->type->elems[1]); }
-ir::Instr* tiledViewMakeLower(const Site& s, Emitter& e) {
-  const Type* t = s.instr->type;
-  return e.emit(ir::Op::TupleMake, t, {e.constant(ir::Const::symbol(t->elems[0]->name), t->elems[0]), e.element(s.receiver, 1)});
-}
+ir::Instr* tiledViewMakeLower(const Site& s, Emitter& e) { return emitTagged(e, s.instr->type, e.element(s.receiver, 1)); }
 
 // view.load / view.store / view.num_tiles / view.tile_shape / view.dtype:
 // attributes of a tuple, which only a tiled view has.
@@ -488,11 +504,7 @@ void expectTiledView(const Site& s) {
 }
 const Type* viewMethodType(const Site& s) {
   expectTiledView(s);
-  return tupleTy({symbolTy("method:tiledview." + std::string(s.name)), s.receiver->type});
-}
-ir::Instr* viewMethodLower(const Site& s, Emitter& e) {
-  std::string sym = "method:tiledview." + std::string(s.name);
-  return e.emit(ir::Op::TupleMake, s.instr->type, {e.constant(ir::Const::symbol(sym), symbolTy(sym)), s.receiver});
+  return boundMethodType(s, "tiledview");
 }
 const Type* viewShapeType(const Site& s) {
   expectTiledView(s);
@@ -503,7 +515,7 @@ ir::Instr* viewShapeLower(const Site& s, Emitter& e) {
   for (int64_t d : tiledViewOf(s.receiver->type).shape) dims.push_back(e.constInt(d));
   return e.emit(ir::Op::TupleMake, s.instr->type, dims);
 }
-std::string viewDtypeSymbol(const Site& s) { return "numpy." + std::string(scalarNumbaName(s.receiver->type->elems[1]->scalar)); }
+std::string viewDtypeSymbol(const Site& s) { return dtypeSymbolOf(s.receiver->type->elems[1]->scalar); }
 const Type* viewDtypeType(const Site& s) {
   expectTiledView(s);
   return symbolTy(viewDtypeSymbol(s));
@@ -556,9 +568,7 @@ ir::Instr* viewNumTilesLower(const Site& s, Emitter& e) {
   std::vector<ir::Instr*> a = s.bind({"axis"}, 1);
   TiledView v = tiledViewOf(viewOfMethod(s));
   int64_t axis = normaliseAxis(s, constIntArg(s, a[0], "axis"), v.shape.size());
-  ir::Instr* dim = e.emit(ir::Op::ArrayDim, i64Ty(), {viewArray(s, e)});
-  dim->index = axis;
-  return e.convert(emitCdiv(e, dim, e.constInt(v.shape[axis])), i32Ty());
+  return emitNumTiles(e, viewArray(s, e), axis, v.shape[axis]);
 }
 
 // ---- factories ------------------------------------------------------------------------
@@ -1195,12 +1205,7 @@ ir::Instr* extractLower(const Site& s, Emitter& e) {
 // x.astype, x.reshape, ...: bound methods, tuple(sym method:tile.<name>, x),
 // that the call rows "method:tile.<name>" of tile_symbols.def take apart.
 
-std::string methodSymbol(const Site& s) { return "method:tile." + std::string(s.name); }
-const Type* methodAttrType(const Site& s) { return tupleTy({symbolTy(methodSymbol(s)), s.receiver->type}); }
-ir::Instr* methodAttrLower(const Site& s, Emitter& e) {
-  std::string sym = methodSymbol(s);
-  return e.emit(ir::Op::TupleMake, s.instr->type, {e.constant(ir::Const::symbol(sym), symbolTy(sym)), s.receiver});
-}
+const Type* methodAttrType(const Site& s) { return boundMethodType(s, "tile"); }
 
 const Type* shapeAttrType(const Site& s) {
   return tupleTy(std::vector<const Type*>(s.receiver->type->shape.size(), i64Ty()));
@@ -1214,7 +1219,7 @@ const Type* ndimAttrType(const Site&) { return i64Ty(); }
 ir::Instr* ndimAttrLower(const Site& s, Emitter& e) {
   return e.constInt(static_cast<int64_t>(s.receiver->type->shape.size()));
 }
-std::string dtypeSymbol(const Site& s) { return "numpy." + std::string(scalarNumbaName(s.receiver->type->scalar)); }
+std::string dtypeSymbol(const Site& s) { return dtypeSymbolOf(s.receiver->type->scalar); }
 const Type* dtypeAttrType(const Site& s) { return symbolTy(dtypeSymbol(s)); }
 ir::Instr* dtypeAttrLower(const Site& s, Emitter& e) {
   return e.constant(ir::Const::symbol(dtypeSymbol(s)), s.instr->type);
@@ -1222,7 +1227,7 @@ ir::Instr* dtypeAttrLower(const Site& s, Emitter& e) {
 
 }  // namespace
 
-const Rule tileMethod{methodAttrType, methodAttrLower};
+const Rule tileMethod{methodAttrType, boundMethodLower};
 const Rule tileShapeAttr{shapeAttrType, shapeAttrLower};
 const Rule dtypeAttr{dtypeAttrType, dtypeAttrLower};
 const Rule tileNdimAttr{ndimAttrType, ndimAttrLower};
@@ -1232,9 +1237,9 @@ const Rule tileCdiv{cdivType, cdivLower};
 const Rule tileNumTiles{numTilesType, numTilesLower};
 const Rule tileLoad{loadType, loadLower};
 const Rule tileStore{storeType, storeLower};
-const Rule arrayMethod{arrayMethodType, arrayMethodLower};
+const Rule arrayMethod{arrayMethodType, boundMethodLower};
 const Rule tiledViewMake{tiledViewMakeType, tiledViewMakeLower};
-const Rule tiledViewMethod{viewMethodType, viewMethodLower};
+const Rule tiledViewMethod{viewMethodType, boundMethodLower};
 const Rule tiledViewShape{viewShapeType, viewShapeLower};
 const Rule tiledViewDtype{viewDtypeType, viewDtypeLower};
 const Rule tiledViewLoad{viewLoadType, viewLoadLower};

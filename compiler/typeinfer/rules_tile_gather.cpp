@@ -76,11 +76,15 @@ Operands bindOperands(const Site& s) {
   return o;
 }
 
-bool checkBounds(const Site& s, const Operands& o) {
-  size_t at = 0;
+// The argument bound to `param` (null when not given).
+const ir::Instr* namedArg(const Site& s, const Operands& o, std::string_view param) {
   for (size_t i = 0; i < params(s).size(); ++i)
-    if (params(s)[i] == "check_bounds") at = i;
-  const ir::Instr* v = o.all[at];
+    if (params(s)[i] == param) return o.all[i];
+  return nullptr;
+}
+
+bool checkBounds(const Site& s, const Operands& o) {
+  const ir::Instr* v = namedArg(s, o, "check_bounds");
   if (!v) return true;
   auto c = constantOf(v);
   if (!c || (c->kind != ir::Const::Kind::Bool && c->kind != ir::Const::Kind::Int))
@@ -90,27 +94,26 @@ bool checkBounds(const Site& s, const Operands& o) {
 
 // memory_order / memory_scope of an atomic (cuTile's defaults: ACQ_REL,
 // DEVICE): ints of tile.atomic (ir::TileMemoryOrder, ir::TileMemoryScope).
-int64_t enumArg(const Site& s, const Operands& o, std::string_view param, std::string_view prefix,
+int64_t enumArg(const Site& s, const Operands& o, std::string_view param, std::string_view enum_name,
                 const std::vector<std::pair<std::string_view, int64_t>>& values, int64_t fallback) {
-  const ir::Instr* v = nullptr;
-  for (size_t i = 0; i < params(s).size(); ++i)
-    if (params(s)[i] == param) v = o.all[i];
+  const ir::Instr* v = namedArg(s, o, param);
   if (!v) return fallback;
   std::string sym = v->type->is(TypeKind::Symbol) ? v->type->name : "";
+  std::string prefix = "cudajit.tile." + std::string(enum_name) + ".";
   for (const auto& [name, value] : values)
-    if (sym == std::string(prefix) + std::string(name)) return value;
-  failAt(s, std::string(param) + " must be a " + std::string(prefix.substr(13, prefix.size() - 14)) + " member");
+    if (sym == prefix + std::string(name)) return value;
+  failAt(s, std::string(param) + " must be a " + std::string(enum_name) + " member");
 }
 int64_t memoryOrder(const Site& s, const Operands& o) {
   using O = ir::TileMemoryOrder;
-  return enumArg(s, o, "memory_order", "cudajit.tile.MemoryOrder.",
+  return enumArg(s, o, "memory_order", "MemoryOrder",
                  {{"WEAK", int64_t(O::Relaxed)}, {"RELAXED", int64_t(O::Relaxed)}, {"ACQUIRE", int64_t(O::Acquire)},
                   {"RELEASE", int64_t(O::Release)}, {"ACQ_REL", int64_t(O::AcqRel)}},
                  int64_t(O::AcqRel));
 }
 int64_t memoryScope(const Site& s, const Operands& o) {
   using S = ir::TileMemoryScope;
-  return enumArg(s, o, "memory_scope", "cudajit.tile.MemoryScope.",
+  return enumArg(s, o, "memory_scope", "MemoryScope",
                  {{"NONE", int64_t(S::Device)}, {"BLOCK", int64_t(S::Block)}, {"CLUSTER", int64_t(S::Cluster)},
                   {"DEVICE", int64_t(S::Device)}, {"SYS", int64_t(S::System)}},
                  int64_t(S::Device));

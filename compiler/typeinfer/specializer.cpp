@@ -134,17 +134,8 @@ std::unique_ptr<ir::Function> Specializer::infer(const ir::Function& fn, const s
   std::unique_ptr<ir::Function> typed = ir::cloneFunction(fn, name);
   // Constant arguments: the parameter's uses read the value (the parameter
   // stays, so the call passes it as before).
-  for (size_t i = 0; i < constants.size() && !typed->blocks.empty() && i < typed->entry()->params.size(); ++i) {
-    if (!constants[i]) continue;
-    ir::Block* b = typed->entry();
-    ir::Instr* param = b->params[i].get();
-    auto c = typed->make(ir::Op::Const, unknownTy(), {}, {});
-    c->cval = *constants[i];
-    c->var = param->var;
-    c->parent = b;
-    ir::Instr* raw = ir::insertBefore(b, 0, std::move(c));
-    ir::replaceAllUses(param, raw);
-  }
+  for (size_t i = 0; i < constants.size() && !typed->blocks.empty() && i < typed->entry()->params.size(); ++i)
+    if (constants[i]) ir::bindParamToConstant(*typed, i, *constants[i]);
   FunctionContext ctx(*typed, *this);
   if (typed->blocks.empty()) ctx.fail(nullptr, "function", "function '" + fn.name + "' has no body");
   auto& params = typed->entry()->params;
