@@ -180,6 +180,15 @@ def k_tiled_view(x, y, T: ct.Constant[int]):
 
 
 @ct.kernel
+def k_array_slice(x, offsets, y, T: ct.Constant[int]):
+    # segment bid of x: rows offsets[bid] .. offsets[bid + 1] - 1 (cuTile's Array.slice)
+    seg = x.slice(0, ct.load(offsets, index=(ct.bid(0),), shape=()), offsets[ct.bid(0) + 1])
+    cols = seg.slice(axis=-1, start=0, stop=T)
+    ct.store(y, index=(ct.bid(0), 0), tile=ct.sum(ct.load(cols, index=(0, 0), shape=(T, T), padding_mode=ZERO), axis=0,
+                                                   keepdims=True))
+
+
+@ct.kernel
 def k_print(x, T: ct.Constant[int]):
     t = ct.load(x, index=(ct.bid(0), 0), shape=(T, T))
     ct.printf("tile %d: %.3f, sum %e\n", ct.bid(0), t, ct.sum(t))
@@ -267,6 +276,7 @@ CASES = [
     ("matmul f64", k_matmul_f64, ["float64[:, ::1]"] * 3 + ["int64"], {"T": 16}, ["fma.rn.f64"]),
     ("tiled view", k_tiled_view, [F32_2D] * 2 + ["int64"], {"T": 32}, ["ld.global.v4", "st.global.v4"]),
     ("print", k_print, [F32_2D, "int64"], {"T": 8}, ["vprintf", "bar.sync"]),
+    ("array slice", k_array_slice, [F32_2D, "int32[::1]", F32_2D, "int64"], {"T": 16}, ["ld.global"]),
     ("helpers inlined", k_helpers, [F32_2D] * 2 + ["int64"], {"T": 16}, ["ld.global.v4", "st.global.v4"]),
     ("matmul batched y", k_batched_y, ["float16[:, :, ::1]"] * 2 + ["float32[:, :, ::1]", "int64"], {"T": 32},
      {"sm_80": ["mma.sync.aligned.m16n8k16"], "sm_90": ["mma.sync.aligned.m16n8k16"]}),
@@ -321,6 +331,36 @@ def test_tiled_view_errors():
                             (rank, r"tile_shape \(16,\) must have one extent per dimension of the 2-d array")]:
         with pytest.raises(cudajit.CompileError, match=message) as info:
             cudajit.compile_ptx(kernel, sig, constants={"T": 16})
+        assert "test_tile_compile.py" in str(info.value)
+
+
+def test_array_slice_types_and_errors():
+    import cudajit._core as _core
+    @ct.kernel
+    def rows(x, y):
+        ct.store(y, index=(0, 0), tile=ct.load(x.slice(0, 2, 18), index=(0, 0), shape=(16, 16)))
+    @ct.kernel
+    def cols(x, y):
+        ct.store(y, index=(0, 0), tile=ct.load(x.slice(1, 2, 18), index=(0, 0), shape=(16, 16)))
+    ir_rows = _core.golden_ir(rows.py_func, [F32_2D, F32_2D])
+    ir_cols = _core.golden_ir(cols.py_func, [F32_2D, F32_2D])
+    # rows of a C array stay contiguous; a column range is not
+    view = lambda ir: next(line for line in ir.splitlines() if "= array_view" in line)
+    assert ":array(f32, 2d, C) = array_view" in view(ir_rows)
+    assert ":array(f32, 2d, A) = array_view" in view(ir_cols)
+    @ct.kernel
+    def axis_var(x, a, T: ct.Constant[int]):
+        x.slice(a, 0, T)
+    @ct.kernel
+    def float_start(x, a, T: ct.Constant[int]):
+        x.slice(0, 0.5, T)
+    @ct.kernel
+    def bad_axis(x, a, T: ct.Constant[int]):
+        x.slice(2, 0, T)
+    for kernel, message in [(axis_var, r"Array.slice: axis must be a compile-time constant"), (float_start, r"start must be an integer, got f64"),
+                            (bad_axis, r"axis 2 is out of range")]:
+        with pytest.raises(cudajit.CompileError, match=message) as info:
+            cudajit.compile_ptx(kernel, [F32_2D, "int64", "int64"], constants={"T": 16})
         assert "test_tile_compile.py" in str(info.value)
 
 

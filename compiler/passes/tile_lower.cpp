@@ -550,21 +550,6 @@ bool TileLower::run(ir::Function& fn) {
 
 namespace {
 
-// A float32 -> tfloat32 conversion whose every use is an operand of a
-// tensor-core dot (an mma layout result).
-bool tf32ForTensorCoresOnly(const ir::Instr& in) {
-  if (in.op != ir::Op::Cast || !in.type->isTile() || in.type->scalar != Scalar::TFloat32 ||
-      in.operands[0]->type->scalar != Scalar::Float32 || in.uses().empty())
-    return false;
-  for (const ir::Use& u : in.uses()) {
-    const ir::Instr* user = u.user;
-    bool operand = u.succ == ir::Use::kOperandUse && u.index < 2;
-    const TileLayout* l = user->type->tile_layout;
-    if (!operand || !user->isIntrinsic(ir::Intrinsic::TileDot) || !l || l->kind != TileLayoutKind::Mma) return false;
-  }
-  return true;
-}
-
 bool lowerTiles(ir::Function& fn, int max_stages, int64_t stage_budget, bool* fits) {
   Lowering lw(fn, fn.num_warps);
   lw.max_stages = max_stages;
@@ -643,17 +628,6 @@ bool lowerTiles(ir::Function& fn, int max_stages, int64_t stage_budget, bool* fi
             return o->type->is(TypeKind::Tuple);
           }))
         failAt(fn, in.get(), "tile", "a tuple of tiles is not supported here (unpack it where it is made: a, b = f(...))");
-      if (tf32ForTensorCoresOnly(*in)) {
-        // float32 -> tfloat32 read only by tensor cores: the float32 bits as
-        // they are (mma ignores the low 13 mantissa bits, as cuBLAS's TF32
-        // mode and cuTile feed them), not rounded to nearest.
-        std::vector<ir::Instr*> regs;
-        for (ir::Instr* r : lw.frag(in->operands[0]))
-          regs.push_back(lw.intrinsic(ir::Intrinsic::Bitcast, scalarTy(Scalar::TFloat32), {r}));
-        lw.frags[in.get()] = std::move(regs);
-        graveyard.push_back(std::move(in));
-        continue;
-      }
       if (in->op == ir::Op::Intrinsic && ir::intrinsicFamily(in->intrinsic) == ir::IntrinsicFamily::Tile)
         lowerTileIntrinsic(lw, in.get());
       else

@@ -93,9 +93,8 @@ ir::Instr* valueAt(Lowering& lw, const AsyncDot& p, ir::Instr* v, Point at, std:
 bool planOperand(Lowering& lw, AsyncDot& p, int which) {
   ir::Instr* load = p.dot->operands[which];
   ir::Instr* convert = nullptr;
-  // A float32 load converted to tfloat32 for the dot alone: the tensor cores
-  // read the float32 bits as tf32 (its low mantissa bits ignored, as
-  // cuBLAS's TF32 mode feeds them), so the conversion needs no code.
+  // A float32 load converted to tfloat32 for the dot alone: copied as
+  // float32 and rounded to tfloat32 in shared memory (tile_lower_dot.cpp).
   if (load->op == ir::Op::Cast && load->type->isTile() && load->type->scalar == Scalar::TFloat32 &&
       load->uses().size() == 1 && load->operands[0]->type->scalar == Scalar::Float32) {
     convert = load;

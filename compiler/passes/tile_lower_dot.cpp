@@ -199,7 +199,34 @@ ir::Instr* descriptor(Lowering& lw, ir::Instr* start, int64_t lbo_bytes, int64_t
 // eight threads of a quarter warp take blocks of eight n-neighbours whose k
 // blocks rotate with the lane, so that both their loads and their stores
 // fall on eight distinct 16-byte chunks of the swizzle: no bank conflicts.
-void transposeStageToKMajor(Lowering& lw, ir::Instr* src, ir::Instr* dst, int64_t k, int64_t n) {
+// float32 bits rounded to tfloat32 (cvt.rna), still typed float32 for the
+// shared-memory stores.
+ir::Instr* roundedToTf32(Lowering& lw, ir::Instr* v) {
+  ir::Instr* t = lw.emit(ir::Op::Cast, scalarTy(Scalar::TFloat32), {v});
+  return lw.intrinsic(ir::Intrinsic::Bitcast, f32Ty(), {t});
+}
+
+// A float32 stage the tensor cores read as tfloat32, rounded in place: the
+// copy lands the float32 bits, and mma would drop their low 13 mantissa bits
+// (truncation) where cuBLAS and cuTile round to nearest. 16 bytes a thread
+// at a time, over the `bytes` at `at`.
+void roundStageToTf32(Lowering& lw, ir::Instr* at, int64_t bytes) {
+  int64_t chunks = bytes / 16, threads = lw.threads();
+  ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
+  const Type* quad = tupleTy(std::vector<const Type*>(4, f32Ty()));
+  for (int64_t first = 0; first < chunks; first += threads) {
+    auto round = [&] {
+      ir::Instr* addr = lw.add(at, lw.mul(lw.add(tid, lw.i32(first)), lw.i32(16)));
+      std::vector<ir::Instr*> v = lw.f32Fields(lw.intrinsic(ir::Intrinsic::SharedLoad4, quad, {addr}), 4);
+      for (ir::Instr*& x : v) x = roundedToTf32(lw, x);
+      lw.intrinsic(ir::Intrinsic::SharedStore4, voidTy(), {addr, v[0], v[1], v[2], v[3]});
+    };
+    if (first + threads <= chunks) round();
+    else lw.emitIf(lw.emit(ir::Op::Lt, boolTy(), {tid, lw.i32(chunks - first)}), round);
+  }
+}
+
+void transposeStageToKMajor(Lowering& lw, ir::Instr* src, ir::Instr* dst, int64_t k, int64_t n, bool round) {
   int64_t blocks = (k / 4) * (n / 4), threads = lw.threads();
   int kq_shift = log2Ceil(k / 4);
   ir::Instr* tid = lw.add(lw.mul(lw.warpId(), lw.i32(32)), lw.laneId());
@@ -218,6 +245,8 @@ void transposeStageToKMajor(Lowering& lw, ir::Instr* src, ir::Instr* dst, int64_
         ir::Instr* at = lw.add(src, swizzled128Offset(lw, k, lw.add(k0, lw.i32(i)), n0, 4));
         ir::Instr* row = lw.intrinsic(ir::Intrinsic::SharedLoad4, quad, {at});
         v[i] = lw.f32Fields(row, 4);
+        if (round)
+          for (ir::Instr*& x : v[i]) x = roundedToTf32(lw, x);
       }
       for (int j = 0; j < 4; ++j) {
         ir::Instr* at = lw.add(dst, swizzled128Offset(lw, n, lw.add(n0, lw.i32(j)), k0, 4));
@@ -269,11 +298,17 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
     ir::Instr* base = lw.intrinsic(ir::Intrinsic::SharedAddress, i32Ty(), {plan->y.transposed});
     base = lw.band(lw.add(base, lw.i32(1023)), ~int64_t{1023});
     ir::Instr* dst = lw.add(base, lw.mul(plan->half, lw.i32(plan->y.stage_bytes)));
-    transposeStageToKMajor(lw, b_addr, dst, d.k, d.n);
+    transposeStageToKMajor(lw, b_addr, dst, d.k, d.n, plan->y.convert != nullptr);
     b_addr = dst;
     plan->next_half = lw.emit(ir::Op::BitXor, i32Ty(), {plan->half, lw.i32(1)});
   }
-  if (!plan || !plan->x.load || !plan->y.load || b_transpose_stage) {   // threads stored an operand
+  // float32 copied for tfloat32 dots: rounded in place (B where the
+  // transposition above did not already).
+  bool round_a = plan && plan->x.load && plan->x.convert;
+  bool round_b = b_async && plan->y.convert && !b_transpose_stage;
+  if (round_a) roundStageToTf32(lw, a_addr, plan->x.stage_bytes);
+  if (round_b) roundStageToTf32(lw, b_addr, plan->y.stage_bytes);
+  if (!plan || !plan->x.load || !plan->y.load || b_transpose_stage || round_a || round_b) {   // threads stored an operand
     lw.intrinsic(ir::Intrinsic::FenceProxyAsync, voidTy(), {});
     lw.barrier();
   }

@@ -230,6 +230,14 @@ void lowerTileAtomic(Lowering& lw, ir::Instr* in) {
   bool cas = static_cast<ir::TileAtomicKind>(in->ints[0]) == ir::TileAtomicKind::Cas;
   ir::Instr* update = in->operands[1 + nd];
   ir::Instr* mask = in->operands.back();
+  auto order = in->ints.size() >= 4 ? static_cast<ir::TileMemoryOrder>(in->ints[2]) : ir::TileMemoryOrder::Relaxed;
+  bool releases = order == ir::TileMemoryOrder::Release || order == ir::TileMemoryOrder::AcqRel;
+  bool acquires = order == ir::TileMemoryOrder::Acquire || order == ir::TileMemoryOrder::AcqRel;
+  // The block is one program in cuTile's model: a release publishes what
+  // every thread of the block wrote before it (a lock released by thread 0
+  // after the block's stores), and what any thread reads after an acquire
+  // comes after it. The barriers make one thread's atomic order the others'.
+  if (releases) lw.barrier();
   std::vector<ir::Instr*> out(l.regs);
   for (int64_t r = 0; r < l.regs; ++r) {
     ElementAccess a = elementAccess(lw, in, r, mask, in->ints[1] != 0);
@@ -252,6 +260,8 @@ void lowerTileAtomic(Lowering& lw, ir::Instr* in) {
     }
     lw.barrier();
     for (int64_t r = 0; r < l.regs; ++r) out[r] = lw.loadShared(buf, lw.linear(l, r, strides));
+    lw.barrier();
+  } else if (acquires) {
     lw.barrier();
   }
   lw.frags[in] = std::move(out);

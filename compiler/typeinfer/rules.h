@@ -159,7 +159,7 @@ extern const Rule tileMath;          // exp, ... (I(Enum)); rsqrt, abs (arg)
 extern const Rule tileMethod;        // x.astype & co: a bound method (attributes.def)
 extern const Rule tileShapeAttr, dtypeAttr, tileNdimAttr;
 // x.tiled_view(...) (arrayMethod binds it) and the tiled view's members
-extern const Rule arrayMethod, tiledViewMake, tiledViewMethod, tiledViewShape, tiledViewDtype;
+extern const Rule arrayMethod, arraySlice, tiledViewMake, tiledViewMethod, tiledViewShape, tiledViewDtype;
 extern const Rule tiledViewLoad, tiledViewStore, tiledViewNumTiles;
 // rules_tile_print.cpp: ct.printf / ct.print (arg), and print() of tiles
 extern const Rule tilePrint;

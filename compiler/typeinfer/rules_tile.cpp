@@ -495,6 +495,62 @@ TiledView tiledViewArgs(const Site& s) {
 const Type* tiledViewMakeType(const Site& s) { return tiledViewType(tiledViewArgs(s), s.receiver->type->elems[1]); }
 ir::Instr* tiledViewMakeLower(const Site& s, Emitter& e) { return emitTagged(e, s.instr->type, e.element(s.receiver, 1)); }
 
+// x.slice(axis, start, stop): a view of rows start..stop-1 along a constant
+// axis, no copy (cuTile's Array.slice). start and stop are integers or 0-d
+// integer tiles; cuTile requires 0 <= start <= stop <= N and so do we (an
+// inverted pair gives an empty view). A C array sliced along its first axis
+// stays C (its rows are still contiguous), along another it is A; an F array
+// mirrored.
+std::vector<ir::Instr*> arraySliceArgs(const Site& s) { return s.bind({"axis", "start", "stop"}, 3); }
+int64_t arraySliceAxis(const Site& s, const std::vector<ir::Instr*>& a) {
+  return normaliseAxis(s, constIntArg(s, a[0], "axis"), s.receiver->type->elems[1]->ndim);
+}
+const Type* arraySliceType(const Site& s) {
+  std::vector<ir::Instr*> a = arraySliceArgs(s);
+  const Type* arr = s.receiver->type->elems[1];
+  int64_t axis = arraySliceAxis(s, a);
+  for (int k = 1; k < 3; ++k) {
+    const Type* t = a[k]->type;
+    bool integer = t->isTile() ? t->shape.empty() && scalarKind(t->scalar) == ScalarKind::Int : t->isInt() || t->isBool();
+    if (!integer) failOp(s, std::string(k == 1 ? "start" : "stop") + " must be an integer, got " + typeToString(t));
+  }
+  Layout layout = arr->layout;
+  if (layout == Layout::C && axis != 0) layout = Layout::A;
+  if (layout == Layout::F && axis != arr->ndim - 1) layout = Layout::A;
+  return arrayTy(arr->scalar, arr->ndim, layout, arr->space, arr->readonly);
+}
+ir::Instr* arraySliceLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = arraySliceArgs(s);
+  ir::Instr* arr = e.element(s.receiver, 1);
+  int64_t axis = arraySliceAxis(s, a);
+  auto integer = [&](ir::Instr* v) {
+    if (v->type->isTile()) v = e.intrinsic(ir::Intrinsic::TileItem, scalarTy(v->type->scalar), {v});
+    return e.convert(v, i64Ty());
+  };
+  ir::Instr* start = integer(a[1]);
+  ir::Instr* stop = integer(a[2]);
+  std::vector<ir::Instr*> shape, strides;
+  ir::Instr* offset = e.constInt(0);
+  for (int d = 0; d < arr->type->ndim; ++d) {
+    ir::Instr* n = e.emit(ir::Op::ArrayDim, i64Ty(), {arr});
+    n->index = d;
+    ir::Instr* stride = e.emit(ir::Op::ArrayStride, i64Ty(), {arr});
+    stride->index = d;
+    if (d == axis) {
+      ir::Instr* len = e.emit(ir::Op::Sub, i64Ty(), {stop, start});
+      ir::Instr* empty = e.emit(ir::Op::Lt, boolTy(), {len, e.constInt(0)});
+      n = e.emit(ir::Op::Select, i64Ty(), {empty, e.constInt(0), len});
+      offset = e.emit(ir::Op::Mul, i64Ty(), {start, stride});
+    }
+    shape.push_back(n);
+    strides.push_back(stride);
+  }
+  std::vector<ir::Instr*> ops = {arr, offset};
+  ops.insert(ops.end(), shape.begin(), shape.end());
+  ops.insert(ops.end(), strides.begin(), strides.end());
+  return e.emit(ir::Op::ArrayView, s.instr->type, ops);
+}
+
 // view.load / view.store / view.num_tiles / view.tile_shape / view.dtype:
 // attributes of a tuple, which only a tiled view has.
 void expectTiledView(const Site& s) {
@@ -1239,6 +1295,7 @@ const Rule tileLoad{loadType, loadLower};
 const Rule tileStore{storeType, storeLower};
 const Rule arrayMethod{arrayMethodType, boundMethodLower};
 const Rule tiledViewMake{tiledViewMakeType, tiledViewMakeLower};
+const Rule arraySlice{arraySliceType, arraySliceLower};
 const Rule tiledViewMethod{viewMethodType, boundMethodLower};
 const Rule tiledViewShape{viewShapeType, viewShapeLower};
 const Rule tiledViewDtype{viewDtypeType, viewDtypeLower};

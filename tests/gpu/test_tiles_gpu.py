@@ -478,6 +478,47 @@ def test_tiled_view_1d(rng):
 
 
 # ===========================================================================
+# Array.slice(axis, start, stop): a view with run-time bounds
+# ===========================================================================
+
+
+@ct.kernel
+def k_segment_col_sums(x, offsets, out, TR: ConstInt, TC: ConstInt):
+    # segment b: rows offsets[b] .. offsets[b + 1] - 1, summed per column
+    b = ct.bid(0)
+    seg = x.slice(0, ct.load(offsets, index=(b,), shape=()), ct.load(offsets, index=(b + 1,), shape=()))
+    acc = ct.zeros((1, TC), dtype=ct.float32)
+    for j in range(ct.cdiv(seg.shape[0], TR)):
+        acc = acc + ct.sum(ct.load(seg, index=(j, 0), shape=(TR, TC), padding_mode=ZERO), axis=0, keepdims=True)
+    ct.store(out, index=(b, 0), tile=acc)
+
+
+@ct.kernel
+def k_column_window(x, y, start, T: ConstInt):
+    # columns start .. start + T - 1 of every row (an A-layout view), doubled in place
+    w = x.slice(axis=-1, start=start, stop=start + T)
+    t = ct.load(w, index=(ct.bid(0), 0), shape=(T, T), padding_mode=ZERO)
+    ct.store(y, index=(ct.bid(0), 0), tile=t * 2)
+
+
+def test_array_slice_segments(rng):
+    lengths = np.array([0, 1, 37, 64, 100, 5, 0, 250], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    xh = rand(rng, (int(offsets[-1]), 32), np.float32)
+    out = Guarded((len(lengths), 32), np.float32)
+    run(k_segment_col_sums, len(lengths), (cp.asarray(xh), cp.asarray(offsets), out.array, 16, 32))
+    want = np.stack([xh[offsets[i]:offsets[i + 1]].astype(np.float64).sum(axis=0) for i in range(len(lengths))])
+    check(out.get(rng), want, rng, "Array.slice along axis 0 with run-time bounds", 1e-5, 1e-4)
+
+
+def test_array_slice_columns(rng):
+    xh = rand(rng, (70, 100), np.float32)
+    y = Guarded((70, 16), np.float32)
+    run(k_column_window, cdiv(70, 16), (cp.asarray(xh), y.array, 37, 16))
+    check(y.get(rng), xh[:, 37:53] * 2, rng, "Array.slice along the last axis")
+
+
+# ===========================================================================
 # Helper functions: plain Python functions with tiles, called from kernels
 # with Constant values as arguments (inlined; specialised on the constants)
 # ===========================================================================
