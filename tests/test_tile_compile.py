@@ -240,19 +240,21 @@ CASES = [
      {"sm_80": ["mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "st.global.v4.b32"],
       "sm_90": ["wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "st.global.v4.b32"]}),
     ("matmul tf32", k_matmul_any, [F32_2D] * 3 + ["int64"] * 3, {"BM": 64, "BN": 64, "BK": 16},
-     # float32 bits fed to the tensor cores as they are (no cvt.rna: cuBLAS's and cuTile's TF32)
-     {"sm_80": ["mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"],
+     # float32 rounded to tfloat32, to nearest even (cuBLAS's and cuTile's
+     # TF32): bits + 0xfff + lsb, the low 13 cleared
+     {"sm_80": ["mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "4095", "-8192"],
       # sm_90: float32 loads copied asynchronously, y transposed element by
-      # element (wgmma reads tf32 K-major only), fed to wgmma as they are.
+      # element (wgmma reads tf32 K-major only), rounded in shared memory
+      # (sm_90's cvt.rn.tf32.f32).
       "sm_90": ["wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "cp.async.ca.shared.global",
-                "cp.async.cg.shared.global"]}),
+                "cp.async.cg.shared.global", "cvt.rn.tf32.f32"]}),
     # tf32 in whole 128-byte lines: both operands by TMA (32-float boxes), y
-    # N-major as it lies, transposed in shared memory by 16-byte pieces into
-    # the K-major layout wgmma reads.
+    # N-major as it lies, transposed (and rounded) in shared memory by 16-byte
+    # pieces into the K-major layout wgmma reads; x rounded in place.
     ("matmul tf32 tma", k_matmul_any, [F32_2D] * 3 + ["int64"] * 3, {"BM": 128, "BN": 128, "BK": 32},
      {"sm_80": ["mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"],
       "sm_90": ["wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", "cp.async.bulk.tensor.2d",
-                "ld.shared.v4.b32", "st.shared.v4.b32", "cp.async.cg.shared.global"]}),
+                "ld.shared.v4.b32", "st.shared.v4.b32", "cp.async.cg.shared.global", "cvt.rn.tf32.f32"]}),
     # 128-byte lines of both operands: TMA into swizzled stages (the cp.async
     # route beside it for arrays a tensor map cannot describe).
     ("matmul f16 tma", k_matmul, ["float16[:, ::1]"] * 3 + ["int64"] * 3, {"BM": 64, "BN": 128, "BK": 64},

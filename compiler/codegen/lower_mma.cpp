@@ -185,6 +185,10 @@ void lowerMmaIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
     case Intrinsic::CpAsyncWait: return asmStatement(fe, "cp.async.wait_group " + std::to_string(in.ints[0]) + ";");
     case Intrinsic::SharedStoreIf: return lowerSharedStoreIf(fe, in);
     case Intrinsic::SharedLoad4: case Intrinsic::SharedStore4: return lowerSharedVector(fe, in);
+    case Intrinsic::Tf32RoundRn: {
+      std::string bits = fe.emit("call i32 asm \"cvt.rn.tf32.f32 $0, $1;\", \"=r,f\"(float " + fe.val(in.operands[0]) + ")");
+      return fe.emitResult(in, "bitcast i32 " + bits + " to float");
+    }
     case Intrinsic::TensorMapAddress:
       return fe.emitResult(in, "ptrtoint [128 x i8]* " + fe.tensorMapParam(static_cast<size_t>(in.ints[0])) + " to i64");
     case Intrinsic::TensorMapsValid: return fe.emitResult(in, "icmp ne i32 " + fe.tensorMapsValidParam() + ", 0");

@@ -141,11 +141,19 @@ std::string floatToBfloat16(FunctionEmitter& fe, const std::string& v) {
   std::string nan = fe.emit("fcmp uno float " + v + ", 0.0");
   return fe.emit("trunc i32 " + fe.emit("select i1 " + nan + ", i32 " + quiet + ", i32 " + rounded) + " to i16");
 }
-// tfloat32: a float32 rounded to 10 mantissa bits, as the tensor cores read it
-// (cvt.rna: ties away from zero, what cuBLAS and cuTile do).
+// tfloat32: a float32 rounded to 10 mantissa bits, to nearest with ties to
+// even, as cuBLAS and cuTile round for the tensor cores (on an H100 their
+// results match such a rounded reference; ties away, cvt.rna, differ in
+// about one product in 8000). In integer arithmetic: cvt.rn.tf32 is sm_90's
+// only. A NaN stays a (quiet) NaN.
 std::string floatToTfloat32(FunctionEmitter& fe, const std::string& v) {
-  std::string bits = fe.emit("call i32 asm \"cvt.rna.tf32.f32 $0, $1;\", \"=r,f\"(float " + v + ")");
-  return fe.emit("bitcast i32 " + bits + " to float");
+  std::string x = fe.emit("bitcast float " + v + " to i32");
+  std::string odd = fe.emit("and i32 " + fe.emit("lshr i32 " + x + ", 13") + ", 1");
+  std::string up = fe.emit("add i32 " + fe.emit("add i32 " + x + ", 4095") + ", " + odd);
+  std::string rounded = fe.emit("and i32 " + up + ", -8192");
+  std::string quiet = fe.emit("and i32 " + fe.emit("or i32 " + x + ", 4194304") + ", -8192");
+  std::string nan = fe.emit("fcmp uno float " + v + ", 0.0");
+  return fe.emit("bitcast i32 " + fe.emit("select i1 " + nan + ", i32 " + quiet + ", i32 " + rounded) + " to float");
 }
 
 std::string divmodPart(FunctionEmitter& fe, Helper h, Scalar s, const std::vector<std::string>& args,

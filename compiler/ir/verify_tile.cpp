@@ -254,6 +254,9 @@ std::string mmaIntrinsicError(const Instr& in) {
     case Intrinsic::SharedLoad4:
       if (operand(0) != i32Ty()) return "the address is i32";
       return in.type == tupleOf(f32Ty(), 4) ? "" : "result must be tuple of 4 f32";
+    case Intrinsic::Tf32RoundRn:
+      if (operand(0) != f32Ty()) return "rounds an f32";
+      return in.type == f32Ty() ? "" : "result must be f32";
     case Intrinsic::SharedStore4:
       if (operand(0) != i32Ty()) return "the address is i32";
       for (size_t i = 1; i < 5; ++i)

@@ -199,12 +199,10 @@ ir::Instr* descriptor(Lowering& lw, ir::Instr* start, int64_t lbo_bytes, int64_t
 // eight threads of a quarter warp take blocks of eight n-neighbours whose k
 // blocks rotate with the lane, so that both their loads and their stores
 // fall on eight distinct 16-byte chunks of the swizzle: no bank conflicts.
-// float32 bits rounded to tfloat32 (cvt.rna), still typed float32 for the
-// shared-memory stores.
-ir::Instr* roundedToTf32(Lowering& lw, ir::Instr* v) {
-  ir::Instr* t = lw.emit(ir::Op::Cast, scalarTy(Scalar::TFloat32), {v});
-  return lw.intrinsic(ir::Intrinsic::Bitcast, f32Ty(), {t});
-}
+// float32 rounded to tfloat32 (to nearest even), still typed float32 for
+// the shared-memory stores; the wgmma path is sm_90's, which has the
+// instruction.
+ir::Instr* roundedToTf32(Lowering& lw, ir::Instr* v) { return lw.intrinsic(ir::Intrinsic::Tf32RoundRn, f32Ty(), {v}); }
 
 // A float32 stage the tensor cores read as tfloat32, rounded in place: the
 // copy lands the float32 bits, and mma would drop their low 13 mantissa bits
