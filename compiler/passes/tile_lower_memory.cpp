@@ -19,6 +19,10 @@ struct ArrayView {
   std::vector<ir::Instr*> dims;       // i64
   std::vector<ir::Instr*> strides;    // i64 bytes
   std::vector<ir::Instr*> origin;     // i64: tile coordinate * tile extent
+  // i32, per dimension: the tile's positions lo <= p < hi lie inside the
+  // array (uniform, computed once: the per-element checks are then i32
+  // compares of a position, not i64 index arithmetic).
+  std::vector<ir::Instr*> lo, hi;
   ir::Instr* vector_ok = nullptr;     // b1: the array allows vectors of `width`
   int width = 1;
   int elem_bytes = 1;
@@ -40,6 +44,15 @@ ArrayView arrayView(Lowering& lw, ir::Instr* arr, const std::vector<ir::Instr*>&
     v.dims.push_back(dim);
     v.strides.push_back(stride);
     v.origin.push_back(lw.mul(index[d], lw.i64(shape[d])));
+    auto clamped = [&](ir::Instr* x) {   // min(max(x, 0), extent) as i32
+      ir::Instr* low = lw.emit(ir::Op::Lt, boolTy(), {x, lw.i64(0)});
+      x = lw.emit(ir::Op::Select, i64Ty(), {low, lw.i64(0), x});
+      ir::Instr* high = lw.emit(ir::Op::Lt, boolTy(), {lw.i64(shape[d]), x});
+      x = lw.emit(ir::Op::Select, i64Ty(), {high, lw.i64(shape[d]), x});
+      return lw.emit(ir::Op::Cast, i32Ty(), {x});
+    };
+    v.lo.push_back(clamped(lw.emit(ir::Op::Sub, i64Ty(), {lw.i64(0), v.origin[d]})));
+    v.hi.push_back(clamped(lw.emit(ir::Op::Sub, i64Ty(), {dim, v.origin[d]})));
   }
   v.elem_bytes = scalarByteSize(dtype);
   int last = nd - 1;
@@ -89,21 +102,25 @@ Access access(Lowering& lw, const ArrayView& v, const LayoutInfo& l, int64_t fir
   Access a;
   ir::Instr* rows_ok = nullptr;
   ir::Instr* address = v.address;
-  ir::Instr* last_index = nullptr;
+  ir::Instr* last_pos = nullptr;
+  auto inside = [&](ir::Instr* pos, int d) {
+    ir::Instr* above = lw.emit(ir::Op::Ge, boolTy(), {pos, v.lo[d]});
+    return lw.andBool(above, lw.emit(ir::Op::Lt, boolTy(), {pos, v.hi[d]}));
+  };
   for (int d = 0; d < nd; ++d) {
-    ir::Instr* idx = lw.add(v.origin[d], lw.toI64(lw.position(l, first, d)));
+    ir::Instr* pos = lw.position(l, first, d);
+    ir::Instr* idx = lw.add(v.origin[d], lw.toI64(pos));
     address = lw.add(address, lw.mul(idx, v.strides[d]));
     if (d == last) {
-      last_index = idx;
+      last_pos = pos;
     } else {
-      ir::Instr* ok = inRange(lw, idx, v.dims[d]);
+      ir::Instr* ok = inside(pos, d);
       rows_ok = rows_ok ? lw.andBool(rows_ok, ok) : ok;
     }
   }
   a.address = address;
   for (int k = 0; k < count; ++k) {
-    ir::Instr* idx = k ? lw.add(last_index, lw.i64(k)) : last_index;
-    ir::Instr* ok = inRange(lw, idx, v.dims[last]);
+    ir::Instr* ok = inside(k ? lw.add(last_pos, lw.i32(k)) : last_pos, last);
     a.each_ok.push_back(rows_ok ? lw.andBool(rows_ok, ok) : ok);
     a.addresses.push_back(k ? lw.add(address, lw.mul(lw.i64(k), v.strides[last])) : address);
   }
