@@ -488,8 +488,9 @@ def test_default_layout_refusals():
 
 
 def test_default_num_warps():
-    assert [_core.default_num_warps(n) for n in (0, 1, 511, 512, 600, 1024, 2048, 4096, 2**20)] == \
-        [1, 1, 1, 2, 2, 4, 8, 16, 16]
+    # 8 elements a thread up to 2048, then 16 (a 4096 row: 8 warps, as Triton)
+    assert [_core.default_num_warps(n) for n in (0, 1, 511, 512, 600, 1024, 2048, 4096, 8192, 2**20)] == \
+        [1, 1, 1, 2, 2, 4, 8, 8, 16, 16]
 
 
 LAYOUT_CASES = [

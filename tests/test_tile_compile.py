@@ -555,13 +555,13 @@ def k_row_norm(x, y, TN: ct.Constant[int]):
 def test_occupancy_hint_and_default():
     """cuTile's occupancy=N becomes .minnctapersm N (ptxas fits the registers
     to N blocks per SM); without it, a kernel with no dot asks for 2048
-    threads per SM with at most 8 elements a thread (a 4096-element row: 16
-    warps, four blocks), 1024 with at most 16."""
+    threads per SM with at most 8 elements a thread, 1024 with at most 16
+    (a 4096-element row: 8 warps by default, four blocks)."""
     sig = [F32_2D, F32_2D, "int64"]
     ptx, _ = cudajit.compile_ptx(k_row_norm, sig, constants={"TN": 4096})
-    assert ".reqntid 512" in ptx and ".minnctapersm 4" in ptx
-    ptx, _ = cudajit.compile_ptx(k_row_norm.replace_hints(num_warps=8), sig, constants={"TN": 4096})
     assert ".reqntid 256" in ptx and ".minnctapersm 4" in ptx        # 16 elements a thread: 1024 threads
+    ptx, _ = cudajit.compile_ptx(k_row_norm.replace_hints(num_warps=16), sig, constants={"TN": 4096})
+    assert ".reqntid 512" in ptx and ".minnctapersm 4" in ptx        # 8 elements a thread: 2048 threads
     ptx, _ = cudajit.compile_ptx(k_row_norm.replace_hints(num_warps=4), sig, constants={"TN": 1024})
     assert ".reqntid 128" in ptx and ".minnctapersm 16" in ptx       # 8 elements a thread: 2048 threads
     ptx, _ = cudajit.compile_ptx(k_row_norm.replace_hints(occupancy=2), sig, constants={"TN": 4096})
