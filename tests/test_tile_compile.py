@@ -189,6 +189,14 @@ def k_array_slice(x, offsets, y, T: ct.Constant[int]):
 
 
 @ct.kernel
+def k_assert(x, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    ct.assert_(t > 0, "x must be positive")
+    ct.assert_(ct.sum(t) < 1e9)
+    ct.store(x, index=(ct.bid(0),), tile=t * 2)
+
+
+@ct.kernel
 def k_print(x, T: ct.Constant[int]):
     t = ct.load(x, index=(ct.bid(0), 0), shape=(T, T))
     ct.printf("tile %d: %.3f, sum %e\n", ct.bid(0), t, ct.sum(t))
@@ -278,6 +286,8 @@ CASES = [
     ("matmul f64", k_matmul_f64, ["float64[:, ::1]"] * 3 + ["int64"], {"T": 16}, ["fma.rn.f64"]),
     ("tiled view", k_tiled_view, [F32_2D] * 2 + ["int64"], {"T": 32}, ["ld.global.v4", "st.global.v4"]),
     ("print", k_print, [F32_2D, "int64"], {"T": 8}, ["vprintf", "bar.sync"]),
+    # the block ANDs its elements (bar.red.and), thread 0 reports, all trap
+    ("assert", k_assert, [F32_1D, "int64"], {"T": 256}, ["bar.red.and.pred", "trap;", "vprintf"]),
     ("array slice", k_array_slice, [F32_2D, "int32[::1]", F32_2D, "int64"], {"T": 16}, ["ld.global"]),
     ("helpers inlined", k_helpers, [F32_2D] * 2 + ["int64"], {"T": 16}, ["ld.global.v4", "st.global.v4"]),
     ("matmul batched y", k_batched_y, ["float16[:, :, ::1]"] * 2 + ["float32[:, :, ::1]", "int64"], {"T": 32},
@@ -363,6 +373,24 @@ def test_array_slice_types_and_errors():
                             (bad_axis, r"axis 2 is out of range")]:
         with pytest.raises(cudajit.CompileError, match=message) as info:
             cudajit.compile_ptx(kernel, [F32_2D, "int64", "int64"], constants={"T": 16})
+        assert "test_tile_compile.py" in str(info.value)
+
+
+def test_assert_message_and_errors():
+    ptx, _ = cudajit.compile_ptx(k_assert, [F32_1D, "int64"], constants={"T": 256})
+    text = "".join(chr(int(c)) for line in ptx.splitlines() if ".b8 __cj_str" in line
+                   for c in line.split("{")[1].split("}")[0].split(","))
+    assert "AssertionError: x must be positive in 'k_assert' at " in text and "test_tile_compile.py" in text
+    @ct.kernel
+    def not_bool(x, T: ct.Constant[int]):
+        ct.assert_(ct.load(x, index=(0,), shape=(T,)))
+    @ct.kernel
+    def runtime_message(x, T: ct.Constant[int]):
+        ct.assert_(ct.load(x, index=(0,), shape=(T,)) > 0, x)
+    for kernel, message in [(not_bool, r"ct.assert_: cond must be a tile of bools or a bool, got tile\(f32, 16\)"),
+                            (runtime_message, r"ct.assert_: message must be a constant string")]:
+        with pytest.raises(cudajit.CompileError, match=message) as info:
+            cudajit.compile_ptx(kernel, [F32_1D, "int64"], constants={"T": 16})
         assert "test_tile_compile.py" in str(info.value)
 
 

@@ -85,6 +85,23 @@ void lowerNoneCheck(FunctionEmitter& fe, const ir::Instr& in) {
   });
 }
 
+// ct.assert_: the reporting threads print, then every thread traps.
+void lowerAssertTrap(FunctionEmitter& fe, const ir::Instr& in) {
+  std::string message;
+  for (int64_t c : in.ints) message += static_cast<char>(c);
+  std::string text = "AssertionError";
+  if (!message.empty()) text += ": " + escapePercent(message);
+  fe.trapUnless(fe.val(in.operands[0]), [&] {
+    std::string print = fe.freshLabel("assert_print");
+    std::string done = fe.freshLabel("assert_trap");
+    fe.emitLine("br i1 " + fe.val(in.operands[1]) + ", label %" + print + ", label %" + done);
+    fe.startBlock(print);
+    callVprintf(fe, text + " in " + placeOf(fe, in.loc.line) + "\n", {});
+    fe.emitLine("br label %" + done);
+    fe.startBlock(done);
+  });
+}
+
 // A value under a printf conversion (kTilePrintSlot: flags, width, precision
 // and the letter; empty: %d for integers and bools, %f for floats): every
 // integer passed as 64 bits, every float as a double, converted when the
@@ -117,6 +134,7 @@ void appendConverted(FunctionEmitter& fe, const ir::Instr& v, std::string spec, 
 
 void lowerPrint(FunctionEmitter& fe, const ir::Instr& in) {
   if (in.intrinsic == ir::Intrinsic::NoneCheck) return lowerNoneCheck(fe, in);
+  if (in.intrinsic == ir::Intrinsic::AssertTrap) return lowerAssertTrap(fe, in);
   std::string format;
   std::vector<std::pair<std::string, std::string>> fields;   // (type, value)
   size_t next = 0;

@@ -59,7 +59,7 @@ inline bool isLibdeviceCall(Intrinsic id) { return !intrinsicInfo(id).libdevice_
 // and array_address.
 inline bool isPureIntrinsic(Intrinsic id) {
   return (intrinsicFamily(id) == IntrinsicFamily::Tile && id != Intrinsic::TileStore && id != Intrinsic::TileScatter &&
-          id != Intrinsic::TileAtomic && id != Intrinsic::TilePrint) ||
+          id != Intrinsic::TileAtomic && id != Intrinsic::TilePrint && id != Intrinsic::TileAssert) ||
          id == Intrinsic::ArrayAddress;
 }
 

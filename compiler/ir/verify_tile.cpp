@@ -60,6 +60,9 @@ std::string tileIntrinsicError(const Instr& in) {
         if (in.ints[d] < 0 || in.ints[d] + t->shape[d] > from[d]) return "the sub-tile is outside the tile";
       return "";
     }
+    case Intrinsic::TileAssert:
+      if (!operand(0)->isTile() || operand(0)->scalar != Scalar::Bool) return "asserts a tile of bools";
+      return t == voidTy() ? "" : "tile.assert has no result";
     case Intrinsic::TilePrint:
       for (const Instr* o : in.operands)
         if (!o->type->isTile() && !o->type->isScalar()) return "prints tiles and scalars, not " + typeToString(o->type);

@@ -463,6 +463,7 @@ void lowerTileIntrinsic(Lowering& lw, ir::Instr* in) {
     case I::TileDot: return tile::lowerTileDot(lw, in);
     case I::TileScan: return tile::lowerTileScan(lw, in);
     case I::TilePrint: return tile::lowerTilePrint(lw, in);
+    case I::TileAssert: return tile::lowerTileAssert(lw, in);
     case I::TileFull:
       lw.frags[in] = std::vector<ir::Instr*>(lw.info(in->type).regs, in->operands[0]);
       return;

@@ -5,6 +5,9 @@
 // per dimension ("[[a, b], [c, d]]"), the slot's conversion per element.
 // vprintf takes at most 32 values a call: the expanded template is cut into
 // calls at value boundaries (another block's output may fall between them).
+//
+// tile.assert -> every thread ANDs its elements, bar.red.and (syncthreads_and)
+// joins the block, and assert_trap reports from thread 0 and traps everywhere.
 #include "passes/tile_lowering.h"
 
 namespace cj::passes::tile {
@@ -87,6 +90,15 @@ void lowerTilePrint(Lowering& lw, ir::Instr* in) {
       if (!c.tmpl.empty()) lw.intrinsic(ir::Intrinsic::Print, voidTy(), c.values, c.tmpl);
   });
   if (shared) lw.barrier();   // the buffers may be written again
+}
+
+void lowerTileAssert(Lowering& lw, ir::Instr* in) {
+  ir::Instr* ok = nullptr;
+  for (ir::Instr* r : lw.frag(in->operands[0])) ok = ok ? lw.andBool(ok, r) : r;
+  ir::Instr* mine = lw.emit(ir::Op::Select, i32Ty(), {ok ? ok : lw.boolean(true), lw.i32(1), lw.i32(0)});
+  ir::Instr* all = lw.intrinsic(ir::Intrinsic::SyncThreadsAnd, i32Ty(), {mine});
+  ir::Instr* holds = lw.emit(ir::Op::Ne, boolTy(), {all, lw.i32(0)});
+  lw.intrinsic(ir::Intrinsic::AssertTrap, voidTy(), {holds, lw.isThreadZero()}, in->ints);
 }
 
 }  // namespace cj::passes::tile

@@ -293,5 +293,6 @@ void lowerTileReduce(Lowering& lw, ir::Instr* in);
 void lowerTileDot(Lowering& lw, ir::Instr* in);
 void lowerTileScan(Lowering& lw, ir::Instr* in);
 void lowerTilePrint(Lowering& lw, ir::Instr* in);   // tile_lower_print.cpp
+void lowerTileAssert(Lowering& lw, ir::Instr* in);  // tile_lower_print.cpp
 
 }  // namespace cj::passes::tile

@@ -163,6 +163,7 @@ extern const Rule arrayMethod, arraySlice, tiledViewMake, tiledViewMethod, tiled
 extern const Rule tiledViewLoad, tiledViewStore, tiledViewNumTiles;
 // rules_tile_print.cpp: ct.printf / ct.print (arg), and print() of tiles
 extern const Rule tilePrint;
+extern const Rule tileAssert;        // ct.assert_
 bool printsTiles(const Site& s);
 }  // namespace rules
 

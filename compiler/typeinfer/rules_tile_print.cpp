@@ -199,4 +199,39 @@ bool printsTiles(const Site& s) {
 
 const Rule tilePrint{tilePrintType, tilePrintLower};
 
+namespace {
+
+// ct.assert_(cond, message=None): every element of a bool tile (or a bool
+// scalar) true, else the block prints "AssertionError: message in 'kernel'
+// at file.py:line" once and traps (the launch then fails with the driver's
+// error, the context unusable, as a failed numba assert).
+std::vector<int64_t> assertMessage(const Site& s, const std::vector<ir::Instr*>& a) {
+  std::vector<int64_t> text;
+  if (!a[1]) return text;
+  auto c = constantOf(a[1]);
+  if (!c || (c->kind != ir::Const::Kind::Str && c->kind != ir::Const::Kind::None))
+    s.fail("ct.assert_: message must be a constant string (f-strings and formatting are not supported)");
+  if (c->kind == ir::Const::Kind::Str)
+    for (char ch : c->s) text.push_back(static_cast<unsigned char>(ch));
+  return text;
+}
+const Type* tileAssertType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"cond", "message"}, 1);
+  const Type* t = a[0]->type;
+  bool boolean = t->isTile() ? t->scalar == Scalar::Bool : t->isBool();
+  if (!boolean) s.fail("ct.assert_: cond must be a tile of bools or a bool, got " + typeToString(t));
+  assertMessage(s, a);
+  return noneTy();
+}
+ir::Instr* tileAssertLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"cond", "message"}, 1);
+  ir::Instr* cond = a[0]->type->isTile() ? a[0] : toTile(e, a[0], Scalar::Bool, {});
+  e.intrinsic(ir::Intrinsic::TileAssert, voidTy(), {cond}, assertMessage(s, a));
+  return nullptr;
+}
+
+}  // namespace
+
+const Rule tileAssert{tileAssertType, tileAssertLower};
+
 }  // namespace cj::typeinfer::rules
