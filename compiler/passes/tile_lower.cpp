@@ -215,6 +215,36 @@ void Lowering::emitIf(ir::Instr* cond, const std::function<void()>& body) {
   cur_ = cont;
 }
 
+std::vector<ir::Instr*> Lowering::emitIfElse(ir::Instr* cond, const std::vector<const Type*>& types,
+                                             const std::function<std::vector<ir::Instr*>()>& then_body,
+                                             const std::function<std::vector<ir::Instr*>()>& else_body) {
+  ir::Block* then_block = fn.addBlock();
+  ir::Block* else_block = fn.addBlock();
+  ir::Block* join = fn.addBlock();
+  auto seal = [&](ir::Block* b, std::unique_ptr<ir::Instr> term) {
+    out_->push_back(std::move(term));
+    for (auto& in : *out_) in->parent = b;
+    b->instrs = std::move(*out_);
+    out_->clear();
+  };
+  auto branch = fn.make(ir::Op::CondBr, voidTy(), {cond}, loc_);
+  branch->addSucc(then_block);
+  branch->addSucc(else_block);
+  seal(cur_, std::move(branch));
+  for (auto [block, body] : {std::pair{then_block, &then_body}, std::pair{else_block, &else_body}}) {
+    cur_ = block;
+    std::vector<ir::Instr*> values = (*body)();
+    auto jump = fn.make(ir::Op::Br, voidTy(), {}, loc_);
+    jump->addSucc(join);
+    jump->setEdgeArgs(0, values);
+    seal(cur_, std::move(jump));
+  }
+  std::vector<ir::Instr*> joined;
+  for (const Type* t : types) joined.push_back(join->addParam(t));
+  cur_ = join;
+  return joined;
+}
+
 ir::Instr* Lowering::entryConst(int64_t v) {
   auto in = fn.make(ir::Op::Const, i32Ty(), {}, {});
   in->cval = ir::Const::integer(v);

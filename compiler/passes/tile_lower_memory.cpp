@@ -156,12 +156,28 @@ ir::Instr* paddingValue(Lowering& lw, Scalar dtype, int64_t mode) {
 
 }  // namespace
 
-void lowerTileLoad(Lowering& lw, ir::Instr* in) {
-  const LayoutInfo& l = lw.info(in->type);
-  Scalar dtype = in->type->scalar;
-  const Type* elem = scalarTy(dtype);
-  ArrayView v = view(lw, in, l, dtype);
-  ir::Instr* pad = paddingValue(lw, dtype, in->ints.empty() ? 0 : in->ints[0]);
+namespace {
+
+// The whole tile lies inside the array and the array allows its vectors: a
+// uniform test, so a branch picks the unpredicated path (every element
+// tested and an element fallback per vector cost a 4096-wide row's load as
+// many instructions as its arithmetic).
+ir::Instr* wholeTileInside(Lowering& lw, const ArrayView& v, const std::vector<int64_t>& shape) {
+  ir::Instr* inside = v.vector_ok ? v.vector_ok : lw.boolean(true);
+  for (size_t d = 0; d < v.lo.size(); ++d) {
+    inside = lw.andBool(inside, lw.emit(ir::Op::Eq, boolTy(), {v.lo[d], lw.i32(0)}));
+    inside = lw.andBool(inside, lw.emit(ir::Op::Eq, boolTy(), {v.hi[d], lw.i32(shape[d])}));
+  }
+  return inside;
+}
+
+}  // namespace
+
+namespace {
+
+// The tile's elements each tested against the array's bounds: vectors where
+// the whole vector is inside, elements at ragged edges (padded).
+std::vector<ir::Instr*> maskedLoad(Lowering& lw, const LayoutInfo& l, const ArrayView& v, const Type* elem, ir::Instr* pad) {
   std::vector<ir::Instr*> out(l.regs);
   for (int64_t r = 0; r < l.regs;) {
     int w = v.width > 1 && contiguous(l, r, v.width) ? v.width : 1;
@@ -188,8 +204,45 @@ void lowerTileLoad(Lowering& lw, ir::Instr* in) {
     }
     r += w;
   }
-  lw.frags[in] = std::move(out);
+  return out;
 }
+
+}  // namespace
+
+void lowerTileLoad(Lowering& lw, ir::Instr* in) {
+  const LayoutInfo& l = lw.info(in->type);
+  Scalar dtype = in->type->scalar;
+  const Type* elem = scalarTy(dtype);
+  ArrayView v = view(lw, in, l, dtype);
+  ir::Instr* pad = paddingValue(lw, dtype, in->ints.empty() ? 0 : in->ints[0]);
+  if (v.width > 1) {   // whole tiles: vectors, no tests
+    auto whole = [&] {
+      std::vector<ir::Instr*> out(l.regs);
+      for (int64_t r = 0; r < l.regs;) {
+        int w = contiguous(l, r, v.width) ? v.width : 1;
+        Access a = access(lw, v, l, r, w);
+        std::vector<ir::Instr*> ops = {a.address, lw.boolean(true)};
+        for (int k = 0; k < w; ++k) ops.push_back(pad);
+        if (w == 1) {
+          out[r++] = lw.intrinsic(ir::Intrinsic::GlobalLoadIf, elem, ops);
+          continue;
+        }
+        ir::Instr* vec = lw.intrinsic(ir::Intrinsic::GlobalLoadIf, tupleTy(std::vector<const Type*>(w, elem)), ops);
+        for (int k = 0; k < w; ++k) {
+          out[r + k] = lw.emit(ir::Op::TupleGet, elem, {vec});
+          out[r + k]->index = k;
+        }
+        r += w;
+      }
+      return out;
+    };
+    auto masked = [&] { return maskedLoad(lw, l, v, elem, pad); };
+    lw.frags[in] = lw.emitIfElse(wholeTileInside(lw, v, l.shape), std::vector<const Type*>(l.regs, elem), whole, masked);
+    return;
+  }
+  lw.frags[in] = maskedLoad(lw, l, v, elem, pad);
+}
+
 
 namespace {
 
@@ -374,28 +427,53 @@ void storeStaged(Lowering& lw, const StagedStore& plan, const LayoutInfo& l, con
 
 }  // namespace
 
+namespace {
+
+// Each element tested against the array's bounds: vectors where the whole
+// vector is inside, elements at ragged edges.
+void maskedStore(Lowering& lw, const LayoutInfo& l, const ArrayView& v, const std::vector<ir::Instr*>& values) {
+  for (int64_t r = 0; r < l.regs;) {
+    int w = v.width > 1 && contiguous(l, r, v.width) ? v.width : 1;
+    Access a = access(lw, v, l, r, w);
+    if (w == 1) {
+      lw.intrinsic(ir::Intrinsic::GlobalStoreIf, voidTy(), {a.address, a.each_ok[0], values[r]});
+      ++r;
+      continue;
+    }
+    std::vector<ir::Instr*> ops = {a.address, a.vector_ok};
+    for (int k = 0; k < w; ++k) ops.push_back(values[r + k]);
+    lw.intrinsic(ir::Intrinsic::GlobalStoreIf, voidTy(), ops);
+    ir::Instr* scalar_path = lw.emit(ir::Op::Not, boolTy(), {a.vector_ok});
+    for (int k = 0; k < w; ++k)
+      lw.intrinsic(ir::Intrinsic::GlobalStoreIf, voidTy(), {a.addresses[k], lw.andBool(a.each_ok[k], scalar_path), values[r + k]});
+    r += w;
+  }
+}
+
+}  // namespace
+
 void lowerTileStore(Lowering& lw, ir::Instr* in) {
   ir::Instr* tile = in->operands.back();
   const LayoutInfo& l = lw.info(tile->type);
   const std::vector<ir::Instr*>& values = lw.frag(tile);
   auto direct = [&] {
     ArrayView v = view(lw, in, l, tile->type->scalar);
-    for (int64_t r = 0; r < l.regs;) {
-      int w = v.width > 1 && contiguous(l, r, v.width) ? v.width : 1;
-      Access a = access(lw, v, l, r, w);
-      if (w == 1) {
-        lw.intrinsic(ir::Intrinsic::GlobalStoreIf, voidTy(), {a.address, a.each_ok[0], values[r]});
-        ++r;
-        continue;
-      }
-      std::vector<ir::Instr*> ops = {a.address, a.vector_ok};
-      for (int k = 0; k < w; ++k) ops.push_back(values[r + k]);
-      lw.intrinsic(ir::Intrinsic::GlobalStoreIf, voidTy(), ops);
-      ir::Instr* scalar_path = lw.emit(ir::Op::Not, boolTy(), {a.vector_ok});
-      for (int k = 0; k < w; ++k)
-        lw.intrinsic(ir::Intrinsic::GlobalStoreIf, voidTy(), {a.addresses[k], lw.andBool(a.each_ok[k], scalar_path), values[r + k]});
-      r += w;
+    if (v.width > 1) {   // whole tiles: vectors, no tests
+      ir::Instr* inside = wholeTileInside(lw, v, l.shape);
+      lw.emitIf(inside, [&] {
+        for (int64_t r = 0; r < l.regs;) {
+          int w = contiguous(l, r, v.width) ? v.width : 1;
+          Access a = access(lw, v, l, r, w);
+          std::vector<ir::Instr*> ops = {a.address, lw.boolean(true)};
+          for (int k = 0; k < w; ++k) ops.push_back(values[r + k]);
+          lw.intrinsic(ir::Intrinsic::GlobalStoreIf, voidTy(), ops);
+          r += w;
+        }
+      });
+      lw.emitIf(lw.emit(ir::Op::Not, boolTy(), {inside}), [&] { maskedStore(lw, l, v, values); });
+      return;
     }
+    maskedStore(lw, l, v, values);
   };
   StagedStore plan;
   if (!planStagedStore(lw, l, tile->type->scalar, plan)) return direct();

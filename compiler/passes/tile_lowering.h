@@ -67,6 +67,11 @@ class Lowering {
   // around it, where predicating every instruction would cost more); the
   // output continues in a new block after it.
   void emitIf(ir::Instr* cond, const std::function<void()>& body);
+  // Values of `types` from one of two branches (each body returns its values),
+  // joined as the parameters of the block the output continues in.
+  std::vector<ir::Instr*> emitIfElse(ir::Instr* cond, const std::vector<const Type*>& types,
+                                     const std::function<std::vector<ir::Instr*>()>& then_body,
+                                     const std::function<std::vector<ir::Instr*>()>& else_body);
   ir::Instr* emit(ir::Op op, const Type* type, std::vector<ir::Instr*> operands);
   ir::Instr* intrinsic(ir::Intrinsic id, const Type* type, std::vector<ir::Instr*> operands,
                        std::vector<int64_t> ints = {});
