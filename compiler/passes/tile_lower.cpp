@@ -194,24 +194,33 @@ Lowering::Lowering(ir::Function& f, int warps) : fn(f), num_warps(warps) {
   warp_ = entryOp(ir::Op::RShift, tid, entryConst(5));
 }
 
+void Lowering::sealBlock(std::unique_ptr<ir::Instr> term) {
+  out_->push_back(std::move(term));
+  for (auto& in : *out_) in->parent = cur_;
+  cur_->instrs = std::move(*out_);
+  out_->clear();
+}
+
+void Lowering::branchTo(ir::Instr* cond, ir::Block* if_true, ir::Block* if_false) {
+  auto branch = fn.make(ir::Op::CondBr, voidTy(), {cond}, loc_);
+  branch->addSucc(if_true);
+  branch->addSucc(if_false);
+  sealBlock(std::move(branch));
+}
+
+void Lowering::jumpTo(ir::Block* target, std::vector<ir::Instr*> args) {
+  auto jump = fn.make(ir::Op::Br, voidTy(), {}, loc_);
+  jump->addSucc(target, std::move(args));
+  sealBlock(std::move(jump));
+}
+
 void Lowering::emitIf(ir::Instr* cond, const std::function<void()>& body) {
   ir::Block* then_block = fn.addBlock();
   ir::Block* cont = fn.addBlock();
-  auto seal = [&](ir::Block* b, std::unique_ptr<ir::Instr> term) {
-    out_->push_back(std::move(term));
-    for (auto& in : *out_) in->parent = b;
-    b->instrs = std::move(*out_);
-    out_->clear();
-  };
-  auto branch = fn.make(ir::Op::CondBr, voidTy(), {cond}, loc_);
-  branch->addSucc(then_block);
-  branch->addSucc(cont);
-  seal(cur_, std::move(branch));
+  branchTo(cond, then_block, cont);
   cur_ = then_block;
   body();
-  auto jump = fn.make(ir::Op::Br, voidTy(), {}, loc_);
-  jump->addSucc(cont);
-  seal(cur_, std::move(jump));
+  jumpTo(cont, {});
   cur_ = cont;
 }
 
@@ -221,23 +230,10 @@ std::vector<ir::Instr*> Lowering::emitIfElse(ir::Instr* cond, const std::vector<
   ir::Block* then_block = fn.addBlock();
   ir::Block* else_block = fn.addBlock();
   ir::Block* join = fn.addBlock();
-  auto seal = [&](ir::Block* b, std::unique_ptr<ir::Instr> term) {
-    out_->push_back(std::move(term));
-    for (auto& in : *out_) in->parent = b;
-    b->instrs = std::move(*out_);
-    out_->clear();
-  };
-  auto branch = fn.make(ir::Op::CondBr, voidTy(), {cond}, loc_);
-  branch->addSucc(then_block);
-  branch->addSucc(else_block);
-  seal(cur_, std::move(branch));
+  branchTo(cond, then_block, else_block);
   for (auto [block, body] : {std::pair{then_block, &then_body}, std::pair{else_block, &else_body}}) {
     cur_ = block;
-    std::vector<ir::Instr*> values = (*body)();
-    auto jump = fn.make(ir::Op::Br, voidTy(), {}, loc_);
-    jump->addSucc(join);
-    jump->setEdgeArgs(0, values);
-    seal(cur_, std::move(jump));
+    jumpTo(join, (*body)());
   }
   std::vector<ir::Instr*> joined;
   for (const Type* t : types) joined.push_back(join->addParam(t));

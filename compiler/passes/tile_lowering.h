@@ -153,6 +153,11 @@ class Lowering {
   std::set<const ir::Instr*> async_loads;
 
  private:
+  // Ends the current block with `term` (the output so far becomes its code).
+  void sealBlock(std::unique_ptr<ir::Instr> term);
+  void branchTo(ir::Instr* cond, ir::Block* if_true, ir::Block* if_false);
+  void jumpTo(ir::Block* target, std::vector<ir::Instr*> args);
+
   std::vector<std::unique_ptr<ir::Instr>>* out_ = nullptr;
   ir::Block* cur_ = nullptr;
   ir::Loc loc_;
