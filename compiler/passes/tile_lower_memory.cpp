@@ -171,10 +171,6 @@ ir::Instr* wholeTileInside(Lowering& lw, const ArrayView& v, const std::vector<i
   return inside;
 }
 
-}  // namespace
-
-namespace {
-
 // The tile's elements each tested against the array's bounds: vectors where
 // the whole vector is inside, elements at ragged edges (padded).
 std::vector<ir::Instr*> maskedLoad(Lowering& lw, const LayoutInfo& l, const ArrayView& v, const Type* elem, ir::Instr* pad) {
@@ -480,12 +476,7 @@ void lowerTileStore(Lowering& lw, ir::Instr* in) {
   ir::Instr* arr = in->operands[0];
   std::vector<ir::Instr*> index(in->operands.begin() + 1, in->operands.begin() + 3);
   ArrayView v = arrayView(lw, arr, index, l.shape, tile->type->scalar, 8);
-  // The whole tile inside the array (its origin is a multiple of the shape, never negative when inside).
-  ir::Instr* inside = v.vector_ok;
-  for (int d = 0; d < 2; ++d) {
-    inside = lw.andBool(inside, lw.emit(ir::Op::Ge, boolTy(), {v.origin[d], lw.i64(0)}));
-    inside = lw.andBool(inside, lw.emit(ir::Op::Le, boolTy(), {lw.add(v.origin[d], lw.i64(l.shape[d])), v.dims[d]}));
-  }
+  ir::Instr* inside = wholeTileInside(lw, v, l.shape);
   lw.emitIf(inside, [&] { storeStaged(lw, plan, l, v, values); });
   lw.emitIf(lw.emit(ir::Op::Not, boolTy(), {inside}), direct);
 }
