@@ -919,9 +919,7 @@ ERROR_CASES = [
     (_err_nested_def, "nested function", "L:def"),
     (_err_varargs, "*args", None),
     (_err_kwargs, "**kwargs", None),
-    (_err_fstring, "f-string", "L:fstr"),
-    (_err_fstring_conversion, "f-string", "L:fconv"),
-    (_err_fstring_spec, "f-string", "L:fspec"),
+    (_err_fstring_conversion, "f-string", "L:fconv"),   # !r has no device form
     (_err_nested_default, "nested function", "L:defv"),
     (_err_lambda_closure, "lambda", "L:lambdac"),
     (_err_import, "import", "L:import"),
@@ -953,6 +951,18 @@ def test_unsupported_constructs_raise_compile_error(fn, construct, marker):
     text = str(e)
     assert text.startswith(f"{__file__}:{e.line}")
     assert f"[{construct}]" in text
+
+
+def test_fstrings_decode_and_are_print_arguments_only():
+    # f"{x}" and f"{x:>8}" decode (print's arguments); anywhere else type
+    # inference refuses them at their line.
+    for fn, marker in [(_err_fstring, "L:fstr"), (_err_fstring_spec, "L:fspec")]:
+        assert "sym(cudajit.fstring.value)" in _core.decode_ir(fn)
+        with pytest.raises(CompileError) as info:
+            _core.infer_ir(fn, ["float32"], kernel=False)
+        e = info.value
+        assert "f-strings are supported as arguments of print() and ct.print() only" in str(e)
+        assert e.file == __file__ and e.line == line_of(fn, marker)
 
 
 def test_matmul_operator_is_decoded_and_refused_on_scalars():

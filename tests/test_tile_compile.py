@@ -376,6 +376,59 @@ def test_array_slice_types_and_errors():
         assert "test_tile_compile.py" in str(info.value)
 
 
+@ct.kernel
+def k_fstring_print(x, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    print(f"tile={t}")                                        # the whole tile, %f per element
+    ct.print(f"x={t:.5f} bid {ct.bid(0)!s} sum={ct.sum(t):>8.2e}", end="|\n")
+    print(f"{t:+d}" if False else f"{t.astype(ct.int32):+d}")
+
+
+@cudajit.jit
+def simt_fstring_print(x):
+    i = cudajit.grid(1)
+    print(f"i={i:4d} x={x[i]:<9.3f}!")
+
+
+def _printed_strings(ptx):
+    return ["".join(chr(int(c)) for c in line.split("{")[1].split("}")[0].split(",")).rstrip("\0")
+            for line in ptx.splitlines() if ".b8 __cj_str" in line]
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_fstrings_in_print(arch, tmp_path):
+    ptx, _ = cudajit.compile_ptx(k_fstring_print, [F32_1D, "int64"], constants={"T": 4}, arch=arch)
+    printed = _printed_strings(ptx)
+    assert "tile=[%f, %f, %f, %f]\n" in printed
+    assert "x=[%.5f, %.5f, %.5f, %.5f] bid %lld sum=%8.2e|\n" in printed
+    assert "[%+lld, %+lld, %+lld, %+lld]\n" in printed
+    assemble(ptx, tmp_path, arch=arch, what="f-string print")
+    ptx, _ = cudajit.compile_ptx(simt_fstring_print, "void(float32[::1])", arch=arch)
+    assert "i=%4lld x=%-9.3f!\n" in _printed_strings(ptx)   # every thread prints (numba's print)
+
+
+def test_fstring_errors():
+    @ct.kernel
+    def centred(x, T: ct.Constant[int]):
+        print(f"{ct.load(x, index=(0,), shape=(T,)):^8}")
+    @ct.kernel
+    def computed_spec(x, T: ct.Constant[int]):
+        print(f"{ct.load(x, index=(0,), shape=(T,)):{T}}")
+    @ct.kernel
+    def repr_conversion(x, T: ct.Constant[int]):
+        print(f"{ct.load(x, index=(0,), shape=(T,))!r}")
+    @ct.kernel
+    def stored(x, T: ct.Constant[int]):
+        ct.printf(f"{ct.bid(0)}")
+    for kernel, message in [(centred, r"alignment '\^' is not supported"),
+                            (computed_spec, r"the format spec must be a constant"),
+                            (repr_conversion, r"the conversion !r is not supported"),
+                            (stored, r"f-strings are supported as arguments of print\(\) and ct.print\(\) only")]:
+        with pytest.raises(cudajit.CompileError, match=message) as info:
+            cudajit.compile_ptx(kernel, [F32_1D, "int64"], constants={"T": 16})
+        assert "test_tile_compile.py" in str(info.value)
+
+
 def test_assert_message_and_errors():
     ptx, _ = cudajit.compile_ptx(k_assert, [F32_1D, "int64"], constants={"T": 256})
     text = "".join(chr(int(c)) for line in ptx.splitlines() if ".b8 __cj_str" in line

@@ -398,6 +398,9 @@ class FunctionDecoder {
       case NOp::StoreSubscr:
       case NOp::BuildTuple:
       case NOp::UnpackSequence:
+      case NOp::FormatValue:
+      case NOp::ConvertValue:
+      case NOp::BuildString:
         return executeContainer(in, st);
       case NOp::Copy:
         st.stack.push_back(peek(st, in, in.arg));
@@ -544,6 +547,13 @@ class FunctionDecoder {
   }
 
   // Subscripts, slices, tuples and unpacking.
+  // f-string conversions: none and !s print a value the same way; !r and !a
+  // have no device form.
+  void checkConversion(const Insn& in, int conversion) {
+    if (conversion == 2 || conversion == 3)
+      fail(in.loc, "f-string", std::string("the conversion !") + (conversion == 2 ? "r" : "a") + " is not supported");
+  }
+
   void executeContainer(const Insn& in, State& st) {
     switch (in.op) {
       case NOp::BinarySubscr: {
@@ -587,6 +597,25 @@ class FunctionDecoder {
         } else {
           st.stack.push_back(emit(Op::TupleMake, elems));
         }
+        return;
+      }
+      // f-strings: `call sym(cudajit.fstring.value), value, spec` per formatted
+      // value and `call sym(cudajit.fstring), parts...` for the whole; type
+      // inference gives them a meaning as print's arguments only.
+      case NOp::FormatValue: {
+        Instr* spec = (in.arg & 4) ? popValue(st, in) : constant(ir::Const::none());
+        Instr* value = popValue(st, in);
+        checkConversion(in, in.arg & 3);
+        st.stack.push_back(emit(Op::Call, {constant(ir::Const::symbol("cudajit.fstring.value")), value, spec}));
+        return;
+      }
+      case NOp::ConvertValue:   // the value stays on the stack
+        checkConversion(in, in.arg);
+        return;
+      case NOp::BuildString: {
+        std::vector<Instr*> ops = {constant(ir::Const::symbol("cudajit.fstring"))};
+        for (Instr* part : popN(st, in, in.arg)) ops.push_back(part);
+        st.stack.push_back(emit(Op::Call, ops));
         return;
       }
       case NOp::UnpackSequence: {

@@ -48,6 +48,9 @@ enum class NOp : uint8_t {
   BinarySlice,       // 3.12: obj[start:stop]
   BuildTuple,
   UnpackSequence,
+  FormatValue,       // f-string part: arg & 3 the conversion, arg & 4 a format spec on the stack
+  ConvertValue,      // 3.13: arg the conversion (1 !s, 2 !r, 3 !a)
+  BuildString,       // arg parts of an f-string
   Copy,
   Swap,
   Rot,               // 3.10's ROT_TWO/THREE/FOUR/N: the top value moves down to slot arg

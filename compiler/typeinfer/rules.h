@@ -165,6 +165,17 @@ extern const Rule tiledViewLoad, tiledViewStore, tiledViewNumTiles;
 extern const Rule tilePrint;
 extern const Rule tileAssert;        // ct.assert_
 bool printsTiles(const Site& s);
+// f-strings, print's arguments (rules_tile_print.cpp): the decoder's
+// cudajit.fstring.value(value, spec) and cudajit.fstring(parts...) type as
+// tuples whose symbol carries the template; the values are elements 1.. .
+extern const Rule fstringValue, fstring;
+bool isFString(const Type* t);
+struct FStringPart {
+  std::string text;   // literal text, or
+  bool slot = false;  // a value: the next element, under printf conversion `spec` ("" default)
+  std::string spec;
+};
+std::vector<FStringPart> fstringParts(const Site& s, const Type* t);
 }  // namespace rules
 
 }  // namespace cj::typeinfer

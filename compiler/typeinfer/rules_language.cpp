@@ -80,6 +80,11 @@ ir::Instr* zipLower(const Site& s, Emitter& e) {
 constexpr int64_t kPrintSlot = 1;
 
 void checkPrintable(const Site& s, const Type* t) {
+  if (isFString(t)) {
+    fstringParts(s, t);   // its format specs
+    for (size_t k = 1; k < t->elems.size(); ++k) checkPrintable(s, t->elems[k]);
+    return;
+  }
   if (t->is(TypeKind::Tuple)) {
     for (const Type* e : t->elems) checkPrintable(s, e);
     return;
@@ -104,14 +109,28 @@ void appendText(std::vector<int64_t>& out, const std::string& text) {
   }
 }
 
-void appendItem(Emitter& e, ir::Instr* v, std::vector<int64_t>& tmpl, std::vector<ir::Instr*>& values) {
+void appendItem(const Site& s, Emitter& e, ir::Instr* v, std::vector<int64_t>& tmpl, std::vector<ir::Instr*>& values) {
   const Type* t = v->type;
+  if (isFString(t)) {   // its text, and its values under their specs
+    int k = 1;
+    for (const FStringPart& part : fstringParts(s, t)) {
+      if (!part.slot) {
+        appendText(tmpl, part.text);
+        continue;
+      }
+      tmpl.push_back(ir::kTilePrintSlot);
+      tmpl.push_back(static_cast<int64_t>(part.spec.size()));
+      for (unsigned char c : part.spec) tmpl.push_back(c);
+      values.push_back(e.element(v, k++));
+    }
+    return;
+  }
   if (t->is(TypeKind::Tuple)) {
     std::vector<ir::Instr*> elems = e.elements(v);
     appendText(tmpl, "(");
     for (size_t k = 0; k < elems.size(); ++k) {
       if (k) appendText(tmpl, ", ");
-      appendItem(e, elems[k], tmpl, values);
+      appendItem(s, e, elems[k], tmpl, values);
     }
     appendText(tmpl, elems.size() == 1 ? ",)" : ")");
     return;
@@ -131,7 +150,7 @@ ir::Instr* printLower(const Site& s, Emitter& e) {
   std::vector<ir::Instr*> values;
   for (size_t i = 0; i < s.args.size(); ++i) {
     if (i) appendText(tmpl, " ");
-    appendItem(e, s.args[i], tmpl, values);
+    appendItem(s, e, s.args[i], tmpl, values);
   }
   appendText(tmpl, "\n");
   e.intrinsic(ir::Intrinsic::Print, voidTy(), values, tmpl);

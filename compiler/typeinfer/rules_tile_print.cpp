@@ -82,13 +82,12 @@ Format parseFormat(const Site& s, const std::string& f) {
 }
 
 // A value printed: a tile or a number (a 0-d tile).
-void checkValue(const Site& s, const ir::Instr* v) {
-  const Type* t = v->type;
+void checkValue(const Site& s, const Type* t) {
   if (t->isTile() || (t->isScalar() && !t->isComplex())) return;
   failPrint(s, "cannot print " + typeToString(t), "print tiles, numbers and constant strings");
 }
 
-int64_t elementsOf(const ir::Instr* v) { return v->type->isTile() ? tileElements(v->type) : 1; }
+int64_t elementsOf(const Type* t) { return t->isTile() ? tileElements(t) : 1; }
 
 std::string constantText(const ir::Const& c) {
   switch (c.kind) {
@@ -127,7 +126,7 @@ std::string keywordText(const Site& s, const char* name, const char* fallback) {
   return fallback;
 }
 
-Printed printed(const Site& s) {
+Printed printed(const Site& s, Emitter* e) {
   for (const std::string& k : s.kw_names)
     if (k != "sep" && k != "end") failPrint(s, "keyword '" + k + "' is not supported");
   std::string sep = keywordText(s, "sep", " "), end = keywordText(s, "end", "\n");
@@ -142,8 +141,23 @@ Printed printed(const Site& s) {
       appendEscaped(p.tmpl, c ? constantText(*c) : std::string("<str>"));
       continue;
     }
-    checkValue(s, a);
-    elements += elementsOf(a);
+    if (isFString(a->type)) {   // its text, and its values under their specs
+      size_t k = 1;
+      for (const FStringPart& part : fstringParts(s, a->type)) {
+        if (!part.slot) {
+          appendEscaped(p.tmpl, part.text);
+          continue;
+        }
+        checkValue(s, a->type->elems[k]);
+        elements += elementsOf(a->type->elems[k]);
+        appendSlot(p.tmpl, part.spec);
+        p.values.push_back(e ? e->element(a, static_cast<int>(k)) : a);
+        ++k;
+      }
+      continue;
+    }
+    checkValue(s, a->type);
+    elements += elementsOf(a->type);
     appendSlot(p.tmpl, "");
     p.values.push_back(a);
   }
@@ -167,8 +181,8 @@ Printed formatted(const Site& s) {
   p.tmpl = std::move(format.tmpl);
   int64_t elements = 0;
   for (size_t i = 1; i < s.args.size(); ++i) {
-    checkValue(s, s.args[i]);
-    elements += elementsOf(s.args[i]);
+    checkValue(s, s.args[i]->type);
+    elements += elementsOf(s.args[i]->type);
     p.values.push_back(s.args[i]);
   }
   if (elements > kMaxPrintedElements)
@@ -179,12 +193,12 @@ Printed formatted(const Site& s) {
 
 const Type* tilePrintType(const Site& s) {
   if (isPrintf(s)) formatted(s);
-  else printed(s);
+  else printed(s, nullptr);
   return noneTy();
 }
 
 ir::Instr* tilePrintLower(const Site& s, Emitter& e) {
-  Printed p = isPrintf(s) ? formatted(s) : printed(s);
+  Printed p = isPrintf(s) ? formatted(s) : printed(s, &e);
   e.intrinsic(ir::Intrinsic::TilePrint, voidTy(), p.values, p.tmpl);
   return nullptr;
 }
@@ -192,10 +206,151 @@ ir::Instr* tilePrintLower(const Site& s, Emitter& e) {
 }  // namespace
 
 bool printsTiles(const Site& s) {
-  for (const ir::Instr* a : s.args)
+  for (const ir::Instr* a : s.args) {
     if (a->type->isTile()) return true;
+    if (isFString(a->type))
+      for (size_t k = 1; k < a->type->elems.size(); ++k)
+        if (a->type->elems[k]->isTile()) return true;
+  }
   return false;
 }
+
+// ---- f-strings ----------------------------------------------------------------------
+
+namespace {
+
+constexpr std::string_view kFValue = "cudajit.fstring.value:";
+constexpr std::string_view kFString = "cudajit.fstring:";
+constexpr char kSlotMark = '\x01', kSlotEnd = '\x02';
+
+[[noreturn]] void failFString(const Site& s, const std::string& message) { s.fail("f-string: " + message); }
+
+bool startsWith(const std::string& name, std::string_view prefix) { return name.rfind(prefix, 0) == 0; }
+
+// Python's format spec [[fill]align][sign][#][0][width][.precision][type] as
+// printf's flags, width, precision and conversion letter.
+std::string printfSpec(const Site& s, const std::string& py, const Type* value) {
+  if (py.empty()) return "";
+  size_t i = 0;
+  std::string flags;
+  auto align = [](char c) { return std::string_view("<>^=").find(c) != std::string_view::npos; };
+  if (py.size() > 1 && align(py[1])) {
+    if (py[0] != ' ') failFString(s, "a fill character in the format spec '" + py + "' is not supported");
+    i = 1;
+  }
+  if (i < py.size() && align(py[i])) {
+    if (py[i] == '^' || py[i] == '=') failFString(s, "alignment '" + std::string(1, py[i]) + "' is not supported");
+    if (py[i] == '<') flags += '-';
+    ++i;
+  }
+  if (i < py.size() && (py[i] == '+' || py[i] == ' ' || py[i] == '-')) {
+    if (py[i] != '-') flags += py[i];
+    ++i;
+  }
+  if (i < py.size() && py[i] == '#') flags += py[i++];
+  if (i < py.size() && py[i] == '0') flags += py[i++];
+  std::string rest;
+  while (i < py.size() && std::isdigit(static_cast<unsigned char>(py[i]))) rest += py[i++];
+  if (i < py.size() && py[i] == '.') {
+    rest += py[i++];
+    while (i < py.size() && std::isdigit(static_cast<unsigned char>(py[i]))) rest += py[i++];
+  }
+  char letter = 0;
+  if (i < py.size()) letter = py[i++];
+  if (i != py.size() || (letter && std::string_view("dxXoeEfFgG").find(letter) == std::string_view::npos))
+    failFString(s, "the format spec '" + py + "' is not supported (width, precision, flags and d x X o e E f F g G)");
+  bool is_float = (value->isTile() ? scalarKind(value->scalar) == ScalarKind::Float : value->isFloat());
+  if (!letter) letter = is_float ? 'g' : 'd';
+  return flags + rest + letter;
+}
+
+// Where an f-string goes: print's arguments only (its tuple has no other meaning).
+void expectPrinted(const Site& s) {
+  for (const ir::Use& u : s.instr->uses()) {
+    const ir::Instr* user = u.user;
+    bool ok = u.succ == ir::Use::kOperandUse && u.index > 0 && user->op == ir::Op::Call;
+    auto callee = ok ? constantOf(user->operands[0]) : std::nullopt;
+    ok = callee && callee->kind == ir::Const::Kind::Symbol &&
+         (callee->s == "builtins.print" || callee->s == "cudajit.tile.print" || callee->s == "cudajit.fstring" ||
+          callee->s == "cudajit.fstring.value");   // a computed format spec: refused by its value
+    if (!ok) failFString(s, "f-strings are supported as arguments of print() and ct.print() only");
+  }
+}
+
+const Type* fstringValueType(const Site& s) {
+  s.expectArgs(2, 2);
+  expectPrinted(s);
+  auto spec = constantOf(s.args[1]);
+  if (!spec || (spec->kind != ir::Const::Kind::Str && spec->kind != ir::Const::Kind::None))
+    failFString(s, "the format spec must be a constant");
+  std::string text = spec->kind == ir::Const::Kind::Str ? spec->s : std::string();
+  if (text.find(kSlotMark) != std::string::npos || text.find(kSlotEnd) != std::string::npos)
+    failFString(s, "control characters in a format spec");
+  return tupleTy({symbolTy(std::string(kFValue) + text), s.args[0]->type});
+}
+ir::Instr* fstringValueLower(const Site& s, Emitter& e) {
+  const Type* t = s.instr->type;
+  return e.emit(ir::Op::TupleMake, t, {e.constant(ir::Const::symbol(t->elems[0]->name), t->elems[0]), s.args[0]});
+}
+
+const Type* fstringType(const Site& s) {
+  expectPrinted(s);
+  std::string tmpl(kFString);
+  std::vector<const Type*> elems = {nullptr};
+  for (ir::Instr* part : s.args) {
+    const Type* t = part->type;
+    if (t->is(TypeKind::Tuple) && !t->elems.empty() && t->elems[0]->is(TypeKind::Symbol) &&
+        startsWith(t->elems[0]->name, kFValue)) {
+      tmpl += kSlotMark + t->elems[0]->name.substr(kFValue.size()) + kSlotEnd;
+      elems.push_back(t->elems[1]);
+      continue;
+    }
+    auto c = constantOf(part);
+    if (!c || c->kind != ir::Const::Kind::Str) failFString(s, "internal: a part that is neither text nor a value");
+    if (c->s.find(kSlotMark) != std::string::npos || c->s.find(kSlotEnd) != std::string::npos)
+      failFString(s, "control characters in the text");
+    tmpl += c->s;
+  }
+  elems[0] = symbolTy(tmpl);
+  return tupleTy(elems);
+}
+ir::Instr* fstringLower(const Site& s, Emitter& e) {
+  const Type* t = s.instr->type;
+  std::vector<ir::Instr*> ops = {e.constant(ir::Const::symbol(t->elems[0]->name), t->elems[0])};
+  for (ir::Instr* part : s.args)
+    if (part->type->is(TypeKind::Tuple)) ops.push_back(e.element(part, 1));
+  return e.emit(ir::Op::TupleMake, t, ops);
+}
+
+}  // namespace
+
+bool isFString(const Type* t) {
+  return t->is(TypeKind::Tuple) && !t->elems.empty() && t->elems[0]->is(TypeKind::Symbol) &&
+         (startsWith(t->elems[0]->name, kFString) || startsWith(t->elems[0]->name, kFValue));
+}
+
+std::vector<FStringPart> fstringParts(const Site& s, const Type* t) {
+  const std::string& name = t->elems[0]->name;
+  std::string tmpl = startsWith(name, kFValue) ? kSlotMark + name.substr(kFValue.size()) + kSlotEnd
+                                               : name.substr(kFString.size());
+  std::vector<FStringPart> out;
+  size_t k = 1;
+  for (size_t i = 0; i < tmpl.size();) {
+    if (tmpl[i] != kSlotMark) {
+      size_t next = tmpl.find(kSlotMark, i);
+      out.push_back({tmpl.substr(i, next == std::string::npos ? std::string::npos : next - i), false, ""});
+      i = next == std::string::npos ? tmpl.size() : next;
+      continue;
+    }
+    size_t end = tmpl.find(kSlotEnd, i);
+    out.push_back({"", true, printfSpec(s, tmpl.substr(i + 1, end - i - 1), t->elems[k++])});
+    i = end + 1;
+  }
+  return out;
+}
+
+const Rule fstringValue{fstringValueType, fstringValueLower};
+const Rule fstring{fstringType, fstringLower};
 
 const Rule tilePrint{tilePrintType, tilePrintLower};
 

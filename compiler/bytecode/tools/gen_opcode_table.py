@@ -103,6 +103,14 @@ MEANING = {
     "END_FOR": ("EndForValue" if V >= (3, 13) else "EndFor", "PLAIN", "NOJ"),
     "RAISE_VARARGS": ("RaiseVarargs", "PLAIN", "NOJ"),
     "LOAD_ASSERTION_ERROR": ("LoadAssertionError", "PLAIN", "NOJ"),
+    # f-strings (print's arguments in tile code): FORMAT_VALUE's argument is
+    # the conversion (& 3) and whether a format spec is on the stack (& 4);
+    # 3.13 splits it into FORMAT_SIMPLE, FORMAT_WITH_SPEC and CONVERT_VALUE.
+    "FORMAT_VALUE": ("FormatValue", "PLAIN", "NOJ"),
+    "FORMAT_SIMPLE": ("FormatValue", "IMPLIED", "NOJ", 0),
+    "FORMAT_WITH_SPEC": ("FormatValue", "IMPLIED", "NOJ", 4),
+    "CONVERT_VALUE": ("ConvertValue", "PLAIN", "NOJ"),
+    "BUILD_STRING": ("BuildString", "PLAIN", "NOJ"),
 }
 
 # 3.10: no inline caches, no NULL slot, one opcode per binary operator, ROT_*
@@ -139,7 +147,6 @@ if V < (3, 11):
 CONSTRUCT = {}
 for names, what in [
     ("IMPORT_NAME IMPORT_FROM IMPORT_STAR", "import"),
-    ("FORMAT_VALUE BUILD_STRING FORMAT_SIMPLE FORMAT_WITH_SPEC CONVERT_VALUE", "f-string"),
     ("BUILD_LIST LIST_EXTEND LIST_TO_TUPLE", "list"),
     ("BUILD_MAP BUILD_CONST_KEY_MAP DICT_UPDATE DICT_MERGE", "dict"),
     ("BUILD_SET SET_UPDATE", "set"),
