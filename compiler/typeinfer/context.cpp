@@ -174,11 +174,7 @@ ir::Instr* Emitter::convert(ir::Instr* v, const Type* to) {
     // view, re-typed through an array_view with offset 0 and its own shape and strides.
     std::vector<ir::Instr*> ops = {v, constInt(0)};
     for (ir::Op o : {ir::Op::ArrayDim, ir::Op::ArrayStride})
-      for (int d = 0; d < from->ndim; ++d) {
-        ir::Instr* x = emit(o, i64Ty(), {v});
-        x->index = d;
-        ops.push_back(x);
-      }
+      for (int d = 0; d < from->ndim; ++d) ops.push_back(perDim(o, v, d));
     return emit(ir::Op::ArrayView, to, ops);
   }
   throw CompileError("", loc_.line, loc_.col, "cast",
@@ -191,6 +187,12 @@ ir::Instr* Emitter::element(ir::Instr* tuple, int64_t i) {
   ir::Instr* e = emit(ir::Op::TupleGet, tuple->type->elems.at(static_cast<size_t>(i)), {tuple});
   e->index = i;
   return e;
+}
+
+ir::Instr* Emitter::perDim(ir::Op op, ir::Instr* arr, int d) {
+  ir::Instr* v = emit(op, i64Ty(), {arr});
+  v->index = d;
+  return v;
 }
 
 std::vector<ir::Instr*> Emitter::elements(ir::Instr* tuple) {

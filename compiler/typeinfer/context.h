@@ -69,6 +69,10 @@ class Emitter {
   std::vector<ir::Instr*> elements(ir::Instr* tuple);
   // Element i of a tuple value: the operand of a `tuple`, or a `tuple_get`.
   ir::Instr* element(ir::Instr* tuple, int64_t i);
+  // arr.shape[d] and arr.strides[d] (bytes), as i64.
+  ir::Instr* arrayDim(ir::Instr* arr, int d) { return perDim(ir::Op::ArrayDim, arr, d); }
+  ir::Instr* arrayStride(ir::Instr* arr, int d) { return perDim(ir::Op::ArrayStride, arr, d); }
+  ir::Instr* perDim(ir::Op op, ir::Instr* arr, int d);
   // bool(v) as Python tests it: `v` if already b1, else `truth v`.
   ir::Instr* truth(ir::Instr* v);
   ir::Loc loc() const { return loc_; }

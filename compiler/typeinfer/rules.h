@@ -176,6 +176,10 @@ struct FStringPart {
   std::string spec;
 };
 std::vector<FStringPart> fstringParts(const Site& s, const Type* t);
+// A print template (Instr::ints of print / tile.print): text, '%' escaped
+// for printf, and a value's slot under printf conversion `spec` ("" default).
+void appendPrintText(std::vector<int64_t>& out, std::string_view text);
+void appendPrintSlot(std::vector<int64_t>& out, std::string_view spec);
 }  // namespace rules
 
 }  // namespace cj::typeinfer

@@ -11,11 +11,7 @@ const Type* perDimType(const Site& s) {
 
 ir::Instr* perDimLower(const Site& s, Emitter& e, ir::Op op) {
   std::vector<ir::Instr*> dims;
-  for (int d = 0; d < s.receiver->type->ndim; ++d) {
-    ir::Instr* v = e.emit(op, i64Ty(), {s.receiver});
-    v->index = d;
-    dims.push_back(v);
-  }
+  for (int d = 0; d < s.receiver->type->ndim; ++d) dims.push_back(e.perDim(op, s.receiver, d));
   return e.emit(ir::Op::TupleMake, perDimType(s), dims);
 }
 
@@ -48,13 +44,8 @@ ir::Instr* transposeLower(const Site& s, Emitter& e) {
   const Type* t = s.receiver->type;
   if (t->ndim <= 1) return s.receiver;
   std::vector<ir::Instr*> ops = {s.receiver, e.constInt(0)};
-  for (ir::Op op : {ir::Op::ArrayDim, ir::Op::ArrayStride}) {
-    for (int d = t->ndim - 1; d >= 0; --d) {
-      ir::Instr* v = e.emit(op, i64Ty(), {s.receiver});
-      v->index = d;
-      ops.push_back(v);
-    }
-  }
+  for (ir::Op op : {ir::Op::ArrayDim, ir::Op::ArrayStride})
+    for (int d = t->ndim - 1; d >= 0; --d) ops.push_back(e.perDim(op, s.receiver, d));
   return e.emit(ir::Op::ArrayView, transposeType(s), ops);
 }
 

@@ -60,9 +60,7 @@ const Type* lenType(const Site& s) {
 ir::Instr* lenLower(const Site& s, Emitter& e) {
   const Type* t = s.argType(0);
   if (t->is(TypeKind::Tuple)) return e.constInt(static_cast<int64_t>(t->elems.size()));
-  ir::Instr* dim = e.emit(ir::Op::ArrayDim, i64Ty(), {s.args[0]});
-  dim->index = 0;
-  return dim;
+  return e.arrayDim(s.args[0], 0);
 }
 
 // ---- min / max ----------------------------------------------------------------------

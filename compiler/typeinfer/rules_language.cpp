@@ -102,43 +102,34 @@ const Type* printType(const Site& s) {
   return noneTy();
 }
 
-void appendText(std::vector<int64_t>& out, const std::string& text) {
-  for (unsigned char c : text) {
-    if (c == '%') out.push_back('%');   // printf escape
-    out.push_back(c);
-  }
-}
-
 void appendItem(const Site& s, Emitter& e, ir::Instr* v, std::vector<int64_t>& tmpl, std::vector<ir::Instr*>& values) {
   const Type* t = v->type;
   if (isFString(t)) {   // its text, and its values under their specs
     int k = 1;
     for (const FStringPart& part : fstringParts(s, t)) {
       if (!part.slot) {
-        appendText(tmpl, part.text);
+        appendPrintText(tmpl, part.text);
         continue;
       }
-      tmpl.push_back(ir::kTilePrintSlot);
-      tmpl.push_back(static_cast<int64_t>(part.spec.size()));
-      for (unsigned char c : part.spec) tmpl.push_back(c);
+      appendPrintSlot(tmpl, part.spec);
       values.push_back(e.element(v, k++));
     }
     return;
   }
   if (t->is(TypeKind::Tuple)) {
     std::vector<ir::Instr*> elems = e.elements(v);
-    appendText(tmpl, "(");
+    appendPrintText(tmpl, "(");
     for (size_t k = 0; k < elems.size(); ++k) {
-      if (k) appendText(tmpl, ", ");
+      if (k) appendPrintText(tmpl, ", ");
       appendItem(s, e, elems[k], tmpl, values);
     }
-    appendText(tmpl, elems.size() == 1 ? ",)" : ")");
+    appendPrintText(tmpl, elems.size() == 1 ? ",)" : ")");
     return;
   }
-  if (t->is(TypeKind::None)) return appendText(tmpl, "None");
+  if (t->is(TypeKind::None)) return appendPrintText(tmpl, "None");
   if (t->is(TypeKind::String)) {
-    if (v->op != ir::Op::Const) return appendText(tmpl, "<str>");
-    return appendText(tmpl, v->cval.s);
+    if (v->op != ir::Op::Const) return appendPrintText(tmpl, "<str>");
+    return appendPrintText(tmpl, v->cval.s);
   }
   tmpl.push_back(kPrintSlot);
   values.push_back(v);
@@ -149,10 +140,10 @@ ir::Instr* printLower(const Site& s, Emitter& e) {
   std::vector<int64_t> tmpl;
   std::vector<ir::Instr*> values;
   for (size_t i = 0; i < s.args.size(); ++i) {
-    if (i) appendText(tmpl, " ");
+    if (i) appendPrintText(tmpl, " ");
     appendItem(s, e, s.args[i], tmpl, values);
   }
-  appendText(tmpl, "\n");
+  appendPrintText(tmpl, "\n");
   e.intrinsic(ir::Intrinsic::Print, voidTy(), values, tmpl);
   return nullptr;
 }

@@ -182,26 +182,29 @@ const Type* arrayArg(const Site& s, const ir::Instr* v) {
   return v->type;
 }
 
+// An index: an integer, or a 0-d integer tile (cuTile's scalars: a loaded
+// element, a sum); as i64.
+bool isIndex(const Type* x) {
+  if (x->isTile()) return x->shape.empty() && scalarKind(x->scalar) == ScalarKind::Int;
+  return x->isInt() || x->isBool();
+}
+ir::Instr* indexI64(Emitter& e, ir::Instr* v) {
+  if (v->type->isTile()) v = e.intrinsic(ir::Intrinsic::TileItem, scalarTy(v->type->scalar), {v});
+  return e.convert(v, i64Ty());
+}
+
 // The tile coordinates of load/store: an int or a tuple of ints, one per dimension.
 std::vector<ir::Instr*> coordinates(const Site& s, Emitter* e, ir::Instr* index, int ndim) {
   std::vector<ir::Instr*> out;
   const Type* t = index->type;
   size_t n = t->is(TypeKind::Tuple) ? t->elems.size() : 1;
-  // Integers, or 0-d integer tiles (cuTile's scalars: a loaded element, a sum).
-  auto integer = [](const Type* x) {
-    if (x->isTile()) return x->shape.empty() && scalarKind(x->scalar) == ScalarKind::Int;
-    return x->isInt() || x->isBool();
-  };
-  bool ints = t->is(TypeKind::Tuple) ? std::all_of(t->elems.begin(), t->elems.end(), integer) : integer(t);
+  bool ints = t->is(TypeKind::Tuple) ? std::all_of(t->elems.begin(), t->elems.end(), isIndex) : isIndex(t);
   if (!ints || static_cast<int>(n) != ndim)
     failOp(s, "index must be " + std::to_string(ndim) + " integer(s) for a " + std::to_string(ndim) +
                   "-d array, got " + typeToString(t));
   if (!e) return out;
   std::vector<ir::Instr*> parts = t->is(TypeKind::Tuple) ? e->elements(index) : std::vector<ir::Instr*>{index};
-  for (ir::Instr* p : parts) {
-    if (p->type->isTile()) p = e->intrinsic(ir::Intrinsic::TileItem, scalarTy(p->type->scalar), {p});
-    out.push_back(e->convert(p, i64Ty()));
-  }
+  for (ir::Instr* p : parts) out.push_back(indexI64(*e, p));
   return out;
 }
 
@@ -275,9 +278,7 @@ ir::Instr* cdivLower(const Site& s, Emitter& e) {
 
 // cdiv(arr.shape[axis], extent) as int32: the tiles of that extent along axis.
 ir::Instr* emitNumTiles(Emitter& e, ir::Instr* arr, int64_t axis, int64_t extent) {
-  ir::Instr* dim = e.emit(ir::Op::ArrayDim, i64Ty(), {arr});
-  dim->index = axis;
-  return e.convert(emitCdiv(e, dim, e.constInt(extent)), i32Ty());
+  return e.convert(emitCdiv(e, e.arrayDim(arr, static_cast<int>(axis)), e.constInt(extent)), i32Ty());
 }
 
 const Type* numTilesType(const Site& s) {
@@ -509,11 +510,9 @@ const Type* arraySliceType(const Site& s) {
   std::vector<ir::Instr*> a = arraySliceArgs(s);
   const Type* arr = s.receiver->type->elems[1];
   int64_t axis = arraySliceAxis(s, a);
-  for (int k = 1; k < 3; ++k) {
-    const Type* t = a[k]->type;
-    bool integer = t->isTile() ? t->shape.empty() && scalarKind(t->scalar) == ScalarKind::Int : t->isInt() || t->isBool();
-    if (!integer) failOp(s, std::string(k == 1 ? "start" : "stop") + " must be an integer, got " + typeToString(t));
-  }
+  for (int k = 1; k < 3; ++k)
+    if (!isIndex(a[k]->type))
+      failOp(s, std::string(k == 1 ? "start" : "stop") + " must be an integer, got " + typeToString(a[k]->type));
   Layout layout = arr->layout;
   if (layout == Layout::C && axis != 0) layout = Layout::A;
   if (layout == Layout::F && axis != arr->ndim - 1) layout = Layout::A;
@@ -523,19 +522,13 @@ ir::Instr* arraySliceLower(const Site& s, Emitter& e) {
   std::vector<ir::Instr*> a = arraySliceArgs(s);
   ir::Instr* arr = e.element(s.receiver, 1);
   int64_t axis = arraySliceAxis(s, a);
-  auto integer = [&](ir::Instr* v) {
-    if (v->type->isTile()) v = e.intrinsic(ir::Intrinsic::TileItem, scalarTy(v->type->scalar), {v});
-    return e.convert(v, i64Ty());
-  };
-  ir::Instr* start = integer(a[1]);
-  ir::Instr* stop = integer(a[2]);
+  ir::Instr* start = indexI64(e, a[1]);
+  ir::Instr* stop = indexI64(e, a[2]);
   std::vector<ir::Instr*> shape, strides;
   ir::Instr* offset = e.constInt(0);
   for (int d = 0; d < arr->type->ndim; ++d) {
-    ir::Instr* n = e.emit(ir::Op::ArrayDim, i64Ty(), {arr});
-    n->index = d;
-    ir::Instr* stride = e.emit(ir::Op::ArrayStride, i64Ty(), {arr});
-    stride->index = d;
+    ir::Instr* n = e.arrayDim(arr, d);
+    ir::Instr* stride = e.arrayStride(arr, d);
     if (d == axis) {
       ir::Instr* len = e.emit(ir::Op::Sub, i64Ty(), {stop, start});
       ir::Instr* empty = e.emit(ir::Op::Lt, boolTy(), {len, e.constInt(0)});

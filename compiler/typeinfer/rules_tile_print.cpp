@@ -14,6 +14,20 @@
 #include "typeinfer/tile_rules.h"
 
 namespace cj::typeinfer::rules {
+
+void appendPrintText(std::vector<int64_t>& out, std::string_view text) {
+  for (unsigned char c : text) {
+    if (c == '%') out.push_back('%');   // printf's escape
+    out.push_back(c);
+  }
+}
+
+void appendPrintSlot(std::vector<int64_t>& out, std::string_view spec) {
+  out.push_back(ir::kTilePrintSlot);
+  out.push_back(static_cast<int64_t>(spec.size()));
+  for (unsigned char c : spec) out.push_back(c);
+}
+
 namespace {
 
 // Elements one call may print: every element is unrolled into the printing
@@ -25,19 +39,6 @@ std::string opName(const Site& s) { return isPrintf(s) ? "ct.printf" : s.arg == 
 
 [[noreturn]] void failPrint(const Site& s, const std::string& message, const std::string& hint = {}) {
   s.fail(opName(s) + ": " + message, hint);
-}
-
-void appendEscaped(std::vector<int64_t>& out, std::string_view text) {
-  for (unsigned char c : text) {
-    if (c == '%') out.push_back('%');
-    out.push_back(c);
-  }
-}
-
-void appendSlot(std::vector<int64_t>& out, std::string_view spec) {
-  out.push_back(ir::kTilePrintSlot);
-  out.push_back(static_cast<int64_t>(spec.size()));
-  for (unsigned char c : spec) out.push_back(c);
 }
 
 // The format's text and conversions: printf's %[flags][width][.precision]
@@ -52,11 +53,11 @@ Format parseFormat(const Site& s, const std::string& f) {
   Format out;
   for (size_t i = 0; i < f.size(); ++i) {
     if (f[i] != '%') {
-      appendEscaped(out.tmpl, std::string_view(&f[i], 1));
+      appendPrintText(out.tmpl, std::string_view(&f[i], 1));
       continue;
     }
     if (i + 1 < f.size() && f[i + 1] == '%') {
-      appendEscaped(out.tmpl, "%");
+      appendPrintText(out.tmpl, "%");
       ++i;
       continue;
     }
@@ -74,7 +75,7 @@ Format parseFormat(const Site& s, const std::string& f) {
     if (std::string_view("diuoxXeEfFgGaA").find(f[j]) == std::string_view::npos)
       failPrint(s, std::string("conversion %") + f[j] + " is not supported", "integer and float conversions only: diuoxXeEfFgGaA");
     spec += f[j];
-    appendSlot(out.tmpl, spec);
+    appendPrintSlot(out.tmpl, spec);
     ++out.slots;
     i = j;
   }
@@ -133,24 +134,24 @@ Printed printed(const Site& s, Emitter* e) {
   Printed p;
   int64_t elements = 0;
   for (size_t i = 0; i < s.args.size(); ++i) {
-    if (i) appendEscaped(p.tmpl, sep);
+    if (i) appendPrintText(p.tmpl, sep);
     ir::Instr* a = s.args[i];
     auto c = constantOf(a);
     if (a->type->is(TypeKind::String) || a->type->is(TypeKind::None) ||
         (c && !a->type->isTile() && c->kind != ir::Const::Kind::Symbol && !constantText(*c).empty())) {
-      appendEscaped(p.tmpl, c ? constantText(*c) : std::string("<str>"));
+      appendPrintText(p.tmpl, c ? constantText(*c) : std::string("<str>"));
       continue;
     }
     if (isFString(a->type)) {   // its text, and its values under their specs
       size_t k = 1;
       for (const FStringPart& part : fstringParts(s, a->type)) {
         if (!part.slot) {
-          appendEscaped(p.tmpl, part.text);
+          appendPrintText(p.tmpl, part.text);
           continue;
         }
         checkValue(s, a->type->elems[k]);
         elements += elementsOf(a->type->elems[k]);
-        appendSlot(p.tmpl, part.spec);
+        appendPrintSlot(p.tmpl, part.spec);
         p.values.push_back(e ? e->element(a, static_cast<int>(k)) : a);
         ++k;
       }
@@ -158,10 +159,10 @@ Printed printed(const Site& s, Emitter* e) {
     }
     checkValue(s, a->type);
     elements += elementsOf(a->type);
-    appendSlot(p.tmpl, "");
+    appendPrintSlot(p.tmpl, "");
     p.values.push_back(a);
   }
-  appendEscaped(p.tmpl, end);
+  appendPrintText(p.tmpl, end);
   if (elements > kMaxPrintedElements)
     failPrint(s, "prints at most " + std::to_string(kMaxPrintedElements) + " elements a call, this call " +
                      std::to_string(elements), "print a part of the tile (ct.extract, a smaller load)");

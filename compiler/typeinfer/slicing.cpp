@@ -105,10 +105,8 @@ ir::Instr* lowerSliceView(const FunctionContext& ctx, ir::Instr* in, Emitter& e)
   ir::Instr* offset = k.c(0);
   std::vector<ir::Instr*> shape, strides;
   for (int d = 0; d < at->ndim; ++d) {
-    ir::Instr* n = e.emit(ir::Op::ArrayDim, i64Ty(), {arr});
-    n->index = d;
-    ir::Instr* stride = e.emit(ir::Op::ArrayStride, i64Ty(), {arr});
-    stride->index = d;
+    ir::Instr* n = e.arrayDim(arr, d);
+    ir::Instr* stride = e.arrayStride(arr, d);
     if (d >= static_cast<int>(list.size())) {   // a missing trailing index: the whole dimension
       shape.push_back(n);
       strides.push_back(stride);
