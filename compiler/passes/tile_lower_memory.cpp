@@ -6,6 +6,7 @@
 // otherwise, at ragged edges or on strided views, each element is accessed
 // alone under its own in-bounds predicate. Both are predicated PTX, so the
 // fast path costs no branch and an out-of-bounds element is never touched.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -171,35 +172,55 @@ ir::Instr* wholeTileInside(Lowering& lw, const ArrayView& v, const std::vector<i
   return inside;
 }
 
+// The tile's registers in groups: `width` consecutive elements along the
+// last dimension where the layout holds them so (one vector access), else
+// one element; `f(first register, count, access)` for each.
+template <typename F>
+void forEachGroup(Lowering& lw, const ArrayView& v, const LayoutInfo& l, F&& f) {
+  for (int64_t r = 0; r < l.regs;) {
+    int w = v.width > 1 && contiguous(l, r, v.width) ? v.width : 1;
+    f(r, w, access(lw, v, l, r, w));
+    r += w;
+  }
+}
+
+// `w` elements at `address` where `pred` holds (else `pad`): one vector load
+// for w > 1.
+std::vector<ir::Instr*> loadGroup(Lowering& lw, ir::Instr* address, ir::Instr* pred, ir::Instr* pad, int w,
+                                  const Type* elem) {
+  std::vector<ir::Instr*> ops = {address, pred};
+  for (int k = 0; k < w; ++k) ops.push_back(pad);
+  if (w == 1) return {lw.intrinsic(ir::Intrinsic::GlobalLoadIf, elem, ops)};
+  ir::Instr* vec = lw.intrinsic(ir::Intrinsic::GlobalLoadIf, tupleTy(std::vector<const Type*>(w, elem)), ops);
+  std::vector<ir::Instr*> out;
+  for (int k = 0; k < w; ++k) {
+    out.push_back(lw.emit(ir::Op::TupleGet, elem, {vec}));
+    out.back()->index = k;
+  }
+  return out;
+}
+
 // The tile's elements each tested against the array's bounds: vectors where
 // the whole vector is inside, elements at ragged edges (padded).
 std::vector<ir::Instr*> maskedLoad(Lowering& lw, const LayoutInfo& l, const ArrayView& v, const Type* elem, ir::Instr* pad) {
   std::vector<ir::Instr*> out(l.regs);
-  for (int64_t r = 0; r < l.regs;) {
-    int w = v.width > 1 && contiguous(l, r, v.width) ? v.width : 1;
-    Access a = access(lw, v, l, r, w);
+  forEachGroup(lw, v, l, [&](int64_t r, int w, const Access& a) {
     if (w == 1) {
-      out[r] = lw.intrinsic(ir::Intrinsic::GlobalLoadIf, elem, {a.address, a.each_ok[0], pad});
-      ++r;
-      continue;
+      out[r] = loadGroup(lw, a.address, a.each_ok[0], pad, 1, elem)[0];
+      return;
     }
-    std::vector<ir::Instr*> ops = {a.address, a.vector_ok};
-    for (int k = 0; k < w; ++k) ops.push_back(pad);
-    ir::Instr* vec = lw.intrinsic(ir::Intrinsic::GlobalLoadIf, tupleTy(std::vector<const Type*>(w, elem)), ops);
+    std::vector<ir::Instr*> got = loadGroup(lw, a.address, a.vector_ok, pad, w, elem);
     // The element path (ragged or unaligned) loads into its own registers and
     // a select picks: had it started from the vector's values, each of its
     // loads would wait for the vector load, and the next vector load behind
     // it (a row of 4096 float32 on an H200: 87 us, Triton 70).
     ir::Instr* scalar_path = lw.emit(ir::Op::Not, boolTy(), {a.vector_ok});
     for (int k = 0; k < w; ++k) {
-      ir::Instr* got = lw.emit(ir::Op::TupleGet, elem, {vec});
-      got->index = k;
       ir::Instr* p = lw.andBool(a.each_ok[k], scalar_path);
       ir::Instr* one = lw.intrinsic(ir::Intrinsic::GlobalLoadIf, elem, {a.addresses[k], p, pad});
-      out[r + k] = lw.emit(ir::Op::Select, elem, {a.vector_ok, got, one});
+      out[r + k] = lw.emit(ir::Op::Select, elem, {a.vector_ok, got[k], one});
     }
-    r += w;
-  }
+  });
   return out;
 }
 
@@ -214,22 +235,10 @@ void lowerTileLoad(Lowering& lw, ir::Instr* in) {
   if (v.width > 1) {   // whole tiles: vectors, no tests
     auto whole = [&] {
       std::vector<ir::Instr*> out(l.regs);
-      for (int64_t r = 0; r < l.regs;) {
-        int w = contiguous(l, r, v.width) ? v.width : 1;
-        Access a = access(lw, v, l, r, w);
-        std::vector<ir::Instr*> ops = {a.address, lw.boolean(true)};
-        for (int k = 0; k < w; ++k) ops.push_back(pad);
-        if (w == 1) {
-          out[r++] = lw.intrinsic(ir::Intrinsic::GlobalLoadIf, elem, ops);
-          continue;
-        }
-        ir::Instr* vec = lw.intrinsic(ir::Intrinsic::GlobalLoadIf, tupleTy(std::vector<const Type*>(w, elem)), ops);
-        for (int k = 0; k < w; ++k) {
-          out[r + k] = lw.emit(ir::Op::TupleGet, elem, {vec});
-          out[r + k]->index = k;
-        }
-        r += w;
-      }
+      forEachGroup(lw, v, l, [&](int64_t r, int w, const Access& a) {
+        std::vector<ir::Instr*> got = loadGroup(lw, a.address, lw.boolean(true), pad, w, elem);
+        std::copy(got.begin(), got.end(), out.begin() + r);
+      });
       return out;
     };
     auto masked = [&] { return maskedLoad(lw, l, v, elem, pad); };
@@ -238,7 +247,6 @@ void lowerTileLoad(Lowering& lw, ir::Instr* in) {
   }
   lw.frags[in] = maskedLoad(lw, l, v, elem, pad);
 }
-
 
 namespace {
 
@@ -427,23 +435,22 @@ namespace {
 
 // Each element tested against the array's bounds: vectors where the whole
 // vector is inside, elements at ragged edges.
+// values[r .. r+w-1] stored at `address` where `pred` holds: one vector store for w > 1.
+void storeGroup(Lowering& lw, ir::Instr* address, ir::Instr* pred, const std::vector<ir::Instr*>& values, int64_t r,
+                int w) {
+  std::vector<ir::Instr*> ops = {address, pred};
+  ops.insert(ops.end(), values.begin() + r, values.begin() + r + w);
+  lw.intrinsic(ir::Intrinsic::GlobalStoreIf, voidTy(), ops);
+}
+
 void maskedStore(Lowering& lw, const LayoutInfo& l, const ArrayView& v, const std::vector<ir::Instr*>& values) {
-  for (int64_t r = 0; r < l.regs;) {
-    int w = v.width > 1 && contiguous(l, r, v.width) ? v.width : 1;
-    Access a = access(lw, v, l, r, w);
-    if (w == 1) {
-      lw.intrinsic(ir::Intrinsic::GlobalStoreIf, voidTy(), {a.address, a.each_ok[0], values[r]});
-      ++r;
-      continue;
-    }
-    std::vector<ir::Instr*> ops = {a.address, a.vector_ok};
-    for (int k = 0; k < w; ++k) ops.push_back(values[r + k]);
-    lw.intrinsic(ir::Intrinsic::GlobalStoreIf, voidTy(), ops);
+  forEachGroup(lw, v, l, [&](int64_t r, int w, const Access& a) {
+    if (w == 1) return storeGroup(lw, a.address, a.each_ok[0], values, r, 1);
+    storeGroup(lw, a.address, a.vector_ok, values, r, w);
     ir::Instr* scalar_path = lw.emit(ir::Op::Not, boolTy(), {a.vector_ok});
     for (int k = 0; k < w; ++k)
-      lw.intrinsic(ir::Intrinsic::GlobalStoreIf, voidTy(), {a.addresses[k], lw.andBool(a.each_ok[k], scalar_path), values[r + k]});
-    r += w;
-  }
+      storeGroup(lw, a.addresses[k], lw.andBool(a.each_ok[k], scalar_path), values, r + k, 1);
+  });
 }
 
 }  // namespace
@@ -457,14 +464,9 @@ void lowerTileStore(Lowering& lw, ir::Instr* in) {
     if (v.width > 1) {   // whole tiles: vectors, no tests
       ir::Instr* inside = wholeTileInside(lw, v, l.shape);
       lw.emitIf(inside, [&] {
-        for (int64_t r = 0; r < l.regs;) {
-          int w = contiguous(l, r, v.width) ? v.width : 1;
-          Access a = access(lw, v, l, r, w);
-          std::vector<ir::Instr*> ops = {a.address, lw.boolean(true)};
-          for (int k = 0; k < w; ++k) ops.push_back(values[r + k]);
-          lw.intrinsic(ir::Intrinsic::GlobalStoreIf, voidTy(), ops);
-          r += w;
-        }
+        forEachGroup(lw, v, l, [&](int64_t r, int w, const Access& a) {
+          storeGroup(lw, a.address, lw.boolean(true), values, r, w);
+        });
       });
       lw.emitIf(lw.emit(ir::Op::Not, boolTy(), {inside}), [&] { maskedStore(lw, l, v, values); });
       return;
