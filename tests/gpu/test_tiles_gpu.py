@@ -1659,6 +1659,30 @@ def test_gemm_misaligned_views(tiles, rng):
           _matmul_tol("float16", K, np.abs(a) @ np.abs(b)))
 
 
+@pytest.mark.parametrize("tiles", [(256, 128, 32), (64, 64, 32)])
+@pytest.mark.parametrize("layout", ["misaligned", "transposed"])
+def test_gemm_tf32_views(tiles, layout, rng):
+    """tfloat32 operands staged through registers from arrays that allow no
+    16-byte loads (views whose base is 4 or 12 bytes into a row; Fortran-ordered
+    arrays, contiguous down the columns): element by element, rounded alike."""
+    M, N, K = 264, 200, 136
+    tm, tn, tk = tiles
+    a32 = rng.standard_normal((M, K + 8)).astype(np.float32)
+    b32 = rng.standard_normal((K, N + 8)).astype(np.float32)
+    if layout == "misaligned":
+        A = cp.asarray(a32)[:, 1:K + 1]
+        B = cp.asarray(b32)[:, 3:N + 3]
+    else:
+        A = cp.asfortranarray(cp.asarray(a32[:, :K]))
+        B = cp.asfortranarray(cp.asarray(b32[:, :N]))
+    a, b = cp.asnumpy(A), cp.asnumpy(B)
+    out = Guarded((M, N), np.float32)
+    run(k_gemm_tf32, (cdiv(M, tm), cdiv(N, tn)), (A, B, out.array, tm, tn, tk))
+    a64, b64 = tf32_rne(a).astype(np.float64), tf32_rne(b).astype(np.float64)
+    check(out.get(rng), a64 @ b64, rng, f"tf32 gemm on {layout} views, tiles {tiles}", 0,
+          _matmul_tol("tfloat32", K, np.abs(a64) @ np.abs(b64)))
+
+
 LOW_PRECISION_CASES = [  # (M, N, K), (tm, tn, tk), column offset of C in a wider array
     # Rows of 200 bytes: no 16-byte stores, each register pair stored as it is.
     ((200, 100, 300), (64, 64, 32), 0),
