@@ -1985,6 +1985,52 @@ def test_printf_and_print(rng, tmp_path):
         assert sorted(blocks.splitlines()) == expect, rng.seed_text + "\n" + blocks
 
 
+_FSTRING_SCRIPT = r"""
+import sys
+import numpy as np, cupy as cp
+import cudajit
+import cudajit.tile as ct
+f = cp.asarray(np.array(eval(sys.argv[1]), dtype=np.float32))
+
+@ct.kernel
+def k(f):
+    t = ct.arange(4, dtype=ct.int32)
+    print(f"fs {t} {ct.bid(0)}:{3.5:.2f}")
+    ct.print(f"spec {ct.load(f, index=(0,), shape=(4,)):.2f}|{ct.sum(t):>4d}|")
+
+@cudajit.jit
+def simt(f):
+    i = cudajit.threadIdx.x
+    print(f"thread {i}: {f[i]:.2f} {i * 3:x}")
+
+ct.launch(cp.cuda.get_current_stream(), (1,), k, (f,))
+cp.cuda.Device().synchronize()
+sys.stdout.flush()
+print("----", flush=True)
+simt[1, 4](f)
+cp.cuda.Device().synchronize()
+"""
+
+
+@pytest.mark.skipif(not IS_CUDAJIT, reason="cudajit's f-strings (the cuda.tile run checks printf/print above)")
+def test_fstring_print(rng, tmp_path):
+    """f-strings as print's and ct.print's argument (tile kernels print once a
+    block, a tile's elements each formatted by the spec) and in a SIMT
+    kernel's print (every thread)."""
+    import subprocess
+    import sys
+    fh = rng.integers(-400, 400, size=4) / 4   # two decimals, exact in binary
+    script = tmp_path / "fstring_kernels.py"
+    script.write_text(_FSTRING_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script), repr(fh.tolist())], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    tiles, threads = proc.stdout.split("----\n")
+    spec = "[" + ", ".join("%.2f" % v for v in fh) + "]"
+    assert tiles.splitlines() == ["fs [0, 1, 2, 3] 0:3.50", f"spec {spec}|   6|"], rng.seed_text + "\n" + tiles
+    want = sorted(f"thread {i}: {fh[i]:.2f} {i * 3:x}" for i in range(4))
+    assert sorted(threads.splitlines()) == want, rng.seed_text + "\n" + threads
+
+
 # ===========================================================================
 # More of cuTile's API: call spellings, batched matmul, cat, newaxis indexing,
 # cumprod, scan / reduce with a function, gather / scatter, atomic_add
