@@ -447,6 +447,48 @@ def test_assert_message_and_errors():
         assert "test_tile_compile.py" in str(info.value)
 
 
+@ct.kernel
+def k_static(x, y, T: ct.Constant[int]):
+    ct.static_assert(T % 16 == 0, "T must be a multiple of 16")
+    ct.static_assert(x.dtype == ct.float32)
+    t = ct.load(x, index=(0,), shape=(T,))
+    ct.static_assert(t.shape[0] == T)
+    ct.static_assert(t.ndim == 1, "a 1-d tile")
+    # cuTile's example: the branch folds at compile time, the other one is
+    # never compiled (its static_assert does not fire).
+    if ct.ensure_constant(T > 16):
+        t = t + 1.0
+    else:
+        ct.static_assert(T == 16, "unreachable unless T is 16")
+    ct.store(y, index=(0,), tile=t)
+
+
+def test_static_assert_and_ensure_constant():
+    for T in (16, 64):
+        ptx, _ = cudajit.compile_ptx(k_static, [F32_1D, F32_1D, "int64"], constants={"T": T})
+        assert "ld.global" in ptx
+    with pytest.raises(cudajit.CompileError, match=r"Static assertion failed: T must be a multiple of 16") as info:
+        cudajit.compile_ptx(k_static, [F32_1D, F32_1D, "int64"], constants={"T": 8})
+    assert "test_tile_compile.py:" in str(info.value)
+    with pytest.raises(cudajit.CompileError, match=r"Static assertion failed$|Static assertion failed \["):
+        cudajit.compile_ptx(k_static, ["int32[::1]", F32_1D, "int64"], constants={"T": 16})
+    @ct.kernel
+    def runtime_condition(x):
+        ct.static_assert(ct.bid(0) == 0)
+    @ct.kernel
+    def runtime_value(x):
+        ct.ensure_constant(ct.bid(0))
+    @ct.kernel
+    def runtime_message(x):
+        ct.static_assert(True, x)
+    for kernel, message in [(runtime_condition, r"ct.static_assert: the condition is not a compile-time constant bool"),
+                            (runtime_value, r"ct.ensure_constant: the argument is not a compile-time constant"),
+                            (runtime_message, r"ct.static_assert: message must be a constant string")]:
+        with pytest.raises(cudajit.CompileError, match=message) as info:
+            cudajit.compile_ptx(kernel, [F32_1D])
+        assert "test_tile_compile.py" in str(info.value)
+
+
 def test_helpers_are_inlined_and_specialised_on_constants():
     sig = [F32_2D, F32_2D, "int64"]
     ptx, _ = cudajit.compile_ptx(k_helpers, sig, constants={"T": 16})

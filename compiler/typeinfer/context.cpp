@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "support/error.h"
+#include "typeinfer/rules.h"
 
 namespace cj::typeinfer {
 
@@ -27,7 +28,35 @@ std::optional<ir::Const> constantOf(const ir::Instr* v) {
       }
       return ir::Const::tuple(std::move(elems));
     }
-    case ir::Op::Add: case ir::Op::Sub: case ir::Op::Mul: case ir::Op::FloorDiv: {
+    case ir::Op::Lt: case ir::Op::Le: case ir::Op::Eq: case ir::Op::Ne: case ir::Op::Gt: case ir::Op::Ge: {
+      // Comparisons of constant integers and bools (ct.static_assert(T % 16 == 0)).
+      if ((v->op == ir::Op::Eq || v->op == ir::Op::Ne) && v->operands[0]->type && v->operands[1]->type) {
+        // dtypes, once typed (x.dtype == ct.float32)
+        auto da = dtypeOf(v->operands[0]), db = dtypeOf(v->operands[1]);
+        if (da && db) return ir::Const::boolean((*da == *db) == (v->op == ir::Op::Eq));
+      }
+      auto a = constantOf(v->operands[0]);
+      auto b = constantOf(v->operands[1]);
+      auto integral = [](const std::optional<ir::Const>& c) {
+        return c && (c->kind == ir::Const::Kind::Int || c->kind == ir::Const::Kind::Bool);
+      };
+      if (!integral(a) || !integral(b)) return std::nullopt;
+      int64_t x = a->i, y = b->i;
+      switch (v->op) {
+        case ir::Op::Lt: return ir::Const::boolean(x < y);
+        case ir::Op::Le: return ir::Const::boolean(x <= y);
+        case ir::Op::Eq: return ir::Const::boolean(x == y);
+        case ir::Op::Ne: return ir::Const::boolean(x != y);
+        case ir::Op::Gt: return ir::Const::boolean(x > y);
+        default: return ir::Const::boolean(x >= y);
+      }
+    }
+    case ir::Op::Not: {
+      auto a = constantOf(v->operands[0]);
+      if (!a || (a->kind != ir::Const::Kind::Int && a->kind != ir::Const::Kind::Bool)) return std::nullopt;
+      return ir::Const::boolean(a->i == 0);
+    }
+    case ir::Op::Add: case ir::Op::Sub: case ir::Op::Mul: case ir::Op::FloorDiv: case ir::Op::Mod: {
       // Integer arithmetic on constants (TILE * 2, N // 4): shapes are often
       // built so from Constant parameters. Python semantics; no overflow.
       auto a = constantOf(v->operands[0]);
@@ -39,6 +68,10 @@ std::optional<ir::Const> constantOf(const ir::Instr* v) {
         case ir::Op::Add: ok = !__builtin_add_overflow(a->i, b->i, &r); break;
         case ir::Op::Sub: ok = !__builtin_sub_overflow(a->i, b->i, &r); break;
         case ir::Op::Mul: ok = !__builtin_mul_overflow(a->i, b->i, &r); break;
+        case ir::Op::Mod:   // the sign of the divisor (Python)
+          ok = b->i != 0 && !(a->i == INT64_MIN && b->i == -1);
+          if (ok) r = a->i % b->i + ((a->i % b->i != 0) && ((a->i < 0) != (b->i < 0)) ? b->i : 0);
+          break;
         default:
           ok = b->i != 0 && !(a->i == INT64_MIN && b->i == -1);
           if (ok) r = a->i / b->i - ((a->i % b->i != 0) && ((a->i < 0) != (b->i < 0)));

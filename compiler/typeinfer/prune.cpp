@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "typeinfer/context.h"
+
 namespace cj::typeinfer {
 namespace {
 
@@ -33,13 +35,15 @@ std::optional<Scalar> knownDtype(const ir::Instr* v) {
   return std::nullopt;
 }
 
-// Two integer or bool constants (a Constant parameter's frozen value, a literal).
+// Two integer or bool constants (a Constant parameter's frozen value, a
+// literal, their integer arithmetic: constantOf).
 std::optional<bool> knownIntComparison(ir::Op op, const ir::Instr* a, const ir::Instr* b) {
-  auto integral = [](const ir::Instr* v) {
-    return v->op == ir::Op::Const && (v->cval.kind == ir::Const::Kind::Int || v->cval.kind == ir::Const::Kind::Bool);
+  auto ca = constantOf(a), cb = constantOf(b);
+  auto integral = [](const std::optional<ir::Const>& c) {
+    return c && (c->kind == ir::Const::Kind::Int || c->kind == ir::Const::Kind::Bool);
   };
-  if (!integral(a) || !integral(b)) return std::nullopt;
-  int64_t x = a->cval.i, y = b->cval.i;
+  if (!integral(ca) || !integral(cb)) return std::nullopt;
+  int64_t x = ca->i, y = cb->i;
   switch (op) {
     case ir::Op::Eq: return x == y;
     case ir::Op::Ne: return x != y;
@@ -67,6 +71,13 @@ std::optional<bool> knownCondition(const ir::Instr* v) {
     }
     case ir::Op::Truth:
       return knownCondition(v->operands[0]);
+    case ir::Op::Call: {   // ct.ensure_constant(cond): cuTile's way to say the branch folds
+      const ir::Instr* callee = v->operands[0];
+      bool ensure = callee->op == ir::Op::Const && callee->cval.kind == ir::Const::Kind::Symbol &&
+                    callee->cval.s == "cudajit.tile.ensure_constant";
+      if (ensure && v->operands.size() == 2 && v->names.empty()) return knownCondition(v->operands[1]);
+      return std::nullopt;
+    }
     case ir::Op::Not: {
       auto c = knownCondition(v->operands[0]);
       if (c) return !*c;

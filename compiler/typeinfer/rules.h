@@ -164,6 +164,8 @@ extern const Rule tiledViewLoad, tiledViewStore, tiledViewNumTiles;
 // rules_tile_print.cpp: ct.printf / ct.print (arg), and print() of tiles
 extern const Rule tilePrint;
 extern const Rule tileAssert;        // ct.assert_
+extern const Rule tileStaticAssert;  // ct.static_assert (compile time)
+extern const Rule tileEnsureConstant;  // ct.ensure_constant
 bool printsTiles(const Site& s);
 // f-strings, print's arguments (rules_tile_print.cpp): the decoder's
 // cudajit.fstring.value(value, spec) and cudajit.fstring(parts...) type as

@@ -386,8 +386,50 @@ ir::Instr* tileAssertLower(const Site& s, Emitter& e) {
   return nullptr;
 }
 
+// ct.static_assert(condition, message=None): checked while the kernel is
+// compiled: the condition must be a constant (Constant parameters, shapes
+// and dtypes, their arithmetic and comparisons); false fails the compile
+// with the message. No code. cuTile evaluates both as Python expressions
+// over proxies (static_eval); here they are the kernel's own values, and
+// the message a constant (cuTile raises TileStaticAssertionError, cudajit
+// a CompileError at the line).
+// Checked as the call is lowered, when the condition's operands are typed
+// values (a tile's .shape is its constants only then).
+const Type* tileStaticAssertType(const Site& s) {
+  s.bind({"condition", "message"}, 1);
+  return noneTy();
+}
+ir::Instr* tileStaticAssertLower(const Site& s, Emitter&) {
+  std::vector<ir::Instr*> a = s.bind({"condition", "message"}, 1);
+  auto c = constantOf(a[0]);
+  if (!c || (c->kind != ir::Const::Kind::Bool && c->kind != ir::Const::Kind::Int))
+    s.fail("ct.static_assert: the condition is not a compile-time constant bool (got " + typeToString(a[0]->type) + ")",
+           "build it from Constant parameters, shapes and dtypes; ct.assert_ checks values at run time");
+  std::string message;
+  if (a[1]) {
+    auto m = constantOf(a[1]);
+    if (!m || (m->kind != ir::Const::Kind::Str && m->kind != ir::Const::Kind::None))
+      s.fail("ct.static_assert: message must be a constant string");
+    if (m->kind == ir::Const::Kind::Str) message = m->s;
+  }
+  if (c->i == 0) s.fail("Static assertion failed" + (message.empty() ? std::string() : ": " + message));
+  return nullptr;
+}
+
+// ct.ensure_constant(value): the value itself, where it is a compile-time
+// constant; a CompileError otherwise.
+const Type* tileEnsureConstantType(const Site& s) { return s.bind({"value"}, 1)[0]->type; }
+ir::Instr* tileEnsureConstantLower(const Site& s, Emitter&) {
+  ir::Instr* v = s.bind({"value"}, 1)[0];
+  if (!constantOf(v))
+    s.fail("ct.ensure_constant: the argument is not a compile-time constant (got " + typeToString(v->type) + ")");
+  return v;
+}
+
 }  // namespace
 
 const Rule tileAssert{tileAssertType, tileAssertLower};
+const Rule tileStaticAssert{tileStaticAssertType, tileStaticAssertLower};
+const Rule tileEnsureConstant{tileEnsureConstantType, tileEnsureConstantLower};
 
 }  // namespace cj::typeinfer::rules

@@ -151,6 +151,8 @@ _TABLE = (
     ("printf", "format, *args", "C printf from every block (tiles print whole)."),
     ("print", "*args, sep=' ', end='\\n'", "Python's print from the device."),
     ("assert_", "cond, /, message=None", "Traps when any element of cond is false."),
+    ("static_assert", "condition, message=None, /", "Fails the compile when the constant condition is false."),
+    ("ensure_constant", "value, /", "The value, which must be a compile-time constant."),
 )
 
 
