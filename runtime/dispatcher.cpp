@@ -221,6 +221,7 @@ void applyOptions(const DispatcherOptions& options, int arch, driver::CompileOpt
   o.num_warps = options.num_warps;
   o.occupancy = options.occupancy;
   o.constant_args = options.constants;
+  o.link_files = options.link;
 }
 }  // namespace
 

@@ -69,6 +69,7 @@ struct DispatcherOptions {
   int num_warps = 0;                                   // 0: the compiler picks
   int occupancy = 0;                                   // blocks per SM hint (cuTile's); 0: none
   std::vector<std::pair<int, ir::Const>> constants;    // Constant[...] parameters: (index, value)
+  std::vector<std::string> link;                       // files linked into every kernel (jit(link=[...]))
 };
 
 enum class CacheOutcome { Off, Miss, Hit, Corrupt, Unwritable, ReadOnly, HitPtx };

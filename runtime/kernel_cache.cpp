@@ -4,7 +4,10 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 
+#include "libcalls/foreign.h"
+#include "support/error.h"
 #include "types/signature.h"
 #include "runtime/toolkit_identity.h"
 #include "support/sha256.h"
@@ -87,6 +90,13 @@ KernelKey kernelKey(const KernelKeyParts& p) {
     if (o.occupancy) t += " occupancy=" + std::to_string(o.occupancy);
     for (const auto& [index, value] : o.constant_args) t += " " + std::to_string(index) + "=" + ir::constToString(value);
     t += "\n";
+  }
+  if (!o.link_files.empty()) {   // the files as they are now (a .cu edited since is another kernel)
+    try {
+      t += "link " + libcalls::foreign::linkIdentity(o.link_files) + "\n";
+    } catch (const std::invalid_argument& e) {
+      throw ToolchainError(e.what());
+    }
   }
   std::string args;
   for (const Type* a : *p.args) args += typeToString(a) + ";";

@@ -656,7 +656,7 @@ def test_numba_type_objects_in_signatures():
         cuda.void
 
 
-@pytest.mark.parametrize("name", ["literal_unroll", "declare_device", "libdevice", "bf16",
+@pytest.mark.parametrize("name", ["literal_unroll", "libdevice", "bf16",
                                   "float32x4", "ldcg"])
 def test_missing_kernel_namespace_names(name):
     with pytest.raises(AttributeError, match=f"module 'cudajit' has no attribute '{name}'"):
@@ -719,9 +719,20 @@ def test_options_accepted_without_effect(options):
     assert only_ptx(eager(**options)) == only_ptx(eager())
 
 
-def test_link_is_refused():
-    with pytest.raises(NotImplementedError, match=r"jit\(link=...\) is not supported by cudajit yet"):
+def test_declare_device_and_link(tmp_path):
+    # tests/test_foreign.py (compile and link) and tests/gpu/test_foreign_gpu.py (run)
+    cu = tmp_path / "functions.cu"
+    cu.write_text('extern "C" __device__ int twice(float* r, float x) { *r = 2 * x; return 0; }\n')
+    twice = cuda.declare_device("twice", "float32(float32)")
+
+    def k(x):
+        x[0] = twice(x[1])
+
+    assert cuda.jit("void(float32[::1])", link=[str(cu)])(k).signatures == [("float32[::1]",)]
+    with pytest.raises(FileNotFoundError, match="no such file"):
         eager(link=["/nonexistent/functions.cu"])
+    with pytest.raises(NotImplementedError, match=r"use_cooperative=True\) is not supported"):
+        cuda.declare_device("twice", "float32(float32)", use_cooperative=True)
 
 
 def test_options_with_effect():

@@ -199,6 +199,7 @@ void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
     case F::Atomic: return lowerAtomicIntrinsic(fe, in);
     case F::Cub: return lowerCubCall(fe, in);
     case F::Mathdx: return lowerMathdxCall(fe, in);
+    case F::Foreign: return lowerForeignCall(fe, in);
     case F::Math: return lowerFloatMathIntrinsic(fe, in);
     case F::Complex:
       if (lowerComplexIntrinsic(fe, in)) return;

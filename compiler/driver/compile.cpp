@@ -4,8 +4,10 @@
 #include <chrono>
 
 #include <set>
+#include <stdexcept>
 
 #include "bytecode/decoder.h"
+#include "libcalls/foreign.h"
 #include "libcalls/resolve.h"
 #include "passes/pipeline.h"
 #include "passes/tile_passes.h"
@@ -190,6 +192,40 @@ std::vector<link::LinkInput> libraryLinkInputs(const libcalls::ResolvedCalls& ca
   return inputs;
 }
 
+// The link files of the kernel (options) and of the foreign functions it
+// calls, as linker inputs for its target (.cu compiled by NVRTC).
+std::vector<link::LinkInput> foreignLinkInputs(const std::vector<libcalls::LibraryCall>& calls,
+                                               const CompileOptions& options) {
+  namespace foreign = libcalls::foreign;
+  std::vector<std::string> files = options.link_files;
+  std::vector<std::string> unlinked;
+  for (const libcalls::LibraryCall& c : calls) {
+    if (c.library != libcalls::Library::Foreign) continue;
+    std::shared_ptr<const foreign::Declaration> d = foreign::lookup(c.descriptor);
+    if (!d) continue;   // the provider reported it
+    files.insert(files.end(), d->link.begin(), d->link.end());
+    if (d->link.empty()) unlinked.push_back(d->name);
+  }
+  if (files.empty() && !unlinked.empty())
+    throw ToolchainError("the foreign device function '" + unlinked.front() +
+                         "' has no definition to link: give the file that defines it to "
+                         "cudajit.declare_device(..., link=[...]) or @cudajit.jit(link=[...])");
+  std::vector<link::LinkInput> inputs;
+  std::vector<foreign::Input> got;
+  try {
+    got = foreign::linkInputs(files, options.target.arch);
+  } catch (const std::invalid_argument& e) {
+    throw ToolchainError(e.what());
+  }
+  for (const foreign::Input& in : got) {
+    static constexpr link::LinkInput::Kind kKinds[] = {link::LinkInput::Kind::LtoIr, link::LinkInput::Kind::Ptx,
+                                                       link::LinkInput::Kind::Cubin, link::LinkInput::Kind::Fatbin,
+                                                       link::LinkInput::Kind::Object, link::LinkInput::Kind::Library};
+    inputs.push_back({kKinds[static_cast<int>(in.kind)], *in.data, in.name});
+  }
+  return inputs;
+}
+
 // The most registers a thread may use so that a block of `dims` threads
 // fits one SM (64K registers, allocated per warp in steps of 8 a thread,
 // 255 at most); 0 without a block shape.
@@ -237,6 +273,7 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   libcalls::ResolvedCalls resolved;
   if (!calls.empty()) resolved = timed(&t.cub, [&] { return libcalls::resolve(calls); });
   std::vector<link::LinkInput> cub_inputs = libraryLinkInputs(resolved);
+  std::vector<link::LinkInput> foreign_inputs = foreignLinkInputs(calls, options);
   out.block_specialised = !calls.empty();
   for (const libcalls::LibraryCall& c : calls)
     if (c.library == libcalls::Library::Cub) out.cub_specs.push_back(c.descriptor);
@@ -249,7 +286,7 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   // links against the libraries' LTO-IR below (docs/backends.md).
   if (llvm) out.ptx = timed(&t.nvvm, [&] { return link::llvmToPtx(out.nvvm_ir, target); });
 
-  if (options.lto_inputs.empty() && cub_inputs.empty()) {
+  if (options.lto_inputs.empty() && cub_inputs.empty() && foreign_inputs.empty()) {
     // NVVM IR -> PTX -> cubin: as fast as the LTO route for a kernel alone
     // (libNVVM optimises either way, ptxas assembles either way), the PTX
     // (inspect_ptx, the disk cache) comes for free, and the driver's JIT
@@ -288,8 +325,16 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
     inputs.push_back({link::LinkInput::Kind::LtoIr, std::move(lto), out.symbol + ".ltoir"});
   }
   for (auto& in : cub_inputs) inputs.push_back(std::move(in));
+  for (auto& in : foreign_inputs) inputs.push_back(std::move(in));
   target.optimize_unused_variables = target.optimize_unused_variables || !calls.empty();
   if (!options.want_cubin) {
+    // nvJitLink writes linked PTX from LTO-IR inputs only: with PTX or
+    // binary link files, the kernel's own PTX (its foreign calls extern).
+    for (const link::LinkInput& in : foreign_inputs)
+      if (in.kind != link::LinkInput::Kind::LtoIr) {
+        if (!llvm) out.ptx = timed(&t.nvvm, [&] { return link::nvvmToPtx(out.nvvm_ir, target); });
+        return out;
+      }
     // The LLVM back end's PTX is the kernel's own (its library calls
     // extern): nvJitLink writes linked PTX only from LTO-IR inputs.
     if (llvm) return out;

@@ -28,6 +28,10 @@ struct CompileOptions {
   // goes NVVM IR -> PTX (libNVVM) -> cubin (ptxas: `assembler` or nvJitLink), which
   // yields the PTX for free; otherwise NVVM IR -> LTO-IR -> nvJitLink -lto.
   std::vector<link::LinkInput> lto_inputs;
+  // Files linked into the kernel (jit(link=[...]): CUDA C++, PTX, LTO-IR,
+  // cubin, fatbin, objects, libraries; libcalls/foreign.h), beside those
+  // the foreign functions it calls were declared with.
+  std::vector<std::string> link_files;
   // PTX -> cubin other than by nvJitLink: the runtime passes the driver's
   // JIT compiler when the kernel is for the GPU in hand. Returns an empty
   // cubin when it cannot; nvJitLink then assembles (and reports errors).

@@ -22,6 +22,7 @@ enum class IntrinsicFamily : uint8_t {
   Atomic,    // element accesses: (arr, indices..., values...) -> old value
   Cub,       // cooperative block / warp algorithms (LTO-IR library calls)
   Mathdx,    // MathDx device routines (LTO-IR library calls)
+  Foreign,   // device functions the user links (cuda.declare_device)
   Math,      // math.* on floats (libdevice where the columns name one)
   Complex,   // complex parts, construction, abs
   Print,     // vprintf

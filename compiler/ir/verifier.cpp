@@ -341,6 +341,13 @@ class Verifier {
       case F::Sreg: case F::Sync: case F::Memory: return checkSimtIntrinsic(b, in, info);
       case F::Atomic: return checkAtomicIntrinsic(b, in, info);
       case F::Cub: return checkCubIntrinsic(b, in, info);
+      case F::Foreign:
+        if (in->cval.kind != Const::Kind::Str || in->cval.s.empty())
+          fail(b, in, "intrinsic foreign needs its declaration's key as a string attribute");
+        for (const Instr* o : in->operands) expectScalar(b, in, o->type, "operand");
+        if (in->type != voidTy() && !in->type->isScalar())
+          fail(b, in, "result of intrinsic foreign is " + ty(in->type) + ", expected void or a scalar");
+        return;
       case F::Complex: case F::Cmath: case F::Round: return checkComplexIntrinsic(b, in, info);
       case F::Print:
         expectType(b, in, in->type, voidTy(), "result");

@@ -55,8 +55,9 @@ namespace cj::libcalls {
 // X(Enum, intrinsic): the intrinsic (ir/intrinsics.def) that carries the
 // library's descriptors in the IR; its name is the library's name in messages.
 #define CJ_LIBRARIES(X) \
-  X(Cub, CubCall)         \
-  X(Mathdx, MathdxCall)
+  X(Cub, CubCall)          \
+  X(Mathdx, MathdxCall)    \
+  X(Foreign, ForeignCall)
 
 enum class Library : uint8_t {
 #define X(E, ID) E,

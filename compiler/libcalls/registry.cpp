@@ -10,6 +10,7 @@ namespace cj::libcalls {
 
 const Provider& cubProvider();      // cub_provider.cpp
 const Provider& mathdxProvider();   // mathdx_provider.cpp
+const Provider& foreignProvider();  // foreign_provider.cpp
 
 namespace {
 
@@ -22,6 +23,7 @@ struct ProviderRow {
 constexpr ProviderRow kProviders[] = {
     {Library::Cub, cubProvider},
     {Library::Mathdx, mathdxProvider},
+    {Library::Foreign, foreignProvider},
 };
 
 }  // namespace

@@ -40,7 +40,9 @@ const NvvmApi& nvvmApi();
 // ---- nvJitLink -----------------------------------------------------------------
 using JitLinkResult = int;                         // nvJitLinkResult; 0 is NVJITLINK_SUCCESS
 using JitLinkHandle = struct JitLinkHandleImpl*;   // nvJitLinkHandle (opaque)
-enum JitLinkInputType : int { kInputCubin = 1, kInputPtx = 2, kInputLtoIr = 3 };
+enum JitLinkInputType : int {
+  kInputCubin = 1, kInputPtx = 2, kInputLtoIr = 3, kInputFatbin = 4, kInputObject = 5, kInputLibrary = 6
+};
 
 struct JitLinkApi {
   std::unique_ptr<SharedLibrary> lib;

@@ -84,6 +84,9 @@ int inputType(LinkInput::Kind k) {
     case LinkInput::Kind::LtoIr: return kInputLtoIr;
     case LinkInput::Kind::Ptx: return kInputPtx;
     case LinkInput::Kind::Cubin: return kInputCubin;
+    case LinkInput::Kind::Fatbin: return kInputFatbin;
+    case LinkInput::Kind::Object: return kInputObject;
+    case LinkInput::Kind::Library: return kInputLibrary;
   }
   return kInputLtoIr;
 }

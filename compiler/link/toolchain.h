@@ -56,7 +56,7 @@ std::string llvmOptimize(const std::string& ir, const TargetOptions& t);
 std::string llvmBackendVersion();
 
 struct LinkInput {
-  enum class Kind { LtoIr, Ptx, Cubin } kind;
+  enum class Kind { LtoIr, Ptx, Cubin, Fatbin, Object, Library } kind;
   std::vector<char> data;
   std::string name;
 };

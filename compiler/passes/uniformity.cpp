@@ -22,6 +22,7 @@ bool variesByItself(const ir::Instr& in) {
     case ir::IntrinsicFamily::Atomic:   // the old value: each thread sees another
     case ir::IntrinsicFamily::Warp:     // per warp at best
     case ir::IntrinsicFamily::Cub:      // block results are valid in thread 0 only
+    case ir::IntrinsicFamily::Foreign:  // the user's code: anything
     case ir::IntrinsicFamily::Global:
       return !in.type->is(TypeKind::Void) && in.type != noneTy();
     default:

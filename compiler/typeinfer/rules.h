@@ -29,6 +29,7 @@ struct SymbolEntry {
 const SymbolEntry* findSymbol(std::string_view qualified_name);
 // cudajit.mathdx.matmul.<key>[...]: the symbols of Matmul objects (rules::mathdxCall).
 bool isMathdxSymbol(std::string_view qualified_name);
+bool isForeignSymbol(std::string_view qualified_name);   // rules_foreign.cpp: cudajit.foreign.<key>
 
 // attributes.def: an attribute of a typed value (array.shape, ...).
 struct AttributeEntry {
@@ -66,6 +67,8 @@ extern const Rule cubCall;
 // and its execute method; the symbol is per descriptor, so it is matched by
 // isMathdxSymbol rather than a symbols.def row)
 extern const Rule mathdxCall;
+// rules_foreign.cpp: a cudajit.declare_device(...) object (its symbol is per declaration)
+extern const Rule foreignCall;
 // rules_fp16.cpp: cudajit.fp16.* (the row is found by the symbol's name)
 extern const Rule fp16Call;
 // rules_math.cpp (arg = intrinsic name)

@@ -78,6 +78,9 @@ Bound bindCall(const FunctionContext& ctx, ir::Instr* in) {
   if (t->is(TypeKind::Symbol) && isMathdxSymbol(t->name)) {
     rule = &rules::mathdxCall;
     name = t->name;
+  } else if (t->is(TypeKind::Symbol) && isForeignSymbol(t->name)) {
+    rule = &rules::foreignCall;
+    name = t->name;
   } else if (t->is(TypeKind::Symbol)) {
     const SymbolEntry* entry = findSymbol(t->name);
     if (!entry || !*entry->call)

@@ -115,7 +115,8 @@ const Type* Typer::typeOf(ir::Instr* in) {
       // one is a typo or something not supported yet (the decoder keeps them
       // as symbols).
       if (in->cval.kind == ir::Const::Kind::Symbol && in->cval.s.rfind("cudajit.", 0) == 0 &&
-          !findSymbol(in->cval.s) && !isMathdxSymbol(in->cval.s))
+          !findSymbol(in->cval.s) && !isMathdxSymbol(in->cval.s) &&
+          !isForeignSymbol(in->cval.s))
         ctx_.fail(in, in->cval.s, "unsupported attribute " + in->cval.s);
       return constantType(ctx_, in, in->cval);
     case ir::Op::Undef:

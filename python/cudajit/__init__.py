@@ -36,6 +36,7 @@ from .device import (Context, Device, Event, MemoryInfo, close, current_context,
 from .devicearray import (DeviceNDArray, as_cuda_array, device_array, device_array_like,
                           from_cuda_array_interface, is_cuda_array, to_device)
 from .dispatcher import DeviceFunction, Dispatcher, ForAll
+from .foreign import declare_device
 from .memory import (managed_array, mapped, mapped_array, mapped_array_like, pinned,
                      pinned_array, pinned_array_like)
 from .errors import (CacheWarning, CompileError, CudaAPIError, CudaSupportError,
@@ -104,7 +105,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'cudajit' has no attribute {name!r}")
 
 __all__ = [
-    "jit", "compile_ptx", "compile_cubin", "Dispatcher", "DeviceFunction",
+    "jit", "compile_ptx", "compile_cubin", "Dispatcher", "DeviceFunction", "declare_device",
     "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize",
     "syncthreads", "threadfence", "threadfence_block", "shared", "local", "const", "atomic",
     "block", "warp", "fp16", "cg", "vectorize", "guvectorize", "reduce", "Reduce",

@@ -62,17 +62,21 @@ def _refuse_tile_kernel(obj):
                         "not a SIMT kernel)")
 
 
-def _refuse_link(options):
-    # numba's link= (CUDA C++, PTX, LTO-IR files with cuda.declare_device) is
-    # not supported yet: say so rather than compile without the files.
-    if options.get("link"):
+def _link_files(options, device):
+    """jit(link=[...]): the files (CUDA C++ .cu, .ptx, .ltoir, .cubin, .fatbin,
+    .o, .a) linked into every kernel compiled from the function, as absolute
+    paths; they must exist now (docs/language.md, "Foreign device functions")."""
+    from .foreign import link_paths
+    files = link_paths(options.get("link"), "jit")
+    if files and device:
         raise NotImplementedError(
-            "jit(link=...) is not supported by cudajit yet: linking CUDA C++, PTX or LTO-IR files "
-            "into kernels (numba's link= with cuda.declare_device) is missing (docs/numba_parity.md)")
+            "jit(device=True, link=...) is not supported: give the files to the kernel's "
+            "@cudajit.jit(link=[...]) or to cudajit.declare_device(..., link=[...])")
+    return files
 
 
 def _make(py_func, signatures, device, options):
-    _refuse_link(options)
+    link = _link_files(options, device)
     _refuse_tile_kernel(py_func)
     if device:
         return DeviceFunction(py_func, signatures or (), options)
@@ -82,7 +86,7 @@ def _make(py_func, signatures, device, options):
                         opt=_opt_level(options.get("opt", True)),
                         cache=_use_cache(options.get("cache", False)),
                         fast_compile=_fast_compile(options.get("fast_compile")),
-                        backend=_backend(options.get("backend")))
+                        backend=_backend(options.get("backend")), link=link)
     # What pickling by value needs to make this kernel again (cudajit._pickle):
     # the options as given (the receiver's $CUDAJIT_CACHE applies there).
     kernel._jit_options = dict(options)
@@ -156,7 +160,8 @@ def _py_func(pyfunc):
 
 
 def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, cc=None,
-                opt=True, arch="sm_90", block=None, fast_compile=None, constants=None, backend=None):
+                opt=True, arch="sm_90", block=None, fast_compile=None, constants=None, backend=None,
+                link=None):
     """Compiles ``pyfunc`` for one signature to PTX without a GPU.
 
     Returns ``(ptx, return_type)``; the return type is numba's spelling
@@ -166,30 +171,38 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
     shape, ``block=(256,)``; their PTX is the linked result (the CUB
     instantiations included, after link-time optimisation). A
     ``@cudajit.tile.kernel`` takes the values of its ``Constant`` parameters
-    as ``constants={"TILE": 128}``. ``backend="llvm"`` compiles through
+    as ``constants={"TILE": 128}``. ``link=[...]``: files linked in (foreign
+    device functions, ``declare_device``; from CUDA C++ or LTO-IR alone the
+    PTX is the linked result). ``backend="llvm"`` compiles through
     LLVM's NVPTX back end instead of libNVVM (default: $CUDAJIT_BACKEND, else
     "nvvm"); its PTX of a kernel with block algorithms is the kernel's own,
     their calls extern (nvJitLink links them when it makes the cubin).
     """
     if getattr(pyfunc, "_cudajit_tile_kernel_", False):
         return pyfunc.compile_ptx(sig, constants=constants, cc=cc, arch=arch, backend=backend), "none"
+    from .foreign import link_paths
+    files = link_paths(link, "compile_ptx") + list(getattr(pyfunc, "_options", {}).get("link", []))
     ptx, _, resty, _ = _core.compile_aot(_py_func(pyfunc), sig, device=device, want_cubin=False,
                                          fastmath=fastmath, arch=_arch_number(cc, arch),
                                          opt=_opt_level(opt), lineinfo=lineinfo, debug=debug,
                                          block=block, fast_compile=_fast_compile(fast_compile),
-                                         backend=_backend(backend))
+                                         backend=_backend(backend), link=files)
     return ptx, resty
 
 
 def compile_cubin(pyfunc, sig, debug=False, lineinfo=False, fastmath=False, cc=None, opt=True,
-                  arch="sm_90", block=None, fast_compile=None, backend=None):
+                  arch="sm_90", block=None, fast_compile=None, backend=None, link=None):
     """Compiles a kernel for one signature to a cubin (ELF bytes) without a
     GPU, for ahead-of-time use (``cuModuleLoadData``). Returns
     ``(cubin, symbol)``: the kernel's entry name in the cubin. ``block=(256,)``
-    gives the launch block shape of kernels that use block algorithms."""
+    gives the launch block shape of kernels that use block algorithms;
+    ``link=[...]`` files to link in (as ``jit(link=...)``; a kernel made by
+    ``@jit(link=...)`` brings its own)."""
+    from .foreign import link_paths
+    files = link_paths(link, "compile_cubin") + list(getattr(pyfunc, "_options", {}).get("link", []))
     _, cubin, _, symbol = _core.compile_aot(_py_func(pyfunc), sig, device=False, want_cubin=True,
                                             fastmath=fastmath, arch=_arch_number(cc, arch),
                                             opt=_opt_level(opt), lineinfo=lineinfo, debug=debug,
                                             block=block, fast_compile=_fast_compile(fast_compile),
-                                            backend=_backend(backend))
+                                            backend=_backend(backend), link=files)
     return cubin, symbol

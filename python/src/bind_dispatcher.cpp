@@ -439,16 +439,18 @@ void bindOverload(py::module_& m) {
 void defineCompiling(DispatcherClass& cls) {
   cls.defInit([](py::handle self, py::object py_func, bool fastmath, bool debug, bool lineinfo,
                  int opt, bool cache, const std::string& fast_compile, const py::object& tile,
-                 const std::string& backend) {
+                 const std::string& backend, const std::vector<std::string>& link) {
            auto& held = cj::py_native::checkedValue<std::shared_ptr<Dispatcher>>(self);
            if (held) return;   // a second __init__ changes nothing (as pybind11's classes)
            cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, cache, fast_compile, backend);
            tileOptionsFrom(tile, o);
+           o.link = link;
            held = std::make_shared<Dispatcher>(std::move(py_func), std::move(o));
          },
          py::arg("self"), py::arg("py_func"), py::arg("fastmath") = false, py::arg("debug") = false,
          py::arg("lineinfo") = false, py::arg("opt") = 3, py::arg("cache") = false,
-         py::arg("fast_compile") = "", py::arg("tile") = py::none(), py::arg("backend") = "");
+         py::arg("fast_compile") = "", py::arg("tile") = py::none(), py::arg("backend") = "",
+         py::arg("link") = std::vector<std::string>{});
   cls.def("__call__", [](Dispatcher&, py::args, py::kwargs) {
         throw cj::rt::ArgumentValueError(
             "kernel launch configuration was not specified: launch it as "
@@ -514,6 +516,7 @@ void defineInspection(DispatcherClass& cls) {
         out["cache"] = o.cache;
         out["fast_compile"] = o.fast_compile;
         out["backend"] = cj::link::backendName(o.backend);
+        if (!o.link.empty()) out["link"] = o.link;
         return out;
       })
       .defReadonly("py_func", [](const Dispatcher& d) { return d.pyFunction(); })
@@ -574,11 +577,12 @@ void bindAheadOfTime(py::module_& m) {
   m.def("compile_aot", [](const py::object& py_func, const py::object& sig, bool device,
                           bool want_cubin, bool fastmath, const py::object& arch, int opt,
                           bool lineinfo, bool debug, const py::object& block, const std::string& fast_compile,
-                          const py::object& tile, const std::string& backend) {
+                          const py::object& tile, const std::string& backend, const std::vector<std::string>& link) {
     cj::ParsedSignature s = signatureFrom(sig);
     if (!device) checkKernelReturn(s);
     cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, false, fast_compile, backend);
     tileOptionsFrom(tile, o);
+    o.link = link;
     o.arch = archNumber(arch);
     cj::rt::AotResult r = cj::rt::compileAot(py_func, s.args, device, want_cubin, o, blockFrom(block),
                                              s.return_type);
@@ -590,7 +594,7 @@ void bindAheadOfTime(py::module_& m) {
      py::arg("want_cubin") = false, py::arg("fastmath") = false, py::arg("arch") = 90,
      py::arg("opt") = 3, py::arg("lineinfo") = false, py::arg("debug") = false,
      py::arg("block") = py::none(), py::arg("fast_compile") = "", py::arg("tile") = py::none(),
-     py::arg("backend") = "",
+     py::arg("backend") = "", py::arg("link") = std::vector<std::string>{},
      "(ptx, cubin or None, return type, symbol) for one signature; no GPU needed. block: the "
      "launch block shape of kernels with block algorithms (their PTX is the linked result from "
      "libNVVM, the kernel's own from the LLVM back end). backend: 'nvvm' or 'llvm' ('': "

@@ -9,6 +9,7 @@
 
 #include "codegen/backend.h"
 #include "ir/ir.h"
+#include "libcalls/foreign.h"
 #include "libcalls/resolve.h"
 #include "support/error.h"
 
@@ -38,6 +39,15 @@ std::string ctypeText(const cj::CType& t) {
 }  // namespace
 
 void bindLibcalls(py::module_& m) {
+  m.def(
+      "declare_foreign",
+      [](const std::string& name, const std::string& signature, const std::vector<std::string>& link) {
+        auto d = cj::libcalls::foreign::declare(name, signature, link);
+        return py::make_tuple(std::string(cj::libcalls::foreign::kSymbolPrefix) + d->key, d->link);
+      },
+      py::arg("name"), py::arg("signature"), py::arg("link") = std::vector<std::string>{},
+      "Records a foreign device function (cudajit.declare_device): (the symbol its object freezes to, "
+      "the link files' absolute paths). ValueError for a bad signature or link file.");
   m.def(
       "library_calls",
       [](const std::string& text) {
