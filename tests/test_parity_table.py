@@ -531,7 +531,6 @@ UNSUPPORTED = [
     ("shfl_sync on uint32 (numba neither)", k_shfl_unsigned, "void(uint32[::1])",
      r"only supports 32- and 64-bit ints and floats"),
     ("clock64 (numba neither)", k_clock64, "void(int64[::1])", r"unsupported attribute cudajit\.clock64"),
-    ("cuda.libdevice", k_libdevice, "void(float32[::1])", r"unsupported attribute cudajit\.libdevice"),
     ("cuda.bf16", k_bf16, "void(float32[::1])", r"unsupported attribute cudajit\.bf16"),
     ("vector types", k_vector_type, "void(float32[::1])", r"unsupported attribute cudajit\.float32x4"),
     ("cache hints", k_cache_hints, "void(float32[::1])", r"unsupported attribute cudajit\.ldcg"),
@@ -591,9 +590,10 @@ def test_cffi_from_buffer_unsupported():
         compile_probe(namespace["k"], "void(float32[::1])")
 
 
-def test_libdevice_module_import_fails():
-    with pytest.raises(ImportError, match="cannot import name 'libdevice' from 'cudajit'"):
-        from cudajit import libdevice  # noqa: F401
+def test_libdevice_direct_calls():
+    # tests/test_libdevice.py (every function compiles, values) and tests/gpu/test_libdevice_gpu.py
+    from cudajit import libdevice  # noqa: F401
+    assert ".entry" in compile_probe(k_libdevice, "void(float32[::1])")[0]
 
 
 def test_raise_and_assert_compile_to_a_trap():
@@ -656,7 +656,7 @@ def test_numba_type_objects_in_signatures():
         cuda.void
 
 
-@pytest.mark.parametrize("name", ["literal_unroll", "libdevice", "bf16",
+@pytest.mark.parametrize("name", ["literal_unroll", "bf16",
                                   "float32x4", "ldcg"])
 def test_missing_kernel_namespace_names(name):
     with pytest.raises(AttributeError, match=f"module 'cudajit' has no attribute '{name}'"):

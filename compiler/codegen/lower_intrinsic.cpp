@@ -200,6 +200,7 @@ void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
     case F::Cub: return lowerCubCall(fe, in);
     case F::Mathdx: return lowerMathdxCall(fe, in);
     case F::Foreign: return lowerForeignCall(fe, in);
+    case F::Libdevice: return lowerLibdeviceCall(fe, in);
     case F::Math: return lowerFloatMathIntrinsic(fe, in);
     case F::Complex:
       if (lowerComplexIntrinsic(fe, in)) return;

@@ -23,6 +23,7 @@ enum class IntrinsicFamily : uint8_t {
   Cub,       // cooperative block / warp algorithms (LTO-IR library calls)
   Mathdx,    // MathDx device routines (LTO-IR library calls)
   Foreign,   // device functions the user links (cuda.declare_device)
+  Libdevice, // cudajit.libdevice.*: any libdevice function (ir/libdevice.def)
   Math,      // math.* on floats (libdevice where the columns name one)
   Complex,   // complex parts, construction, abs
   Print,     // vprintf

@@ -341,6 +341,11 @@ class Verifier {
       case F::Sreg: case F::Sync: case F::Memory: return checkSimtIntrinsic(b, in, info);
       case F::Atomic: return checkAtomicIntrinsic(b, in, info);
       case F::Cub: return checkCubIntrinsic(b, in, info);
+      case F::Libdevice:
+        if (in->cval.kind != Const::Kind::Str || in->cval.s.empty())
+          fail(b, in, "intrinsic libdevice needs the function's name as a string attribute");
+        for (const Instr* o : in->operands) expectScalar(b, in, o->type, "operand");
+        return;
       case F::Foreign:
         if (in->cval.kind != Const::Kind::Str || in->cval.s.empty())
           fail(b, in, "intrinsic foreign needs its declaration's key as a string attribute");

@@ -69,6 +69,8 @@ extern const Rule cubCall;
 extern const Rule mathdxCall;
 // rules_foreign.cpp: a cudajit.declare_device(...) object (its symbol is per declaration)
 extern const Rule foreignCall;
+// rules_libdevice.cpp: cudajit.libdevice.<name> (arg = the name; rows from ir/libdevice.def)
+extern const Rule libdeviceCall;
 // rules_fp16.cpp: cudajit.fp16.* (the row is found by the symbol's name)
 extern const Rule fp16Call;
 // rules_math.cpp (arg = intrinsic name)

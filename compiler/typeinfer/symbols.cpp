@@ -35,6 +35,10 @@ const SymbolEntry kSymbols[] = {
 #define UFUNC(name, nin, nout, loops) {"numpy." #name, &none, &ufunc, #name, ir::Intrinsic::Count},
 #include "typeinfer/ufunc_loops.def"
 #undef UFUNC
+// cudajit.libdevice.sinf & co: every function of libdevice by name (rules_libdevice.cpp).
+#define LIBDEVICE(name, result, params) {"cudajit.libdevice." #name, &none, &libdeviceCall, #name, ir::Intrinsic::Count},
+#include "ir/libdevice.def"
+#undef LIBDEVICE
 };
 
 const AttributeEntry kAttributes[] = {

@@ -53,6 +53,7 @@ _core._set_package_version(__version__)   # part of the disk cache's keys
 _cudajit_symbol_ = "cudajit"
 
 grid = _STUBS["grid"]
+libdevice = _STUBS["libdevice"]   # numba.cuda.libdevice: every libdevice function by name
 gridsize = _STUBS["gridsize"]
 threadIdx = _STUBS["threadIdx"]
 blockIdx = _STUBS["blockIdx"]
@@ -108,7 +109,7 @@ __all__ = [
     "jit", "compile_ptx", "compile_cubin", "Dispatcher", "DeviceFunction", "declare_device",
     "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize",
     "syncthreads", "threadfence", "threadfence_block", "shared", "local", "const", "atomic",
-    "block", "warp", "fp16", "cg", "vectorize", "guvectorize", "reduce", "Reduce",
+    "block", "warp", "fp16", "libdevice", "cg", "vectorize", "guvectorize", "reduce", "Reduce",
     "to_device", "device_array", "device_array_like", "DeviceNDArray", "is_cuda_array",
     "as_cuda_array", "from_cuda_array_interface",
     "pinned_array", "pinned_array_like", "mapped_array", "mapped_array_like", "managed_array",

@@ -157,5 +157,14 @@ _FUNCTIONS = (
     ("selp", "selp(test, a, b): a if test else b."),
 )
 
+def _libdevice_members():
+    from . import _core
+    for name, result, inputs, outputs in _core.libdevice_functions():
+        shown = result if not outputs else "(" + ", ".join(([] if result == "void" else [result]) + outputs) + ")"
+        yield name, f"libdevice.{name}({', '.join(inputs)}) -> {shown}: libdevice's __nv_{name}."
+
+
 STUBS = {name: Stub(f"cudajit.{name}", doc, members) for name, doc, members in _TABLE}
+STUBS["libdevice"] = Stub("cudajit.libdevice", "libdevice's functions by name (numba.cuda.libdevice): "
+                          "libdevice.sinf(x), libdevice.sincosf(x) -> (s, c), ...", tuple(_libdevice_members()))
 STUBS.update({name: Stub(f"cudajit.{name}", doc) for name, doc in _FUNCTIONS})

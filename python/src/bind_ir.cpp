@@ -10,6 +10,7 @@
 
 #include "ir/cfg.h"
 #include "ir/ir.h"
+#include "ir/libdevice.h"
 #include "passes/pass.h"
 #include "passes/pipeline.h"
 #include "support/error.h"
@@ -107,6 +108,22 @@ cj::ir::Instr* valueById(cj::ir::Module& mod, int id) {
 }  // namespace
 
 void bindIr(py::module_& m) {
+  m.def(
+      "libdevice_functions",
+      [] {
+        py::list out;
+        auto names = [](const std::vector<cj::Scalar>& v) {
+          py::list l;
+          for (cj::Scalar s : v) l.append(std::string(cj::scalarNumbaName(s)));
+          return l;
+        };
+        for (const cj::ir::LibdeviceFunction& f : cj::ir::libdeviceFunctions())
+          out.append(py::make_tuple(std::string(f.name),
+                                    f.returns_void ? std::string("void") : std::string(cj::scalarNumbaName(f.result)),
+                                    names(f.inputs), names(f.outputs)));
+        return out;
+      },
+      "cudajit.libdevice's functions: [(name, result, input types, output types)] (ir/libdevice.def).");
   // ---- use lists (tests): what Instr::uses records, RAUW, a corrupted list ----
   m.def(
       "ir_uses",
