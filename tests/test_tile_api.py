@@ -795,3 +795,21 @@ def test_constant_specialisations_are_bounded():
         assert len(k._dispatchers) == 9
     finally:
         cudajit.cache.set_memory_cache_limit(before)
+
+
+def test_cutile_exception_names():
+    # cuTile's classes, so that ported except clauses work: every problem of a
+    # kernel's source is one CompileError, the toolchain's a ToolchainError.
+    for name in ("TileSyntaxError", "TileTypeError", "TileValueError", "TileUnsupportedFeatureError",
+                 "TileStaticAssertionError"):
+        assert getattr(ct, name) is CompileError and name in ct.__all__
+    assert ct.TileCompilerExecutionError is cudajit.ToolchainError
+    assert issubclass(ct.TileCompilerTimeoutError, cudajit.ToolchainError)
+
+    @ct.kernel
+    def k(x, T: ct.Constant[int]):
+        ct.static_assert(T > 100, "T is too small")
+        ct.store(x, index=(0,), tile=ct.full((T,), 1.0, ct.float32))
+
+    with pytest.raises(ct.TileStaticAssertionError, match="Static assertion failed: T is too small"):
+        cudajit.compile_ptx(k, ["float32[::1]", "int64"], constants={"T": 4})

@@ -25,6 +25,9 @@ from ._compiler import compiler_timeout
 from ._dtypes import DTYPES as _DTYPES
 from ._dtypes import DType
 from ._enums import MemoryOrder, MemoryScope, PaddingMode, RoundingMode
+from ._errors import (ERROR_NAMES as _ERROR_NAMES, TileCompilerExecutionError, TileCompilerTimeoutError,
+                      TileStaticAssertionError, TileSyntaxError, TileTypeError, TileUnsupportedFeatureError,
+                      TileValueError)
 from ._kernel import TileKernel, kernel, launch
 from ._ops import STUBS as _STUBS
 
@@ -40,6 +43,7 @@ __all__ = [
     "Constant", "ConstantAnnotation", "Tile", "Array", "TiledView",
     "DType", *_DTYPES,
     "PaddingMode", "RoundingMode", "MemoryOrder", "MemoryScope",
+    *_ERROR_NAMES,
     *_STUBS,
 ]
 
