@@ -1,7 +1,7 @@
 """Differential fuzzer (issue 15): random, well-typed device functions in the
 numba.cuda subset, run by CPython and by cudajit, compared.
 
-    python scripts/fuzz.py --seconds 60 --seed 1 [--out fuzz_out] [--backend llvm]
+    python scripts/fuzz.py --seconds 60 --seed 1 [--out fuzz_out] [--backend llvm] [--target gpu]
 
 Each program is a function of two int64 and two float64 arguments: integer
 arithmetic with Python's floor division and modulo (divisors kept non-zero),
@@ -19,6 +19,10 @@ agree exactly, floats within 1e-12 relative (libm is the same on both
 sides; the slack is for fused operations). --backend llvm runs what LLVM's
 optimiser in cudajit's LLVM back end makes of the same IR (O3 for the NVPTX
 target, then the CPU), a check of the second code generator's optimiser.
+--target gpu runs each program on the GPU instead: the function becomes a
+device function that a kernel calls once per thread, one thread per
+argument set (the same arguments; libdevice on the GPU and libm differ by an
+ulp at most, inside the tolerance).
 
 Programs cudajit rejects with a CompileError are counted (the rejection
 rate shows what the subset covers); any other exception is a bug. Every
@@ -264,10 +268,37 @@ def agree(got, want):
     return abs(got - want) <= 1e-12 * max(1.0, abs(want))
 
 
-def run_one(body, args_list, backend="nvvm"):
+GPU_KERNEL = '''
+@cuda.jit(backend=BACKEND)
+def fuzz_kernel(a, b, x, y, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = fuzzed(a[i], b[i], x[i], y[i])
+'''
+
+
+def gpu_function(device_fn, backend):
+    """The program run by a kernel on the GPU, one thread per argument set:
+    a callable that takes the list of argument tuples and returns the results."""
+    import numpy
+    import cudajit as cuda
+    ns = {"cuda": cuda, "fuzzed": cuda.jit(device=True)(device_fn), "BACKEND": backend}
+    exec(compile(GPU_KERNEL, "<fuzz-kernel>", "exec"), ns)
+    kernel = ns["fuzz_kernel"]
+
+    def run(args_list):
+        cols = list(zip(*args_list))
+        arrays = [numpy.array(cols[0], numpy.int64), numpy.array(cols[1], numpy.int64),
+                  numpy.array(cols[2], numpy.float64), numpy.array(cols[3], numpy.float64)]
+        out = numpy.full(len(args_list), numpy.nan)
+        kernel[1, 32 * ((len(args_list) + 31) // 32)](*arrays, out)   # numpy arrays: copied back
+        return out.tolist()
+    return run
+
+
+def run_one(body, args_list, backend="nvvm", target="cpu"):
     """'ok', 'rejected: <msg>', 'mismatch: ...' or 'crash: ...'."""
     from cudajit.errors import CompileError
-    from host_exec import host_function
     src = source_of(body)
     try:
         ref = reference(src)
@@ -280,21 +311,25 @@ def run_one(body, args_list, backend="nvvm"):
     except Exception as e:  # the generator made something CPython refuses: a generator bug
         return f"generator: {type(e).__name__}: {e}"
     try:
-        h = host_function(build(src), ["int64", "int64", "float64", "float64"], backend=backend)
+        if target == "gpu":
+            gots = gpu_function(build(src), backend)(args_list)   # compiles at the launch
+        else:
+            from host_exec import host_function
+            h = host_function(build(src), ["int64", "int64", "float64", "float64"], backend=backend)
+            gots = [h(*args) if want is not None else None for args, want in zip(args_list, wants)]
     except CompileError as e:
         return "rejected: " + str(e).splitlines()[0]
     except Exception as e:
         return f"crash: {type(e).__name__}: {e}"
-    for args, want in zip(args_list, wants):
+    for args, want, got in zip(args_list, wants, gots):
         if want is None:
             continue
-        got = h(*args)
         if not agree(float(got), float(want)):
             return f"mismatch: args={args} cudajit={got!r} cpython={want!r}"
     return "ok"
 
 
-def minimise(body, args_list, kind, backend="nvvm"):
+def minimise(body, args_list, kind, backend="nvvm", target="cpu"):
     """Deletes statements (innermost lines first) while the failure kind stays."""
     changed = True
     while changed:
@@ -305,7 +340,7 @@ def minimise(body, args_list, kind, backend="nvvm"):
                 compile(source_of(trial), "<t>", "exec")
             except SyntaxError:
                 continue
-            if run_one(trial, args_list, backend).split(":")[0] == kind:
+            if run_one(trial, args_list, backend, target).split(":")[0] == kind:
                 body, changed = trial, True
     return body
 
@@ -318,7 +353,14 @@ def main(argv=None):
     p.add_argument("--max-programs", type=int, default=0, help="stop after this many (0: no limit)")
     p.add_argument("--backend", default="nvvm", choices=["nvvm", "llvm"],
                    help="llvm: run the LLVM back end's optimised module (O3, NVPTX target) on the CPU")
+    p.add_argument("--target", default="cpu", choices=["cpu", "gpu"],
+                   help="gpu: run each program in a kernel on the GPU, one thread per argument set")
     opts = p.parse_args(argv)
+    if opts.target == "gpu":
+        import cudajit as cuda
+        if not cuda.is_available():
+            print("fuzz: --target gpu needs a GPU and its driver; none is usable here", file=sys.stderr)
+            return 2
     rng = random.Random(opts.seed)
     counts = {"ok": 0, "rejected": 0, "mismatch": 0, "crash": 0, "generator": 0}
     reasons = {}
@@ -332,22 +374,23 @@ def main(argv=None):
         args_list.append((0, -1, 0.0, -0.0))
         args_list.append((rng.randint(-3, 3), rng.randint(-3, 3), rng.choice([math.inf, -math.inf, math.nan, 1e300]),
                           rng.choice([-1e-300, 5e-324, 2.5])))
-        outcome = run_one(body, args_list, opts.backend)
+        outcome = run_one(body, args_list, opts.backend, opts.target)
         kind = outcome.split(":")[0]
         counts[kind] += 1
         if kind == "rejected":
             reasons[outcome] = reasons.get(outcome, 0) + 1
         if kind in ("mismatch", "crash", "generator"):
-            small = minimise(body, args_list, kind, opts.backend) if kind != "generator" else body
+            small = minimise(body, args_list, kind, opts.backend, opts.target) if kind != "generator" else body
             os.makedirs(opts.out, exist_ok=True)
             path = os.path.join(opts.out, f"seed{opts.seed}_{n}_{kind}.py")
             with open(path, "w") as f:
-                f.write(f"# {run_one(small, args_list, opts.backend)} (backend {opts.backend})\n# args: {args_list}\n")
+                f.write(f"# {run_one(small, args_list, opts.backend, opts.target)} (backend {opts.backend}, "
+                        f"target {opts.target})\n# args: {args_list}\n")
                 f.write("import math\nimport numpy\nimport cudajit as cuda\n" + HELPER +
                         source_of(small, "cuda.local.array(8, numpy.int64)"))
             print(f"[{n}] {kind}: {outcome[:200]} -> {path}", flush=True)
     elapsed = time.time() - start
-    print(f"programs {n} in {elapsed:.0f} s (seed {opts.seed}): " +
+    print(f"programs {n} in {elapsed:.0f} s (seed {opts.seed}, target {opts.target}): " +
           ", ".join(f"{k} {v}" for k, v in counts.items()))
     if n:
         print(f"rejection rate {counts['rejected'] / n:.1%}")

@@ -62,7 +62,8 @@ if [ "$#" -eq 0 ]; then
   set -- "$root/tests/test_decoder.py" "$root/tests/test_golden.py" "$root/tests/test_ir.py" \
          "$root/tests/test_cfg.py" "$root/tests/test_use_lists.py" "$root/tests/test_passes.py" \
          "$root/tests/test_typeinfer.py" "$root/tests/test_errors.py" "$root/tests/test_conformance_compile.py" \
-         "$root/tests/test_tile_compile.py" "$root/tests/test_tile_simt.py" "$root/tests/test_fuzz.py"
+         "$root/tests/test_tile_compile.py" "$root/tests/test_tile_simt.py" "$root/tests/test_fuzz.py" \
+         "$root/tests/test_foreign.py" "$root/tests/test_libdevice.py"
 fi
 cd "$work"
 PYTHONPATH="$work/pkg" "$run_py" -m pytest -q -p no:cacheprovider "$@"
