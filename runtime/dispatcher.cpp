@@ -786,12 +786,14 @@ int Dispatcher::suggestBlockSize(PyObject* const* args, size_t nargs, unsigned s
 
 AotResult compileAot(const py::object& py_function, const std::vector<const Type*>& args,
                      bool device, bool want_cubin, const DispatcherOptions& options, Block block,
-                     const Type* declared_return) {
+                     const Type* declared_return, bool want_ltoir, const std::string& device_symbol) {
   std::shared_ptr<const ir::Module> untyped = driver::decode(py_function.ptr());
   driver::CompileOptions o;
   applyOptions(options, options.arch ? options.arch : kDefaultArch, o);
   o.want_cubin = want_cubin;
   o.device = device;
+  o.want_ltoir = want_ltoir;
+  o.device_symbol = device_symbol;
   for (int d = 0; d < 3; ++d) o.infer.block_dims[d] = block[d];
   if (device) o.infer.entry_return = declared_return;
   driver::CompiledKernel k;
@@ -801,7 +803,7 @@ AotResult compileAot(const py::object& py_function, const std::vector<const Type
     py::gil_scoped_release nogil;
     k = driver::compile(*untyped, args, o);
   }
-  return {std::move(k.ptx), std::move(k.cubin), std::move(k.symbol), k.return_type};
+  return {std::move(k.ptx), std::move(k.cubin), std::move(k.ltoir), std::move(k.symbol), k.return_type};
 }
 
 }  // namespace cj::rt

@@ -236,6 +236,7 @@ void setDeferExplicitCompiles(bool defer);
 struct AotResult {
   std::string ptx;
   std::vector<char> cubin;    // compile_cubin only
+  std::vector<char> ltoir;    // cudajit.compile(output="ltoir") only
   std::string symbol;
   const Type* return_type = nullptr;
 };
@@ -245,7 +246,8 @@ struct AotResult {
 // results are converted to it, as numba does); null: as inferred.
 AotResult compileAot(const py::object& py_function, const std::vector<const Type*>& args,
                      bool device, bool want_cubin, const DispatcherOptions& options,
-                     Block block = {{0, 0, 0}}, const Type* declared_return = nullptr);
+                     Block block = {{0, 0, 0}}, const Type* declared_return = nullptr,
+                     bool want_ltoir = false, const std::string& device_symbol = {});
 
 }  // namespace cj::rt
 #pragma GCC visibility pop

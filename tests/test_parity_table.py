@@ -773,14 +773,14 @@ HOST_PRESENT = [
     "event_elapsed_time", "defer_cleanup", "In", "Out", "InOut", "is_available", "detect",
     "select_device", "get_current_device", "list_devices", "gpus", "close", "current_context",
     "synchronize", "profile_start", "profile_stop", "profiling", "is_float16_supported",
-    "is_bfloat16_supported", "runtime", "compile_ptx", "MemoryInfo",
+    "is_bfloat16_supported", "runtime", "compile_ptx", "MemoryInfo", "compile", "compile_for_current_device",
+    "compile_ptx_for_current_device", "declare_device",
 ]
 
 HOST_MISSING = [
     "open_ipc_array", "require_context", "set_memory_manager", "BaseCUDAMemoryManager",
     "HostOnlyCUDAMemoryManager", "GetIpcHandleMixin", "MemoryPointer", "MappedMemory",
-    "PinnedMemory", "IpcHandle", "compile", "compile_all", "compile_for_current_device",
-    "compile_ptx_for_current_device", "launchconfig", "LTOIR", "CUSource", "PTXSource",
+    "PinnedMemory", "IpcHandle", "compile_all", "launchconfig", "LTOIR", "CUSource", "PTXSource",
 ]
 
 

@@ -255,6 +255,13 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   std::unique_ptr<ir::Module> typed =
       inferAndOptimize(untyped, arg_types, options, passes::PipelineOptions::fromEnvironment(), out,
                        nullptr);
+  if (options.device && !options.device_symbol.empty()) {
+    for (const auto& fn : typed->functions)
+      if (fn.get() != typed->functions.front().get() && fn->name == options.device_symbol)
+        throw CompileError(typed->functions.front()->filename, typed->functions.front()->first_line, 0, "abi_name",
+                           "the name '" + options.device_symbol + "' is taken by a device function it calls");
+    typed->functions.front()->name = options.device_symbol;
+  }
   out.typed_ir = ir::printModule(*typed);
   link::TargetOptions target = options.target;
   // wgmma (sm_90a): the kernel is built for the arch-specific target.
@@ -284,6 +291,12 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   // LLVM's NVPTX back end makes PTX in every case: it cannot write NVVM's
   // LTO-IR, so library calls stay extern calls in the PTX, which nvJitLink
   // links against the libraries' LTO-IR below (docs/backends.md).
+  if (options.want_ltoir) {
+    if (llvm) throw ToolchainError("output='ltoir' needs the libNVVM back end: LLVM's cannot write NVVM's LTO-IR");
+    std::vector<char> lto = timed(&t.nvvm, [&] { return link::nvvmToLtoIr(out.nvvm_ir, target); });
+    out.ltoir = std::move(lto);
+    return out;
+  }
   if (llvm) out.ptx = timed(&t.nvvm, [&] { return link::llvmToPtx(out.nvvm_ir, target); });
 
   if (options.lto_inputs.empty() && cub_inputs.empty() && foreign_inputs.empty()) {

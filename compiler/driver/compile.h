@@ -24,6 +24,12 @@ struct CompileOptions {
   typeinfer::InferOptions infer;
   bool want_cubin = true;       // false: stop after PTX (compile_ptx)
   bool device = false;          // compile a device function (compile_ptx(device=True))
+  // The module's LTO-IR from libNVVM instead of PTX (cudajit.compile(output="ltoir")):
+  // the function's own, its library calls left to the caller's link.
+  bool want_ltoir = false;
+  // A device function's exported name (cudajit.compile's abi_info={"abi_name": ...});
+  // empty: its Python name.
+  std::string device_symbol;
   // LTO-IR to link with the kernel (CUB block algorithms). Empty: the kernel
   // goes NVVM IR -> PTX (libNVVM) -> cubin (ptxas: `assembler` or nvJitLink), which
   // yields the PTX for free; otherwise NVVM IR -> LTO-IR -> nvJitLink -lto.
@@ -63,6 +69,7 @@ struct CompiledKernel {
   std::string nvvm_ir;
   std::string ptx;                // empty when linked through LTO (CUB)
   std::vector<char> cubin;        // empty unless want_cubin
+  std::vector<char> ltoir;        // empty unless want_ltoir
   const char* assembled_by = "";  // "driver" or "nvJitLink": what made the cubin
   StageTimes times;
   // Block algorithms (cuda.block.* / cuda.warp.*): the kernel is specialised

@@ -25,7 +25,8 @@ if tuple(_sys.version_info[:2]) not in _SUPPORTED_PYTHONS:
 
 from . import _core
 from .args import In, InOut, Out
-from .decorators import compile_cubin, compile_ptx, jit
+from .decorators import (compile, compile_cubin, compile_for_current_device, compile_ptx,
+                         compile_ptx_for_current_device, jit)
 from .device import (Context, Device, Event, MemoryInfo, close, current_context, default_stream,
                      defer_cleanup, detect, event, event_elapsed_time, external_stream,
                      get_current_device, gpus, is_available, is_bfloat16_supported,
@@ -106,7 +107,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'cudajit' has no attribute {name!r}")
 
 __all__ = [
-    "jit", "compile_ptx", "compile_cubin", "Dispatcher", "DeviceFunction", "declare_device",
+    "jit", "compile", "compile_ptx", "compile_cubin", "compile_for_current_device",
+    "compile_ptx_for_current_device", "Dispatcher", "DeviceFunction", "declare_device",
     "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize",
     "syncthreads", "threadfence", "threadfence_block", "shared", "local", "const", "atomic",
     "block", "warp", "fp16", "libdevice", "cg", "vectorize", "guvectorize", "reduce", "Reduce",

@@ -206,3 +206,53 @@ def compile_cubin(pyfunc, sig, debug=False, lineinfo=False, fastmath=False, cc=N
                                             block=block, fast_compile=_fast_compile(fast_compile),
                                             backend=_backend(backend), link=files)
     return cubin, symbol
+
+
+def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None,
+            abi="c", abi_info=None, output="ptx", forceinline=False, launch_bounds=None):
+    """numba.cuda.compile: a Python function compiled for other code to call
+    or link, without a GPU. Returns ``(code, return_type)``: ``code`` is PTX
+    (str) for ``output="ptx"``, LTO-IR (bytes, for nvJitLink) for
+    ``output="ltoir"``. Device functions (the default) get the C ABI,
+    ``T name(args...)``, named by their Python name or ``abi_info={"abi_name":
+    "..."}``; kernels (``device=False``) need ``abi="numba"``, as in numba.
+    The LTO-IR is the function's own: block algorithms or foreign functions
+    it calls are left for the caller's link."""
+    if abi not in ("c", "numba"):
+        raise NotImplementedError(f"Unsupported ABI: {abi}")
+    if abi == "c" and not device:
+        raise NotImplementedError("The C ABI is not supported for kernels")
+    if abi == "numba" and device:
+        raise NotImplementedError("abi='numba' for device functions (a status return and the result through "
+                                  "a pointer) is not supported by cudajit: use abi='c'")
+    if output not in ("ptx", "ltoir"):
+        raise NotImplementedError(f"Unsupported output type: {output}")
+    name = ""
+    if abi_info:
+        unknown = set(abi_info) - {"abi_name"}
+        if unknown:
+            raise ValueError(f"compile: abi_info has unknown key(s) {sorted(unknown)}; cudajit reads 'abi_name'")
+        name = str(abi_info.get("abi_name") or "")
+    ptx, ltoir, resty, _ = _core.compile_aot(_py_func(pyfunc), sig, device=device, want_cubin=False,
+                                             fastmath=fastmath, arch=_arch_number(cc, "sm_90"),
+                                             opt=_opt_level(True if opt is None else opt), lineinfo=lineinfo,
+                                             debug=bool(debug), want_ltoir=output == "ltoir", name=name)
+    return (ltoir if output == "ltoir" else ptx), resty
+
+
+def _current_cc():
+    from .device import get_current_device
+    return get_current_device().compute_capability
+
+
+def compile_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, opt=None,
+                               abi="c", abi_info=None, output="ptx", forceinline=False, launch_bounds=None):
+    """``compile`` for the compute capability of the current device (needs a GPU)."""
+    return compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device, fastmath=fastmath,
+                   cc=_current_cc(), opt=opt, abi=abi, abi_info=abi_info, output=output)
+
+
+def compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, opt=True):
+    """``compile_ptx`` for the compute capability of the current device (needs a GPU)."""
+    return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device, fastmath=fastmath,
+                       cc=_current_cc(), opt=opt)

@@ -577,7 +577,8 @@ void bindAheadOfTime(py::module_& m) {
   m.def("compile_aot", [](const py::object& py_func, const py::object& sig, bool device,
                           bool want_cubin, bool fastmath, const py::object& arch, int opt,
                           bool lineinfo, bool debug, const py::object& block, const std::string& fast_compile,
-                          const py::object& tile, const std::string& backend, const std::vector<std::string>& link) {
+                          const py::object& tile, const std::string& backend, const std::vector<std::string>& link,
+                          bool want_ltoir, const std::string& name) {
     cj::ParsedSignature s = signatureFrom(sig);
     if (!device) checkKernelReturn(s);
     cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, false, fast_compile, backend);
@@ -585,17 +586,19 @@ void bindAheadOfTime(py::module_& m) {
     o.link = link;
     o.arch = archNumber(arch);
     cj::rt::AotResult r = cj::rt::compileAot(py_func, s.args, device, want_cubin, o, blockFrom(block),
-                                             s.return_type);
+                                             s.return_type, want_ltoir, name);
     const cj::Type* ret = r.return_type ? r.return_type : cj::noneTy();
-    py::object cubin = want_cubin ? py::object(py::bytes(r.cubin.data(), r.cubin.size()))
-                                  : py::object(py::none());
+    py::object cubin = want_ltoir   ? py::object(py::bytes(r.ltoir.data(), r.ltoir.size()))
+                       : want_cubin ? py::object(py::bytes(r.cubin.data(), r.cubin.size()))
+                                    : py::object(py::none());
     return py::make_tuple(r.ptx, cubin, cj::typeToNumbaString(ret), r.symbol);
   }, py::arg("py_func"), py::arg("signature"), py::arg("device") = false,
      py::arg("want_cubin") = false, py::arg("fastmath") = false, py::arg("arch") = 90,
      py::arg("opt") = 3, py::arg("lineinfo") = false, py::arg("debug") = false,
      py::arg("block") = py::none(), py::arg("fast_compile") = "", py::arg("tile") = py::none(),
-     py::arg("backend") = "", py::arg("link") = std::vector<std::string>{},
-     "(ptx, cubin or None, return type, symbol) for one signature; no GPU needed. block: the "
+     py::arg("backend") = "", py::arg("link") = std::vector<std::string>{}, py::arg("want_ltoir") = false,
+     py::arg("name") = "",
+     "(ptx, cubin (want_ltoir: the LTO-IR) or None, return type, symbol) for one signature; no GPU needed. block: the "
      "launch block shape of kernels with block algorithms (their PTX is the linked result from "
      "libNVVM, the kernel's own from the LLVM back end). backend: 'nvvm' or 'llvm' ('': "
      "$CUDAJIT_BACKEND, else 'nvvm').");
