@@ -436,3 +436,27 @@ def test_layout_merge_assembles(tmp_path):
         x = a if flag else b
         out[i] = x[i]
     assemble(ptx_of(k, "void(float32[::1], float32[:], float32[::1], boolean)"), tmp_path)
+
+
+def test_array_alignment():
+    # numba's alignment= of shared and local arrays: the PTX's .align; 16 without it.
+    def k(x):
+        s = cuda.shared.array(64, np.float32, alignment=128)
+        loc = cuda.local.array(8, np.float64, alignment=64)
+        t = cuda.shared.array(32, dtype=np.int32, alignment=None)
+        i = cuda.threadIdx.x
+        s[i] = x[i]
+        loc[i % 8] = x[i]
+        t[i] = 1
+        cuda.syncthreads()
+        x[i] = s[63 - i] + loc[0] + t[0]
+
+    ptx, _ = cuda.compile_ptx(k, "void(float32[::1])")
+    aligns = sorted(line.split(".align")[1].split()[0] for line in ptx.splitlines() if ".align" in line)
+    assert aligns == ["128", "16", "64"]
+
+    for a, message in [(3, "alignment must be a constant power of two"), (2, "alignment 2 is smaller than the float32")]:
+        g = {"cuda": cuda, "np": np}
+        exec(f"def b(x):\n    s = cuda.shared.array(4, np.float32, alignment={a})\n    x[0] = s[0]\n", g)
+        with pytest.raises(CompileError, match=message):
+            cuda.compile_ptx(g["b"], "void(float32[::1])")

@@ -320,6 +320,18 @@ def c_rect(r, p):
     return cmath.rect(r, p)
 
 
+def k_local_alignment(x):
+    a = cuda.local.array(4, np.float32, alignment=16)
+    a[0] = x[0]
+    x[1] = a[0]
+
+
+def k_shared_alignment(x):
+    a = cuda.shared.array(4, np.float32, alignment=16)
+    a[0] = x[0]
+    x[1] = a[0]
+
+
 SUPPORTED = [
     ("thread indexing", k_thread_indexing, "void(int64[::1])", False),
     ("grid/gridsize", k_grid_gridsize, "void(int64[::1])", False),
@@ -327,6 +339,8 @@ SUPPORTED = [
     ("syncthreads family", k_syncthreads, "void(int32[::1])", False),
     ("memory fences", k_fences, "void(int32[::1])", False),
     ("shared.array", k_shared_array, "void(float32[::1])", False),
+    ("local.array alignment=", k_local_alignment, "void(float32[::1])", False),
+    ("shared.array alignment=", k_shared_alignment, "void(float32[::1])", False),
     ("dynamic shared.array(0)", k_dynamic_shared, "void(float32[::1])", False),
     ("local.array", k_local_array, "void(float32[::1])", False),
     ("const.array_like", k_const_array_like, "void(float64[::1])", False),
@@ -408,18 +422,6 @@ def test_random_device_functions_compile():
 # ---------------------------------------------------------------------------
 # Kernel language: unsupported and partial rows (the error a user sees)
 # ---------------------------------------------------------------------------
-
-def k_local_alignment(x):
-    a = cuda.local.array(4, np.float32, alignment=16)
-    a[0] = x[0]
-    x[1] = a[0]
-
-
-def k_shared_alignment(x):
-    a = cuda.shared.array(4, np.float32, alignment=16)
-    a[0] = x[0]
-    x[1] = a[0]
-
 
 def k_tuple_dtype(x):
     a = cuda.local.array(2, (np.int32, np.int32))
@@ -518,10 +520,6 @@ def k_pointer(p, x):
 
 
 UNSUPPORTED = [
-    ("local.array alignment=", k_local_alignment, "void(float32[::1])",
-     r"local\.array\(\) got an unexpected keyword argument 'alignment'"),
-    ("shared.array alignment=", k_shared_alignment, "void(float32[::1])",
-     r"shared\.array\(\) got an unexpected keyword argument 'alignment'"),
     ("local.array of tuples", k_tuple_dtype, "void(int32[::1])",
      r"dtype must be a numpy scalar type"),
     ("global device array", k_global_device_array, "void(float32[::1])",

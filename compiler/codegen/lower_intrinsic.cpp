@@ -12,6 +12,9 @@
 //
 // Every other family has its own file (lower_intrinsic.h): the dispatch below
 // switches on the instruction's IntrinsicFamily, then the file on its id.
+#include <algorithm>
+#include <cstdlib>
+
 #include "codegen/emitter.h"
 #include "codegen/lower_intrinsic.h"
 #include "ir/intrinsics.h"
@@ -91,6 +94,14 @@ std::string constView(FunctionEmitter& fe, const Type* t, const std::string& dat
   return makeView(fe, t, data, sh, st);
 }
 
+// A shared or local array's alignment in bytes: 16, or more where the kernel
+// asked (alignment=, kept as the "align=N" attribute).
+int arrayAlignment(const ir::Instr& in) {
+  if (in.cval.kind == ir::Const::Kind::Str && in.cval.s.rfind("align=", 0) == 0)
+    return std::max(16, std::atoi(in.cval.s.c_str() + 6));
+  return 16;
+}
+
 void lowerSharedArray(FunctionEmitter& fe, const ir::Instr& in) {
   const Type* t = in.type;
   if (in.intrinsic == Intrinsic::SharedSlice) {
@@ -123,7 +134,8 @@ void lowerSharedArray(FunctionEmitter& fe, const ir::Instr& in) {
   }
   std::string at = "[" + std::to_string(n) + " x " + mt + "]";
   std::string hint = "__cj_shared." + fe.function().name + ".v" + std::to_string(in.id);
-  std::string g = fe.mod().addGlobal(hint, "internal addrspace(3) global " + at + " undef, align 16");
+  std::string g = fe.mod().addGlobal(hint, "internal addrspace(3) global " + at + " undef, align " +
+                                           std::to_string(arrayAlignment(in)));
   std::string p3 = fe.emit("getelementptr inbounds " + at + ", " + at + " addrspace(3)* " + g + ", i64 0, i64 0");
   std::string data = fe.emit("addrspacecast " + mt + " addrspace(3)* " + p3 + " to " + mt + "*");
   fe.bind(in, constView(fe, t, data, shape));
@@ -136,7 +148,7 @@ void lowerLocalArray(FunctionEmitter& fe, const ir::Instr& in) {
   if (n == 0) fe.fail(in, in.intrinsicName(), "local arrays need a size > 0");
   std::string mt = llvmMemType(t->scalar);
   std::string at = "[" + std::to_string(n) + " x " + mt + "]";
-  std::string slot = fe.entryAlloca(at, 16);
+  std::string slot = fe.entryAlloca(at, arrayAlignment(in));
   std::string data = fe.emit("getelementptr inbounds " + at + ", " + at + "* " + slot + ", i64 0, i64 0");
   fe.bind(in, constView(fe, t, data, shape));
 }

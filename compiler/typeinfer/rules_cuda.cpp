@@ -98,10 +98,11 @@ ir::Instr* thisGridLower(const Site&, Emitter& e) {
 struct ArraySpec {
   Scalar dtype;
   std::vector<int64_t> shape;
+  int64_t alignment = 0;   // bytes (numba's alignment=); 0: the default
 };
 
 ArraySpec arraySpec(const Site& s) {
-  std::vector<ir::Instr*> a = s.bind({"shape", "dtype"}, 2);
+  std::vector<ir::Instr*> a = s.bind({"shape", "dtype", "alignment"}, 2);
   ArraySpec spec;
   auto shape = constantOf(a[0]);
   if (shape && shape->kind == ir::Const::Kind::Int) {
@@ -125,6 +126,17 @@ ArraySpec arraySpec(const Site& s) {
     s.fail(std::string(s.name) + "(): dtype must be a numpy scalar type (numpy.float32) or "
                                  "its name ('float32'), got " + typeToString(a[1]->type));
   spec.dtype = *dtype;
+  if (a[2]) {
+    auto align = constantOf(a[2]);
+    if (align && align->kind == ir::Const::Kind::None) return spec;
+    if (!align || align->kind != ir::Const::Kind::Int || align->i <= 0 || (align->i & (align->i - 1)) || align->i > 4096)
+      s.fail(std::string(s.name) + "(): alignment must be a constant power of two up to 4096 (bytes)");
+    if (align->i < scalarByteSize(spec.dtype))
+      s.fail(std::string(s.name) + "(): alignment " + std::to_string(align->i) + " is smaller than the " +
+             std::string(scalarNumbaName(spec.dtype)) + " elements (" + std::to_string(scalarByteSize(spec.dtype)) +
+             " bytes)");
+    spec.alignment = align->i;
+  }
   return spec;
 }
 
@@ -136,7 +148,10 @@ const Type* sharedType(const Site& s) { return memArrayType(s, MemSpace::Shared)
 const Type* localType(const Site& s) { return memArrayType(s, MemSpace::Local); }
 
 ir::Instr* memArrayLower(const Site& s, Emitter& e) {
-  return e.intrinsic(s.intrinsic, s.instr->type, {}, arraySpec(s).shape);
+  ArraySpec spec = arraySpec(s);
+  ir::Instr* arr = e.intrinsic(s.intrinsic, s.instr->type, {}, spec.shape);
+  if (spec.alignment) arr->cval = ir::Const::str("align=" + std::to_string(spec.alignment));
+  return arr;
 }
 
 // ---- atomic.add(arr, idx, val) -> the old value -----------------------------------
