@@ -698,7 +698,7 @@ def test_present_dispatcher_members(name):
     assert hasattr(eager(), name)
 
 
-@pytest.mark.parametrize("name", ["inspect_types", "inspect_sass", "extensions"])
+@pytest.mark.parametrize("name", ["inspect_types", "extensions"])
 def test_missing_dispatcher_members(name):
     with pytest.raises(AttributeError, match=f"'Dispatcher' object has no attribute '{name}'"):
         getattr(eager(), name)

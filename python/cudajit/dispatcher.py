@@ -70,6 +70,23 @@ class Dispatcher(_core.Dispatcher):
         return _pickle.reduce(self, (_pickle.rebuild_jit, (
             self.py_func, options, getattr(self, "_jit_signatures", None), False)))
 
+    def inspect_sass(self, signature=None):
+        """numba's ``inspect_sass``: the SASS of the compiled overload for
+        ``signature`` (its argument types, as ``signatures`` lists them), or
+        ``{signature: sass}`` of every overload; disassembled by NVIDIA's
+        nvdisasm (the toolkit's, or the ``nvidia-cuda-nvdisasm`` wheel's)."""
+        from ._nvdisasm import disassemble
+        overloads = self.overloads
+        if signature is not None:
+            key = tuple(signature) if isinstance(signature, (tuple, list)) else (signature,)
+            try:
+                overload = overloads[key]
+            except KeyError:
+                raise KeyError(f"inspect_sass: no overload compiled for {key}; compiled: "
+                               f"{list(overloads.keys())}") from None
+            return disassemble(overload.cubin)
+        return SignatureDict((sig, disassemble(o.cubin)) for sig, o in overloads.items())
+
     def specialize(self, *args):
         """numba's ``kernel.specialize(*args)``: a kernel compiled now for the
         types of ``args`` (arrays, scalars, as a launch would type them),
