@@ -57,8 +57,20 @@ def test_iterators_compile():
     for it in (cc.CountingIterator(np.int64(3)), cc.ConstantIterator(np.int64(2)),
                cc.TransformIterator(cc.CountingIterator(np.int32(0)), lambda v: v * v),
                cc.TransformIterator(P(np.float32), lambda v: v > 0.5),
-               cc.ReverseIterator(P(np.int64)), cc.CacheModifiedInputIterator(P(np.int32), "stream")):
+               cc.ReverseIterator(P(np.int64)), cc.CacheModifiedInputIterator(P(np.int32), "stream"),
+               cc.PermutationIterator(P(np.int64), P(np.int32)),
+               cc.PermutationIterator(cc.TransformIterator(cc.CountingIterator(np.int64(0)), lambda v: v * 3),
+                                      cc.ReverseIterator(P(np.int64)))):
         compiled(cc.make_reduce_into(it, P(np.int64), cc.OpKind.PLUS, init))
+
+
+def test_permutation_iterator():
+    it = cc.PermutationIterator(cc.ProxyArray(np.float32), cc.ReverseIterator(cc.ProxyArray(np.int64)))
+    params, expr, _ = it._items("p_")
+    assert [name for name, _ in params] == ["p_v_a", "p_x_a"]
+    assert expr == "p_v_a[(p_x_a[p_x_a.size - 1 - i])]" and it.value_dtype == np.float32
+    with pytest.raises(TypeError, match="PermutationIterator indices must be integers, got float32"):
+        cc.PermutationIterator(cc.ProxyArray(np.float32), cc.ProxyArray(np.float32))
 
 
 def test_transform_iterator_value_type():

@@ -114,6 +114,11 @@ def test_reduce_iterators():
     cc.reduce_into(cc.CacheModifiedInputIterator(cuda.to_device(hr), "stream"), outi, cc.OpKind.MAXIMUM, 1000,
                    np.array([-5000], np.int32))
     assert outi.copy_to_host()[0] == hr.max()
+    # permutation: a scan of values in a shuffled order shows the order
+    perm = rng.permutation(1000).astype(np.int32)
+    cc.inclusive_scan(cc.PermutationIterator(cuda.to_device(hr), cuda.to_device(perm)), outs, cc.OpKind.PLUS,
+                      None, 1000)
+    np.testing.assert_array_equal(outs.copy_to_host(), np.cumsum(hr[perm]).astype(np.int32))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

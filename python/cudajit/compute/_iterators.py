@@ -3,6 +3,8 @@ iterators. Each becomes kernel parameters plus a Python expression for its
 item at index `i`, which the algorithm's generated kernel source inlines
 (no iterator object exists on the GPU; the compiler sees plain loads and
 arithmetic)."""
+import re
+
 import numpy as np
 
 from ._ops import device_op
@@ -127,6 +129,35 @@ class CacheModifiedInputIterator(IteratorBase):
 
     def _args(self):
         return [self.array.array]
+
+
+class PermutationIterator(IteratorBase):
+    """values[indices[i]]: `values` (an array or iterator) in the order the
+    integers of `indices` (an array or iterator) give. Indices outside
+    `values` are not checked (as CUB's)."""
+
+    def __init__(self, values, indices):
+        self.values = as_input(values, "PermutationIterator values")
+        self.indices = as_input(indices, "PermutationIterator indices")
+        if np.dtype(self.indices.value_dtype).kind not in "iu":
+            raise TypeError("PermutationIterator indices must be integers, got "
+                            f"{np.dtype(self.indices.value_dtype)}")
+
+    def _items(self, p):
+        vparams, vexpr, venv = self.values._items(p + "v_")
+        iparams, iexpr, ienv = self.indices._items(p + "x_")
+        # The values' item at the index the indices give: their `i` replaced.
+        return vparams + iparams, re.sub(r"\bi\b", f"({iexpr})", vexpr), {**venv, **ienv}
+
+    def _args(self):
+        return self.values._args() + self.indices._args()
+
+    def _key(self):
+        return ("permutation", self.values._key(), self.indices._key())
+
+    @property
+    def value_dtype(self):
+        return self.values.value_dtype
 
 
 class ProxyArray:
