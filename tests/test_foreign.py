@@ -174,3 +174,16 @@ def test_host_call_and_pickle(cu_file):
         f.write("// edited\n")
     after = cuda.declare_device("sum_reduce", "float32(CPointer(float32), int32)", link=[cu_file])._cudajit_symbol_
     assert before != after
+
+
+def test_a_device_function_alone_keeps_the_call(cu_file):
+    # compile_ptx(device=True): the function's own PTX, the foreign call extern
+    # (linking would strip the function, no kernel calling it).
+    sum_reduce = cuda.declare_device("sum_reduce", "float32(CPointer(float32), int32)", link=[cu_file])
+
+    def first_four(a):
+        return sum_reduce(a, 4) * 2.0
+
+    ptx, resty = cuda.compile_ptx(first_four, "float32(float32[::1])", device=True)
+    assert resty == "float32"
+    assert ") first_four(" in ptx and ".extern .func" in ptx and "sum_reduce" in ptx

@@ -299,7 +299,10 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   }
   if (llvm) out.ptx = timed(&t.nvvm, [&] { return link::llvmToPtx(out.nvvm_ir, target); });
 
-  if (options.lto_inputs.empty() && cub_inputs.empty() && foreign_inputs.empty()) {
+  // A device function alone (compile_ptx(device=True)) keeps its library
+  // calls extern: linking would strip the function itself, no kernel using it.
+  const bool unlinked = options.device && !options.want_cubin;
+  if (unlinked || (options.lto_inputs.empty() && cub_inputs.empty() && foreign_inputs.empty())) {
     // NVVM IR -> PTX -> cubin: as fast as the LTO route for a kernel alone
     // (libNVVM optimises either way, ptxas assembles either way), the PTX
     // (inspect_ptx, the disk cache) comes for free, and the driver's JIT
