@@ -700,3 +700,26 @@ def test_occupancy_in_the_ir_text():
     assert "num_warps=8 occupancy=3 sm=90" in cudajit._core.parse_print_ir(text)
     with pytest.raises(cudajit.CompileError, match="blocks per SM from 1 to 32"):
         cudajit._core.parse_print_ir(text.replace("occupancy=3", "occupancy=40"))
+
+
+@ct.kernel
+def k_insert_compile(x, v, y, T: ct.Constant[int]):
+    t = ct.load(x, index=(0, 0), shape=(4 * T, 2 * T))
+    ct.store(y, index=(0, 0), tile=ct.insert(t, (3, 1), ct.load(v, index=(0, 0), shape=(T, T))))
+
+
+def test_insert_compiles_and_checks():
+    # Values: tests/gpu/test_tiles_gpu.py::test_insert.
+    for arch in ("sm_80", "sm_90"):
+        ptx, _ = cudajit.compile_ptx(k_insert_compile, [F32_2D] * 3 + ["int64"], constants={"T": 16}, arch=arch)
+        assert "ld.global" in ptx and "st.global" in ptx
+    cases = [("ct.insert(t, (2,), sub)", r"index \(2,\) is outside the \(8,\) tile's grid of \(4,\) sub-tiles"),
+             ("ct.insert(t, (0,), sub.astype(ct.float32))", r"value's dtype float32 is not x's int32"),
+             ("ct.insert(t, (ct.bid(0),), sub)", r"index must be compile-time constant integers"),
+             ("ct.insert(t, (0, 0), sub)", r"index and value need one entry")]
+    for expr, message in cases:
+        g = {"ct": ct}
+        exec("def kb(out):\n    t = ct.arange(8, dtype=ct.int32)\n    sub = ct.full((4,), 99, dtype=ct.int32)\n"
+             f"    ct.store(out, index=(0,), tile={expr})\n", g)
+        with pytest.raises(cudajit.CompileError, match=message):
+            cudajit.compile_ptx(ct.kernel(g["kb"]), ["int32[::1]"])

@@ -152,6 +152,7 @@ extern const Rule tileArange, tileAstype, tileReshape, tileExpandDims, tileBroad
 extern const Rule tilePermute;       // permute / transpose (arg)
 extern const Rule tileItem;
 extern const Rule tileExtract;      // extract(x, index, shape), x.extract(...)
+extern const Rule tileInsert;       // insert(x, index, value)
 extern const Rule tileBitcast;      // bitcast(x, dtype)
 extern const Rule tileReduce;        // sum / prod / max / min / argmax / argmin (arg)
 extern const Rule tileScan;          // cumsum / cumprod (arg)

@@ -1250,6 +1250,95 @@ ir::Instr* extractLower(const Site& s, Emitter& e) {
   return e.intrinsic(ir::Intrinsic::TileExtract, s.instr->type, {subjectAsTile(s, e)}, a.origin);
 }
 
+// ---- insert ----------------------------------------------------------------------------
+// ct.insert(x, index, value): x with its sub-tile at `index` (in units of
+// value's shape) replaced by value: extract's inverse; a new tile. Built
+// from what the lowering has: value tiled over x's shape (reshaped to
+// [1, V0, 1, V1, ...], broadcast to [S0/V0, V0, S1/V1, V1, ...], reshaped
+// to S) and the sub-tile's elements (per dimension arange(S_d) >> log2(V_d)
+// == index_d, broadcast and and-ed), joined by one select. A scalar or 0-d
+// value is a unit sub-tile.
+
+// log2 of a tile extent (a power of two).
+int64_t log2Exact(int64_t v) {
+  int64_t k = 0;
+  while ((int64_t{1} << k) < v) ++k;
+  return k;
+}
+
+struct InsertArgs {
+  TileShapeV index, value_shape;
+};
+
+InsertArgs insertArgs(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"x", "index", "value"}, 3);
+  const Type* x = a[0]->type;
+  const Type* v = a[2]->type;
+  if (!x->isTile() || x->shape.empty()) failOp(s, "x must be a tile of at least one dimension, got " + typeToString(x));
+  InsertArgs out;
+  if (v->isScalar() || (v->isTile() && v->shape.empty())) {
+    out.value_shape.assign(x->shape.size(), 1);
+  } else if (v->isTile()) {
+    out.value_shape = v->shape;
+  } else {
+    failOp(s, "value must be a tile or a number, got " + typeToString(v));
+  }
+  if (v->isTile() && v->scalar != x->scalar)
+    failOp(s, "value's dtype " + std::string(scalarNumbaName(v->scalar)) + " is not x's " +
+                  std::string(scalarNumbaName(x->scalar)), "convert it with .astype(x.dtype)");
+  auto c = constantOf(a[1]);
+  if (!c || (c->kind != ir::Const::Kind::Int && c->kind != ir::Const::Kind::Tuple))
+    failOp(s, "index must be compile-time constant integers in cudajit.tile");
+  out.index = constInts(s, a[1], "index");
+  if (out.index.size() != x->shape.size() || out.value_shape.size() != x->shape.size())
+    failOp(s, "index and value need one entry / dimension per dimension of the " + std::to_string(x->shape.size()) +
+                  "-d tile (value " + tileShapeText(out.value_shape) + ")");
+  for (size_t d = 0; d < out.index.size(); ++d) {
+    if (x->shape[d] % out.value_shape[d] != 0)
+      failOp(s, "value's shape " + tileShapeText(out.value_shape) + " does not divide the tile's " + tileShapeText(x->shape));
+    if (out.index[d] < 0 || out.index[d] >= x->shape[d] / out.value_shape[d])
+      failOp(s, "index " + tileShapeText(out.index) + " is outside the " + tileShapeText(x->shape) + " tile's grid of " +
+                    tileShapeText(out.value_shape) + " sub-tiles");
+  }
+  return out;
+}
+const Type* insertType(const Site& s) {
+  insertArgs(s);
+  return s.bind({"x", "index", "value"}, 3)[0]->type;
+}
+ir::Instr* insertLower(const Site& s, Emitter& e) {
+  InsertArgs a = insertArgs(s);
+  std::vector<ir::Instr*> args = s.bind({"x", "index", "value"}, 3);
+  ir::Instr* x = args[0];
+  const Scalar dtype = x->type->scalar;
+  const TileShapeV& shape = x->type->shape;
+  const size_t n = shape.size();
+  ir::Instr* value = args[2]->type->isTile() && !args[2]->type->shape.empty()
+                         ? args[2]
+                         : toTile(e, args[2], dtype, a.value_shape);
+  TileShapeV spread, tiled;   // [1, V0, 1, V1, ...] and [S0/V0, V0, ...]
+  for (size_t d = 0; d < n; ++d) {
+    spread.insert(spread.end(), {1, a.value_shape[d]});
+    tiled.insert(tiled.end(), {shape[d] / a.value_shape[d], a.value_shape[d]});
+  }
+  ir::Instr* v = e.intrinsic(ir::Intrinsic::TileReshape, tileTy(dtype, spread), {value});
+  v = e.intrinsic(ir::Intrinsic::TileBroadcast, tileTy(dtype, tiled), {v});
+  v = e.intrinsic(ir::Intrinsic::TileReshape, tileTy(dtype, shape), {v});
+  ir::Instr* inside = nullptr;
+  for (size_t d = 0; d < n; ++d) {
+    TileShapeV along(n, 1);
+    along[d] = shape[d];
+    ir::Instr* pos = e.intrinsic(ir::Intrinsic::TileArange, tileTy(Scalar::Int32, {shape[d]}), {});
+    ir::Instr* block = e.emit(ir::Op::RShift, pos->type,
+                              {pos, toTile(e, e.constInt(log2Exact(a.value_shape[d])), Scalar::Int32, {shape[d]})});
+    ir::Instr* hit = e.emit(ir::Op::Eq, tileTy(Scalar::Bool, {shape[d]}),
+                            {block, toTile(e, e.constInt(a.index[d]), Scalar::Int32, {shape[d]})});
+    hit = toTile(e, e.intrinsic(ir::Intrinsic::TileReshape, tileTy(Scalar::Bool, along), {hit}), Scalar::Bool, shape);
+    inside = inside ? e.emit(ir::Op::BitAnd, tileTy(Scalar::Bool, shape), {inside, hit}) : hit;
+  }
+  return e.emit(ir::Op::Select, x->type, {inside, v, x});
+}
+
 // ---- attributes of tiles ----------------------------------------------------------------
 // x.astype, x.reshape, ...: bound methods, tuple(sym method:tile.<name>, x),
 // that the call rows "method:tile.<name>" of tile_symbols.def take apart.
@@ -1305,6 +1394,7 @@ const Rule tileCat{catType, catLower};
 const Rule tilePermute{permuteType, permuteLower};
 const Rule tileItem{itemType, itemLower};
 const Rule tileExtract{extractType, extractLower};
+const Rule tileInsert{insertType, insertLower};
 const Rule tileBitcast{bitcastType, bitcastLower};
 const Rule tileReduce{reduceType, reduceLower};
 const Rule tileScan{scanType, scanLower};

@@ -590,6 +590,29 @@ def test_extract(rng):
 
 
 @ct.kernel
+def k_insert(x, v, y, s, T: ConstInt):
+    t = ct.load(x, index=(0, 0), shape=(4 * T, 2 * T))
+    ct.store(y, index=(0, 0), tile=ct.insert(t, (3, 1), ct.load(v, index=(0, 0), shape=(T, T))))
+    r = ct.reshape(ct.extract(t, (0, 0), (1, 2 * T)), (2 * T,))
+    ct.store(s, index=(0,), tile=ct.insert(r, (5,), 7.5))
+
+
+def test_insert(rng):
+    """ct.insert, extract's inverse: a block of a 2-d tile and one element of a 1-d tile."""
+    T = 16
+    xh = rand(rng, (4 * T, 2 * T), np.float32)
+    vh = rand(rng, (T, T), np.float32)
+    y, s = Guarded((4 * T, 2 * T), np.float32), Guarded((2 * T,), np.float32)
+    run(k_insert, 1, (cp.asarray(xh), cp.asarray(vh), y.array, s.array, T))
+    want = xh.copy()
+    want[3 * T:4 * T, T:2 * T] = vh
+    check(y.get(rng), want, rng, "insert a block")
+    row = xh[0].copy()
+    row[5] = 7.5
+    check(s.get(rng), row, rng, "insert one element")
+
+
+@ct.kernel
 def k_matmul_batch_y(w, x, y, B: ConstInt, F: ConstInt, G: ConstInt):
     W = ct.reshape(ct.load(w, index=(0, 0), shape=(F, F)), (1, F, F))
     X = ct.load(x, index=(0, 0, 0), shape=(B, F, G))

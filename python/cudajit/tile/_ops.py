@@ -82,6 +82,8 @@ _TABLE = (
      "A pair of tiles of the same shape joined along axis (the extent doubles)."),
     ("extract", "x, /, index, shape",
      "The sub-tile of the given shape at index (in units of that shape)."),
+    ("insert", "x, /, index, value",
+     "x with its sub-tile at index (in units of value's shape) replaced by value: a new tile."),
     ("where", "cond, x, y, /", "x where cond is true, else y, elementwise with broadcasting."),
     # ---- reductions and scans
     ("sum", _REDUCE + ", rounding_mode=None, flush_to_zero=False",
