@@ -723,3 +723,26 @@ def test_insert_compiles_and_checks():
              f"    ct.store(out, index=(0,), tile={expr})\n", g)
         with pytest.raises(cudajit.CompileError, match=message):
             cudajit.compile_ptx(ct.kernel(g["kb"]), ["int32[::1]"])
+
+
+@ct.kernel
+def k_bytes_compile(x, y, z):
+    b = ct.pack_to_bytes(ct.load(x, index=(0,), shape=(64,)))
+    ct.store(y, index=(0,), tile=b)
+    ct.store(z, index=(0,), tile=ct.unpack_from_bytes(b, ct.int16))
+
+
+def test_pack_and_unpack_bytes_compile_and_check():
+    # Values: tests/gpu/test_tiles_gpu.py::test_pack_and_unpack_bytes.
+    for arch in ("sm_80", "sm_90"):
+        ptx, _ = cudajit.compile_ptx(k_bytes_compile, ["float32[::1]", "uint8[::1]", "int16[::1]"], arch=arch)
+        assert "shr.u32" in ptx or "shr.b32" in ptx or "prmt" in ptx or "bfe" in ptx
+    cases = [("ct.pack_to_bytes(t > 0)", r"x must be a tile of integers or floats of 8 to 64 bits, got tile\(b1, 8\)"),
+             ("ct.unpack_from_bytes(t, ct.int32)", r"x must be a 1-d tile of uint8, got tile\(f32, 8\)"),
+             ("ct.unpack_from_bytes(ct.arange(4, dtype=ct.uint8), ct.int64)",
+              r"4 bytes are not a whole number of int64 values")]
+    for expr, message in cases:
+        g = {"ct": ct}
+        exec(f"def kb(x):\n    t = ct.load(x, index=(0,), shape=(8,))\n    r = {expr}\n", g)
+        with pytest.raises(cudajit.CompileError, match=message):
+            cudajit.compile_ptx(ct.kernel(g["kb"]), ["float32[::1]"])

@@ -153,6 +153,8 @@ extern const Rule tilePermute;       // permute / transpose (arg)
 extern const Rule tileItem;
 extern const Rule tileExtract;      // extract(x, index, shape), x.extract(...)
 extern const Rule tileInsert;       // insert(x, index, value)
+extern const Rule tilePackToBytes;      // pack_to_bytes(x)
+extern const Rule tileUnpackFromBytes;  // unpack_from_bytes(x, dtype)
 extern const Rule tileBitcast;      // bitcast(x, dtype)
 extern const Rule tileReduce;        // sum / prod / max / min / argmax / argmin (arg)
 extern const Rule tileScan;          // cumsum / cumprod (arg)

@@ -1339,6 +1339,89 @@ ir::Instr* insertLower(const Site& s, Emitter& e) {
   return e.emit(ir::Op::Select, x->type, {inside, v, x});
 }
 
+// ---- pack_to_bytes / unpack_from_bytes ------------------------------------------------
+// A tile's raw bytes as a 1-d uint8 tile, little-endian per element, and
+// back; built from bitcasts, shifts and an or-reduction over each element's
+// bytes. Integer and float dtypes of 8 to 64 bits.
+
+Scalar unsignedOfWidth(int bits) {
+  switch (bits) {
+    case 8: return Scalar::UInt8;
+    case 16: return Scalar::UInt16;
+    case 32: return Scalar::UInt32;
+    default: return Scalar::UInt64;
+  }
+}
+
+bool byteWise(Scalar s) {
+  ScalarKind k = scalarKind(s);
+  return (k == ScalarKind::Int || k == ScalarKind::Float) && scalarBits(s) >= 8 && scalarBits(s) % 8 == 0 &&
+         s != Scalar::TFloat32;
+}
+
+// (k) -> (1, k) of `dtype`: 0, 8, 16, ... (each byte's shift), broadcast to (n, k).
+ir::Instr* byteShifts(Emitter& e, Scalar dtype, int64_t n, int64_t k) {
+  ir::Instr* j = e.intrinsic(ir::Intrinsic::TileArange, tileTy(Scalar::Int32, {k}), {});
+  ir::Instr* bits = e.emit(ir::Op::Mul, j->type, {j, toTile(e, e.constInt(8), Scalar::Int32, {k})});
+  bits = e.intrinsic(ir::Intrinsic::TileReshape, tileTy(Scalar::Int32, {1, k}), {bits});
+  return toTile(e, bits, dtype, {n, k});
+}
+
+const Type* packType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"x"}, 1);
+  const Type* x = a[0]->type;
+  Scalar dt = x->isTile() || x->isScalar() ? x->scalar : Scalar::Bool;
+  if ((!x->isTile() && !x->isScalar()) || !byteWise(dt))
+    failOp(s, "x must be a tile of integers or floats of 8 to 64 bits, got " + typeToString(x));
+  int64_t n = x->isTile() ? tileElements(x) : 1;
+  return makeTile(s, Scalar::UInt8, {n * (scalarBits(dt) / 8)});
+}
+ir::Instr* packLower(const Site& s, Emitter& e) {
+  ir::Instr* x = s.bind({"x"}, 1)[0];
+  const Scalar dt = x->type->scalar;
+  const int64_t n = x->type->isTile() ? tileElements(x->type) : 1, k = scalarBits(dt) / 8;
+  const Scalar u = unsignedOfWidth(scalarBits(dt));
+  ir::Instr* flat = x->type->isTile() ? e.intrinsic(ir::Intrinsic::TileReshape, tileTy(dt, {n}), {x})
+                                      : toTile(e, x, dt, {1});
+  ir::Instr* bits = dt == u ? flat : e.intrinsic(ir::Intrinsic::Bitcast, tileTy(u, {n}), {flat});
+  if (k == 1) return bits;
+  ir::Instr* wide = toTile(e, e.intrinsic(ir::Intrinsic::TileReshape, tileTy(u, {n, 1}), {bits}), u, {n, k});
+  ir::Instr* shifted = e.emit(ir::Op::RShift, wide->type, {wide, byteShifts(e, u, n, k)});
+  ir::Instr* bytes = e.emit(ir::Op::Cast, tileTy(Scalar::UInt8, {n, k}), {shifted});   // the low byte
+  return e.intrinsic(ir::Intrinsic::TileReshape, s.instr->type, {bytes});
+}
+
+const Type* unpackType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"x", "dtype"}, 2);
+  const Type* x = a[0]->type;
+  if (!x->isTile() || x->scalar != Scalar::UInt8 || x->shape.size() != 1)
+    failOp(s, "x must be a 1-d tile of uint8, got " + typeToString(x));
+  Scalar dt = dtypeArg(s, a[1]);
+  if (!byteWise(dt)) failOp(s, "dtype must be an integer or float type of 8 to 64 bits, got " + std::string(scalarNumbaName(dt)));
+  int64_t k = scalarBits(dt) / 8;
+  if (x->shape[0] % k != 0)
+    failOp(s, std::to_string(x->shape[0]) + " bytes are not a whole number of " + std::string(scalarNumbaName(dt)) + " values");
+  return makeTile(s, dt, {x->shape[0] / k});
+}
+ir::Instr* unpackLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind({"x", "dtype"}, 2);
+  const Scalar dt = s.instr->type->scalar;
+  const int64_t k = scalarBits(dt) / 8, n = a[0]->type->shape[0] / k;
+  const Scalar u = unsignedOfWidth(scalarBits(dt));
+  ir::Instr* bits;
+  if (k == 1) {
+    bits = a[0];
+  } else {
+    ir::Instr* bytes = e.intrinsic(ir::Intrinsic::TileReshape, tileTy(Scalar::UInt8, {n, k}), {a[0]});
+    ir::Instr* wide = e.emit(ir::Op::Cast, tileTy(u, {n, k}), {bytes});
+    ir::Instr* placed = e.emit(ir::Op::LShift, wide->type, {wide, byteShifts(e, u, n, k)});
+    ir::Instr* joined = e.intrinsic(ir::Intrinsic::TileReduce, tileTy(u, {n, 1}), {placed},
+                                    {static_cast<int64_t>(ir::TileReduceKind::Or), 1});
+    bits = e.intrinsic(ir::Intrinsic::TileReshape, tileTy(u, {n}), {joined});
+  }
+  return dt == u ? bits : e.intrinsic(ir::Intrinsic::Bitcast, s.instr->type, {bits});
+}
+
 // ---- attributes of tiles ----------------------------------------------------------------
 // x.astype, x.reshape, ...: bound methods, tuple(sym method:tile.<name>, x),
 // that the call rows "method:tile.<name>" of tile_symbols.def take apart.
@@ -1395,6 +1478,8 @@ const Rule tilePermute{permuteType, permuteLower};
 const Rule tileItem{itemType, itemLower};
 const Rule tileExtract{extractType, extractLower};
 const Rule tileInsert{insertType, insertLower};
+const Rule tilePackToBytes{packType, packLower};
+const Rule tileUnpackFromBytes{unpackType, unpackLower};
 const Rule tileBitcast{bitcastType, bitcastLower};
 const Rule tileReduce{reduceType, reduceLower};
 const Rule tileScan{scanType, scanLower};

@@ -613,6 +613,27 @@ def test_insert(rng):
 
 
 @ct.kernel
+def k_bytes(x, h, y, z, w):
+    t = ct.load(x, index=(0,), shape=(64,))
+    b = ct.pack_to_bytes(t)
+    ct.store(y, index=(0,), tile=b)
+    ct.store(z, index=(0,), tile=ct.unpack_from_bytes(b, ct.float32))
+    ct.store(w, index=(0,), tile=ct.unpack_from_bytes(ct.pack_to_bytes(ct.load(h, index=(0,), shape=(32,))),
+                                                          ct.int64))
+
+
+def test_pack_and_unpack_bytes(rng):
+    """pack_to_bytes / unpack_from_bytes: numpy's little-endian view of the same bits."""
+    xh = rand(rng, (64,), np.float32)
+    hh = rng.integers(-2**15, 2**15, 32).astype(np.int16)
+    y, z, w = Guarded((256,), np.uint8), Guarded((64,), np.float32), Guarded((8,), np.int64)
+    run(k_bytes, 1, (cp.asarray(xh), cp.asarray(hh), y.array, z.array, w.array))
+    check(y.get(rng), xh.view(np.uint8), rng, "pack_to_bytes of float32")
+    check(z.get(rng), xh, rng, "unpack_from_bytes back to float32")
+    check(w.get(rng), hh.view(np.int64), rng, "int16 bytes read as int64")
+
+
+@ct.kernel
 def k_matmul_batch_y(w, x, y, B: ConstInt, F: ConstInt, G: ConstInt):
     W = ct.reshape(ct.load(w, index=(0, 0), shape=(F, F)), (1, F, F))
     X = ct.load(x, index=(0, 0, 0), shape=(B, F, G))

@@ -82,6 +82,8 @@ _TABLE = (
      "A pair of tiles of the same shape joined along axis (the extent doubles)."),
     ("extract", "x, /, index, shape",
      "The sub-tile of the given shape at index (in units of that shape)."),
+    ("pack_to_bytes", "x, /", "x's raw bytes as a 1-d uint8 tile (little-endian per element)."),
+    ("unpack_from_bytes", "x, /, dtype", "A 1-d uint8 tile's bytes read as a 1-d tile of dtype."),
     ("insert", "x, /, index, value",
      "x with its sub-tile at index (in units of value's shape) replaced by value: a new tile."),
     ("where", "cond, x, y, /", "x where cond is true, else y, elementwise with broadcasting."),
