@@ -746,3 +746,30 @@ def test_pack_and_unpack_bytes_compile_and_check():
         exec(f"def kb(x):\n    t = ct.load(x, index=(0,), shape=(8,))\n    r = {expr}\n", g)
         with pytest.raises(cudajit.CompileError, match=message):
             cudajit.compile_ptx(ct.kernel(g["kb"]), ["float32[::1]"])
+
+
+@ct.kernel
+def k_advanced_compile(x, y, start):
+    rows = ct.arange(4, dtype=ct.int32) * 2 + 1
+    t = ct.load_advanced_indexing(x, (rows, ct.Slice(start, 8)), padding_mode=ct.PaddingMode.ZERO)
+    ct.store_advanced_indexing(y, (rows, ct.Slice(0, 8)), t * 2.0)
+
+
+def test_advanced_indexing_compiles_and_checks():
+    # Values: tests/gpu/test_tiles_gpu.py::test_advanced_indexing.
+    for arch in ("sm_80", "sm_90"):
+        ptx, _ = cudajit.compile_ptx(k_advanced_compile, [F32_2D, F32_2D, "int64"], arch=arch)
+        assert "ld.global" in ptx and "st.global" in ptx
+    assert repr(ct.Slice(3, 8)) == "Slice(3, 8)"
+    cases = [("ct.load_advanced_indexing(x, (ct.Slice(0, 4), ct.Slice(0, 8)))",
+              r"exactly one index must be a 1-d integer tile \(the sparse dimension\), got 0"),
+             ("ct.load_advanced_indexing(x, (rows, rows))", r"exactly one index .* got 2"),
+             ("ct.load_advanced_indexing(x, (rows,))", r"indices need one entry per dimension of the 2-d array"),
+             ("ct.load_advanced_indexing(x, (rows, ct.Slice(0, 6)))", r"length must be a power of two"),
+             ("ct.store_advanced_indexing(x, (rows, ct.Slice(0, 8)), ct.full((4, 4), 1.0, dtype=ct.float32))",
+              r"the tile's shape \(4, 4\) is not the indices' \(4, 8\)")]
+    for expr, message in cases:
+        g = {"ct": ct}
+        exec(f"def kb(x):\n    rows = ct.arange(4, dtype=ct.int32)\n    r = {expr}\n", g)
+        with pytest.raises(cudajit.CompileError, match=message):
+            cudajit.compile_ptx(ct.kernel(g["kb"]), [F32_2D])

@@ -6,6 +6,7 @@
 // `tile.broadcast`, other dtypes `cast`. Elementwise operations on tiles are
 // tile_elementwise.cpp; this file holds the other functions.
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "typeinfer/infer.h"
@@ -1339,6 +1340,134 @@ ir::Instr* insertLower(const Site& s, Emitter& e) {
   return e.emit(ir::Op::Select, x->type, {inside, v, x});
 }
 
+// ---- load/store_advanced_indexing ------------------------------------------------------
+// ct.Slice(start, length): a dense dimension's range [start, start + length),
+// length a compile-time power of two: the tuple (sym Slice:<length>, start).
+// load_advanced_indexing(array, indices) / store_advanced_indexing(array,
+// indices, tile): one index per dimension, exactly one a 1-d integer tile
+// (the sparse dimension), the others Slices; the tile's shape is their
+// lengths. A gather / scatter with each dimension's element indices
+// broadcast over that shape (bounds checked: padded loads, masked stores).
+
+constexpr std::string_view kSlicePrefix = "cudajit.tile.Slice:";
+
+const Type* sliceType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind({"start", "length"}, 2);
+  if (!isIndex(a[0]->type)) failOp(s, "start must be an integer, got " + typeToString(a[0]->type));
+  int64_t length = constIntArg(s, a[1], "length");
+  if (length <= 0 || (length & (length - 1)))
+    failOp(s, "length must be a power of two (a tile extent), got " + std::to_string(length));
+  return taggedType(std::string(kSlicePrefix) + std::to_string(length), i64Ty());
+}
+ir::Instr* sliceLower(const Site& s, Emitter& e) {
+  return emitTagged(e, s.instr->type, indexI64(e, s.bind({"start", "length"}, 2)[0]));
+}
+
+// The length of a Slice-typed value (0: not a Slice).
+int64_t sliceLength(const Type* t) {
+  if (!t->is(TypeKind::Tuple) || t->elems.size() != 2 || !t->elems[0]->is(TypeKind::Symbol)) return 0;
+  const std::string& name = t->elems[0]->name;
+  if (name.rfind(kSlicePrefix, 0) != 0) return 0;
+  return std::stoll(name.substr(kSlicePrefix.size()));
+}
+
+// The shape the indices give (and which dimension is the sparse one).
+TileShapeV advancedShape(const Site& s, const Type* arr, const Type* indices) {
+  std::vector<const Type*> parts = indices->is(TypeKind::Tuple) && !sliceLength(indices) ? indices->elems
+                                                                                          : std::vector<const Type*>{indices};
+  if (static_cast<int>(parts.size()) != arr->ndim)
+    failOp(s, "indices need one entry per dimension of the " + std::to_string(arr->ndim) + "-d array, got " +
+                  std::to_string(parts.size()));
+  TileShapeV shape;
+  int sparse = 0;
+  for (const Type* p : parts) {
+    if (int64_t len = sliceLength(p)) {
+      shape.push_back(len);
+    } else if (p->isTile() && p->shape.size() == 1 && scalarKind(p->scalar) == ScalarKind::Int) {
+      shape.push_back(p->shape[0]);
+      ++sparse;
+    } else {
+      failOp(s, "each index must be a ct.Slice or a 1-d integer tile, got " + typeToString(p));
+    }
+  }
+  if (sparse != 1) failOp(s, "exactly one index must be a 1-d integer tile (the sparse dimension), got " + std::to_string(sparse));
+  return shape;
+}
+
+// Each dimension's element index, broadcast to `shape` (int64 tiles).
+std::vector<ir::Instr*> advancedIndices(Emitter& e, ir::Instr* indices, const TileShapeV& shape) {
+  std::vector<ir::Instr*> parts =
+      indices->type->is(TypeKind::Tuple) && !sliceLength(indices->type) ? e.elements(indices) : std::vector<ir::Instr*>{indices};
+  std::vector<ir::Instr*> out;
+  for (size_t d = 0; d < parts.size(); ++d) {
+    TileShapeV along(shape.size(), 1);
+    along[d] = shape[d];
+    ir::Instr* idx;
+    if (int64_t len = sliceLength(parts[d]->type)) {
+      ir::Instr* pos = e.emit(ir::Op::Cast, tileTy(Scalar::Int64, {len}),
+                              {e.intrinsic(ir::Intrinsic::TileArange, tileTy(Scalar::Int32, {len}), {})});
+      idx = e.emit(ir::Op::Add, pos->type, {pos, toTile(e, e.element(parts[d], 1), Scalar::Int64, {len})});
+    } else {
+      idx = toTile(e, parts[d], Scalar::Int64, parts[d]->type->shape);
+    }
+    idx = e.intrinsic(ir::Intrinsic::TileReshape, tileTy(Scalar::Int64, along), {idx});
+    out.push_back(toTile(e, idx, Scalar::Int64, shape));
+  }
+  return out;
+}
+
+const std::vector<std::string_view> kAdvancedLoadParams = {"array", "indices", "padding_mode", "latency", "allow_tma"};
+const std::vector<std::string_view> kAdvancedStoreParams = {"array", "indices", "tile", "latency", "allow_tma"};
+
+const Type* loadAdvancedType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind(kAdvancedLoadParams, 2);
+  const Type* arr = arrayArg(s, a[0]);
+  checkPadding(s, arr, paddingArg(s, a[2]));
+  return makeTile(s, arr->scalar, advancedShape(s, arr, a[1]->type));
+}
+ir::Instr* loadAdvancedLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind(kAdvancedLoadParams, 2);
+  const Type* arr = a[0]->type;
+  const TileShapeV shape = s.instr->type->shape;
+  double pad = 0;
+  switch (paddingArg(s, a[2])) {
+    case ir::TilePadding::NegZero: pad = -0.0; break;
+    case ir::TilePadding::Nan: pad = std::numeric_limits<double>::quiet_NaN(); break;
+    case ir::TilePadding::PosInf: pad = std::numeric_limits<double>::infinity(); break;
+    case ir::TilePadding::NegInf: pad = -std::numeric_limits<double>::infinity(); break;
+    default: break;
+  }
+  ir::Const padding = scalarKind(arr->scalar) == ScalarKind::Float ? ir::Const::real(pad) : ir::Const::integer(0);
+  std::vector<ir::Instr*> ops = {a[0]};
+  for (ir::Instr* idx : advancedIndices(e, a[1], shape)) ops.push_back(idx);
+  ops.push_back(toTile(e, e.constant(ir::Const::boolean(true), boolTy()), Scalar::Bool, shape));
+  ops.push_back(toTile(e, e.constant(padding, scalarTy(arr->scalar)), arr->scalar, shape));
+  return e.intrinsic(ir::Intrinsic::TileGather, s.instr->type, ops, {1});
+}
+
+const Type* storeAdvancedType(const Site& s) {
+  std::vector<ir::Instr*> a = s.bind(kAdvancedStoreParams, 3);
+  const Type* arr = arrayArg(s, a[0]);
+  if (arr->readonly) failOp(s, "the array is read-only");
+  TileShapeV shape = advancedShape(s, arr, a[1]->type);
+  const Type* t = a[2]->type;
+  if (t->isTile() && t->shape != shape)
+    failOp(s, "the tile's shape " + tileShapeText(t->shape) + " is not the indices' " + tileShapeText(shape));
+  if (!t->isTile() && !t->isScalar()) failOp(s, "tile must be a tile or a number, got " + typeToString(t));
+  return noneTy();
+}
+ir::Instr* storeAdvancedLower(const Site& s, Emitter& e) {
+  std::vector<ir::Instr*> a = s.bind(kAdvancedStoreParams, 3);
+  const Type* arr = a[0]->type;
+  const TileShapeV shape = advancedShape(s, arr, a[1]->type);
+  std::vector<ir::Instr*> ops = {a[0]};
+  for (ir::Instr* idx : advancedIndices(e, a[1], shape)) ops.push_back(idx);
+  ops.push_back(toTile(e, a[2], arr->scalar, shape));
+  ops.push_back(toTile(e, e.constant(ir::Const::boolean(true), boolTy()), Scalar::Bool, shape));
+  e.intrinsic(ir::Intrinsic::TileScatter, voidTy(), ops, {1});
+  return nullptr;
+}
+
 // ---- pack_to_bytes / unpack_from_bytes ------------------------------------------------
 // A tile's raw bytes as a 1-d uint8 tile, little-endian per element, and
 // back; built from bitcasts, shifts and an or-reduction over each element's
@@ -1479,6 +1608,9 @@ const Rule tileItem{itemType, itemLower};
 const Rule tileExtract{extractType, extractLower};
 const Rule tileInsert{insertType, insertLower};
 const Rule tilePackToBytes{packType, packLower};
+const Rule tileSlice{sliceType, sliceLower};
+const Rule tileLoadAdvanced{loadAdvancedType, loadAdvancedLower};
+const Rule tileStoreAdvanced{storeAdvancedType, storeAdvancedLower};
 const Rule tileUnpackFromBytes{unpackType, unpackLower};
 const Rule tileBitcast{bitcastType, bitcastLower};
 const Rule tileReduce{reduceType, reduceLower};

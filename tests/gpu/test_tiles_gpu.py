@@ -634,6 +634,29 @@ def test_pack_and_unpack_bytes(rng):
 
 
 @ct.kernel
+def k_advanced(x, y, rows, start):
+    r = ct.load(rows, index=(0,), shape=(8,))
+    t = ct.load_advanced_indexing(x, (r, ct.Slice(start, 16)), padding_mode=ct.PaddingMode.ZERO)
+    ct.store_advanced_indexing(y, (r, ct.Slice(0, 16)), t * 2.0)
+
+
+def test_advanced_indexing(rng):
+    """load/store_advanced_indexing: rows picked by an index tile, a column range
+    by ct.Slice (running past the array's edge: padded with zeros)."""
+    xh = rand(rng, (40, 24), np.float32)
+    rows = rng.choice(40, 8, replace=False).astype(np.int32)
+    start = 12                                     # columns 12..27: 24..27 outside
+    y = Guarded((40, 16), np.float32)
+    run(k_advanced, 1, (cp.asarray(xh), y.array, cp.asarray(rows), start))
+    got = y.get(rng)
+    window = np.zeros((40, 16), np.float32)
+    window[:, :12] = xh[:, 12:24]
+    check(got[rows], 2.0 * window[rows], rng, "advanced indexing: the picked rows")
+    others = np.setdiff1d(np.arange(40), rows)
+    assert is_poison(got[others], np.float32).all(), "rows outside the index tile were written " + rng.seed_text
+
+
+@ct.kernel
 def k_matmul_batch_y(w, x, y, B: ConstInt, F: ConstInt, G: ConstInt):
     W = ct.reshape(ct.load(w, index=(0, 0), shape=(F, F)), (1, F, F))
     X = ct.load(x, index=(0, 0, 0), shape=(B, F, G))

@@ -19,7 +19,7 @@ so a cuTile kernel ports by changing its import. docs/tiles.md lists every
 name, what works and what does not, and the compiler's design.
 """
 
-from ._annotations import Array, Constant, ConstantAnnotation, Tile, TiledView
+from ._annotations import Array, Constant, ConstantAnnotation, Slice, Tile, TiledView
 from ._by_target import ByTarget
 from ._compiler import compiler_timeout
 from ._dtypes import DTYPES as _DTYPES
@@ -40,7 +40,7 @@ globals().update(_STUBS)
 
 __all__ = [
     "kernel", "launch", "TileKernel", "ByTarget", "compiler_timeout", "tune",
-    "Constant", "ConstantAnnotation", "Tile", "Array", "TiledView",
+    "Constant", "ConstantAnnotation", "Tile", "Array", "TiledView", "Slice",
     "DType", *_DTYPES,
     "PaddingMode", "RoundingMode", "MemoryOrder", "MemoryScope",
     *_ERROR_NAMES,

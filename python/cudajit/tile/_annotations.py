@@ -84,3 +84,21 @@ class TiledView(_DeviceOnlyType):
     def store(self, index, tile, *, check_bounds=True, latency=None, allow_tma=None):
         """Stores ``tile`` at ``index`` of the view's tile space (masked at ragged edges)."""
     def num_tiles(self, axis): """The number of tiles along ``axis``."""
+
+
+class Slice:
+    """A dense dimension's range ``[start, start + length)`` for
+    ``load_advanced_indexing`` / ``store_advanced_indexing`` (cuTile's
+    ``ct.Slice``): ``length`` is a compile-time power of two, ``start`` may be
+    known only at run time. Inside tile code the call becomes the range
+    itself; on the host the object just holds the two values."""
+
+    # The kernel decoder freezes the class to this symbol (typeinfer: rules_tile.cpp).
+    _cudajit_symbol_ = "cudajit.tile.Slice"
+
+    def __init__(self, start, length):
+        self.start = start
+        self.length = length
+
+    def __repr__(self):
+        return f"Slice({self.start!r}, {self.length!r})"

@@ -83,6 +83,11 @@ _TABLE = (
     ("extract", "x, /, index, shape",
      "The sub-tile of the given shape at index (in units of that shape)."),
     ("pack_to_bytes", "x, /", "x's raw bytes as a 1-d uint8 tile (little-endian per element)."),
+    ("load_advanced_indexing", "array, indices, /, *, padding_mode=PaddingMode.UNDETERMINED, latency=None, "
+     "allow_tma=None",
+     "A tile of non-contiguous slices: one index a 1-d integer tile (the sparse dimension), the others ct.Slice."),
+    ("store_advanced_indexing", "array, indices, tile, /, *, latency=None, allow_tma=None",
+     "Stores a tile into non-contiguous slices (load_advanced_indexing's indices)."),
     ("unpack_from_bytes", "x, /, dtype", "A 1-d uint8 tile's bytes read as a 1-d tile of dtype."),
     ("insert", "x, /, index, value",
      "x with its sub-tile at index (in units of value's shape) replaced by value: a new tile."),
