@@ -773,3 +773,20 @@ def test_advanced_indexing_compiles_and_checks():
         exec(f"def kb(x):\n    rows = ct.arange(4, dtype=ct.int32)\n    r = {expr}\n", g)
         with pytest.raises(cudajit.CompileError, match=message):
             cudajit.compile_ptx(ct.kernel(g["kb"]), [F32_2D])
+
+
+@ct.kernel
+def k_grid_dependency(x, y):
+    ct.grid_dependency_control_wait()
+    ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(128,)) + 1.0)
+    ct.grid_dependency_control_launch_dependents()
+
+
+def test_grid_dependency_control(tmp_path):
+    # griddepcontrol on sm_90 (ptxas assembles it); nothing before sm_90,
+    # which has no programmatic dependent launches.
+    ptx, _ = cudajit.compile_ptx(k_grid_dependency, [F32_1D, F32_1D], arch="sm_90")
+    assert "griddepcontrol.wait" in ptx and "griddepcontrol.launch_dependents" in ptx
+    assemble(ptx, tmp_path, "sm_90")
+    ptx, _ = cudajit.compile_ptx(k_grid_dependency, [F32_1D, F32_1D], arch="sm_80")
+    assert "griddepcontrol" not in ptx

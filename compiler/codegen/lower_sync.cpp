@@ -4,6 +4,7 @@
 //   syncthreads_count/and/or           llvm.nvvm.barrier0.popc/and/or
 //   threadfence_system                 llvm.nvvm.membar.sys
 //   syncwarp, nanosleep                llvm.nvvm.bar.warp.sync, inline PTX nanosleep.u32
+//   griddep.wait / .launch_dependents  griddepcontrol (sm_90+; nothing before)
 //   grid_sync                          a grid barrier on the cooperative launch's
 //                                      workspace (lowerGridSync)
 #include "codegen/lower_intrinsic.h"
@@ -103,6 +104,12 @@ void lowerSyncIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
       return;
     case Intrinsic::GridSync:
       lowerGridSync(fe);
+      return;
+    case Intrinsic::GridDepWait:
+    case Intrinsic::GridDepLaunch:
+      if (fe.function().target_sm >= 90)
+        fe.emitLine(std::string("call void asm sideeffect \"griddepcontrol.") +
+                    (id == Intrinsic::GridDepWait ? "wait" : "launch_dependents") + ";\", \"~{memory}\"()");
       return;
     case Intrinsic::NanoSleep:
       fe.emitLine("call void asm sideeffect \"nanosleep.u32 $0;\", \"r\"(i32 " + fe.val(in.operands[0]) + ")");

@@ -409,7 +409,7 @@ class Verifier {
         expectType(b, in, in->operands[0]->type, i32Ty(), "predicate");
         expectType(b, in, in->type, i32Ty(), "result");
         break;
-      case I::ThreadFenceSystem: case I::GridSync:
+      case I::ThreadFenceSystem: case I::GridSync: case I::GridDepWait: case I::GridDepLaunch:
         expectType(b, in, in->type, voidTy(), "result");
         break;
       case I::SyncWarp: case I::NanoSleep:

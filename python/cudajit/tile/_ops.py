@@ -83,6 +83,10 @@ _TABLE = (
     ("extract", "x, /, index, shape",
      "The sub-tile of the given shape at index (in units of that shape)."),
     ("pack_to_bytes", "x, /", "x's raw bytes as a 1-d uint8 tile (little-endian per element)."),
+    ("grid_dependency_control_wait", "",
+     "Waits for the preceding kernel of a programmatic dependent launch (griddepcontrol.wait, sm_90+)."),
+    ("grid_dependency_control_launch_dependents", "",
+     "Lets a programmatically dependent kernel begin (griddepcontrol.launch_dependents, sm_90+)."),
     ("load_advanced_indexing", "array, indices, /, *, padding_mode=PaddingMode.UNDETERMINED, latency=None, "
      "allow_tma=None",
      "A tile of non-contiguous slices: one index a 1-d integer tile (the sparse dimension), the others ct.Slice."),
