@@ -702,6 +702,16 @@ def test_occupancy_in_the_ir_text():
         cudajit._core.parse_print_ir(text.replace("occupancy=3", "occupancy=40"))
 
 
+def expect_compile_errors(prelude, cases, sig):
+    """Each (expression, message): a tile kernel whose body is `prelude` then
+    `r = expression` fails to compile with the message, at its line here."""
+    for expr, message in cases:
+        g = {"ct": ct}
+        exec(f"def kb(x):\n{prelude}    r = {expr}\n", g)
+        with pytest.raises(cudajit.CompileError, match=message):
+            cudajit.compile_ptx(ct.kernel(g["kb"]), sig)
+
+
 @ct.kernel
 def k_insert_compile(x, v, y, T: ct.Constant[int]):
     t = ct.load(x, index=(0, 0), shape=(4 * T, 2 * T))
@@ -717,12 +727,8 @@ def test_insert_compiles_and_checks():
              ("ct.insert(t, (0,), sub.astype(ct.float32))", r"value's dtype float32 is not x's int32"),
              ("ct.insert(t, (ct.bid(0),), sub)", r"index must be compile-time constant integers"),
              ("ct.insert(t, (0, 0), sub)", r"index and value need one entry")]
-    for expr, message in cases:
-        g = {"ct": ct}
-        exec("def kb(out):\n    t = ct.arange(8, dtype=ct.int32)\n    sub = ct.full((4,), 99, dtype=ct.int32)\n"
-             f"    ct.store(out, index=(0,), tile={expr})\n", g)
-        with pytest.raises(cudajit.CompileError, match=message):
-            cudajit.compile_ptx(ct.kernel(g["kb"]), ["int32[::1]"])
+    expect_compile_errors("    t = ct.arange(8, dtype=ct.int32)\n    sub = ct.full((4,), 99, dtype=ct.int32)\n",
+                          cases, ["int32[::1]"])
 
 
 @ct.kernel
@@ -741,11 +747,7 @@ def test_pack_and_unpack_bytes_compile_and_check():
              ("ct.unpack_from_bytes(t, ct.int32)", r"x must be a 1-d tile of uint8, got tile\(f32, 8\)"),
              ("ct.unpack_from_bytes(ct.arange(4, dtype=ct.uint8), ct.int64)",
               r"4 bytes are not a whole number of int64 values")]
-    for expr, message in cases:
-        g = {"ct": ct}
-        exec(f"def kb(x):\n    t = ct.load(x, index=(0,), shape=(8,))\n    r = {expr}\n", g)
-        with pytest.raises(cudajit.CompileError, match=message):
-            cudajit.compile_ptx(ct.kernel(g["kb"]), ["float32[::1]"])
+    expect_compile_errors("    t = ct.load(x, index=(0,), shape=(8,))\n", cases, ["float32[::1]"])
 
 
 @ct.kernel
@@ -768,11 +770,7 @@ def test_advanced_indexing_compiles_and_checks():
              ("ct.load_advanced_indexing(x, (rows, ct.Slice(0, 6)))", r"length must be a power of two"),
              ("ct.store_advanced_indexing(x, (rows, ct.Slice(0, 8)), ct.full((4, 4), 1.0, dtype=ct.float32))",
               r"the tile's shape \(4, 4\) is not the indices' \(4, 8\)")]
-    for expr, message in cases:
-        g = {"ct": ct}
-        exec(f"def kb(x):\n    rows = ct.arange(4, dtype=ct.int32)\n    r = {expr}\n", g)
-        with pytest.raises(cudajit.CompileError, match=message):
-            cudajit.compile_ptx(ct.kernel(g["kb"]), [F32_2D])
+    expect_compile_errors("    rows = ct.arange(4, dtype=ct.int32)\n", cases, [F32_2D])
 
 
 @ct.kernel
