@@ -46,14 +46,7 @@ void lowerLibdeviceCall(FunctionEmitter& fe, const ir::Instr& in) {
     std::string t = llvmScalarType(f->outputs[k]);
     fields.push_back({t, fe.emit("load " + t + ", " + t + "* " + slots[k])});
   }
-  const std::string tuple = llvmType(in.type);
-  std::string acc = "undef";
-  for (size_t k = 0; k < fields.size(); ++k) {
-    std::string rhs = "insertvalue " + tuple + " " + acc + ", " + fields[k].first + " " + fields[k].second + ", " +
-                      std::to_string(k);
-    if (k + 1 == fields.size()) fe.emitResult(in, rhs);
-    else acc = fe.emit(rhs);
-  }
+  fe.bind(in, fe.makeStruct(llvmType(in.type), fields));
 }
 
 }  // namespace cj::codegen

@@ -1,6 +1,7 @@
 // The pipeline, stage after stage, timed. See compile.h.
 #include "driver/compile.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <set>
@@ -280,7 +281,12 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   libcalls::ResolvedCalls resolved;
   if (!calls.empty()) resolved = timed(&t.cub, [&] { return libcalls::resolve(calls); });
   std::vector<link::LinkInput> cub_inputs = libraryLinkInputs(resolved);
-  std::vector<link::LinkInput> foreign_inputs = foreignLinkInputs(calls, options);
+  // Foreign functions' and the kernel's own link files: read (and .cu files
+  // compiled) below, only where the kernel is linked.
+  const bool links_files = !options.link_files.empty() ||
+                           std::any_of(calls.begin(), calls.end(), [](const libcalls::LibraryCall& c) {
+                             return c.library == libcalls::Library::Foreign;
+                           });
   out.block_specialised = !calls.empty();
   for (const libcalls::LibraryCall& c : calls)
     if (c.library == libcalls::Library::Cub) out.cub_specs.push_back(c.descriptor);
@@ -288,21 +294,20 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   out.nvvm_ir = timed(&t.emit, [&] {
     return backend.emit(*typed, options.codegen, resolved).bytes;
   });
+  if (options.want_ltoir) {
+    if (llvm) throw ToolchainError("output='ltoir' needs the libNVVM back end: LLVM's cannot write NVVM's LTO-IR");
+    out.ltoir = timed(&t.nvvm, [&] { return link::nvvmToLtoIr(out.nvvm_ir, target); });
+    return out;
+  }
   // LLVM's NVPTX back end makes PTX in every case: it cannot write NVVM's
   // LTO-IR, so library calls stay extern calls in the PTX, which nvJitLink
   // links against the libraries' LTO-IR below (docs/backends.md).
-  if (options.want_ltoir) {
-    if (llvm) throw ToolchainError("output='ltoir' needs the libNVVM back end: LLVM's cannot write NVVM's LTO-IR");
-    std::vector<char> lto = timed(&t.nvvm, [&] { return link::nvvmToLtoIr(out.nvvm_ir, target); });
-    out.ltoir = std::move(lto);
-    return out;
-  }
   if (llvm) out.ptx = timed(&t.nvvm, [&] { return link::llvmToPtx(out.nvvm_ir, target); });
 
   // A device function alone (compile_ptx(device=True)) keeps its library
   // calls extern: linking would strip the function itself, no kernel using it.
   const bool unlinked = options.device && !options.want_cubin;
-  if (unlinked || (options.lto_inputs.empty() && cub_inputs.empty() && foreign_inputs.empty())) {
+  if (unlinked || (options.lto_inputs.empty() && cub_inputs.empty() && !links_files)) {
     // NVVM IR -> PTX -> cubin: as fast as the LTO route for a kernel alone
     // (libNVVM optimises either way, ptxas assembles either way), the PTX
     // (inspect_ptx, the disk cache) comes for free, and the driver's JIT
@@ -341,19 +346,19 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
     inputs.push_back({link::LinkInput::Kind::LtoIr, std::move(lto), out.symbol + ".ltoir"});
   }
   for (auto& in : cub_inputs) inputs.push_back(std::move(in));
-  for (auto& in : foreign_inputs) inputs.push_back(std::move(in));
+  if (links_files)
+    for (auto& in : foreignLinkInputs(calls, options)) inputs.push_back(std::move(in));
   target.optimize_unused_variables = target.optimize_unused_variables || !calls.empty();
   if (!options.want_cubin) {
-    // nvJitLink writes linked PTX from LTO-IR inputs only: with PTX or
-    // binary link files, the kernel's own PTX (its foreign calls extern).
-    for (const link::LinkInput& in : foreign_inputs)
-      if (in.kind != link::LinkInput::Kind::LtoIr) {
-        if (!llvm) out.ptx = timed(&t.nvvm, [&] { return link::nvvmToPtx(out.nvvm_ir, target); });
-        return out;
-      }
-    // The LLVM back end's PTX is the kernel's own (its library calls
-    // extern): nvJitLink writes linked PTX only from LTO-IR inputs.
-    if (llvm) return out;
+    // nvJitLink writes linked PTX from LTO-IR inputs only. With the LLVM
+    // back end's PTX (already made) or a PTX or binary link file, the PTX
+    // is the kernel's own, its library calls extern.
+    bool lto_only = std::all_of(inputs.begin(), inputs.end(),
+                                [](const link::LinkInput& in) { return in.kind == link::LinkInput::Kind::LtoIr; });
+    if (!lto_only) {
+      if (!llvm) out.ptx = timed(&t.nvvm, [&] { return link::nvvmToPtx(out.nvvm_ir, target); });
+      return out;
+    }
     out.ptx = timed(&t.link, [&] { return link::linkPtx(inputs, target); });
     return out;
   }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <unordered_map>
 
 namespace cj::ir {
@@ -94,6 +95,18 @@ std::string escape(const std::string& s) {
 }
 
 }  // namespace
+
+Const tilePaddingConst(TilePadding mode, Scalar dtype) {
+  if (dtype == Scalar::Bool) return Const::boolean(false);
+  if (scalarKind(dtype) != ScalarKind::Float) return Const::integer(0);
+  switch (mode) {
+    case TilePadding::NegZero: return Const::real(-0.0);
+    case TilePadding::Nan: return Const::real(std::numeric_limits<double>::quiet_NaN());
+    case TilePadding::PosInf: return Const::real(std::numeric_limits<double>::infinity());
+    case TilePadding::NegInf: return Const::real(-std::numeric_limits<double>::infinity());
+    default: return Const::real(0.0);
+  }
+}
 
 std::string constToString(const Const& c) {
   switch (c.kind) {

@@ -102,6 +102,9 @@ struct Const {
 // (1.0+2.0j), "str" (C-escaped), sym(math.sqrt), (1, 2.0, sym(x)),
 // array(f64, (2, 3), "<hex of the bytes>").
 std::string constToString(const Const& c);
+// The value a tile load pads with (tile.load's padding, ct.PaddingMode) for
+// elements of `dtype`: floats by the mode, integers 0, bools false.
+Const tilePaddingConst(TilePadding mode, Scalar dtype);
 // The type a constant has before any context: Int -> i64, Float -> f64,
 // Complex -> c128, Bool -> b1, Tuple -> tuple of element types, Symbol -> sym,
 // Array -> array(dtype, nd, C, const, readonly).

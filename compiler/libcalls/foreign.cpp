@@ -66,6 +66,8 @@ std::vector<char> readFile(const std::string& path) {
   return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+std::string contentHash(const std::vector<char>& data) { return sha256Hex(std::string_view(data.data(), data.size())); }
+
 InputKind kindOf(const std::string& path) {
   static const std::map<std::string, InputKind> kinds = {
       {".cu", InputKind::LtoIr}, {".ptx", InputKind::Ptx}, {".ltoir", InputKind::LtoIr},
@@ -149,10 +151,7 @@ std::shared_ptr<const Declaration> lookup(const std::string& key) {
 
 std::string linkIdentity(const std::vector<std::string>& paths) {
   std::string out;
-  for (const std::string& p : paths) {
-    std::vector<char> data = readFile(p);
-    out += absolutePath(p) + "=" + sha256Hex(std::string_view(data.data(), data.size())) + ";";
-  }
+  for (const std::string& p : paths) out += absolutePath(p) + "=" + contentHash(readFile(p)) + ";";
   return out;
 }
 
@@ -165,7 +164,7 @@ std::vector<Input> linkInputs(const std::vector<std::string>& paths, int arch) {
     seen.push_back(path);
     InputKind kind = kindOf(path);
     std::vector<char> data = readFile(path);
-    auto key = std::make_tuple(path, sha256Hex(std::string_view(data.data(), data.size())), arch);
+    auto key = std::make_tuple(path, contentHash(data), arch);
     Registry& r = registry();
     {
       std::lock_guard<std::mutex> lock(r.mu);

@@ -8,7 +8,6 @@
 // fast path costs no branch and an out-of-bounds element is never touched.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "passes/tile_lowering.h"
 
@@ -142,17 +141,7 @@ bool contiguous(const LayoutInfo& l, int64_t r, int w) {
 }
 
 ir::Instr* paddingValue(Lowering& lw, Scalar dtype, int64_t mode) {
-  double v = 0;
-  switch (static_cast<ir::TilePadding>(mode)) {
-    case ir::TilePadding::NegZero: v = -0.0; break;
-    case ir::TilePadding::Nan: v = std::numeric_limits<double>::quiet_NaN(); break;
-    case ir::TilePadding::PosInf: v = std::numeric_limits<double>::infinity(); break;
-    case ir::TilePadding::NegInf: v = -std::numeric_limits<double>::infinity(); break;
-    default: break;
-  }
-  if (scalarKind(dtype) == ScalarKind::Float) return lw.constant(ir::Const::real(v), scalarTy(dtype));
-  if (dtype == Scalar::Bool) return lw.boolean(false);
-  return lw.constant(ir::Const::integer(0), scalarTy(dtype));
+  return lw.constant(ir::tilePaddingConst(static_cast<ir::TilePadding>(mode), dtype), scalarTy(dtype));
 }
 
 }  // namespace

@@ -35,37 +35,17 @@ std::optional<Scalar> knownDtype(const ir::Instr* v) {
   return std::nullopt;
 }
 
-// Two integer or bool constants (a Constant parameter's frozen value, a
-// literal, their integer arithmetic: constantOf).
-std::optional<bool> knownIntComparison(ir::Op op, const ir::Instr* a, const ir::Instr* b) {
-  auto ca = constantOf(a), cb = constantOf(b);
-  auto integral = [](const std::optional<ir::Const>& c) {
-    return c && (c->kind == ir::Const::Kind::Int || c->kind == ir::Const::Kind::Bool);
-  };
-  if (!integral(ca) || !integral(cb)) return std::nullopt;
-  int64_t x = ca->i, y = cb->i;
-  switch (op) {
-    case ir::Op::Eq: return x == y;
-    case ir::Op::Ne: return x != y;
-    case ir::Op::Lt: return x < y;
-    case ir::Op::Le: return x <= y;
-    case ir::Op::Gt: return x > y;
-    case ir::Op::Ge: return x >= y;
-    default: return std::nullopt;
-  }
-}
-
 // The value of a condition built from `is None` / `is not None` / not, dtype
 // comparisons (`A.dtype == ct.float32`) and comparisons of integer constants
 // (`if BK == 64`, a Constant parameter): what cuTile decides at compile time.
 std::optional<bool> knownCondition(const ir::Instr* v) {
   switch (v->op) {
     case ir::Op::Eq: case ir::Op::Ne: case ir::Op::Lt: case ir::Op::Le: case ir::Op::Gt: case ir::Op::Ge: {
-      const ir::Instr* a = v->operands[0];
-      const ir::Instr* b = v->operands[1];
-      if (auto c = knownIntComparison(v->op, a, b)) return c;
+      // Integer constants and their arithmetic (constantOf folds the comparison).
+      if (auto c = constantOf(v); c && (c->kind == ir::Const::Kind::Bool || c->kind == ir::Const::Kind::Int))
+        return c->i != 0;
       if (v->op != ir::Op::Eq && v->op != ir::Op::Ne) return std::nullopt;
-      auto x = knownDtype(a), y = knownDtype(b);
+      auto x = knownDtype(v->operands[0]), y = knownDtype(v->operands[1]);
       if (!x || !y) return std::nullopt;
       return (*x == *y) == (v->op == ir::Op::Eq);
     }

@@ -6,7 +6,6 @@
 // `tile.broadcast`, other dtypes `cast`. Elementwise operations on tiles are
 // tile_elementwise.cpp; this file holds the other functions.
 #include <algorithm>
-#include <limits>
 #include <optional>
 
 #include "typeinfer/infer.h"
@@ -1429,15 +1428,7 @@ ir::Instr* loadAdvancedLower(const Site& s, Emitter& e) {
   std::vector<ir::Instr*> a = s.bind(kAdvancedLoadParams, 2);
   const Type* arr = a[0]->type;
   const TileShapeV shape = s.instr->type->shape;
-  double pad = 0;
-  switch (paddingArg(s, a[2])) {
-    case ir::TilePadding::NegZero: pad = -0.0; break;
-    case ir::TilePadding::Nan: pad = std::numeric_limits<double>::quiet_NaN(); break;
-    case ir::TilePadding::PosInf: pad = std::numeric_limits<double>::infinity(); break;
-    case ir::TilePadding::NegInf: pad = -std::numeric_limits<double>::infinity(); break;
-    default: break;
-  }
-  ir::Const padding = scalarKind(arr->scalar) == ScalarKind::Float ? ir::Const::real(pad) : ir::Const::integer(0);
+  ir::Const padding = ir::tilePaddingConst(paddingArg(s, a[2]), arr->scalar);
   std::vector<ir::Instr*> ops = {a[0]};
   for (ir::Instr* idx : advancedIndices(e, a[1], shape)) ops.push_back(idx);
   ops.push_back(toTile(e, e.constant(ir::Const::boolean(true), boolTy()), Scalar::Bool, shape));

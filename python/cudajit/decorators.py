@@ -153,6 +153,13 @@ def _arch_number(cc, arch):
     return int(text.rstrip("a").rstrip("f"))
 
 
+def _aot_link_files(pyfunc, link, who):
+    """compile_ptx / compile_cubin's files to link: those given, then those of
+    a kernel made by @jit(link=...)."""
+    from .foreign import link_paths
+    return link_paths(link, who) + list(getattr(pyfunc, "_options", {}).get("link", []))
+
+
 def _py_func(pyfunc):
     if isinstance(pyfunc, (Dispatcher, DeviceFunction)):
         return pyfunc.py_func
@@ -180,8 +187,7 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
     """
     if getattr(pyfunc, "_cudajit_tile_kernel_", False):
         return pyfunc.compile_ptx(sig, constants=constants, cc=cc, arch=arch, backend=backend), "none"
-    from .foreign import link_paths
-    files = link_paths(link, "compile_ptx") + list(getattr(pyfunc, "_options", {}).get("link", []))
+    files = _aot_link_files(pyfunc, link, "compile_ptx")
     ptx, _, resty, _ = _core.compile_aot(_py_func(pyfunc), sig, device=device, want_cubin=False,
                                          fastmath=fastmath, arch=_arch_number(cc, arch),
                                          opt=_opt_level(opt), lineinfo=lineinfo, debug=debug,
@@ -198,8 +204,7 @@ def compile_cubin(pyfunc, sig, debug=False, lineinfo=False, fastmath=False, cc=N
     gives the launch block shape of kernels that use block algorithms;
     ``link=[...]`` files to link in (as ``jit(link=...)``; a kernel made by
     ``@jit(link=...)`` brings its own)."""
-    from .foreign import link_paths
-    files = link_paths(link, "compile_cubin") + list(getattr(pyfunc, "_options", {}).get("link", []))
+    files = _aot_link_files(pyfunc, link, "compile_cubin")
     _, cubin, _, symbol = _core.compile_aot(_py_func(pyfunc), sig, device=False, want_cubin=True,
                                             fastmath=fastmath, arch=_arch_number(cc, arch),
                                             opt=_opt_level(opt), lineinfo=lineinfo, debug=debug,
