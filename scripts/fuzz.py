@@ -21,8 +21,11 @@ optimiser in cudajit's LLVM back end makes of the same IR (O3 for the NVPTX
 target, then the CPU), a check of the second code generator's optimiser.
 --target gpu runs each program on the GPU instead: the function becomes a
 device function that a kernel calls once per thread, one thread per
-argument set (the same arguments; libdevice on the GPU and libm differ by an
-ulp at most, inside the tolerance).
+argument set (the same arguments). libdevice's functions differ from libm's
+by an ulp or two and the GPU fuses multiplies into adds; where such a last
+bit decides the result (a float % of a huge number, an equality, int() near
+an integer), the argument set is not compared: a mismatch counts only if the
+reference, rerun with those results jittered by up to 3 ulps, never moves.
 
 Programs cudajit rejects with a CompileError are counted (the rejection
 rate shows what the subset covers); any other exception is a bug. Every
@@ -30,9 +33,11 @@ mismatch or crash is minimised (statements deleted while it still fails)
 and written to --out as a reproducer.
 """
 import argparse
+import ast
 import math
 import os
 import random
+import re
 import sys
 import time
 import traceback
@@ -260,6 +265,56 @@ def reference(src):
     return ns["fuzzed"]
 
 
+class _Jitter(ast.NodeTransformer):
+    """Wraps what the GPU may round differently from CPython in _jit(...):
+    libdevice's transcendental functions and pow (an ulp or two from libm's)
+    and float products (which -fma=1 may fuse with an add, skipping their
+    rounding). sqrt, division and sums are correctly rounded on both."""
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, (ast.Mult, ast.Pow)):
+            return ast.Call(ast.Name("_jit", ast.Load()), [node], [])
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "math"
+                and f.attr not in ("sqrt", "fabs")):
+            return ast.Call(ast.Name("_jit", ast.Load()), [node], [])
+        return node
+
+
+def jittered_reference(src, rng):
+    """The reference with every such result moved by up to 3 ulps at random:
+    an argument set whose result moves with it is decided by last-bit
+    rounding (a float % of a large number, an equality, int() of a value
+    near an integer) and is not compared on the GPU."""
+    tree = ast.fix_missing_locations(_Jitter().visit(ast.parse(HELPER.replace("@cuda.jit(device=True)\n", "") + src)))
+
+    def jit(v):
+        if type(v) is float and math.isfinite(v) and v != 0.0:
+            return v * (1.0 + rng.randint(-3, 3) * 2.0 ** -52)
+        return v
+    ns = {"math": math, "_jit": jit}
+    exec(compile(tree, "<fuzz-ref-jittered>", "exec"), ns)
+    return ns["fuzzed"]
+
+
+def rounding_sensitive(src, args, want, tries=4):
+    rng = random.Random(hash(args))
+    for _ in range(tries):
+        fn = jittered_reference(src, rng)
+        try:
+            moved = fn(*args)
+        except (ZeroDivisionError, OverflowError, ValueError):
+            return True
+        if not agree(float(moved), float(want)):
+            return True
+    return False
+
+
 def agree(got, want):
     if math.isnan(want):
         return math.isnan(got)
@@ -324,9 +379,14 @@ def run_one(body, args_list, backend="nvvm", target="cpu"):
     for args, want, got in zip(args_list, wants, gots):
         if want is None:
             continue
+        if target == "gpu" and not agree(float(got), float(want)) and rounding_sensitive(src, args, want):
+            continue   # libdevice's last bit decides it: not a compiler bug
         if not agree(float(got), float(want)):
             return f"mismatch: args={args} cudajit={got!r} cpython={want!r}"
     return "ok"
+
+
+WHILE_STEP = re.compile(r"^\s*w\d+ \+= 1$")
 
 
 def minimise(body, args_list, kind, backend="nvvm", target="cpu"):
@@ -335,6 +395,8 @@ def minimise(body, args_list, kind, backend="nvvm", target="cpu"):
     while changed:
         changed = False
         for k in range(len(body) - 2, -1, -1):
+            if WHILE_STEP.match(body[k]):
+                continue   # without its step a while loop never ends (on both sides)
             trial = body[:k] + body[k + 1:]
             try:
                 compile(source_of(trial), "<t>", "exec")

@@ -284,6 +284,28 @@ for _dt, _name, _tol in ((np.float32, "float32", 1e-5), (np.float64, "float64", 
          covers=("+ - * / // % ** unary-", "float floordiv/mod python semantics", _name))
 
 
+def float_mod_large_quotient(x, y, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[0, i] = x[i] % y[i]
+        out[1, i] = (-x[i]) % y[i]
+
+
+def _float_mod_large_quotient_ref(x, y, out):
+    out[0] = np.remainder(x, y)    # fmod-exact, as CPython's float %
+    out[1] = np.remainder(-x, y)
+
+
+# x / y far above 2**53: the remainder must still be exact (LLVM's frem on
+# NVPTX computes x - y * trunc(x / y), wrong there).
+for _dt, _name, _top in ((np.float32, "float32", 37), (np.float64, "float64", 300)):
+    case(f"float_mod_large_quotient_{_name}", f"void({_name}[::1], {_name}[::1], {_name}[:, ::1])",
+         (lambda dt, top: lambda r: [(10.0 ** r.uniform(8, top, n := size(r))).astype(dt),
+                                     _signed_away_from_zero(r, n, dt) * dt(300), poison((2, n), dt)])(_dt, _top),
+         one_d(256, arg=0), _float_mod_large_quotient_ref, [2], kernel=float_mod_large_quotient, rtol=0, atol=0,
+         covers=("float % exact for huge quotients", _name))
+
+
 def arith_int(x, y, out, q):
     i = cuda.grid(1)
     if i < x.size:

@@ -5,7 +5,7 @@
 // quotient, mod the remainder).
 //
 // Templates use $T (the LLVM type), $F (the helper's name), $MIN (the
-// smallest signed value), $FLOOR (libdevice floor for the float type).
+// smallest signed value), $FLOOR and $FMOD (libdevice's for the float type).
 #include <stdexcept>
 #include <string>
 
@@ -136,11 +136,13 @@ constexpr const char* kUnsignedFromCore = R"(  %u = call {$T, $T} $CORE($T %a, $
   %r0 = extractvalue {$T, $T} %u, 1
 )";
 
-// CPython's float_divmod (Objects/floatobject.c), as numba implements it,
-// with numpy's answers for a zero divisor: q = a / b, r = nan.
+// CPython's float_divmod (Objects/floatobject.c), with numpy's answers for
+// a zero divisor: q = a / b, r = nan. The remainder is libdevice's fmod,
+// exact as CPython's: LLVM's frem becomes a - b * trunc(a / b) on NVPTX,
+// wrong for large quotients (1e300 % 1000.0).
 constexpr const char* kFloatDivMod = R"(define internal {$T, $T} $F($T %a, $T %b) alwaysinline {
 entry:
-  %mod = frem $T %a, %b
+  %mod = call $T $FMOD($T %a, $T %b)
   %amod = fsub $T %a, %mod
   %div = fdiv $T %amod, %b
   %modnz = fcmp une $T %mod, 0.0
@@ -327,8 +329,11 @@ std::string helperDefinition(Helper h, Scalar s, const std::string& name,
     case Helper::FloatDivMod: {
       text = kFloatDivMod;
       std::string floor = s == Scalar::Float32 ? "@__nv_floorf" : "@__nv_floor";
+      std::string fmod = s == Scalar::Float32 ? "@__nv_fmodf" : "@__nv_fmod";
       declarations->push_back("declare " + t + " " + floor + "(" + t + ")");
+      declarations->push_back("declare " + t + " " + fmod + "(" + t + ", " + t + ")");
       std::string out = substitute(text, "$FLOOR", floor);
+      out = substitute(out, "$FMOD", fmod);
       out = substitute(out, "$T", t);
       return substitute(out, "$F", name);
     }
