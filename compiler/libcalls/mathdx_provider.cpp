@@ -1,13 +1,29 @@
-// The MathDx provider: descriptors are the keys of cuBLASDx descriptors this
-// process instantiated (mathdx/mathdx.h: specKey), which the Python Matmul
-// object did when it was built; each resolves to libmathdx's entry point
-// (the shared-memory API with static leading dimensions) and its LTO-IR.
+// The MathDx provider: descriptors are the keys of cuBLASDx and cuFFTDx
+// descriptors this process instantiated (mathdx/mathdx.h: specKey), which
+// the Python Matmul / FFT object did when it was built; each resolves to
+// libmathdx's entry point and its LTO-IR: a GEMM's shared-memory API with
+// static leading dimensions, void(alpha*, a*, b*, beta*, c*); an FFT's
+// register API, void(thread_data*[, smem*]).
 #include "libcalls/provider.h"
 #include "mathdx/mathdx.h"
 #include "support/error.h"
 
 namespace cj::libcalls {
 namespace {
+
+// `pointers` generic pointer parameters, no result.
+ResolvedCall entry(const std::string& spec, const std::string& symbol, const std::vector<std::vector<char>>& ltoir,
+                   int pointers) {
+  if (ltoir.size() != 1)
+    throw ToolchainError("MathDx descriptor " + spec + " came as " + std::to_string(ltoir.size()) +
+                         " LTO-IR modules; cudajit links one");
+  ResolvedCall c;
+  c.symbol = symbol;
+  c.signature.ret = CType{};
+  for (int i = 0; i < pointers; ++i) c.signature.params.push_back(CType::voidPointer());
+  c.ltoir = std::make_shared<const std::vector<char>>(ltoir[0]);
+  return c;
+}
 
 class MathdxProvider : public Provider {
  public:
@@ -16,18 +32,13 @@ class MathdxProvider : public Provider {
   std::vector<ResolvedCall> resolve(const std::vector<std::string>& keys) const override {
     std::vector<ResolvedCall> out;
     for (const std::string& key : keys) {
-      std::shared_ptr<const mathdx::MatmulResult> r = mathdx::servedResult(key);
-      if (!r) throw ToolchainError("MathDx descriptor " + key + " was not instantiated in this process");
-      if (r->ltoir.size() != 1)
-        throw ToolchainError("MathDx descriptor " + r->spec + " came as " + std::to_string(r->ltoir.size()) +
-                             " LTO-IR modules; cudajit links one");
-      ResolvedCall c;
-      c.symbol = r->symbol;
-      // void f(alpha*, a*, b*, beta*, c*): generic pointers (cublasdx_numba's ABI).
-      c.signature.ret = CType{};
-      for (int i = 0; i < 5; ++i) c.signature.params.push_back(CType::voidPointer());
-      c.ltoir = std::make_shared<const std::vector<char>>(r->ltoir[0]);
-      out.push_back(std::move(c));
+      if (auto mm = mathdx::servedResult(key)) {
+        out.push_back(entry(mm->spec, mm->symbol, mm->ltoir, 5));
+      } else if (auto fft = mathdx::servedFft(key)) {
+        out.push_back(entry(fft->spec, fft->symbol, fft->ltoir, fft->execution == "Block" ? 2 : 1));
+      } else {
+        throw ToolchainError("MathDx descriptor " + key + " was not instantiated in this process");
+      }
     }
     return out;
   }

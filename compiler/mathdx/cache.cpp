@@ -1,5 +1,5 @@
 // The caches in front of libmathdx (an instantiation costs an NVRTC compile
-// of cuBLASDx, ~20 s): this process's results by spec, then a
+// of cuBLASDx or cuFFTDx, 5-20 s): this process's results by spec, then a
 // support/disk_cache.h directory <cache root>/mathdx of <sha256>.cjmdx
 // entries, keyed by the spec and libmathdx's identity (version, file size
 // and mtime of libmathdx and of the NVRTC it runs on).
@@ -12,6 +12,7 @@
 #include <mutex>
 #include <cstdlib>
 
+#include "mathdx/fft.h"
 #include "mathdx/library.h"
 #include "mathdx/mathdx.h"
 #include "mathdx/matmul.h"
@@ -23,9 +24,14 @@ namespace {
 
 constexpr uint32_t kFormatVersion = 1;
 
+// One routine kind's results: by spec text, and by specKey (what kernels name).
+template <class Result>
+struct Store {
+  std::map<std::string, std::shared_ptr<const Result>> memory, by_key;
+};
 std::mutex g_mutex;
-std::map<std::string, std::shared_ptr<const MatmulResult>> g_memory;
-std::map<std::string, std::shared_ptr<const MatmulResult>> g_by_key;   // specKey -> result
+Store<MatmulResult> g_matmuls;
+Store<FftResult> g_ffts;
 std::atomic<int64_t> g_memory_hits{0}, g_disk_hits{0}, g_compiles{0};
 
 DiskCache diskCache() { return DiskCache(cacheDirectory(), ".cjmdx", "CJMATHDX", kFormatVersion); }
@@ -53,24 +59,18 @@ const NameField kNames[] = {
     {"arrangement", &MatmulResult::arrangement},
 };
 
+// An entry's body: "key value..." lines, an empty line, the LTO-IR modules.
 // No iostreams (spec.cpp says why): integers through std::to_string and strtoll.
-std::string serialize(const MatmulResult& r) {
-  std::string out = "spec " + r.spec + "\nsymbol " + r.symbol + "\nmax_threads_per_block " +
-                    std::to_string(r.max_threads_per_block) + "\nshared_memory_size " +
-                    std::to_string(r.shared_memory_size) + "\n";
-  for (const auto& f : kArrays) {
-    const auto& v = r.*f.field;
-    out += std::string(f.name) + " " + std::to_string(v[0]) + " " + std::to_string(v[1]) + " " +
-           std::to_string(v[2]) + "\n";
-  }
-  for (const auto& f : kNames) {
-    const auto& v = r.*f.field;
-    out += std::string(f.name) + " " + v[0] + " " + v[1] + " " + v[2] + "\n";
-  }
+using Lines = std::vector<std::pair<std::string, std::string>>;
+
+std::string writeEntry(const std::string& spec, const std::string& symbol, Lines lines,
+                       const std::vector<std::vector<char>>& ltoir) {
+  std::string out = "spec " + spec + "\nsymbol " + symbol + "\n";
+  for (const auto& [key, value] : lines) out += key + " " + value + "\n";
   out += "ltoir";
-  for (const auto& m : r.ltoir) out += " " + std::to_string(m.size());
+  for (const auto& m : ltoir) out += " " + std::to_string(m.size());
   out += "\n\n";
-  for (const auto& m : r.ltoir) out.append(m.data(), m.size());
+  for (const auto& m : ltoir) out.append(m.data(), m.size());
   return out;
 }
 
@@ -89,52 +89,127 @@ std::vector<std::string> words(const std::string& line) {
 
 int64_t number(const std::string& s) { return std::strtoll(s.c_str(), nullptr, 10); }
 
-bool deserialize(const std::string& body, const std::string& spec, MatmulResult* r) {
+// Reads an entry: `line(key, rest, words)` for each line but spec, symbol
+// and ltoir. False when malformed or for another spec.
+template <class LineFn>
+bool readEntry(const std::string& body, const std::string& spec, std::string* symbol,
+               std::vector<std::vector<char>>* ltoir, LineFn line) {
   size_t end = body.find("\n\n");
   if (end == std::string::npos) return false;
   std::vector<size_t> sizes;
+  std::string stored_spec;
   for (size_t at = 0; at < end;) {
     size_t eol = body.find('\n', at);
     if (eol == std::string::npos || eol > end) eol = end;
-    std::string line = body.substr(at, eol - at);
+    std::string text = body.substr(at, eol - at);
     at = eol + 1;
-    size_t space = line.find(' ');
-    std::string key = line.substr(0, space);
-    std::string rest = space == std::string::npos ? std::string() : line.substr(space + 1);
-    std::vector<std::string> w = words(rest);
-    if (key == "spec") r->spec = rest;
-    else if (key == "symbol") r->symbol = rest;
-    else if (key == "max_threads_per_block" && w.size() == 1) r->max_threads_per_block = number(w[0]);
-    else if (key == "shared_memory_size" && w.size() == 1) r->shared_memory_size = number(w[0]);
-    else if (key == "ltoir") for (const auto& s : w) sizes.push_back(size_t(number(s)));
-    for (const auto& f : kArrays)
-      if (key == f.name && w.size() == 3)
-        for (int i = 0; i < 3; ++i) (r->*f.field)[i] = number(w[i]);
-    for (const auto& f : kNames)
-      if (key == f.name && w.size() == 3)
-        for (int i = 0; i < 3; ++i) (r->*f.field)[i] = w[i];
+    size_t space = text.find(' ');
+    std::string key = text.substr(0, space);
+    std::string rest = space == std::string::npos ? std::string() : text.substr(space + 1);
+    if (key == "spec") stored_spec = rest;
+    else if (key == "symbol") *symbol = rest;
+    else if (key == "ltoir") for (const auto& w : words(rest)) sizes.push_back(size_t(number(w)));
+    else line(key, rest, words(rest));
   }
   size_t at = end + 2;
   for (size_t s : sizes) {
     if (at + s > body.size()) return false;
-    r->ltoir.emplace_back(body.begin() + at, body.begin() + at + s);
+    ltoir->emplace_back(body.begin() + at, body.begin() + at + s);
     at += s;
   }
-  return r->spec == spec && at == body.size() && !r->ltoir.empty() && !r->symbol.empty();
+  return stored_spec == spec && at == body.size() && !ltoir->empty() && !symbol->empty();
 }
 
-}  // namespace
+std::string serialize(const MatmulResult& r) {
+  Lines lines = {{"max_threads_per_block", std::to_string(r.max_threads_per_block)},
+                 {"shared_memory_size", std::to_string(r.shared_memory_size)}};
+  for (const auto& f : kArrays) {
+    const auto& v = r.*f.field;
+    lines.push_back({f.name, std::to_string(v[0]) + " " + std::to_string(v[1]) + " " + std::to_string(v[2])});
+  }
+  for (const auto& f : kNames) {
+    const auto& v = r.*f.field;
+    lines.push_back({f.name, v[0] + " " + v[1] + " " + v[2]});
+  }
+  return writeEntry(r.spec, r.symbol, std::move(lines), r.ltoir);
+}
 
-std::string cacheDirectory() { return userCacheRoot() + "/mathdx"; }
+bool deserialize(const std::string& body, const std::string& spec, MatmulResult* r) {
+  r->spec = spec;
+  return readEntry(body, spec, &r->symbol, &r->ltoir,
+                   [&](const std::string& key, const std::string&, const std::vector<std::string>& w) {
+                     if (key == "max_threads_per_block" && w.size() == 1) r->max_threads_per_block = number(w[0]);
+                     if (key == "shared_memory_size" && w.size() == 1) r->shared_memory_size = number(w[0]);
+                     for (const auto& f : kArrays)
+                       if (key == f.name && w.size() == 3)
+                         for (int i = 0; i < 3; ++i) (r->*f.field)[i] = number(w[i]);
+                     for (const auto& f : kNames)
+                       if (key == f.name && w.size() == 3)
+                         for (int i = 0; i < 3; ++i) (r->*f.field)[i] = w[i];
+                   });
+}
 
-std::string compileSerialized(const MatmulSpec& spec) { return serialize(compileMatmul(spec)); }
+// FftResult's fields by their names in the entry.
+struct FftNumber {
+  const char* name;
+  int64_t FftResult::*field;
+};
+const FftNumber kFftNumbers[] = {
+    {"size", &FftResult::size},
+    {"elements_per_thread", &FftResult::elements_per_thread},
+    {"storage_size", &FftResult::storage_size},
+    {"stride", &FftResult::stride},
+    {"implicit_type_batching", &FftResult::implicit_type_batching},
+    {"input_length", &FftResult::input_length},
+    {"output_length", &FftResult::output_length},
+    {"input_elements_per_thread", &FftResult::input_elements_per_thread},
+    {"output_elements_per_thread", &FftResult::output_elements_per_thread},
+    {"shared_memory_size", &FftResult::shared_memory_size},
+    {"ffts_per_block", &FftResult::ffts_per_block},
+    {"suggested_ffts_per_block", &FftResult::suggested_ffts_per_block},
+};
+struct FftName {
+  const char* name;
+  std::string FftResult::*field;
+};
+const FftName kFftNames[] = {
+    {"execution", &FftResult::execution},
+    {"value_type", &FftResult::value_type},
+    {"input_type", &FftResult::input_type},
+    {"output_type", &FftResult::output_type},
+};
 
-std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instantiate& elsewhere) {
+std::string serialize(const FftResult& r) {
+  Lines lines;
+  for (const auto& f : kFftNumbers) lines.push_back({f.name, std::to_string(r.*f.field)});
+  for (const auto& f : kFftNames) lines.push_back({f.name, r.*f.field});
+  lines.push_back({"block_dim", std::to_string(r.block_dim[0]) + " " + std::to_string(r.block_dim[1]) + " " +
+                                    std::to_string(r.block_dim[2])});
+  return writeEntry(r.spec, r.symbol, std::move(lines), r.ltoir);
+}
+
+bool deserialize(const std::string& body, const std::string& spec, FftResult* r) {
+  r->spec = spec;
+  return readEntry(body, spec, &r->symbol, &r->ltoir,
+                   [&](const std::string& key, const std::string& rest, const std::vector<std::string>& w) {
+                     for (const auto& f : kFftNumbers)
+                       if (key == f.name && w.size() == 1) r->*f.field = number(w[0]);
+                     for (const auto& f : kFftNames)
+                       if (key == f.name) r->*f.field = rest;
+                     if (key == "block_dim" && w.size() == 3)
+                       for (int i = 0; i < 3; ++i) r->block_dim[i] = number(w[i]);
+                   });
+}
+
+// The memory cache, the disk cache, else an instantiation (through
+// `elsewhere` when given).
+template <class Result, class Spec, class Elsewhere>
+std::shared_ptr<const Result> serve(Store<Result>& store, const Spec& spec, const Elsewhere& elsewhere) {
   const std::string text = spec.toString();
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = g_memory.find(text);
-    if (it != g_memory.end()) {
+    auto it = store.memory.find(text);
+    if (it != store.memory.end()) {
       ++g_memory_hits;
       return it->second;
     }
@@ -143,13 +218,14 @@ std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instant
   const std::string key = sha256Hex(std::to_string(kFormatVersion) + "\n" + a.identity + "\n" + text);
   DiskCache disk = diskCache();
   std::string body;
-  auto result = std::make_shared<MatmulResult>();
+  auto result = std::make_shared<Result>();
   if (disk.load(key, &body) == CacheLoad::Hit && deserialize(body, text, result.get())) {
     ++g_disk_hits;
   } else {
     // One instantiation at a time: libmathdx does not say it is thread-safe.
     static std::mutex compile_mutex;
     std::lock_guard<std::mutex> lock(compile_mutex);
+    *result = Result{};
     body = elsewhere ? elsewhere(spec) : compileSerialized(spec);
     if (!deserialize(body, text, result.get()))
       throw ToolchainError("libmathdx: the instantiation of " + text + " came back malformed");
@@ -157,9 +233,31 @@ std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instant
     disk.store(key, body);   // a failed write only costs the next process a compile
   }
   std::lock_guard<std::mutex> lock(g_mutex);
-  auto served = g_memory.emplace(text, std::move(result)).first->second;
-  g_by_key[specKey(text)] = served;
+  auto served = store.memory.emplace(text, std::move(result)).first->second;
+  store.by_key[specKey(text)] = served;
   return served;
+}
+
+template <class Result>
+std::shared_ptr<const Result> lookup(const Store<Result>& store, const std::string& key) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = store.by_key.find(key);
+  return it == store.by_key.end() ? nullptr : it->second;
+}
+
+}  // namespace
+
+std::string cacheDirectory() { return userCacheRoot() + "/mathdx"; }
+
+std::string compileSerialized(const MatmulSpec& spec) { return serialize(compileMatmul(spec)); }
+std::string compileSerialized(const FftSpec& spec) { return serialize(compileFft(spec)); }
+
+std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instantiate& elsewhere) {
+  return serve(g_matmuls, spec, elsewhere);
+}
+
+std::shared_ptr<const FftResult> fft(const FftSpec& spec, const InstantiateFft& elsewhere) {
+  return serve(g_ffts, spec, elsewhere);
 }
 
 // libmathdx's version is part of the key: a kernel cached on disk under it
@@ -168,17 +266,15 @@ std::string specKey(const std::string& spec_text) {
   return sha256Hex("libmathdx " + api().version + "\n" + spec_text).substr(0, 16);
 }
 
-std::shared_ptr<const MatmulResult> servedResult(const std::string& key) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  auto it = g_by_key.find(key);
-  return it == g_by_key.end() ? nullptr : it->second;
-}
+std::shared_ptr<const MatmulResult> servedResult(const std::string& key) { return lookup(g_matmuls, key); }
+std::shared_ptr<const FftResult> servedFft(const std::string& key) { return lookup(g_ffts, key); }
 
 CacheStats cacheStats() { return {g_memory_hits.load(), g_disk_hits.load(), g_compiles.load()}; }
 
 void clearMemoryCache() {
   std::lock_guard<std::mutex> lock(g_mutex);
-  g_memory.clear();
+  g_matmuls.memory.clear();
+  g_ffts.memory.clear();
 }
 
 }  // namespace cj::mathdx

@@ -41,6 +41,22 @@ const Named kFunction[] = {
 #define CJ_MATHDX_FUNCTION ROW
 #include "mathdx/enums.def"
 };
+const Named kFftType[] = {
+#define CJ_MATHDX_FFT_TYPE ROW
+#include "mathdx/enums.def"
+};
+const Named kDirection[] = {
+#define CJ_MATHDX_DIRECTION ROW
+#include "mathdx/enums.def"
+};
+const Named kComplexLayout[] = {
+#define CJ_MATHDX_COMPLEX_LAYOUT ROW
+#include "mathdx/enums.def"
+};
+const Named kRealMode[] = {
+#define CJ_MATHDX_REAL_MODE ROW
+#include "mathdx/enums.def"
+};
 #undef ROW
 
 const ValueType kValueTypes[] = {
@@ -54,6 +70,8 @@ const Table kTables[] = {
     TABLE("precision", kPrecision),     TABLE("data_type", kDataType),
     TABLE("arrangement", kArrangement), TABLE("transpose_mode", kTranspose),
     TABLE("execution", kExecution),     TABLE("function", kFunction),
+    TABLE("fft_type", kFftType),        TABLE("direction", kDirection),
+    TABLE("complex_layout", kComplexLayout), TABLE("real_mode", kRealMode),
 };
 #undef TABLE
 

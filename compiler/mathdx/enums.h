@@ -4,7 +4,10 @@
 
 namespace cj::mathdx {
 
-enum class EnumKind { Precision, DataType, Arrangement, Transpose, Execution, Function };
+enum class EnumKind {
+  Precision, DataType, Arrangement, Transpose, Execution, Function,
+  FftType, Direction, ComplexLayout, RealMode,
+};
 
 // The enum value of a spelling; throws CompileError naming the valid ones.
 int parseEnum(EnumKind kind, const std::string& spelling);

@@ -1,7 +1,7 @@
-// MathDx device libraries (cuBLASDx today) through NVIDIA's libmathdx: a
-// description of a block-wide routine (sizes, precisions, arrangement, block
-// shape, target) -> its LTO-IR, the extern "C" symbol to call, and the traits
-// a caller needs (leading dimensions, block dim, shared memory size).
+// MathDx device libraries (cuBLASDx GEMM, cuFFTDx FFT) through NVIDIA's
+// libmathdx: a description of a routine (sizes, precisions, arrangement,
+// block shape, target) -> its LTO-IR, the extern "C" symbol to call, and the
+// traits a caller needs (leading dimensions, block dim, shared memory size).
 //
 // libmathdx is loaded with dlopen on first use (library.h says where from):
 // nothing MathDx is needed to build or import cudajit. Names and spellings
@@ -64,6 +64,41 @@ struct MatmulResult {
   int64_t shared_memory_size = 0;
 };
 
+// A cuFFTDx descriptor, with the register ("thread data") API. 0 / empty:
+// not set (libmathdx's default; direction: forward for r2c, inverse for c2r).
+struct FftSpec {
+  int64_t size = 0;
+  std::string precision;          // "float16", "float32", "float64"
+  std::string fft_type = "c2c";   // "c2c" | "r2c" | "c2r"
+  std::string direction;          // "forward" | "inverse"
+  std::string execution = "Block";  // "Block" | "Thread"
+  int64_t ffts_per_block = 0;
+  int64_t elements_per_thread = 0;
+  std::string complex_layout;     // real FFTs: "natural" | "packed" | "full"
+  std::string real_mode;          // real FFTs: "normal" | "folded"
+  int sm = 0;
+
+  // "FFT(size=128, ...)": every field, the key of the caches.
+  std::string toString() const;
+};
+
+// A trait libmathdx does not define for a descriptor (a Thread FFT has no
+// block_dim, shared_memory_size or ffts_per_block).
+constexpr int64_t kNoTrait = -1;
+
+struct FftResult {
+  std::string spec;                     // FftSpec::toString()
+  std::vector<std::vector<char>> ltoir;
+  std::string symbol;                   // void(value_type* thread_data[, value_type* smem])
+  std::string execution;                // "Block" | "Thread"
+  std::string value_type, input_type, output_type;   // "complex64", "float32", ...
+  int64_t size = 0, elements_per_thread = 0, storage_size = 0, stride = 0;
+  int64_t implicit_type_batching = 0, input_length = 0, output_length = 0;
+  int64_t input_elements_per_thread = 0, output_elements_per_thread = 0;
+  int64_t shared_memory_size = kNoTrait, ffts_per_block = kNoTrait, suggested_ffts_per_block = kNoTrait;
+  std::array<int64_t, 3> block_dim{kNoTrait, kNoTrait, kNoTrait};
+};
+
 // Instantiates a spec somewhere else and returns compileSerialized's bytes.
 //
 // libmathdx (0.4.1) carries a static libstdc++ whose locale facet ids are
@@ -75,6 +110,7 @@ struct MatmulResult {
 // libmathdx is sure to come first: the binding hands matmul() a function
 // that runs compileSerialized there.
 using Instantiate = std::function<std::string(const MatmulSpec&)>;
+using InstantiateFft = std::function<std::string(const FftSpec&)>;
 
 // Validates the spec, then fetches the result from the memory cache, the
 // disk cache (support/disk_cache.h: <cache root>/mathdx) or instantiates it
@@ -83,17 +119,22 @@ using Instantiate = std::function<std::string(const MatmulSpec&)>;
 // message; or a spelling not in enums.def) or ToolchainError.
 std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instantiate& elsewhere = {});
 
+std::shared_ptr<const FftResult> fft(const FftSpec& spec, const InstantiateFft& elsewhere = {});
+
 // Instantiates the spec through libmathdx in this process, in the disk
 // cache's serialized form (what an Instantiate returns).
 std::string compileSerialized(const MatmulSpec& spec);
+std::string compileSerialized(const FftSpec& spec);
 
 // The name a descriptor goes by in kernels (the symbol
-// `cudajit.mathdx.matmul.<key>` a Matmul object freezes to): 16 hex digits
+// `cudajit.mathdx.matmul.<key>` a Matmul object freezes to, `...fft.<key>`
+// an FFT): 16 hex digits
 // of the SHA-256 of libmathdx's version and the spec text (throws
 // LibraryMissing without libmathdx). Every result matmul() served in this
 // process can be found by it; nullptr for a key it has not served.
 std::string specKey(const std::string& spec_text);
 std::shared_ptr<const MatmulResult> servedResult(const std::string& key);
+std::shared_ptr<const FftResult> servedFft(const std::string& key);
 
 // "libmathdx 0.4.1 at /.../libmathdx.so.0"; throws LibraryMissing.
 std::string libraryDescription();

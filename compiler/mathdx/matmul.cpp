@@ -3,6 +3,7 @@
 #include <memory>
 #include <mutex>
 
+#include "mathdx/code.h"
 #include "mathdx/enums.h"
 #include "mathdx/library.h"
 #include "mathdx/status.h"
@@ -25,11 +26,6 @@ enum Trait : int {
 };
 // cublasdxApi: the shared-memory pointer API, void(alpha*, a*, b*, beta*, c*).
 constexpr long long kApiSmem = 0;
-// commondxOption, commondxCodeType (libcommondx.h). (CODE_CONTAINER is not
-// set: libmathdx 0.4 answers COMMONDX_OPTION_CODE_CONTAINER = LTOIR with an
-// internal error; TARGET_CODE = LTO gives LTO-IR.)
-constexpr int kCodeOptionTargetSm = 1, kCodeOptionTargetCode = 5;
-constexpr long long kCodeTypeLto = 0;
 
 // The integer-array traits and where they go. (BLOCK_SIZE is left out:
 // libmathdx 0.4 answers it with COMMONDX_INTERNAL_ERROR; MAX_THREADS_PER_BLOCK
@@ -113,15 +109,6 @@ int64_t sharedMemorySize(const MatmulResult& r) {
   return offset;
 }
 
-// Owns a descriptor / code handle.
-struct Handle {
-  long long h = 0;
-  int (*destroy)(long long);
-  ~Handle() {
-    if (h) destroy(h);
-  }
-};
-
 }  // namespace
 
 MatmulResult compileMatmul(const MatmulSpec& spec) {
@@ -131,7 +118,7 @@ MatmulResult compileMatmul(const MatmulSpec& spec) {
 
   MatmulResult r;
   r.spec = key;
-  Handle desc{0, a.cublasdxDestroyDescriptor};
+  Handle desc{a.cublasdxDestroyDescriptor};
   check(a, a.cublasdxCreateDescriptor(&desc.h), "cublasdxCreateDescriptor", key);
   for (const Operator& op : ops) {
     int st = op.values.size() == 1 ? a.cublasdxSetOperatorInt64(desc.h, op.id, op.values[0])
@@ -169,26 +156,8 @@ MatmulResult compileMatmul(const MatmulSpec& spec) {
   r.symbol = symbol.substr(0, symbol.find('\0'));
   r.shared_memory_size = sharedMemorySize(r);
 
-  Handle code{0, a.commondxDestroyCode};
-  check(a, a.commondxCreateCode(&code.h), "commondxCreateCode", key);
-  check(a, a.commondxSetCodeOptionInt64(code.h, kCodeOptionTargetSm, static_cast<long long>(spec.sm) * 10),
-        "commondxSetCodeOptionInt64(TARGET_SM)", key);
-  check(a, a.commondxSetCodeOptionInt64(code.h, kCodeOptionTargetCode, kCodeTypeLto),
-        "commondxSetCodeOptionInt64(TARGET_CODE)", key);
-  check(a, a.cublasdxFinalizeCode(code.h, desc.h), "cublasdxFinalizeCode", key);
-  // Some routines come as several LTO-IR modules; all of them are linked.
-  size_t count = 0;
-  check(a, a.commondxGetCodeNumLTOIRs(code.h, &count), "commondxGetCodeNumLTOIRs", key);
-  std::vector<size_t> sizes(count);
-  check(a, a.commondxGetCodeLTOIRSizes(code.h, count, sizes.data()), "commondxGetCodeLTOIRSizes", key);
-  r.ltoir.resize(count);
-  std::vector<void*> out(count);
-  for (size_t i = 0; i < count; ++i) {
-    r.ltoir[i].resize(sizes[i]);
-    out[i] = r.ltoir[i].data();
-  }
-  check(a, a.commondxGetCodeLTOIRs(code.h, count, out.data()), "commondxGetCodeLTOIRs", key);
-  if (count == 0) throw ToolchainError("libmathdx produced no LTO-IR for " + key);
+  r.ltoir = finalizeLtoir(a, spec.sm, [&](long long code) { return a.cublasdxFinalizeCode(code, desc.h); },
+                          "cublasdxFinalizeCode", key);
   return r;
 }
 

@@ -1,4 +1,4 @@
-// MatmulSpec's text form (the caches' key and the messages' subject).
+// MatmulSpec's and FftSpec's text forms (the caches' key and the messages' subject).
 //
 // Built with std::to_string, not iostreams: once libNVVM / nvJitLink have
 // run in the process, an std::ostringstream here printed integers as
@@ -27,6 +27,13 @@ std::string MatmulSpec::toString() const {
          ", transpose_mode=" + join(transpose_mode, ",") + ", block_dim=" + join(block_dim, "x") +
          ", leading_dimension=" + join(leading_dimension, ",") + ", alignment=" + join(alignment, ",") +
          ", execution=" + execution + ", sm=" + std::to_string(sm) + ")";
+}
+
+std::string FftSpec::toString() const {
+  return "FFT(size=" + std::to_string(size) + ", precision=" + precision + ", fft_type=" + fft_type +
+         ", direction=" + direction + ", execution=" + execution + ", ffts_per_block=" +
+         std::to_string(ffts_per_block) + ", elements_per_thread=" + std::to_string(elements_per_thread) +
+         ", complex_layout=" + complex_layout + ", real_mode=" + real_mode + ", sm=" + std::to_string(sm) + ")";
 }
 
 }  // namespace cj::mathdx

@@ -50,7 +50,7 @@ void check(const Api& a, int status, const std::string& call, const std::string&
   constexpr int kCompilationError = 3;
   std::string log = status == kCompilationError ? lastError(a) : std::string();
   std::string message = log.empty() ? head : head + ":\n" + summary(log) + "\n--- libmathdx log ---\n" + log;
-  throw CompileError("", 0, 0, "mathdx.matmul", message);
+  throw CompileError("", 0, 0, spec.rfind("FFT(", 0) == 0 ? "mathdx.fft" : "mathdx.matmul", message);
 }
 
 }  // namespace cj::mathdx

@@ -27,7 +27,8 @@ struct SymbolEntry {
   ir::Intrinsic intrinsic;   // what the rule needs when an intrinsic (I(Enum) in symbols.def); else Count
 };
 const SymbolEntry* findSymbol(std::string_view qualified_name);
-// cudajit.mathdx.matmul.<key>[...]: the symbols of Matmul objects (rules::mathdxCall).
+// cudajit.mathdx.matmul.<key>[...] / cudajit.mathdx.fft.<key>[...]: the symbols of
+// Matmul and FFT objects (rules::mathdxCall).
 bool isMathdxSymbol(std::string_view qualified_name);
 bool isForeignSymbol(std::string_view qualified_name);   // rules_foreign.cpp: cudajit.foreign.<key>
 
@@ -63,9 +64,10 @@ extern const Rule localArray;      // cudajit.local.array(shape, dtype)
 extern const Rule atomicAdd;       // cudajit.atomic.add(arr, idx, val)
 // rules_cub.cpp: cudajit.block.* / cudajit.warp.* (the row is found by the symbol's name)
 extern const Rule cubCall;
-// rules_mathdx.cpp: cudajit.mathdx.matmul.<key>[.execute] (a Matmul object
-// and its execute method; the symbol is per descriptor, so it is matched by
-// isMathdxSymbol rather than a symbols.def row)
+// rules_mathdx.cpp: cudajit.mathdx.matmul.<key>[.execute] and
+// cudajit.mathdx.fft.<key>[.execute] (a Matmul or FFT object and its execute
+// method; the symbol is per descriptor, so it is matched by isMathdxSymbol
+// rather than a symbols.def row)
 extern const Rule mathdxCall;
 // rules_foreign.cpp: a cudajit.declare_device(...) object (its symbol is per declaration)
 extern const Rule foreignCall;

@@ -1,3 +1,9 @@
+// cudajit.mathdx.fft.<key>[.execute](thread_data[, smem]): one cuFFTDx FFT
+// in place on a thread's values (execution 'Thread') or on the block's
+// (execution 'Block', with a shared-memory workspace), as nvmath.device's
+// `FFT.execute(...)` / `FFT(...)`; thread_data an array of the FFT's value
+// type, smem any array (its bytes are the workspace).
+//
 // cudajit.mathdx.matmul.<key>[.execute](alpha, a, b, beta, c): one cuBLASDx
 // block GEMM, C = alpha * A @ B + beta * C, as nvmath.device's
 // `MM.execute(...)` (and its older spelling `MM(...)`) in numba kernels. A
@@ -6,7 +12,10 @@
 // value types and block shape the call is checked against. The call becomes
 // `intrinsic mathdx "<key>"` (libcalls/library_call.h) with alpha and beta
 // converted to C's value type; codegen passes everything by pointer.
+#include <array>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "mathdx/mathdx.h"
 #include "typeinfer/infer.h"
@@ -18,6 +27,34 @@ namespace cj::typeinfer {
 namespace {
 
 constexpr std::string_view kPrefix = "cudajit.mathdx.matmul.";
+constexpr std::string_view kFftPrefix = "cudajit.mathdx.fft.";
+
+// "<key>" and the method ("" for a call of the object itself) of a symbol.
+std::pair<std::string, std::string> keyAndMethod(std::string_view name, std::string_view prefix) {
+  std::string_view rest = name.substr(prefix.size());
+  const size_t dot = rest.find('.');
+  if (dot == std::string_view::npos) return {std::string(rest), ""};
+  return {std::string(rest.substr(0, dot)), std::string(rest.substr(dot + 1))};
+}
+
+std::string dimText(const int64_t* d) {
+  return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
+}
+
+// A block-wide routine is built for one block shape: a launch with another
+// is an error (`what`: "Matmul", "FFT").
+void checkBlockShape(const Site& s, const std::string& what, const std::array<int64_t, 3>& built,
+                     void (*failure)(const Site&, const std::string&, const std::string&)) {
+  const InferOptions& options = s.ctx.specializer().options();
+  if (options.block_dims[0] <= 0) return;
+  for (int d = 0; d < 3; ++d)
+    if (options.block_dims[d] != built[d]) {
+      const int64_t launched[3] = {options.block_dims[0], options.block_dims[1], options.block_dims[2]};
+      failure(s, what + " was built for block_dim " + dimText(built.data()) + "; this kernel is launched with " +
+                     dimText(launched),
+              "launch with " + std::string(what == "FFT" ? "fft" : "MM") + ".block_dim threads per block");
+    }
+}
 
 struct Call {
   std::string key;
@@ -28,19 +65,16 @@ struct Call {
 // Errors name the call as the user wrote it ("Matmul.execute", "Matmul" for
 // MM(...)), not the per-descriptor symbol.
 [[noreturn]] void fail(const Site& s, const std::string& message, const std::string& hint = {}) {
-  std::string_view rest = s.name.substr(kPrefix.size());
-  const size_t dot = rest.find('.');
-  const std::string construct = dot == std::string_view::npos ? "Matmul" : "Matmul." + std::string(rest.substr(dot + 1));
-  s.ctx.fail(s.instr, construct, message, hint);
+  const std::string method = keyAndMethod(s.name, kPrefix).second;
+  s.ctx.fail(s.instr, method.empty() ? "Matmul" : "Matmul." + method, message, hint);
 }
 
 Call analyze(const Site& s) {
   Call c;
-  std::string_view rest = s.name.substr(kPrefix.size());
-  const size_t dot = rest.find('.');
-  c.key = std::string(rest.substr(0, dot));
-  if (dot != std::string_view::npos && rest.substr(dot + 1) != "execute")
-    fail(s, "Matmul." + std::string(rest.substr(dot + 1)) + " is not callable inside kernels",
+  std::string method;
+  std::tie(c.key, method) = keyAndMethod(s.name, kPrefix);
+  if (!method.empty() && method != "execute")
+    fail(s, "Matmul." + method + " is not callable inside kernels",
          "call MM.execute(alpha, a, b, beta, c)");
   c.mm = mathdx::servedResult(c.key);
   if (!c.mm) fail(s, "this Matmul was not built in this process (descriptor " + c.key + ")");
@@ -76,16 +110,7 @@ const Type* mathdxType(const Site& s) {
 
 ir::Instr* mathdxLower(const Site& s, Emitter& e) {
   Call c = analyze(s);
-  // The routine is built for one block shape: a launch with another is an error.
-  const InferOptions& options = s.ctx.specializer().options();
-  if (options.block_dims[0] > 0)
-    for (int d = 0; d < 3; ++d)
-      if (options.block_dims[d] != c.mm->block_dim[d])
-        fail(s, "Matmul was built for block_dim (" + std::to_string(c.mm->block_dim[0]) + ", " +
-                   std::to_string(c.mm->block_dim[1]) + ", " + std::to_string(c.mm->block_dim[2]) +
-                   "); this kernel is launched with (" + std::to_string(options.block_dims[0]) + ", " +
-                   std::to_string(options.block_dims[1]) + ", " + std::to_string(options.block_dims[2]) + ")",
-               "launch with MM.block_dim threads per block");
+  checkBlockShape(s, "Matmul", c.mm->block_dim, fail);
   const Type* ct = scalarTy(c.value[2]);
   std::vector<ir::Instr*> operands = {e.convert(s.args[0], ct), s.args[1], s.args[2],
                                       e.convert(s.args[3], ct), s.args[4]};
@@ -93,12 +118,75 @@ ir::Instr* mathdxLower(const Site& s, Emitter& e) {
   return nullptr;   // no value (as CUB's void calls)
 }
 
+// --- FFT -----------------------------------------------------------------------
+
+[[noreturn]] void failFft(const Site& s, const std::string& message, const std::string& hint = {}) {
+  const std::string method = keyAndMethod(s.name, kFftPrefix).second;
+  s.ctx.fail(s.instr, method.empty() ? "FFT" : "FFT." + method, message, hint);
+}
+
+struct FftCall {
+  std::string key;
+  std::shared_ptr<const mathdx::FftResult> fft;
+};
+
+FftCall analyzeFft(const Site& s) {
+  FftCall c;
+  std::string method;
+  std::tie(c.key, method) = keyAndMethod(s.name, kFftPrefix);
+  if (!method.empty() && method != "execute")
+    failFft(s, "FFT." + method + " is not callable inside kernels", "call fft.execute(thread_data[, shared_mem])");
+  c.fft = mathdx::servedFft(c.key);
+  if (!c.fft) failFft(s, "this FFT was not built in this process (descriptor " + c.key + ")");
+  Scalar value;
+  if (!parseScalar(c.fft->value_type, &value))
+    failFft(s, "the FFT's value type " + c.fft->value_type + " has no array type in cudajit kernels",
+            "half precision FFTs batch two values in one (complex32x2); use float32 or float64");
+  const bool block = c.fft->execution == "Block";
+  const size_t want = block ? 2 : 1;
+  if (s.args.size() != want || !s.kw_args.empty())
+    failFft(s, std::string("a ") + c.fft->execution + " FFT's execute takes " +
+                   (block ? "2 arguments (thread_data, shared_mem)" : "1 argument (thread_data)") + ", got " +
+                   std::to_string(s.argCount()),
+            block && s.args.size() == 1 ? "the shared-memory API (execute(shared_mem) alone) is not supported yet"
+                                        : std::string());
+  const Type* data = s.argType(0);
+  if (!data->is(TypeKind::Array) || data->scalar != value)
+    failFft(s, "thread_data must be an array of " + std::string(scalarNumbaName(value)) + " (the FFT's value type), got " +
+                   typeToString(data));
+  if (block && !s.argType(1)->is(TypeKind::Array))
+    failFft(s, "shared_mem must be an array (the FFT's shared-memory workspace), got " + typeToString(s.argType(1)));
+  return c;
+}
+
+const Type* fftType(const Site& s) {
+  analyzeFft(s);
+  return noneTy();
+}
+
+ir::Instr* fftLower(const Site& s, Emitter& e) {
+  FftCall c = analyzeFft(s);
+  if (c.fft->execution == "Block") checkBlockShape(s, "FFT", c.fft->block_dim, failFft);
+  makeLibraryCall(e, libcalls::Library::Mathdx, c.key, voidTy(), s.args, "FFT.execute");
+  return nullptr;
+}
+
+const Type* routineType(const Site& s) {
+  return s.name.rfind(kFftPrefix, 0) == 0 ? fftType(s) : mathdxType(s);
+}
+
+ir::Instr* routineLower(const Site& s, Emitter& e) {
+  return s.name.rfind(kFftPrefix, 0) == 0 ? fftLower(s, e) : mathdxLower(s, e);
+}
+
 }  // namespace
 
 namespace rules {
-const Rule mathdxCall{mathdxType, mathdxLower};
+const Rule mathdxCall{routineType, routineLower};
 }
 
-bool isMathdxSymbol(std::string_view name) { return name.rfind(kPrefix, 0) == 0; }
+bool isMathdxSymbol(std::string_view name) {
+  return name.rfind(kPrefix, 0) == 0 || name.rfind(kFftPrefix, 0) == 0;
+}
 
 }  // namespace cj::typeinfer

@@ -1,5 +1,5 @@
-"""MathDx device routines (cuBLASDx) through NVIDIA's libmathdx, under the
-names of nvmath.device.
+"""MathDx device routines (cuBLASDx GEMM, cuFFTDx FFT) through NVIDIA's
+libmathdx, under the names of nvmath.device.
 
     from cudajit import mathdx
     mm = mathdx.matmul(size=(32, 32, 32), precision=numpy.float32, data_type="real",
@@ -7,11 +7,14 @@ names of nvmath.device.
                        block_dim=(128, 1, 1), execution="Block", sm=90)
     mm.shared_memory_size, mm.block_dim, mm.leading_dimension, mm.a_value_type
     mm.symbol, mm.ltoir          # the extern "C" entry point and its LTO-IR
+    f = mathdx.FFT(size=128, precision=numpy.float32, fft_type="c2c", direction="forward",
+                   execution="Block", elements_per_thread=8, ffts_per_block=2, sm=90)
+    f.block_dim, f.storage_size, f.stride, f.shared_memory_size, f.value_type
 
-Stage 1 (docs/mathdx.md): descriptors, traits and LTO-IR. Calling a Matmul
-inside @cudajit.jit kernels comes next. libmathdx is optional: `import
-cudajit` works without it, and building a Matmul raises ImportError naming
-the pip package (nvidia-libmathdx-cu13, or the extra cudajit[mathdx]).
+Both are called inside @cudajit.jit kernels (MM.execute(...), f.execute(...),
+docs/mathdx.md). libmathdx is optional: `import cudajit` works without it,
+and building a routine raises ImportError naming the pip package
+(nvidia-libmathdx-cu13, or the extra cudajit[mathdx]).
 """
 
 import collections
@@ -23,7 +26,7 @@ import sys
 from . import _core
 from .errors import CompileError, DeviceOnlyError
 
-__all__ = ["Matmul", "matmul", "Dim3", "LeadingDimension", "Arrangement", "TransposeMode",
+__all__ = ["Matmul", "matmul", "FFT", "fft", "Dim3", "LeadingDimension", "Arrangement", "TransposeMode",
            "Alignment", "Precision", "library"]
 
 # A cache miss is instantiated by libmathdx in a fresh Python process
@@ -70,6 +73,8 @@ def _instantiate_elsewhere(spec):
 
 def _instantiate(spec):
     """The descriptor's result from the memory or disk cache, else from libmathdx."""
+    if spec.get("routine") == "fft":
+        return _core.mathdx_fft(spec, _instantiate_elsewhere)
     return _core.mathdx_matmul(spec, _instantiate_elsewhere)
 
 
@@ -144,7 +149,7 @@ def _sm(sm, code_type):
             from . import device
             sm = device.get_current_device().compute_capability
         except Exception as exc:
-            raise ValueError("matmul needs sm= (e.g. 90 or (9, 0)) or code_type= when no GPU "
+            raise ValueError("a MathDx routine needs sm= (e.g. 90 or (9, 0)) or code_type= when no GPU "
                              f"is usable ({exc})") from None
     if isinstance(sm, str):
         sm = int(sm.lower().removeprefix("sm_").rstrip("a"))
@@ -317,3 +322,147 @@ def matmul(*, compiler=None, code_type=None, execute_api=None, tensor_types=None
     return Matmul(compiler=compiler, code_type=code_type, execute_api=execute_api,
                   tensor_types=tensor_types, global_memory_alignment=global_memory_alignment,
                   **kwargs)
+
+
+class FFT:
+    """A cuFFTDx FFT of thread-held data, by one thread (execution='Thread')
+    or by the threads of a block together (execution='Block', with a shared
+    memory workspace of shared_memory_size bytes), instantiated through
+    libmathdx. Parameters and traits as nvmath.device.FFT's; inside a kernel
+    `f.execute(thread_data, shared_mem)` (Block) or `f.execute(thread_data)`
+    (Thread), also spelled `f(...)`."""
+
+    def __init__(self, size, precision=None, fft_type=None, execution=None, *, sm=None, direction=None,
+                 ffts_per_block=None, elements_per_thread=None, real_fft_options=None, code_type=None,
+                 compiler=None, execute_api=None):
+        _reject_foreign(size, "FFT")
+        if compiler not in (None, "numba", "cudajit"):
+            raise ValueError(f"compiler: {compiler!r}")
+        if execute_api not in (None, "register_memory"):
+            raise NotImplementedError(f"FFT: execute_api={execute_api!r} (only the register-memory API, "
+                                      "execute(thread_data[, shared_mem]), so far)")
+        for name, value in (("precision", precision), ("fft_type", fft_type), ("execution", execution)):
+            if value is None:
+                raise TypeError(f"FFT needs {name}")
+        if fft_type not in ("c2c", "r2c", "c2r"):
+            raise ValueError(f"fft_type: {fft_type!r} (expected 'c2c', 'r2c' or 'c2r')")
+        if execution not in ("Block", "Thread"):
+            raise ValueError(f"execution: {execution!r} (expected 'Block' or 'Thread')")
+        if direction not in (None, "forward", "inverse"):
+            raise ValueError(f"direction: {direction!r} (expected 'forward' or 'inverse')")
+        if direction is None:
+            if fft_type == "c2c":
+                raise ValueError("a c2c FFT needs direction ('forward' or 'inverse')")
+            direction = "forward" if fft_type == "r2c" else "inverse"
+        precision = _precision_name(precision)
+        if precision not in ("float16", "float32", "float64"):
+            raise ValueError(f"precision: {precision} (cuFFTDx computes in float16, float32 or float64)")
+        options = dict(real_fft_options or {})
+        unknown = set(options) - {"complex_layout", "real_mode"}
+        if unknown:
+            raise ValueError(f"real_fft_options: unknown keys {sorted(unknown)} "
+                             "(expected 'complex_layout', 'real_mode')")
+        spec = {
+            "routine": "fft",
+            "size": int(size),
+            "precision": precision,
+            "fft_type": fft_type,
+            "direction": direction,
+            "execution": execution,
+            "elements_per_thread": None if elements_per_thread in (None, "suggested") else int(elements_per_thread),
+            "ffts_per_block": None if ffts_per_block in (None, "suggested") else int(ffts_per_block),
+            "complex_layout": options.get("complex_layout"),
+            "real_mode": options.get("real_mode"),
+            "sm": _sm(sm, code_type),
+        }
+        if ffts_per_block == "suggested":
+            spec["ffts_per_block"] = _instantiate(spec)["suggested_ffts_per_block"]
+        self._set(spec)
+
+    def _set(self, spec):
+        self._spec = spec
+        self._r = _instantiate(spec)
+        self.sm = spec["sm"]
+        self.code_type = ("lto", divmod(self.sm, 10))
+
+    def __reduce__(self):
+        return (_rebuild_fft, (self._spec,))   # as Matmul's: the descriptor travels
+
+    # --- the descriptor ---------------------------------------------------------------
+    size = property(lambda self: self._r["size"])
+    fft_type = property(lambda self: self._spec["fft_type"])
+    direction = property(lambda self: self._spec["direction"])
+    execution = property(lambda self: self._spec["execution"])
+    real_fft_options = property(lambda self: {k: self._spec[k] for k in ("complex_layout", "real_mode")
+                                              if self._spec[k]} or None)
+
+    @property
+    def precision(self):
+        import numpy
+        return numpy.dtype(self._spec["precision"]).type
+
+    # --- traits (libmathdx's; block_dim, shared_memory_size, ffts_per_block are None
+    # for Thread execution) --------------------------------------------------------------
+    value_type = property(lambda self: self._r["value_type"])
+    input_type = property(lambda self: self._r["input_type"])
+    output_type = property(lambda self: self._r["output_type"])
+    elements_per_thread = property(lambda self: self._r["elements_per_thread"])
+    storage_size = property(lambda self: self._r["storage_size"])
+    stride = property(lambda self: self._r["stride"])
+    implicit_type_batching = property(lambda self: self._r["implicit_type_batching"])
+    input_length = property(lambda self: self._r["input_length"])
+    output_length = property(lambda self: self._r["output_length"])
+    input_elements_per_thread = property(lambda self: self._r["input_elements_per_thread"])
+    output_elements_per_thread = property(lambda self: self._r["output_elements_per_thread"])
+    shared_memory_size = property(lambda self: self._r["shared_memory_size"])
+    ffts_per_block = property(lambda self: self._r["ffts_per_block"])
+    suggested_ffts_per_block = property(lambda self: self._r["suggested_ffts_per_block"])
+    requires_workspace = False
+    workspace_size = 0
+
+    @property
+    def block_dim(self):
+        dims = self._r["block_dim"]
+        return None if dims is None else Dim3(*dims)
+
+    # --- code -------------------------------------------------------------------------
+    symbol = property(lambda self: self._r["symbol"])
+    ltoirs = property(lambda self: list(self._r["ltoir"]))
+    # numba-cuda kernels say @cuda.jit(link=FFT.files): cudajit links the routine
+    # itself, so there is nothing to add.
+    files = property(lambda self: [])
+
+    @property
+    def ltoir(self):
+        modules = self._r["ltoir"]
+        if len(modules) != 1:
+            raise ValueError(f"this routine has {len(modules)} LTO-IR modules: use .ltoirs")
+        return modules[0]
+
+    @property
+    def _cudajit_symbol_(self):
+        return "cudajit.mathdx.fft." + self._r["key"]
+
+    def execute(self, *args):
+        """The FFT in place on thread_data (storage_size values of value_type a
+        thread): execute(thread_data, shared_mem) by all block_dim threads of a
+        block, execute(thread_data) by one thread."""
+        raise DeviceOnlyError("FFT.execute can only be called inside a @cudajit.jit kernel")
+
+    __call__ = execute
+
+    def __repr__(self):
+        return f"cudajit.mathdx.FFT({self._r['spec']})"
+
+
+def _rebuild_fft(spec):
+    f = FFT.__new__(FFT)
+    f._set(spec)
+    return f
+
+
+def fft(*, compiler=None, code_type=None, execute_api=None, **kwargs):
+    """nvmath.device.fft's face: keyword arguments only, returns an FFT."""
+    for value in kwargs.values():
+        _reject_foreign(value, "fft")
+    return FFT(compiler=compiler, code_type=code_type, execute_api=execute_api, **kwargs)

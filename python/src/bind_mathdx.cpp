@@ -1,5 +1,6 @@
 // MathDx descriptors for cudajit.mathdx: a dict of nvmath.device's
-// parameters -> {traits, symbol, ltoir}. libmathdx missing -> ImportError
+// parameters -> {traits, symbol, ltoir} (a Matmul's; an FFT's when the dict
+// has routine='fft'). libmathdx missing -> ImportError
 // naming the pip package; a descriptor libmathdx rejects -> CompileError.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -53,6 +54,46 @@ cj::mathdx::MatmulSpec specFrom(const py::dict& d) {
   return s;
 }
 
+const char* const kFftKeys[] = {"routine", "size", "precision", "fft_type", "direction", "execution",
+                                "ffts_per_block", "elements_per_thread", "complex_layout", "real_mode", "sm"};
+
+bool isFft(const py::dict& d) { return d.contains("routine") && py::cast<std::string>(d["routine"]) == "fft"; }
+
+cj::mathdx::FftSpec fftSpecFrom(const py::dict& d) {
+  for (auto item : d) {
+    std::string k = py::cast<std::string>(item.first);
+    bool known = false;
+    for (const char* key : kFftKeys) known = known || k == key;
+    if (!known) throw py::value_error("mathdx: unknown FFT key '" + k + "'");
+  }
+  cj::mathdx::FftSpec s;
+  setScalar(d, "size", &s.size);
+  setScalar(d, "precision", &s.precision);
+  setScalar(d, "fft_type", &s.fft_type);
+  setScalar(d, "direction", &s.direction);
+  setScalar(d, "execution", &s.execution);
+  setScalar(d, "ffts_per_block", &s.ffts_per_block);
+  setScalar(d, "elements_per_thread", &s.elements_per_thread);
+  setScalar(d, "complex_layout", &s.complex_layout);
+  setScalar(d, "real_mode", &s.real_mode);
+  setScalar(d, "sm", &s.sm);
+  return s;
+}
+
+// A trait libmathdx does not define for the descriptor is None.
+py::object trait(int64_t v) { return v == cj::mathdx::kNoTrait ? py::none() : py::cast(v); }
+
+// Runs f with the GIL released; LibraryMissing becomes ImportError.
+template <class F>
+auto withoutGil(F f) {
+  try {
+    py::gil_scoped_release release;
+    return f();
+  } catch (const cj::mathdx::LibraryMissing& e) {
+    throw py::import_error(e.what());
+  }
+}
+
 void addSysPath() { cj::mathdx::addSiteDirectories(cj::py_sys::sysPathEntries()); }
 
 template <class T>
@@ -73,13 +114,7 @@ void bindMathdx(py::module_& m) {
             return elsewhere(d).cast<std::string>();   // bytes; its exceptions pass through
           };
         }
-        std::shared_ptr<const cj::mathdx::MatmulResult> r;
-        try {
-          py::gil_scoped_release release;
-          r = cj::mathdx::matmul(spec, instantiate);
-        } catch (const cj::mathdx::LibraryMissing& e) {
-          throw py::import_error(e.what());
-        }
+        auto r = withoutGil([&] { return cj::mathdx::matmul(spec, instantiate); });
         py::dict out;
         out["spec"] = r->spec;
         out["key"] = cj::mathdx::specKey(r->spec);   // the kernel-side name (mathdx.h)
@@ -108,31 +143,74 @@ void bindMathdx(py::module_& m) {
       "alignment, max_threads_per_block, shared_memory_size}. ImportError without libmathdx, "
       "CompileError for a descriptor it rejects.");
   m.def(
+      "mathdx_fft",
+      [](const py::dict& d, const py::object& elsewhere) {
+        cj::mathdx::FftSpec spec = fftSpecFrom(d);
+        addSysPath();
+        cj::mathdx::InstantiateFft instantiate;
+        if (!elsewhere.is_none()) {
+          instantiate = [&](const cj::mathdx::FftSpec&) {
+            py::gil_scoped_acquire gil;
+            return elsewhere(d).cast<std::string>();
+          };
+        }
+        auto r = withoutGil([&] { return cj::mathdx::fft(spec, instantiate); });
+        py::dict out;
+        out["spec"] = r->spec;
+        out["key"] = cj::mathdx::specKey(r->spec);
+        out["symbol"] = r->symbol;
+        py::list modules;
+        for (const auto& l : r->ltoir) modules.append(py::bytes(l.data(), l.size()));
+        out["ltoir"] = modules;
+        out["execution"] = r->execution;
+        out["value_type"] = r->value_type;
+        out["input_type"] = r->input_type;
+        out["output_type"] = r->output_type;
+        out["size"] = r->size;
+        out["elements_per_thread"] = r->elements_per_thread;
+        out["storage_size"] = r->storage_size;
+        out["stride"] = r->stride;
+        out["implicit_type_batching"] = r->implicit_type_batching;
+        out["input_length"] = r->input_length;
+        out["output_length"] = r->output_length;
+        out["input_elements_per_thread"] = r->input_elements_per_thread;
+        out["output_elements_per_thread"] = r->output_elements_per_thread;
+        out["shared_memory_size"] = trait(r->shared_memory_size);
+        out["ffts_per_block"] = trait(r->ffts_per_block);
+        out["suggested_ffts_per_block"] = trait(r->suggested_ffts_per_block);
+        out["block_dim"] = r->block_dim[0] == cj::mathdx::kNoTrait ? py::object(py::none()) : py::object(tuple3(r->block_dim));
+        return out;
+      },
+      py::arg("spec"), py::arg("elsewhere") = py::none(),
+      "Instantiates a cuFFTDx descriptor through libmathdx (or fetches it from the caches), as "
+      "mathdx_matmul does: {spec, key, symbol, ltoir, execution, value_type, input_type, "
+      "output_type, size, elements_per_thread, storage_size, stride, implicit_type_batching, "
+      "input_length, output_length, input/output_elements_per_thread, shared_memory_size, "
+      "ffts_per_block, suggested_ffts_per_block, block_dim} (the last four None for Thread).");
+  m.def(
       "mathdx_compile_serialized",
       [](const py::dict& d) {
-        cj::mathdx::MatmulSpec spec = specFrom(d);
-        addSysPath();
         std::string body;
-        try {
-          py::gil_scoped_release release;
-          body = cj::mathdx::compileSerialized(spec);
-        } catch (const cj::mathdx::LibraryMissing& e) {
-          throw py::import_error(e.what());
+        if (isFft(d)) {
+          cj::mathdx::FftSpec spec = fftSpecFrom(d);
+          addSysPath();
+          body = withoutGil([&] { return cj::mathdx::compileSerialized(spec); });
+        } else {
+          cj::mathdx::MatmulSpec spec = specFrom(d);
+          addSysPath();
+          body = withoutGil([&] { return cj::mathdx::compileSerialized(spec); });
         }
         return py::bytes(body);
       },
       py::arg("spec"),
-      "Instantiates a cuBLASDx descriptor through libmathdx in this process, no caches: the "
-      "serialized result mathdx_matmul's `elsewhere` returns (run in a fresh process).");
+      "Instantiates a cuBLASDx (or, with routine='fft', cuFFTDx) descriptor through libmathdx in "
+      "this process, no caches: the serialized result mathdx_matmul's / mathdx_fft's `elsewhere` "
+      "returns (run in a fresh process).");
   m.def(
       "mathdx_library",
       [] {
         addSysPath();
-        try {
-          return cj::mathdx::libraryDescription();
-        } catch (const cj::mathdx::LibraryMissing& e) {
-          throw py::import_error(e.what());
-        }
+        return withoutGil([] { return cj::mathdx::libraryDescription(); });
       },
       "'libmathdx X.Y.Z at <path>'; ImportError when it cannot be loaded.");
   m.def("mathdx_cache_stats", [] {

@@ -1,0 +1,42 @@
+#include "mathdx/code.h"
+
+#include "mathdx/status.h"
+#include "support/error.h"
+
+namespace cj::mathdx {
+namespace {
+
+// commondxOption, commondxCodeType (libcommondx.h). (CODE_CONTAINER is not
+// set: libmathdx 0.4 answers COMMONDX_OPTION_CODE_CONTAINER = LTOIR with an
+// internal error; TARGET_CODE = LTO gives LTO-IR.)
+constexpr int kCodeOptionTargetSm = 1, kCodeOptionTargetCode = 5;
+constexpr long long kCodeTypeLto = 0;
+
+}  // namespace
+
+std::vector<std::vector<char>> finalizeLtoir(const Api& a, int sm, const std::function<int(long long)>& finalize,
+                                             const std::string& finalize_call, const std::string& spec) {
+  Handle code{a.commondxDestroyCode};
+  check(a, a.commondxCreateCode(&code.h), "commondxCreateCode", spec);
+  check(a, a.commondxSetCodeOptionInt64(code.h, kCodeOptionTargetSm, static_cast<long long>(sm) * 10),
+        "commondxSetCodeOptionInt64(TARGET_SM)", spec);
+  check(a, a.commondxSetCodeOptionInt64(code.h, kCodeOptionTargetCode, kCodeTypeLto),
+        "commondxSetCodeOptionInt64(TARGET_CODE)", spec);
+  check(a, finalize(code.h), finalize_call, spec);
+  // Some routines come as several LTO-IR modules; all of them are linked.
+  size_t count = 0;
+  check(a, a.commondxGetCodeNumLTOIRs(code.h, &count), "commondxGetCodeNumLTOIRs", spec);
+  std::vector<size_t> sizes(count);
+  check(a, a.commondxGetCodeLTOIRSizes(code.h, count, sizes.data()), "commondxGetCodeLTOIRSizes", spec);
+  std::vector<std::vector<char>> modules(count);
+  std::vector<void*> out(count);
+  for (size_t i = 0; i < count; ++i) {
+    modules[i].resize(sizes[i]);
+    out[i] = modules[i].data();
+  }
+  check(a, a.commondxGetCodeLTOIRs(code.h, count, out.data()), "commondxGetCodeLTOIRs", spec);
+  if (count == 0) throw ToolchainError("libmathdx produced no LTO-IR for " + spec);
+  return modules;
+}
+
+}  // namespace cj::mathdx

@@ -1,0 +1,151 @@
+#include "mathdx/fft.h"
+
+#include "mathdx/code.h"
+#include "mathdx/enums.h"
+#include "mathdx/library.h"
+#include "mathdx/status.h"
+#include "support/error.h"
+
+namespace cj::mathdx {
+namespace {
+
+// cufftdxOperatorType (libcufftdx.h).
+enum Op : int {
+  kOpSize = 0, kOpDirection = 1, kOpType = 2, kOpPrecision = 3, kOpSm = 4, kOpExecution = 5,
+  kOpFftsPerBlock = 6, kOpElementsPerThread = 7, kOpRealFftOptions = 9, kOpApi = 10,
+};
+// cufftdxTraitType.
+enum Trait : int {
+  kTraitValueType = 0, kTraitInputType = 1, kTraitOutputType = 2, kTraitImplicitTypeBatching = 3,
+  kTraitElementsPerThread = 4, kTraitStorageSize = 5, kTraitStride = 6, kTraitBlockDim = 7,
+  kTraitSharedMemorySize = 8, kTraitFftsPerBlock = 9, kTraitSymbolName = 10, kTraitInputLength = 11,
+  kTraitOutputLength = 12, kTraitInputElementsPerThread = 13, kTraitOutputElementsPerThread = 14,
+  kTraitSuggestedFftsPerBlock = 15,
+};
+// cufftdxApi: thread data in registers, void(value_type* thread_data[, value_type* smem]).
+constexpr long long kApiRegisters = 0;
+
+// The scalar traits; `block_only` ones libmathdx defines for Block execution only.
+struct IntTrait {
+  int id;
+  const char* name;
+  int64_t FftResult::*field;
+  bool block_only;
+};
+const IntTrait kIntTraits[] = {
+    {kTraitElementsPerThread, "ELEMENTS_PER_THREAD", &FftResult::elements_per_thread, false},
+    {kTraitStorageSize, "STORAGE_SIZE", &FftResult::storage_size, false},
+    {kTraitStride, "STRIDE", &FftResult::stride, false},
+    {kTraitImplicitTypeBatching, "IMPLICIT_TYPE_BATCHING", &FftResult::implicit_type_batching, false},
+    {kTraitInputLength, "INPUT_LENGTH", &FftResult::input_length, false},
+    {kTraitOutputLength, "OUTPUT_LENGTH", &FftResult::output_length, false},
+    {kTraitInputElementsPerThread, "INPUT_ELEMENTS_PER_THREAD", &FftResult::input_elements_per_thread, false},
+    {kTraitOutputElementsPerThread, "OUTPUT_ELEMENTS_PER_THREAD", &FftResult::output_elements_per_thread, false},
+    {kTraitSharedMemorySize, "SHARED_MEMORY_SIZE", &FftResult::shared_memory_size, true},
+    {kTraitFftsPerBlock, "FFTS_PER_BLOCK", &FftResult::ffts_per_block, true},
+    {kTraitSuggestedFftsPerBlock, "SUGGESTED_FFTS_PER_BLOCK", &FftResult::suggested_ffts_per_block, true},
+};
+struct TypeTrait {
+  int id;
+  const char* name;
+  std::string FftResult::*field;
+};
+const TypeTrait kTypeTraits[] = {
+    {kTraitValueType, "VALUE_TYPE", &FftResult::value_type},
+    {kTraitInputType, "INPUT_TYPE", &FftResult::input_type},
+    {kTraitOutputType, "OUTPUT_TYPE", &FftResult::output_type},
+};
+
+struct Operator {
+  int id;
+  const char* name;
+  std::vector<long long> values;
+};
+
+// The operators a spec sets; optional ones only when given.
+std::vector<Operator> operatorsOf(const FftSpec& s) {
+  if (s.size <= 0) throw CompileError("", 0, 0, "mathdx.fft", "FFT size must be positive, got " + std::to_string(s.size));
+  std::string direction = s.direction;
+  if (direction.empty() && s.fft_type != "c2c") direction = s.fft_type == "r2c" ? "forward" : "inverse";
+  if (direction.empty())
+    throw CompileError("", 0, 0, "mathdx.fft", "a c2c FFT needs direction ('forward' or 'inverse')");
+  const int execution = parseEnum(EnumKind::Execution, s.execution);
+  if (s.execution == "Warp") throw CompileError("", 0, 0, "mathdx.fft", "execution is 'Block' or 'Thread'");
+  std::vector<Operator> ops = {
+      {kOpSize, "SIZE", {s.size}},
+      {kOpType, "TYPE", {parseEnum(EnumKind::FftType, s.fft_type)}},
+      {kOpDirection, "DIRECTION", {parseEnum(EnumKind::Direction, direction)}},
+      {kOpPrecision, "PRECISION", {parseEnum(EnumKind::Precision, s.precision)}},
+      {kOpSm, "SM", {static_cast<long long>(s.sm) * 10}},
+      {kOpExecution, "EXECUTION", {execution}},
+      {kOpApi, "API", {kApiRegisters}},
+  };
+  if (s.elements_per_thread > 0) ops.push_back({kOpElementsPerThread, "ELEMENTS_PER_THREAD", {s.elements_per_thread}});
+  if (s.ffts_per_block > 0) {
+    if (s.execution != "Block") throw CompileError("", 0, 0, "mathdx.fft", "ffts_per_block is for Block execution");
+    ops.push_back({kOpFftsPerBlock, "FFTS_PER_BLOCK", {s.ffts_per_block}});
+  }
+  if (!s.complex_layout.empty() || !s.real_mode.empty())
+    ops.push_back({kOpRealFftOptions, "REAL_FFT_OPTIONS",
+                   {parseEnum(EnumKind::ComplexLayout, s.complex_layout.empty() ? "natural" : s.complex_layout),
+                    parseEnum(EnumKind::RealMode, s.real_mode.empty() ? "normal" : s.real_mode)}});
+  return ops;
+}
+
+std::string callText(const Operator& op) {
+  std::string v;
+  for (size_t i = 0; i < op.values.size(); ++i) v += (i ? ", " : "") + std::to_string(op.values[i]);
+  return std::string(op.values.size() == 1 ? "cufftdxSetOperatorInt64(" : "cufftdxSetOperatorInt64s(") + op.name +
+         ", " + (op.values.size() == 1 ? v : "[" + v + "]") + ")";
+}
+
+}  // namespace
+
+FftResult compileFft(const FftSpec& spec) {
+  const Api& a = api();
+  const std::string key = spec.toString();
+  std::vector<Operator> ops = operatorsOf(spec);   // spelling errors before any libmathdx call
+
+  FftResult r;
+  r.spec = key;
+  r.execution = spec.execution;
+  r.size = spec.size;
+  Handle desc{a.cufftdxDestroyDescriptor};
+  check(a, a.cufftdxCreateDescriptor(&desc.h), "cufftdxCreateDescriptor", key);
+  for (const Operator& op : ops) {
+    int st = op.values.size() == 1 ? a.cufftdxSetOperatorInt64(desc.h, op.id, op.values[0])
+                                   : a.cufftdxSetOperatorInt64s(desc.h, op.id, op.values.size(), op.values.data());
+    check(a, st, callText(op), key);
+  }
+  for (const TypeTrait& t : kTypeTraits) {
+    int type = 0;
+    check(a, a.cufftdxGetTraitCommondxDataType(desc.h, t.id, &type),
+          std::string("cufftdxGetTraitCommondxDataType(") + t.name + ")", key);
+    const ValueType* vt = findValueType(type);
+    if (!vt) throw ToolchainError("libmathdx returned value type " + std::to_string(type) +
+                                  ", unknown to cudajit (mathdx/enums.def)");
+    r.*t.field = vt->name;
+  }
+  const bool block = spec.execution == "Block";
+  for (const IntTrait& t : kIntTraits) {
+    if (t.block_only && !block) continue;   // kNoTrait
+    long long v = 0;
+    check(a, a.cufftdxGetTraitInt64(desc.h, t.id, &v), std::string("cufftdxGetTraitInt64(") + t.name + ")", key);
+    r.*t.field = v;
+  }
+  if (block) {
+    long long dims[3] = {0, 0, 0};
+    check(a, a.cufftdxGetTraitInt64s(desc.h, kTraitBlockDim, 3, dims), "cufftdxGetTraitInt64s(BLOCK_DIM)", key);
+    for (int i = 0; i < 3; ++i) r.block_dim[i] = dims[i];
+  }
+  size_t symbol_size = 0;
+  check(a, a.cufftdxGetTraitStrSize(desc.h, kTraitSymbolName, &symbol_size), "cufftdxGetTraitStrSize(SYMBOL_NAME)", key);
+  std::string symbol(symbol_size, '\0');
+  check(a, a.cufftdxGetTraitStr(desc.h, kTraitSymbolName, symbol_size, &symbol[0]), "cufftdxGetTraitStr(SYMBOL_NAME)", key);
+  r.symbol = symbol.substr(0, symbol.find('\0'));
+  r.ltoir = finalizeLtoir(a, spec.sm, [&](long long code) { return a.cufftdxFinalizeCode(code, desc.h); },
+                          "cufftdxFinalizeCode", key);
+  return r;
+}
+
+}  // namespace cj::mathdx

@@ -1,0 +1,136 @@
+"""Kernels calling a cuFFTDx FFT as nvmath-python's examples/device write
+them (cufftdx_simple_fft_block.py, cufftdx_simple_fft_thread.py,
+cufftdx_block_fft.py), with `import cudajit as cuda` and
+cudajit.mathdx.FFT / fft: shared by tests/test_mathdx_fft.py (compiled to a
+cubin, no GPU) and tests/gpu/test_mathdx_fft_gpu.py (launched, checked
+against numpy.fft). Importing this module builds the descriptors."""
+import numpy as np
+
+import cudajit as cuda
+from cudajit.mathdx import FFT, fft
+
+# Block FFTs, two per block, with the shared-memory workspace the launch
+# passes as dynamic shared memory (simple_fft_block.py).
+BLOCK = FFT(fft_type="c2c", size=128, precision=np.float32, direction="forward",
+            elements_per_thread=8, ffts_per_block=2, execution="Block", sm=90)
+BLOCK_SIG = "void(complex64[:, ::1])"
+
+
+@cuda.jit
+def block_fft(data):
+    thread_data = cuda.local.array(shape=(BLOCK.storage_size,), dtype=BLOCK.value_type)
+    shared_mem = cuda.shared.array(shape=(0,), dtype=BLOCK.value_type)
+    local_fft_id = cuda.threadIdx.y
+    index = cuda.threadIdx.x
+    for i in range(BLOCK.elements_per_thread):
+        thread_data[i] = data[local_fft_id, index]
+        index += BLOCK.stride
+    BLOCK.execute(thread_data, shared_mem)
+    index = cuda.threadIdx.x
+    for i in range(BLOCK.elements_per_thread):
+        data[local_fft_id, index] = thread_data[i]
+        index += BLOCK.stride
+
+
+# Many blocks, double precision, inverse, the object-call spelling and the
+# function form (block_fft.py): batch row fft_id of `data`, out of place.
+INVERSE = fft(fft_type="c2c", size=256, precision=np.float64, direction="inverse",
+              elements_per_thread=16, ffts_per_block=1, execution="Block", compiler="numba", sm=90)
+INVERSE_SIG = "void(complex128[:, ::1], complex128[:, ::1])"
+
+
+@cuda.jit(link=INVERSE.files)
+def batched_inverse(data, out):
+    thread_data = cuda.local.array(shape=(INVERSE.storage_size,), dtype=INVERSE.value_type)
+    shared_mem = cuda.shared.array(shape=(0,), dtype=INVERSE.value_type)
+    fft_id = cuda.blockIdx.x * INVERSE.ffts_per_block + cuda.threadIdx.y
+    if fft_id >= data.shape[0]:
+        return
+    index = cuda.threadIdx.x
+    for i in range(INVERSE.elements_per_thread):
+        if index < INVERSE.size:
+            thread_data[i] = data[fft_id, index]
+        index += INVERSE.stride
+    INVERSE(thread_data, shared_mem)
+    index = cuda.threadIdx.x
+    for i in range(INVERSE.elements_per_thread):
+        if index < INVERSE.size:
+            out[fft_id, index] = thread_data[i]
+        index += INVERSE.stride
+
+
+# One FFT per thread (simple_fft_thread.py), no shared memory, no block shape.
+THREAD = fft(fft_type="c2c", size=8, precision=np.float64, direction="forward", execution="Thread",
+             compiler="numba", sm=90)
+THREAD_SIG = "void(complex128[:, ::1])"
+
+
+@cuda.jit(link=THREAD.files)
+def thread_fft(data):
+    thread_data = cuda.local.array(shape=(THREAD.storage_size,), dtype=THREAD.value_type)
+    local_fft_id = cuda.grid(1)
+    if local_fft_id >= data.shape[0]:
+        return
+    for i in range(THREAD.elements_per_thread):
+        thread_data[i] = data[local_fft_id, i]
+    THREAD(thread_data)
+    for i in range(THREAD.elements_per_thread):
+        data[local_fft_id, i] = thread_data[i]
+
+
+# Errors (the markers name the lines the messages must point at).
+@cuda.jit
+def wrong_value_type(data):
+    thread_data = cuda.local.array(shape=(8,), dtype=np.complex128)
+    shared_mem = cuda.shared.array(shape=(0,), dtype=np.complex64)
+    BLOCK.execute(thread_data, shared_mem)   # L:dtype
+
+
+@cuda.jit
+def missing_shared_memory(data):
+    thread_data = cuda.local.array(shape=(8,), dtype=np.complex64)
+    BLOCK.execute(thread_data)   # L:arity
+
+
+@cuda.jit
+def other_method(data):
+    BLOCK.valid("elements_per_thread")   # L:method
+
+
+def block_kernel(f):
+    """A batched out-of-place kernel for any Block FFT f: row fft_id of x
+    (ffts_per_block rows a block) into the same row of y."""
+    @cuda.jit
+    def k(x, y):
+        thread_data = cuda.local.array(shape=(f.storage_size,), dtype=f.value_type)
+        shared_mem = cuda.shared.array(shape=(0,), dtype=f.value_type)
+        fft_id = cuda.blockIdx.x * f.ffts_per_block + cuda.threadIdx.y
+        if fft_id >= x.shape[0]:
+            fft_id = x.shape[0] - 1   # every thread of the block takes part in the FFT
+        index = cuda.threadIdx.x
+        for i in range(f.elements_per_thread):
+            if index < f.size:
+                thread_data[i] = x[fft_id, index]
+            index += f.stride
+        f.execute(thread_data, shared_mem)
+        index = cuda.threadIdx.x
+        for i in range(f.elements_per_thread):
+            if index < f.size:
+                y[fft_id, index] = thread_data[i]
+            index += f.stride
+    return k
+
+
+def thread_kernel(f):
+    """One FFT a thread for any Thread FFT f: row i of x into row i of y."""
+    @cuda.jit
+    def k(x, y):
+        thread_data = cuda.local.array(shape=(f.storage_size,), dtype=f.value_type)
+        row = cuda.grid(1)
+        if row < x.shape[0]:
+            for i in range(f.elements_per_thread):
+                thread_data[i] = x[row, i]
+            f.execute(thread_data)
+            for i in range(f.elements_per_thread):
+                y[row, i] = thread_data[i]
+    return k

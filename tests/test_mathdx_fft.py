@@ -1,0 +1,189 @@
+"""cudajit.mathdx.FFT (issue 13): cuFFTDx descriptors through libmathdx ->
+traits and LTO-IR, called inside kernels (tests/mathdx_fft_kernels.py) and
+linked into a cubin by nvJitLink. No GPU needed (the launches against
+numpy.fft are tests/gpu/test_mathdx_fft_gpu.py)."""
+import inspect
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cudajit
+from cudajit import _core
+
+try:
+    _core.mathdx_library()
+except ImportError as exc:
+    pytest.skip(f"libmathdx cannot be loaded ({exc}); pip install nvidia-libmathdx-cu13",
+                allow_module_level=True)
+
+from cudajit import mathdx  # noqa: E402
+
+
+def _kernels():
+    sys.path.insert(0, os.path.dirname(__file__))
+    import mathdx_fft_kernels
+    return mathdx_fft_kernels
+
+
+def test_block_traits():
+    f = _kernels().BLOCK
+    # cuFFTDx's answers for a 128-point fp32 c2c block FFT, 8 elements a
+    # thread, 2 FFTs a block: 128 / 8 = 16 threads an FFT.
+    assert f.block_dim == (16, 2, 1) and f.ffts_per_block == 2
+    assert (f.elements_per_thread, f.storage_size, f.stride) == (8, 8, 16)
+    assert f.value_type == f.input_type == f.output_type == "complex64"
+    assert f.shared_memory_size > 0 and f.shared_memory_size % 8 == 0
+    assert (f.size, f.fft_type, f.direction, f.execution) == (128, "c2c", "forward", "Block")
+    assert f.precision is np.float32 and f.files == [] and not f.requires_workspace
+    assert f.symbol.startswith("cufftdx_") and bytes(f.ltoir[:4]) != b"\x7fELF" and len(f.ltoir) > 1000
+    assert f.code_type == ("lto", (9, 0)) and f.sm == 90
+
+
+def test_thread_traits():
+    f = _kernels().THREAD
+    assert f.execution == "Thread" and f.block_dim is None and f.shared_memory_size is None
+    assert f.ffts_per_block is None and f.value_type == "complex128"
+    assert f.elements_per_thread == 8 and f.storage_size >= 8
+
+
+def test_real_fft_traits_and_default_direction():
+    f = mathdx.FFT(size=64, precision=np.float32, fft_type="r2c", execution="Block",
+                   elements_per_thread=4, sm=80)
+    assert f.direction == "forward"
+    assert f.input_type == "float32" and f.output_type == "complex64"
+    assert f.input_length == 64 and f.output_length == 33
+    g = mathdx.FFT(size=64, precision=np.float32, fft_type="c2r", execution="Thread", sm=80)
+    assert g.direction == "inverse" and g.output_type == "float32"
+
+
+def test_suggested_ffts_per_block():
+    f = mathdx.FFT(size=64, precision=np.float32, fft_type="c2c", direction="forward",
+                   execution="Block", elements_per_thread=8, ffts_per_block="suggested", sm=90)
+    assert f.ffts_per_block == f.suggested_ffts_per_block >= 1
+    assert f.block_dim[1] == f.ffts_per_block
+
+
+@pytest.mark.parametrize("kwargs, error, text", [
+    (dict(size=64, precision=np.float32, fft_type="c2c", execution="Block"), ValueError, "needs direction"),
+    (dict(size=64, precision=np.float32, fft_type="c3c", direction="forward", execution="Block"),
+     ValueError, "fft_type"),
+    (dict(size=64, precision=np.float32, fft_type="c2c", direction="forward", execution="Warp"),
+     ValueError, "execution"),
+    (dict(size=64, precision=np.int32, fft_type="c2c", direction="forward", execution="Block"),
+     ValueError, "precision"),
+    (dict(size=64, precision=np.float32, fft_type="c2c", direction="forward", execution="Block",
+          execute_api="shared_memory"), NotImplementedError, "register-memory"),
+    (dict(size=64, precision=np.float32, fft_type="r2c", execution="Block",
+          real_fft_options={"layout": "packed"}), ValueError, "real_fft_options"),
+    (dict(size=64, fft_type="c2c", direction="forward", execution="Block"), TypeError, "precision"),
+])
+def test_argument_errors(kwargs, error, text):
+    with pytest.raises(error, match=text):
+        mathdx.FFT(sm=90, **kwargs)
+
+
+def test_descriptors_libmathdx_rejects_are_compile_errors():
+    # cuFFTDx has no 3-point-a-thread 128-point FFT; size 0 is refused outright.
+    with pytest.raises(cudajit.CompileError) as info:
+        mathdx.FFT(size=128, precision=np.float32, fft_type="c2c", direction="forward",
+                   execution="Block", elements_per_thread=3, sm=90)
+    assert "libmathdx" in str(info.value) and "FFT(size=128" in str(info.value)
+    with pytest.raises(cudajit.CompileError, match="size must be positive"):
+        mathdx.FFT(size=0, precision=np.float32, fft_type="c2c", direction="forward",
+                   execution="Block", sm=90)
+
+
+@pytest.mark.parametrize("name, sig, block", [("block_fft", "BLOCK_SIG", None),
+                                              ("batched_inverse", "INVERSE_SIG", None),
+                                              ("thread_fft", "THREAD_SIG", (64,))])
+def test_kernel_links_the_fft_into_a_cubin(name, sig, block):
+    fk = _kernels()
+    kernel, signature = getattr(fk, name), getattr(fk, sig)
+    ptx, _ = cudajit.compile_ptx(kernel, signature, block=block)
+    routine = {"block_fft": fk.BLOCK, "batched_inverse": fk.INVERSE, "thread_fft": fk.THREAD}[name]
+    # libmathdx's LTO-IR is linked and inlined: no call of its entry point
+    # remains; a block FFT fixes the block shape and uses shared memory.
+    assert routine.symbol not in ptx and "call" not in ptx.split(".entry", 1)[1].replace("call.uni", "")
+    if routine.execution == "Block":
+        dims = ", ".join(str(d) for d in routine.block_dim)
+        assert f".reqntid {dims}" in ptx and "st.shared" in ptx
+    else:
+        assert ".reqntid" not in ptx
+    # the butterflies: well over one floating-point add per element a thread holds
+    assert ptx.count("add.f") + ptx.count("sub.f") + ptx.count("fma.rn.f") >= 4 * routine.elements_per_thread
+    cubin = cudajit.compile_cubin(kernel, signature, block=block)[0]
+    assert bytes(cubin[:4]) == b"\x7fELF"
+
+
+def test_thread_fft_links_for_sm80():
+    f = mathdx.fft(fft_type="c2c", size=16, precision=np.float32, direction="inverse",
+                   execution="Thread", sm=80)
+
+    @cudajit.jit
+    def k(x):
+        t = cudajit.local.array(f.storage_size, f.value_type)
+        for i in range(f.elements_per_thread):
+            t[i] = x[cudajit.grid(1), i]
+        f.execute(t)
+        for i in range(f.elements_per_thread):
+            x[cudajit.grid(1), i] = t[i]
+
+    cubin = cudajit.compile_cubin(k, "void(complex64[:, ::1])", arch="sm_80")[0]
+    assert bytes(cubin[:4]) == b"\x7fELF"
+
+
+def test_launch_with_another_block_shape_is_refused():
+    fk = _kernels()
+    with pytest.raises(cudajit.CompileError) as info:
+        cudajit.compile_ptx(fk.block_fft, fk.BLOCK_SIG, block=(32, 2))
+    assert "FFT was built for block_dim (16, 2, 1); this kernel is launched with (32, 2, 1)" in str(info.value)
+    assert info.value.file == fk.__file__
+
+
+def test_kernel_errors_name_the_line():
+    fk = _kernels()
+    for kernel, marker, text in [
+            (fk.wrong_value_type, "L:dtype", "thread_data must be an array of complex64"),
+            (fk.missing_shared_memory, "L:arity", "a Block FFT's execute takes 2 arguments"),
+            (fk.other_method, "L:method", "FFT.valid is not callable inside kernels")]:
+        with pytest.raises(cudajit.CompileError) as info:
+            cudajit.compile_ptx(kernel, "void(complex64[::1])")
+        lines, first = inspect.getsourcelines(kernel.py_func)
+        line = first + next(i for i, s in enumerate(lines) if marker in s)
+        assert text in str(info.value) and info.value.line == line, str(info.value)
+        assert info.value.construct.startswith("FFT"), str(info.value)
+
+
+def test_half_precision_value_type_is_refused_in_kernels():
+    f = mathdx.FFT(size=64, precision=np.float16, fft_type="c2c", direction="forward",
+                   execution="Thread", sm=90)
+    assert f.value_type == "complex32x2" and f.implicit_type_batching == 2
+
+    @cudajit.jit
+    def k(x):
+        t = cudajit.local.array(8, np.complex64)
+        f.execute(t)   # L:half
+
+    with pytest.raises(cudajit.CompileError, match="complex32x2 has no array type"):
+        cudajit.compile_ptx(k, "void(complex64[::1])")
+
+
+def test_execute_on_the_host_is_refused():
+    with pytest.raises(cudajit.DeviceOnlyError):
+        _kernels().BLOCK.execute(None, None)
+
+
+def test_fft_pickles_into_a_new_process():
+    f = _kernels().INVERSE
+    code = ("import pickle, sys; from cudajit import _core\n"
+            "f = pickle.loads(sys.stdin.buffer.read())\n"
+            "print(f.symbol, f.block_dim.x, f._cudajit_symbol_, _core.mathdx_cache_stats()['compiles'])\n")
+    out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(f), capture_output=True)
+    assert out.returncode == 0, out.stderr.decode()
+    words = out.stdout.decode().split()
+    assert words[0] == f.symbol and int(words[1]) == f.block_dim.x and words[2] == f._cudajit_symbol_
+    assert words[3] == "0"    # served by the disk cache this process wrote
