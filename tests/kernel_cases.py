@@ -306,6 +306,37 @@ for _dt, _name, _top in ((np.float32, "float32", 37), (np.float64, "float64", 30
          covers=("float % exact for huge quotients", _name))
 
 
+def array_views(x, y, z, parts, bits, halves):
+    i = cuda.grid(1)
+    if i < x.size:
+        t = cuda.local.array(2, np.complex64)
+        t[0] = x[i]
+        t[1] = x[i] * 2
+        r = t.view(np.float32)          # a local complex array as 4 reals
+        for k in range(r.size):
+            parts[i, k] = r[k]
+        bits[i] = y.view(np.int32)[i]   # same item size: same shape
+        zv = z.view(np.float32)         # 2-D C array, (n, 2) float64 -> (n, 4) float32
+        for k in range(zv.shape[1]):
+            halves[i, k] = zv[i, k]
+
+
+def _array_views_ref(x, y, z, parts, bits, halves):
+    parts[:, 0], parts[:, 1] = x.real, x.imag
+    parts[:, 2], parts[:, 3] = 2 * x.real, 2 * x.imag
+    bits[...] = y.view(np.int32)
+    halves[...] = z.view(np.float32)
+
+
+case("array_view_dtype", "void(complex64[::1], float32[::1], float64[:, ::1], float32[:, ::1], int32[::1], "
+     "float32[:, ::1])",
+     lambda r: [(f32(r, n := size(r)) + 1j * f32(r, n)).astype(np.complex64), f32(r, n),
+                r.standard_normal((n, 2)), poison((n, 4), np.float32), poison(n, np.int32),
+                poison((n, 4), np.float32)],
+     one_d(256, arg=0), _array_views_ref, [3, 4, 5], kernel=array_views,
+     covers=("array.view(dtype): local, same item size, 2-D C array",))
+
+
 def arith_int(x, y, out, q):
     i = cuda.grid(1)
     if i < x.size:

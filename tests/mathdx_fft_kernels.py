@@ -134,3 +134,73 @@ def thread_kernel(f):
             for i in range(f.elements_per_thread):
                 y[row, i] = thread_data[i]
     return k
+
+
+# Real FFTs (simple_fft_block_r2c.py / _c2r.py): the thread's complex values
+# seen as reals through thread_data.view(np.float32).
+R2C = FFT(fft_type="r2c", size=128, precision=np.float32, elements_per_thread=8, ffts_per_block=2,
+          execution="Block", sm=90)
+R2C_SIG = "void(float32[:, ::1], complex64[:, ::1])"
+
+
+@cuda.jit
+def block_r2c(input, output):
+    thread_data = cuda.local.array(shape=(R2C.storage_size,), dtype=R2C.value_type)
+    thread_data_real = thread_data.view(np.float32)
+    shared_mem = cuda.shared.array(shape=(0,), dtype=R2C.value_type)
+    local_fft_id = cuda.threadIdx.y
+    index = cuda.threadIdx.x
+    for i in range(R2C.elements_per_thread):
+        if index < R2C.size:
+            thread_data_real[i] = input[local_fft_id, index]
+        index += R2C.stride
+    R2C(thread_data, shared_mem)
+    index = cuda.threadIdx.x
+    for i in range(R2C.elements_per_thread):
+        if index < R2C.size // 2 + 1:
+            output[local_fft_id, index] = thread_data[i]
+        index += R2C.stride
+
+
+def real_block_kernel(f, real):
+    """Batched r2c (x real, y complex) or c2r (x complex, y real) for any
+    Block FFT f, as the examples index the thread's values."""
+    n_complex = f.size // 2 + 1
+
+    @cuda.jit
+    def r2c(x, y):
+        thread_data = cuda.local.array(shape=(f.storage_size,), dtype=f.value_type)
+        thread_real = thread_data.view(real)
+        shared_mem = cuda.shared.array(shape=(0,), dtype=f.value_type)
+        fft_id = min(cuda.blockIdx.x * f.ffts_per_block + cuda.threadIdx.y, x.shape[0] - 1)
+        index = cuda.threadIdx.x
+        for i in range(f.elements_per_thread):
+            if index < f.size:
+                thread_real[i] = x[fft_id, index]
+            index += f.stride
+        f.execute(thread_data, shared_mem)
+        index = cuda.threadIdx.x
+        for i in range(f.elements_per_thread):
+            if index < n_complex:
+                y[fft_id, index] = thread_data[i]
+            index += f.stride
+
+    @cuda.jit
+    def c2r(x, y):
+        thread_data = cuda.local.array(shape=(f.storage_size,), dtype=f.value_type)
+        thread_real = thread_data.view(real)
+        shared_mem = cuda.shared.array(shape=(0,), dtype=f.value_type)
+        fft_id = min(cuda.blockIdx.x * f.ffts_per_block + cuda.threadIdx.y, x.shape[0] - 1)
+        index = cuda.threadIdx.x
+        for i in range(f.elements_per_thread):
+            if index < n_complex:
+                thread_data[i] = x[fft_id, index]
+            index += f.stride
+        f.execute(thread_data, shared_mem)
+        index = cuda.threadIdx.x
+        for i in range(f.elements_per_thread):
+            if index < f.size:
+                y[fft_id, index] = thread_real[i]
+            index += f.stride
+
+    return r2c if f.fft_type == "r2c" else c2r

@@ -460,3 +460,14 @@ def test_array_alignment():
         exec(f"def b(x):\n    s = cuda.shared.array(4, np.float32, alignment={a})\n    x[0] = s[0]\n", g)
         with pytest.raises(CompileError, match=message):
             cuda.compile_ptx(g["b"], "void(float32[::1])")
+
+
+def test_array_view_of_another_item_size_needs_a_c_array():
+    @cuda.jit
+    def k(x, out):
+        out[0] = x.view(np.float32)[0]
+
+    with pytest.raises(cuda.CompileError, match="changes the item size, which needs the last axis contiguous"):
+        cuda.compile_ptx(k, "void(complex64[:], float32[::1])")
+    ptx, _ = cuda.compile_ptx(k, "void(complex64[::1], float32[::1])")
+    assert "ld.global.f32" in ptx

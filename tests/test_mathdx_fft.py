@@ -99,12 +99,14 @@ def test_descriptors_libmathdx_rejects_are_compile_errors():
 
 @pytest.mark.parametrize("name, sig, block", [("block_fft", "BLOCK_SIG", None),
                                               ("batched_inverse", "INVERSE_SIG", None),
-                                              ("thread_fft", "THREAD_SIG", (64,))])
+                                              ("thread_fft", "THREAD_SIG", (64,)),
+                                              ("block_r2c", "R2C_SIG", None)])
 def test_kernel_links_the_fft_into_a_cubin(name, sig, block):
     fk = _kernels()
     kernel, signature = getattr(fk, name), getattr(fk, sig)
     ptx, _ = cudajit.compile_ptx(kernel, signature, block=block)
-    routine = {"block_fft": fk.BLOCK, "batched_inverse": fk.INVERSE, "thread_fft": fk.THREAD}[name]
+    routine = {"block_fft": fk.BLOCK, "batched_inverse": fk.INVERSE, "thread_fft": fk.THREAD,
+               "block_r2c": fk.R2C}[name]
     # libmathdx's LTO-IR is linked and inlined: no call of its entry point
     # remains; a block FFT fixes the block shape and uses shared memory.
     assert routine.symbol not in ptx and "call" not in ptx.split(".entry", 1)[1].replace("call.uni", "")
@@ -187,3 +189,16 @@ def test_fft_pickles_into_a_new_process():
     words = out.stdout.decode().split()
     assert words[0] == f.symbol and int(words[1]) == f.block_dim.x and words[2] == f._cudajit_symbol_
     assert words[3] == "0"    # served by the disk cache this process wrote
+
+
+@pytest.mark.parametrize("fft_type", ["r2c", "c2r"])
+@pytest.mark.parametrize("precision", [np.float32, np.float64])
+def test_real_fft_kernels_link(fft_type, precision):
+    fk = _kernels()
+    f = mathdx.FFT(size=64, precision=precision, fft_type=fft_type, execution="Block",
+                   elements_per_thread=8, ffts_per_block=2, sm=80)
+    real, cplx = ("float32", "complex64") if precision == np.float32 else ("float64", "complex128")
+    x, y = (real, cplx) if fft_type == "r2c" else (cplx, real)
+    cubin = cudajit.compile_cubin(fk.real_block_kernel(f, precision), f"void({x}[:, ::1], {y}[:, ::1])",
+                                  arch="sm_80")[0]
+    assert bytes(cubin[:4]) == b"\x7fELF"

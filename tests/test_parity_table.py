@@ -332,7 +332,15 @@ def k_shared_alignment(x):
     x[1] = a[0]
 
 
+def k_array_view(x, out):
+    t = cuda.local.array(2, np.complex64)
+    t[0] = x[0]
+    r = t.view(np.float32)
+    out[0] = r[1] + x.view(np.float32)[0]
+
+
 SUPPORTED = [
+    ("array .view(dtype)", k_array_view, "void(complex64[::1], float32[::1])", False),
     ("thread indexing", k_thread_indexing, "void(int64[::1])", False),
     ("grid/gridsize", k_grid_gridsize, "void(int64[::1])", False),
     ("laneid/warpsize", k_laneid_warpsize, "void(int64[::1])", False),

@@ -1,5 +1,6 @@
 // array_view: a view of an array's memory from a byte offset, a shape and
-// strides (in bytes) that type inference computed (basic slicing, a[i, :]).
+// strides (in bytes) that type inference computed (basic slicing, a[i, :]),
+// possibly as another element type (a.view(dtype)).
 #include "codegen/emitter.h"
 
 namespace cj::codegen {
@@ -14,7 +15,7 @@ void lowerArrayView(FunctionEmitter& fe, const ir::Instr& in) {
   std::string data = fe.emit("extractvalue " + llvmViewType(src) + " " + fe.val(arr) + ", 0");
   std::string raw = fe.emit("bitcast " + mt + "* " + data + " to i8*");
   std::string moved = fe.emit("getelementptr inbounds i8, i8* " + raw + ", i64 " + fe.val(in.operands.at(1)));
-  std::string typed = fe.emit("bitcast i8* " + moved + " to " + mt + "*");
+  std::string typed = fe.emit("bitcast i8* " + moved + " to " + llvmMemType(dst->scalar) + "*");
   std::vector<std::string> shape, strides;
   for (int d = 0; d < dst->ndim; ++d) {
     shape.push_back(fe.val(in.operands.at(2 + d)));

@@ -807,7 +807,7 @@ class Verifier {
       }
       case Op::ArrayView: {
         const Type* arr = expectArray(b, in, in->operands[0]);
-        if (!t->is(TypeKind::Array) || t->scalar != arr->scalar)
+        if (!t->is(TypeKind::Array) || t->space != arr->space)   // another dtype: a.view(dtype)
           fail(b, in, "array_view of " + ty(arr) + " gives " + ty(t));
         if (in->operands.size() != static_cast<size_t>(2 + 2 * t->ndim))
           fail(b, in, "array_view to a " + std::to_string(t->ndim) + "d view takes " +

@@ -107,6 +107,8 @@ extern const Rule arraySize;
 extern const Rule arrayNdim;
 extern const Rule arrayItemsize;
 extern const Rule arrayNbytes;
+extern const Rule arrayViewAttr;    // a.view (the bound method)
+extern const Rule arrayViewCall;    // a.view(dtype)
 extern const Rule arrayTranspose;
 // rules_intrin.cpp (issue 5; arg = intrinsic name unless noted)
 extern const Rule mathUnaryInt;    // Math_unary without f16 (acos, sinh, erf, ...)

@@ -1,5 +1,7 @@
 // Array attributes (attributes.def): shape, strides, size, ndim, itemsize,
-// nbytes, T.
+// nbytes, T, and the method view(dtype).
+#include <optional>
+
 #include "typeinfer/rules.h"
 
 namespace cj::typeinfer::rules {
@@ -49,8 +51,59 @@ ir::Instr* transposeLower(const Site& s, Emitter& e) {
   return e.emit(ir::Op::ArrayView, transposeType(s), ops);
 }
 
+// a.view(dtype): the same memory as another element type (numpy's and
+// numba's ndarray.view; what cuFFTDx's real FFTs need: a complex thread
+// array seen as reals). Of another item size the last axis changes length
+// (n * old // new elements) and must be contiguous, which only a C array's
+// is known to be; the attribute is a bound method, (sym method:array.view, a).
+constexpr const char* kArrayView = "method:array.view";
+
+const Type* viewAttrType(const Site& s) { return tupleTy({symbolTy(kArrayView), s.receiver->type}); }
+ir::Instr* viewAttrLower(const Site& s, Emitter& e) {
+  return e.emit(ir::Op::TupleMake, viewAttrType(s),
+                {e.constant(ir::Const::symbol(kArrayView), symbolTy(kArrayView)), s.receiver});
+}
+
+const Type* viewCallType(const Site& s) {
+  s.expectArgs(1);
+  const Type* from = s.receiver->type->elems[1];
+  std::optional<Scalar> to = dtypeOf(s.args[0]);
+  if (!to) s.fail("view(): the argument must be a numpy dtype (np.float32, ...), got " + typeToString(s.argType(0)));
+  const int old_size = scalarByteSize(from->scalar), new_size = scalarByteSize(*to);
+  if (old_size != new_size) {
+    if (from->ndim == 0 || from->layout != Layout::C)
+      s.fail("view(): a view as " + std::string(scalarNumbaName(*to)) + " changes the item size, which needs the "
+             "last axis contiguous: a C-contiguous array, got " + typeToString(from),
+             "declare the argument C-contiguous (float32[:, ::1]) or view a local / shared array");
+  }
+  return arrayTy(*to, from->ndim, from->layout, from->space, from->readonly);
+}
+
+ir::Instr* viewCallLower(const Site& s, Emitter& e) {
+  ir::Instr* arr = e.element(s.receiver, 1);
+  const Type* from = arr->type;
+  const Type* to = viewCallType(s);
+  const int old_size = scalarByteSize(from->scalar), new_size = scalarByteSize(to->scalar);
+  std::vector<ir::Instr*> shape, strides;
+  for (int d = 0; d < from->ndim; ++d) {
+    shape.push_back(e.arrayDim(arr, d));
+    strides.push_back(e.arrayStride(arr, d));
+  }
+  if (old_size != new_size) {
+    ir::Instr* bytes = e.emit(ir::Op::Mul, i64Ty(), {shape.back(), e.constInt(old_size)});
+    shape.back() = e.emit(ir::Op::FloorDiv, i64Ty(), {bytes, e.constInt(new_size)});
+    strides.back() = e.constInt(new_size);
+  }
+  std::vector<ir::Instr*> ops = {arr, e.constInt(0)};
+  ops.insert(ops.end(), shape.begin(), shape.end());
+  ops.insert(ops.end(), strides.begin(), strides.end());
+  return e.emit(ir::Op::ArrayView, to, ops);
+}
+
 }  // namespace
 
+const Rule arrayViewAttr{viewAttrType, viewAttrLower};
+const Rule arrayViewCall{viewCallType, viewCallLower};
 const Rule arrayShape{perDimType, shapeLower};
 const Rule arrayStrides{perDimType, stridesLower};
 const Rule arraySize{i64Type, sizeLower};

@@ -106,3 +106,40 @@ def test_launch_with_another_block_shape_is_refused(fk):
     d = cudajit.to_device(np.zeros((2, 128), np.complex64))
     with pytest.raises(cudajit.CompileError, match=r"FFT was built for block_dim \(16, 2, 1\)"):
         fk.block_fft[1, (32, 2)](d)
+
+
+def test_nvmath_simple_r2c_example(fk):
+    rng = np.random.default_rng(SEED + 3)
+    x = rng.standard_normal((fk.R2C.ffts_per_block, fk.R2C.size)).astype(np.float32)
+    y = cudajit.to_device(np.full((x.shape[0], fk.R2C.size // 2 + 1), np.nan, np.complex64))
+    fk.block_r2c[1, fk.R2C.block_dim, 0, fk.R2C.shared_memory_size](cudajit.to_device(x), y)
+    assert relative_error(y.copy_to_host(), np.fft.rfft(x, axis=-1)) < 1e-5, f"seed {SEED}"
+
+
+@pytest.mark.parametrize("precision", [np.float32, np.float64])
+@pytest.mark.parametrize("fft_type", ["r2c", "c2r"])
+@pytest.mark.parametrize("size, ept, fpb", [(64, 8, 2), (128, 8, 1), (1024, 16, 1)])
+def test_block_real(fk, precision, fft_type, size, ept, fpb):
+    from cudajit.mathdx import FFT
+    f = FFT(size=size, precision=precision, fft_type=fft_type, execution="Block",
+            elements_per_thread=ept, ffts_per_block=fpb)
+    kernel = fk.real_block_kernel(f, precision)
+    rng = np.random.default_rng(SEED + 7 * size)
+    batch = 2 * f.ffts_per_block + 1
+    half = size // 2 + 1
+    if fft_type == "r2c":
+        x = rng.standard_normal((batch, size)).astype(precision)
+        want = np.fft.rfft(x.astype(np.float64), axis=-1)
+        y = np.full((batch, half), np.nan, COMPLEX[precision])
+    else:
+        # a Hermitian spectrum: the DC and Nyquist terms real
+        x = random_complex(rng, (batch, half), COMPLEX[precision])
+        x[:, 0] = x[:, 0].real
+        x[:, -1] = x[:, -1].real
+        want = np.fft.irfft(x.astype(np.complex128), n=size, axis=-1) * size   # unnormalised
+        y = np.full((batch, size), np.nan, precision)
+    y = cudajit.to_device(y)
+    grid = (batch + f.ffts_per_block - 1) // f.ffts_per_block
+    kernel[grid, f.block_dim, 0, f.shared_memory_size](cudajit.to_device(x), y)
+    err = relative_error(y.copy_to_host(), want)
+    assert err < TOLERANCE[precision] * np.log2(size), f"seed {SEED}: {err}"
