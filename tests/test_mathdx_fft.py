@@ -202,3 +202,13 @@ def test_real_fft_kernels_link(fft_type, precision):
     cubin = cudajit.compile_cubin(fk.real_block_kernel(f, precision), f"void({x}[:, ::1], {y}[:, ::1])",
                                   arch="sm_80")[0]
     assert bytes(cubin[:4]) == b"\x7fELF"
+
+
+def test_fft_convolution_example_compiles_without_a_gpu():
+    if cudajit.is_available():
+        pytest.skip("the example launches on a GPU here (tests/gpu runs it)")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, os.path.join(root, "examples", "fft_convolution.py"), "--size", "256"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "256-point convolution: block" in out.stdout and "cubin" in out.stdout

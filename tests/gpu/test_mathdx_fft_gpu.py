@@ -143,3 +143,11 @@ def test_block_real(fk, precision, fft_type, size, ept, fpb):
     kernel[grid, f.block_dim, 0, f.shared_memory_size](cudajit.to_device(x), y)
     err = relative_error(y.copy_to_host(), want)
     assert err < TOLERANCE[precision] * np.log2(size), f"seed {SEED}: {err}"
+
+
+def test_fft_convolution_example(fk):
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, os.path.join(root, "examples", "fft_convolution.py"),
+                          "--size", "512", "--batch", "1001"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr

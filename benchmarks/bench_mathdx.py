@@ -1,0 +1,197 @@
+"""MathDx routines inside cudajit kernels (issue 13) side by side with PyTorch
+(cuFFT, cuBLAS), one run, as ratios.
+
+    python benchmarks/bench_mathdx.py [--quick] [--reps 7] [--json out.json]
+
+Rows:
+  fft N            batched 1-D c2c float32 FFT of N points (N = 256, 4096), 2^24
+                   values: a @cudajit.jit kernel calling cudajit.mathdx.FFT (Block,
+                   libmathdx's suggested elements per thread and FFTs per block) vs
+                   torch.fft.fft (cuFFT). GB/s = bytes read + written once.
+  conv N           FFT convolution of every row with one filter, y = ifft(fft(x) * H):
+                   one cudajit kernel (forward FFT, pointwise product, inverse FFT,
+                   1/N scale, all in registers) vs torch's three calls
+                   (fft, mul, ifft: cuFFT twice and an elementwise kernel).
+  bmm S dtype      batched S x S x S GEMMs (S = 32, 64; float32, float64, float16), one
+                   cuBLASDx GEMM a block, operands staged in shared memory, vs
+                   torch.bmm (cuBLAS batched).
+
+Every result is checked against torch first. Timing: CUDA events around a batch of
+back-to-back launches after warm-up, the median over --reps batches.
+Issue 13's targets: fft >= 0.9x torch, conv >= 1.5x torch, bmm >= 1.0x torch.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+
+import numpy as np
+
+
+def timed(fn, reps, inner):
+    import torch
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(inner):
+            fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) / inner)
+    return statistics.median(times)   # ms
+
+
+def fft_kernel(cuda, f):
+    @cuda.jit
+    def k(x, y):
+        thread_data = cuda.local.array(shape=(f.storage_size,), dtype=f.value_type)
+        shared_mem = cuda.shared.array(shape=(0,), dtype=f.value_type)
+        row = cuda.blockIdx.x * f.ffts_per_block + cuda.threadIdx.y
+        index = cuda.threadIdx.x
+        for i in range(f.elements_per_thread):
+            thread_data[i] = x[row, index]
+            index += f.stride
+        f.execute(thread_data, shared_mem)
+        index = cuda.threadIdx.x
+        for i in range(f.elements_per_thread):
+            y[row, index] = thread_data[i]
+            index += f.stride
+    return k
+
+
+def conv_kernel(cuda, fwd, inv):
+    scale = 1.0 / fwd.size
+
+    @cuda.jit
+    def k(x, h, y):
+        thread_data = cuda.local.array(shape=(fwd.storage_size,), dtype=fwd.value_type)
+        shared_mem = cuda.shared.array(shape=(0,), dtype=fwd.value_type)
+        row = cuda.blockIdx.x * fwd.ffts_per_block + cuda.threadIdx.y
+        index = cuda.threadIdx.x
+        for i in range(fwd.elements_per_thread):
+            thread_data[i] = x[row, index]
+            index += fwd.stride
+        fwd.execute(thread_data, shared_mem)
+        index = cuda.threadIdx.x
+        for i in range(fwd.elements_per_thread):
+            thread_data[i] = thread_data[i] * h[index]
+            index += fwd.stride
+        cuda.syncthreads()   # the inverse FFT reuses the workspace
+        inv.execute(thread_data, shared_mem)
+        index = cuda.threadIdx.x
+        for i in range(fwd.elements_per_thread):
+            y[row, index] = thread_data[i] * scale
+            index += fwd.stride
+    return k
+
+
+def bmm_kernel(cuda, mm, s):
+    threads = mm.block_dim.x * mm.block_dim.y * mm.block_dim.z
+    bdx = mm.block_dim.x
+    n = s * s
+
+    # A, B, C row-major (leading dimension s) one after the other in dynamic
+    # shared memory (64 x 64 float64 operands need 96 KB: more than a static 48).
+    @cuda.jit
+    def k(a, b, c):
+        smem = cuda.shared.array(shape=(0,), dtype=mm.a_value_type)
+        smem_a = smem[0:]
+        smem_b = smem[n:]
+        smem_c = smem[2 * n:]
+        batch = cuda.blockIdx.x
+        tid = cuda.threadIdx.x + cuda.threadIdx.y * bdx
+        for idx in range(tid, n, threads):
+            smem_a[idx] = a[batch, idx // s, idx % s]
+            smem_b[idx] = b[batch, idx // s, idx % s]
+        cuda.syncthreads()
+        mm.execute(1.0, smem_a, smem_b, 0.0, smem_c)
+        cuda.syncthreads()
+        for idx in range(tid, n, threads):
+            c[batch, idx // s, idx % s] = smem_c[idx]
+    return k
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--json")
+    opts = p.parse_args(argv)
+    import torch
+    import cudajit as cuda
+    from cudajit.mathdx import FFT, Matmul
+    rows = []
+    total = 1 << (20 if opts.quick else 24)
+
+    def row(name, ours, theirs, bytes_moved, target, what="torch"):
+        ratio = theirs / ours
+        rows.append({"row": name, "cudajit_ms": ours, "torch_ms": theirs, "ratio": ratio, "target": target,
+                     "cudajit_GBps": bytes_moved / ours / 1e6, "torch_GBps": bytes_moved / theirs / 1e6})
+        print(f"{name:18s} cudajit {ours * 1e3:9.1f} us ({bytes_moved / ours / 1e6:7.0f} GB/s)   "
+              f"{what} {theirs * 1e3:9.1f} us ({bytes_moved / theirs / 1e6:7.0f} GB/s)   "
+              f"{ratio:5.2f}x {what}  (target >= {target}x){'' if ratio >= target else '  BELOW'}", flush=True)
+
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    for n in (256, 4096):
+        f = FFT(size=n, precision=np.float32, fft_type="c2c", direction="forward", execution="Block",
+                ffts_per_block="suggested")
+        batch = total // n
+        batch -= batch % f.ffts_per_block
+        x = torch.randn(batch, n, dtype=torch.complex64, device="cuda", generator=gen)
+        y = torch.full_like(x, float("nan"))
+        k = fft_kernel(cuda, f)
+        launch = k[batch // f.ffts_per_block, f.block_dim, 0, f.shared_memory_size]
+        launch(x, y)
+        want = torch.fft.fft(x)
+        err = (torch.linalg.vector_norm(y - want) / torch.linalg.vector_norm(want)).item()
+        assert err < 1e-5, f"fft {n}: relative error {err}"
+        ours = timed(lambda: launch(x, y), opts.reps, 20)
+        theirs = timed(lambda: torch.fft.fft(x), opts.reps, 20)
+        row(f"fft {n}", ours, theirs, 2 * x.numel() * 8, 0.9, "torch.fft")
+
+        inv = FFT(size=n, precision=np.float32, fft_type="c2c", direction="inverse", execution="Block",
+                  elements_per_thread=f.elements_per_thread, ffts_per_block=f.ffts_per_block)
+        assert inv.block_dim == f.block_dim and inv.shared_memory_size == f.shared_memory_size
+        h = torch.randn(n, dtype=torch.complex64, device="cuda", generator=gen)
+        kc = conv_kernel(cuda, f, inv)
+        launch_c = kc[batch // f.ffts_per_block, f.block_dim, 0, f.shared_memory_size]
+        launch_c(x, h, y)
+        want = torch.fft.ifft(torch.fft.fft(x) * h)
+        err = (torch.linalg.vector_norm(y - want) / torch.linalg.vector_norm(want)).item()
+        assert err < 1e-5, f"conv {n}: relative error {err}"
+        ours = timed(lambda: launch_c(x, h, y), opts.reps, 20)
+        theirs = timed(lambda: torch.fft.ifft(torch.fft.fft(x) * h), opts.reps, 20)
+        row(f"conv {n}", ours, theirs, 2 * x.numel() * 8, 1.5)
+
+    for s in (32, 64):
+        for dt, tdt in ((np.float32, torch.float32), (np.float64, torch.float64), (np.float16, torch.float16)):
+            mm = Matmul(size=(s, s, s), precision=dt, data_type="real",
+                        arrangement=("row_major", "row_major", "row_major"), execution="Block", block_size=128)
+            batch = (1 << 18 if opts.quick else 1 << 22) // (s * s)
+            a = torch.randn(batch, s, s, dtype=tdt, device="cuda", generator=gen)
+            b = torch.randn(batch, s, s, dtype=tdt, device="cuda", generator=gen)
+            c = torch.full_like(a, float("nan"))
+            kb = bmm_kernel(cuda, mm, s)
+            launch_b = kb[batch, mm.block_dim, 0, 3 * s * s * a.element_size()]
+            launch_b(a, b, c)
+            want = torch.bmm(a.double(), b.double())
+            err = (torch.linalg.vector_norm(c.double() - want) / torch.linalg.vector_norm(want)).item()
+            assert err < (1e-2 if dt == np.float16 else 1e-5), f"bmm {s} {dt}: relative error {err}"
+            ours = timed(lambda: launch_b(a, b, c), opts.reps, 10)
+            theirs = timed(lambda: torch.bmm(a, b), opts.reps, 10)
+            row(f"bmm {s} {np.dtype(dt).name}", ours, theirs, 3 * a.numel() * a.element_size(), 1.0, "torch.bmm")
+
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, {cuda._core.mathdx_library()}")
+    if opts.json:
+        with open(opts.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
