@@ -121,6 +121,8 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true")
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--json")
+    p.add_argument("--only", default="fft,bmm", help="rows: fft (with conv), bmm")
+    p.add_argument("--bmm-threads", type=int, default=128, help="threads a block of the GEMM kernels")
     opts = p.parse_args(argv)
     import torch
     import cudajit as cuda
@@ -137,7 +139,7 @@ def main(argv=None):
               f"{ratio:5.2f}x {what}  (target >= {target}x){'' if ratio >= target else '  BELOW'}", flush=True)
 
     gen = torch.Generator(device="cuda").manual_seed(1)
-    for n in (256, 4096):
+    for n in (256, 4096) if "fft" in opts.only else ():
         f = FFT(size=n, precision=np.float32, fft_type="c2c", direction="forward", execution="Block",
                 ffts_per_block="suggested")
         batch = total // n
@@ -168,10 +170,11 @@ def main(argv=None):
         theirs = timed(lambda: torch.fft.ifft(torch.fft.fft(x) * h), opts.reps, 20)
         row(f"conv {n}", ours, theirs, 2 * x.numel() * 8, 1.5)
 
-    for s in (32, 64):
+    for s in (32, 64) if "bmm" in opts.only else ():
         for dt, tdt in ((np.float32, torch.float32), (np.float64, torch.float64), (np.float16, torch.float16)):
             mm = Matmul(size=(s, s, s), precision=dt, data_type="real",
-                        arrangement=("row_major", "row_major", "row_major"), execution="Block", block_size=128)
+                        arrangement=("row_major", "row_major", "row_major"), execution="Block",
+                        block_size=opts.bmm_threads)
             batch = (1 << 18 if opts.quick else 1 << 22) // (s * s)
             a = torch.randn(batch, s, s, dtype=tdt, device="cuda", generator=gen)
             b = torch.randn(batch, s, s, dtype=tdt, device="cuda", generator=gen)
@@ -184,7 +187,7 @@ def main(argv=None):
             assert err < (1e-2 if dt == np.float16 else 1e-5), f"bmm {s} {dt}: relative error {err}"
             ours = timed(lambda: launch_b(a, b, c), opts.reps, 10)
             theirs = timed(lambda: torch.bmm(a, b), opts.reps, 10)
-            row(f"bmm {s} {np.dtype(dt).name}", ours, theirs, 3 * a.numel() * a.element_size(), 1.0, "torch.bmm")
+            row(f"bmm {s} {np.dtype(dt).name} {opts.bmm_threads}t", ours, theirs, 3 * a.numel() * a.element_size(), 1.0, "torch.bmm")
 
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, {cuda._core.mathdx_library()}")
     if opts.json:
