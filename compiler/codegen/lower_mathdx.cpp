@@ -4,7 +4,8 @@
 // joins its LTO-IR. cuBLASDx's shared-memory API with static leading
 // dimensions is `void f(c_t* alpha, a_t* a, b_t* b, c_t* beta, c_t* c)`:
 // alpha and beta (already of C's value type) go through allocas; cuFFTDx's
-// register API `void f(value_t* thread_data[, value_t* smem])`. Arrays pass
+// register API `void f(value_t* thread_data[, value_t* smem])`; cuRANDDx's
+// functions take scalars by pointer and generate's (a, b) as one pair. Arrays pass
 // their data pointers. A kernel calling a block-wide routine is required to
 // run with the block shape the descriptor was built for (.reqntid).
 #include <array>
@@ -18,16 +19,21 @@ namespace cj::codegen {
 
 void lowerMathdxCall(FunctionEmitter& fe, const ir::Instr& in) {
   const libcalls::ResolvedCall* entry = fe.mod().libraryCalls().find(libcalls::Library::Mathdx, in.cval.s);
-  std::shared_ptr<const mathdx::MatmulResult> mm = mathdx::servedResult(in.cval.s);
-  std::shared_ptr<const mathdx::FftResult> fft = mm ? nullptr : mathdx::servedFft(in.cval.s);
-  if (!entry || (!mm && !fft))
+  const bool random = in.cval.s.find(':') != std::string::npos;   // "<key>:<function>"
+  std::shared_ptr<const mathdx::MatmulResult> mm = random ? nullptr : mathdx::servedResult(in.cval.s);
+  std::shared_ptr<const mathdx::FftResult> fft = random || mm ? nullptr : mathdx::servedFft(in.cval.s);
+  if (!entry || (!random && !mm && !fft))
     fe.fail(in, "mathdx", "internal error: MathDx call '" + in.cval.s + "' was not resolved");
-  if (in.operands.size() != entry->signature.params.size())
-    fe.fail(in, "mathdx", "intrinsic mathdx takes " + std::to_string(entry->signature.params.size()) +
-                              " operands, has " + std::to_string(in.operands.size()));
+  // A cuRANDDx generate takes its distribution's two parameters as one
+  // pair: the operands beyond the callee's last parameter share its slot.
+  const size_t params = entry->signature.params.size();
+  const size_t packed = in.operands.size() >= params ? in.operands.size() - params + 1 : 0;
+  if (in.operands.size() < params || (packed > 1 && !random))
+    fe.fail(in, "mathdx", "intrinsic mathdx takes " + std::to_string(params) + " operands, has " +
+                              std::to_string(in.operands.size()));
   fe.mod().declare(nvvmDeclaration(entry->symbol, entry->signature));
   // A block-wide routine is built for one block shape (a Thread FFT is not).
-  const std::array<int64_t, 3>* dims = mm ? &mm->block_dim : fft->execution == "Block" ? &fft->block_dim : nullptr;
+  const std::array<int64_t, 3>* dims = mm ? &mm->block_dim : fft && fft->execution == "Block" ? &fft->block_dim : nullptr;
   if (dims) {
     const int block[3] = {static_cast<int>((*dims)[0]), static_cast<int>((*dims)[1]), static_cast<int>((*dims)[2])};
     fe.mod().requireBlock(block);
@@ -37,12 +43,22 @@ void lowerMathdxCall(FunctionEmitter& fe, const ir::Instr& in) {
     return fe.emit("bitcast " + elem + "* " + ptr + " to i8*");
   };
   std::string list;
-  for (const ir::Instr* v : in.operands) {
+  for (size_t i = 0; i < params; ++i) {
+    const ir::Instr* v = in.operands[i];
     const std::string t = llvmScalarType(v->type->scalar);   // the element type, or the scalar's
     std::string p;
     if (v->type->is(TypeKind::Array)) {
       p = bytePointer(fe.emit("extractvalue " + llvmViewType(v->type) + " " + fe.val(v) + ", 0"), t);
-    } else {   // alpha, beta: by pointer
+    } else if (i + 1 == params && packed > 1) {   // generate's (a, b)
+      const std::string pair = "[" + std::to_string(packed) + " x " + t + "]";
+      std::string slot = fe.entryAlloca(pair, 16);
+      for (size_t k = 0; k < packed; ++k) {
+        std::string at = fe.emit("getelementptr inbounds " + pair + ", " + pair + "* " + slot + ", i64 0, i64 " +
+                                 std::to_string(k));
+        fe.emitLine("store " + t + " " + fe.val(in.operands[i + k]) + ", " + t + "* " + at);
+      }
+      p = fe.emit("bitcast " + pair + "* " + slot + " to i8*");
+    } else {   // alpha, beta, seeds, counts: by pointer
       std::string slot = fe.entryAlloca(t, 16);
       fe.emitLine("store " + t + " " + fe.val(v) + ", " + t + "* " + slot);
       p = bytePointer(slot, t);

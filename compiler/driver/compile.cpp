@@ -183,12 +183,14 @@ bool usesIntrinsic(const ir::Module& m, ir::Intrinsic id) {
   return false;
 }
 
-// nvJitLink inputs for the resolved library calls, one per entry symbol.
+// nvJitLink inputs for the resolved library calls, one per module (calls of
+// one entry symbol share it; so do a cuRANDDx descriptor's functions).
 std::vector<link::LinkInput> libraryLinkInputs(const libcalls::ResolvedCalls& calls) {
   std::vector<link::LinkInput> inputs;
-  std::set<std::string> seen;
+  std::set<std::string> seen_symbols;
+  std::set<const std::vector<char>*> seen_modules;
   for (const auto& [call, r] : calls.entries())
-    if (r.ltoir && seen.insert(r.symbol).second)
+    if (r.ltoir && seen_symbols.insert(r.symbol).second && seen_modules.insert(r.ltoir.get()).second)
       inputs.push_back({link::LinkInput::Kind::LtoIr, *r.ltoir, r.symbol + ".ltoir"});
   return inputs;
 }

@@ -3,7 +3,8 @@
 // the Python Matmul / FFT object did when it was built; each resolves to
 // libmathdx's entry point and its LTO-IR: a GEMM's shared-memory API with
 // static leading dimensions, void(alpha*, a*, b*, beta*, c*); an FFT's
-// register API, void(thread_data*[, smem*]).
+// register API, void(thread_data*[, smem*]); a Random's functions
+// ("<key>:<function>").
 #include "libcalls/provider.h"
 #include "mathdx/mathdx.h"
 #include "support/error.h"
@@ -25,6 +26,31 @@ ResolvedCall entry(const std::string& spec, const std::string& symbol, const std
   return c;
 }
 
+// A cuRANDDx function: init(seed*, subsequence*, offset*, state*),
+// generate(state*, out*, params*), skip_offset / skip_subsequence(state*, n*).
+// All of them share the descriptor's one module (linked once: driver/compile.cpp
+// joins the calls by module).
+ResolvedCall randomEntry(const mathdx::RandomResult& r, const std::string& function) {
+  static const struct {
+    const char* name;
+    mathdx::RandomFunction id;
+    int pointers;
+  } kFunctions[] = {{"init", mathdx::RandomFunction::Init, 4},
+                    {"generate", mathdx::RandomFunction::Generate, 3},
+                    {"skip_offset", mathdx::RandomFunction::SkipOffset, 2},
+                    {"skip_subsequence", mathdx::RandomFunction::SkipSubsequence, 2}};
+  for (const auto& f : kFunctions) {
+    if (function != f.name) continue;
+    ResolvedCall c;
+    c.symbol = r.symbols[static_cast<size_t>(f.id)];
+    c.signature.ret = CType{};
+    for (int i = 0; i < f.pointers; ++i) c.signature.params.push_back(CType::voidPointer());
+    c.ltoir = r.ltoir;
+    return c;
+  }
+  throw ToolchainError("MathDx: a Random has no device function '" + function + "'");
+}
+
 class MathdxProvider : public Provider {
  public:
   Library library() const override { return Library::Mathdx; }
@@ -32,7 +58,12 @@ class MathdxProvider : public Provider {
   std::vector<ResolvedCall> resolve(const std::vector<std::string>& keys) const override {
     std::vector<ResolvedCall> out;
     for (const std::string& key : keys) {
-      if (auto mm = mathdx::servedResult(key)) {
+      const size_t colon = key.find(':');
+      if (colon != std::string::npos) {   // "<key>:<function>" of a Random
+        auto rng = mathdx::servedRandom(key.substr(0, colon));
+        if (!rng) throw ToolchainError("MathDx descriptor " + key + " was not instantiated in this process");
+        out.push_back(randomEntry(*rng, key.substr(colon + 1)));
+      } else if (auto mm = mathdx::servedResult(key)) {
         out.push_back(entry(mm->spec, mm->symbol, mm->ltoir, 5));
       } else if (auto fft = mathdx::servedFft(key)) {
         out.push_back(entry(fft->spec, fft->symbol, fft->ltoir, fft->execution == "Block" ? 2 : 1));

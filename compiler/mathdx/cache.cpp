@@ -1,5 +1,5 @@
 // The caches in front of libmathdx (an instantiation costs an NVRTC compile
-// of cuBLASDx or cuFFTDx, 5-20 s): this process's results by spec, then a
+// of cuBLASDx, cuFFTDx or cuRANDDx, 5-20 s): this process's results by spec, then a
 // support/disk_cache.h directory <cache root>/mathdx of <sha256>.cjmdx
 // entries, keyed by the spec and libmathdx's identity (version, file size
 // and mtime of libmathdx and of the NVRTC it runs on).
@@ -14,6 +14,7 @@
 
 #include "mathdx/fft.h"
 #include "mathdx/library.h"
+#include "mathdx/random.h"
 #include "mathdx/mathdx.h"
 #include "mathdx/matmul.h"
 #include "support/disk_cache.h"
@@ -32,6 +33,7 @@ struct Store {
 std::mutex g_mutex;
 Store<MatmulResult> g_matmuls;
 Store<FftResult> g_ffts;
+Store<RandomResult> g_randoms;
 std::atomic<int64_t> g_memory_hits{0}, g_disk_hits{0}, g_compiles{0};
 
 DiskCache diskCache() { return DiskCache(cacheDirectory(), ".cjmdx", "CJMATHDX", kFormatVersion); }
@@ -201,6 +203,39 @@ bool deserialize(const std::string& body, const std::string& spec, FftResult* r)
                    });
 }
 
+const char* const kRandomSymbolKeys[] = {"init", "generate", "skip_offset", "skip_subsequence"};
+
+std::string serialize(const RandomResult& r) {
+  Lines lines = {{"state_size", std::to_string(r.state_size)},
+                 {"state_alignment", std::to_string(r.state_alignment)},
+                 {"count", std::to_string(r.count)},
+                 {"output_type", r.output_type},
+                 {"param_type", r.param_type}};
+  for (size_t f = 0; f < r.symbols.size(); ++f) lines.push_back({std::string("symbol_") + kRandomSymbolKeys[f], r.symbols[f]});
+  return writeEntry(r.spec, r.symbols[static_cast<size_t>(RandomFunction::Generate)], std::move(lines), {*r.ltoir});
+}
+
+bool deserialize(const std::string& body, const std::string& spec, RandomResult* r) {
+  r->spec = spec;
+  std::string symbol;
+  std::vector<std::vector<char>> modules;
+  bool ok = readEntry(body, spec, &symbol, &modules,
+                      [&](const std::string& key, const std::string& rest, const std::vector<std::string>& w) {
+                        if (key == "state_size" && w.size() == 1) r->state_size = number(w[0]);
+                        if (key == "state_alignment" && w.size() == 1) r->state_alignment = number(w[0]);
+                        if (key == "count" && w.size() == 1) r->count = number(w[0]);
+                        if (key == "output_type") r->output_type = rest;
+                        if (key == "param_type") r->param_type = rest;
+                        for (size_t f = 0; f < r->symbols.size(); ++f)
+                          if (key == std::string("symbol_") + kRandomSymbolKeys[f]) r->symbols[f] = rest;
+                      });
+  if (!ok || modules.size() != 1) return false;
+  r->ltoir = std::make_shared<const std::vector<char>>(std::move(modules[0]));
+  for (const auto& s : r->symbols)
+    if (s.empty()) return false;
+  return r->state_size > 0;
+}
+
 // The memory cache, the disk cache, else an instantiation (through
 // `elsewhere` when given).
 template <class Result, class Spec, class Elsewhere>
@@ -251,6 +286,7 @@ std::string cacheDirectory() { return userCacheRoot() + "/mathdx"; }
 
 std::string compileSerialized(const MatmulSpec& spec) { return serialize(compileMatmul(spec)); }
 std::string compileSerialized(const FftSpec& spec) { return serialize(compileFft(spec)); }
+std::string compileSerialized(const RandomSpec& spec) { return serialize(compileRandom(spec)); }
 
 std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instantiate& elsewhere) {
   return serve(g_matmuls, spec, elsewhere);
@@ -258,6 +294,10 @@ std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instant
 
 std::shared_ptr<const FftResult> fft(const FftSpec& spec, const InstantiateFft& elsewhere) {
   return serve(g_ffts, spec, elsewhere);
+}
+
+std::shared_ptr<const RandomResult> random(const RandomSpec& spec, const InstantiateRandom& elsewhere) {
+  return serve(g_randoms, spec, elsewhere);
 }
 
 // libmathdx's version is part of the key: a kernel cached on disk under it
@@ -268,6 +308,7 @@ std::string specKey(const std::string& spec_text) {
 
 std::shared_ptr<const MatmulResult> servedResult(const std::string& key) { return lookup(g_matmuls, key); }
 std::shared_ptr<const FftResult> servedFft(const std::string& key) { return lookup(g_ffts, key); }
+std::shared_ptr<const RandomResult> servedRandom(const std::string& key) { return lookup(g_randoms, key); }
 
 CacheStats cacheStats() { return {g_memory_hits.load(), g_disk_hits.load(), g_compiles.load()}; }
 
@@ -275,6 +316,7 @@ void clearMemoryCache() {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_matmuls.memory.clear();
   g_ffts.memory.clear();
+  g_randoms.memory.clear();
 }
 
 }  // namespace cj::mathdx

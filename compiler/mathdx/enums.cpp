@@ -57,6 +57,22 @@ const Named kRealMode[] = {
 #define CJ_MATHDX_REAL_MODE ROW
 #include "mathdx/enums.def"
 };
+const Named kGenerator[] = {
+#define CJ_MATHDX_GENERATOR ROW
+#include "mathdx/enums.def"
+};
+const Named kDistribution[] = {
+#define CJ_MATHDX_DISTRIBUTION ROW
+#include "mathdx/enums.def"
+};
+const Named kGenerateMethod[] = {
+#define CJ_MATHDX_GENERATE_METHOD ROW
+#include "mathdx/enums.def"
+};
+const Named kNormalMethod[] = {
+#define CJ_MATHDX_NORMAL_METHOD ROW
+#include "mathdx/enums.def"
+};
 #undef ROW
 
 const ValueType kValueTypes[] = {
@@ -72,6 +88,8 @@ const Table kTables[] = {
     TABLE("execution", kExecution),     TABLE("function", kFunction),
     TABLE("fft_type", kFftType),        TABLE("direction", kDirection),
     TABLE("complex_layout", kComplexLayout), TABLE("real_mode", kRealMode),
+    TABLE("generator", kGenerator),     TABLE("distribution", kDistribution),
+    TABLE("method", kGenerateMethod),   TABLE("normal_method", kNormalMethod),
 };
 #undef TABLE
 
@@ -98,6 +116,12 @@ std::string enumName(EnumKind kind, int value) {
 const ValueType* findValueType(int value) {
   for (const ValueType& v : kValueTypes)
     if (v.value == value) return &v;
+  return nullptr;
+}
+
+const ValueType* findValueType(const std::string& name) {
+  for (const ValueType& v : kValueTypes)
+    if (name == v.name) return &v;
   return nullptr;
 }
 

@@ -7,6 +7,7 @@ namespace cj::mathdx {
 enum class EnumKind {
   Precision, DataType, Arrangement, Transpose, Execution, Function,
   FftType, Direction, ComplexLayout, RealMode,
+  Generator, Distribution, GenerateMethod, NormalMethod,
 };
 
 // The enum value of a spelling; throws CompileError naming the valid ones.
@@ -20,7 +21,8 @@ struct ValueType {
   int size;
   int align;
 };
-// The row of a commondxValueType, or null.
+// The row of a commondxValueType, or null; by its name ("float32"), or null.
 const ValueType* findValueType(int value);
+const ValueType* findValueType(const std::string& name);
 
 }  // namespace cj::mathdx

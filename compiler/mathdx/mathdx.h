@@ -1,4 +1,4 @@
-// MathDx device libraries (cuBLASDx GEMM, cuFFTDx FFT) through NVIDIA's
+// MathDx device libraries (cuBLASDx GEMM, cuFFTDx FFT, cuRANDDx RNG) through NVIDIA's
 // libmathdx: a description of a routine (sizes, precisions, arrangement,
 // block shape, target) -> its LTO-IR, the extern "C" symbol to call, and the
 // traits a caller needs (leading dimensions, block dim, shared memory size).
@@ -99,6 +99,34 @@ struct FftResult {
   std::array<int64_t, 3> block_dim{kNoTrait, kNoTrait, kNoTrait};
 };
 
+// A cuRANDDx generator with one distribution, executed by a thread. The
+// device functions made: init, generate, skip_offset, skip_subsequence.
+struct RandomSpec {
+  std::string generator = "philox4_32";   // "xorwow" | "mrg32k3a" | "philox4_32" | "pcg"
+  int64_t philox_rounds = 0;              // 0: cuRANDDx's default (10)
+  std::string distribution = "uniform";   // "uniform_bits" | "uniform" | "normal" | "log_normal" | "poisson"
+  std::string output_type = "float32";    // a value type name: float32, float64, uint32, ...
+  std::string method = "single";          // "single" | "pair" | "quad": values a call gives
+  std::string normal_method;              // normal / log-normal: "icdf" | "box_muller"
+  int sm = 0;
+
+  std::string toString() const;           // "RNG(generator=philox4_32, ...)"
+};
+
+// The device functions of a RandomResult, in its `symbols` order.
+enum class RandomFunction { Init, Generate, SkipOffset, SkipSubsequence, Count };
+
+struct RandomResult {
+  std::string spec;
+  // One LTO-IR module defines every function: shared, so that a kernel calling
+  // several of them links it once.
+  std::shared_ptr<const std::vector<char>> ltoir;
+  std::array<std::string, static_cast<size_t>(RandomFunction::Count)> symbols;
+  int64_t state_size = 0, state_alignment = 0;
+  int64_t count = 1;                      // values a generate call writes
+  std::string output_type, param_type;    // param_type: float64 for Poisson, else output_type
+};
+
 // Instantiates a spec somewhere else and returns compileSerialized's bytes.
 //
 // libmathdx (0.4.1) carries a static libstdc++ whose locale facet ids are
@@ -111,6 +139,7 @@ struct FftResult {
 // that runs compileSerialized there.
 using Instantiate = std::function<std::string(const MatmulSpec&)>;
 using InstantiateFft = std::function<std::string(const FftSpec&)>;
+using InstantiateRandom = std::function<std::string(const RandomSpec&)>;
 
 // Validates the spec, then fetches the result from the memory cache, the
 // disk cache (support/disk_cache.h: <cache root>/mathdx) or instantiates it
@@ -120,21 +149,24 @@ using InstantiateFft = std::function<std::string(const FftSpec&)>;
 std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instantiate& elsewhere = {});
 
 std::shared_ptr<const FftResult> fft(const FftSpec& spec, const InstantiateFft& elsewhere = {});
+std::shared_ptr<const RandomResult> random(const RandomSpec& spec, const InstantiateRandom& elsewhere = {});
 
 // Instantiates the spec through libmathdx in this process, in the disk
 // cache's serialized form (what an Instantiate returns).
 std::string compileSerialized(const MatmulSpec& spec);
 std::string compileSerialized(const FftSpec& spec);
+std::string compileSerialized(const RandomSpec& spec);
 
 // The name a descriptor goes by in kernels (the symbol
 // `cudajit.mathdx.matmul.<key>` a Matmul object freezes to, `...fft.<key>`
-// an FFT): 16 hex digits
+// an FFT, `...random.<key>` a Random): 16 hex digits
 // of the SHA-256 of libmathdx's version and the spec text (throws
 // LibraryMissing without libmathdx). Every result matmul() served in this
 // process can be found by it; nullptr for a key it has not served.
 std::string specKey(const std::string& spec_text);
 std::shared_ptr<const MatmulResult> servedResult(const std::string& key);
 std::shared_ptr<const FftResult> servedFft(const std::string& key);
+std::shared_ptr<const RandomResult> servedRandom(const std::string& key);
 
 // "libmathdx 0.4.1 at /.../libmathdx.so.0"; throws LibraryMissing.
 std::string libraryDescription();

@@ -1,4 +1,4 @@
-// MatmulSpec's and FftSpec's text forms (the caches' key and the messages' subject).
+// MatmulSpec's, FftSpec's and RandomSpec's text forms (the caches' key and the messages' subject).
 //
 // Built with std::to_string, not iostreams: once libNVVM / nvJitLink have
 // run in the process, an std::ostringstream here printed integers as
@@ -34,6 +34,12 @@ std::string FftSpec::toString() const {
          ", direction=" + direction + ", execution=" + execution + ", ffts_per_block=" +
          std::to_string(ffts_per_block) + ", elements_per_thread=" + std::to_string(elements_per_thread) +
          ", complex_layout=" + complex_layout + ", real_mode=" + real_mode + ", sm=" + std::to_string(sm) + ")";
+}
+
+std::string RandomSpec::toString() const {
+  return "RNG(generator=" + generator + ", philox_rounds=" + std::to_string(philox_rounds) + ", distribution=" +
+         distribution + ", output_type=" + output_type + ", method=" + method + ", normal_method=" + normal_method +
+         ", sm=" + std::to_string(sm) + ")";
 }
 
 }  // namespace cj::mathdx

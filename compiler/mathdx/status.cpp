@@ -50,7 +50,10 @@ void check(const Api& a, int status, const std::string& call, const std::string&
   constexpr int kCompilationError = 3;
   std::string log = status == kCompilationError ? lastError(a) : std::string();
   std::string message = log.empty() ? head : head + ":\n" + summary(log) + "\n--- libmathdx log ---\n" + log;
-  throw CompileError("", 0, 0, spec.rfind("FFT(", 0) == 0 ? "mathdx.fft" : "mathdx.matmul", message);
+  const char* construct = spec.rfind("FFT(", 0) == 0   ? "mathdx.fft"
+                          : spec.rfind("RNG(", 0) == 0 ? "mathdx.random"
+                                                       : "mathdx.matmul";
+  throw CompileError("", 0, 0, construct, message);
 }
 
 }  // namespace cj::mathdx

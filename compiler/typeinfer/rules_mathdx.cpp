@@ -1,3 +1,8 @@
+// cudajit.mathdx.random.<key>.init / generate / skip_offset /
+// skip_subsequence: a cuRANDDx generator's device functions on a state
+// array; scalars are passed by pointer, generate's distribution parameters
+// as one pair (codegen/lower_mathdx.cpp).
+//
 // cudajit.mathdx.fft.<key>[.execute](thread_data[, smem]): one cuFFTDx FFT
 // in place on a thread's values (execution 'Thread') or on the block's
 // (execution 'Block', with a shared-memory workspace), as nvmath.device's
@@ -13,6 +18,7 @@
 // `intrinsic mathdx "<key>"` (libcalls/library_call.h) with alpha and beta
 // converted to C's value type; codegen passes everything by pointer.
 #include <array>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -28,6 +34,7 @@ namespace {
 
 constexpr std::string_view kPrefix = "cudajit.mathdx.matmul.";
 constexpr std::string_view kFftPrefix = "cudajit.mathdx.fft.";
+constexpr std::string_view kRandomPrefix = "cudajit.mathdx.random.";
 
 // "<key>" and the method ("" for a call of the object itself) of a symbol.
 std::pair<std::string, std::string> keyAndMethod(std::string_view name, std::string_view prefix) {
@@ -35,6 +42,22 @@ std::pair<std::string, std::string> keyAndMethod(std::string_view name, std::str
   const size_t dot = rest.find('.');
   if (dot == std::string_view::npos) return {std::string(rest), ""};
   return {std::string(rest.substr(0, dot)), std::string(rest.substr(dot + 1))};
+}
+
+// The target a descriptor was built for: its spec text ends "sm=NN)".
+int specSm(const std::string& spec) {
+  const size_t at = spec.rfind("sm=");
+  return at == std::string::npos ? 0 : std::atoi(spec.c_str() + at + 3);
+}
+
+// LTO-IR links into its own target or a newer one, not an older one.
+void checkTarget(const Site& s, const std::string& what, const std::string& spec,
+                 void (*failure)(const Site&, const std::string&, const std::string&)) {
+  const int built = specSm(spec), arch = s.ctx.specializer().options().arch;
+  if (built > arch)
+    failure(s, "this " + what + " was built for sm_" + std::to_string(built) + " (its LTO-IR); the kernel is compiled for sm_" +
+                   std::to_string(arch),
+            "build it with sm=" + std::to_string(arch) + " (the oldest target the kernel runs on)");
 }
 
 std::string dimText(const int64_t* d) {
@@ -78,6 +101,7 @@ Call analyze(const Site& s) {
          "call MM.execute(alpha, a, b, beta, c)");
   c.mm = mathdx::servedResult(c.key);
   if (!c.mm) fail(s, "this Matmul was not built in this process (descriptor " + c.key + ")");
+  checkTarget(s, "Matmul", c.mm->spec, fail);
   for (int i = 0; i < 3; ++i)
     if (!parseScalar(c.mm->value_type[i], &c.value[i]))
       fail(s, "Matmul's " + std::string(1, "abc"[i]) + " value type " + c.mm->value_type[i] +
@@ -138,6 +162,7 @@ FftCall analyzeFft(const Site& s) {
     failFft(s, "FFT." + method + " is not callable inside kernels", "call fft.execute(thread_data[, shared_mem])");
   c.fft = mathdx::servedFft(c.key);
   if (!c.fft) failFft(s, "this FFT was not built in this process (descriptor " + c.key + ")");
+  checkTarget(s, "FFT", c.fft->spec, failFft);
   Scalar value;
   if (!parseScalar(c.fft->value_type, &value))
     failFft(s, "the FFT's value type " + c.fft->value_type + " has no array type in cudajit kernels",
@@ -171,11 +196,117 @@ ir::Instr* fftLower(const Site& s, Emitter& e) {
   return nullptr;
 }
 
+// --- Random ----------------------------------------------------------------------
+
+[[noreturn]] void failRandom(const Site& s, const std::string& message, const std::string& hint = {}) {
+  const std::string method = keyAndMethod(s.name, kRandomPrefix).second;
+  s.ctx.fail(s.instr, method.empty() ? "Random" : "Random." + method, message, hint);
+}
+
+struct RandomCall {
+  std::string key, method;
+  std::shared_ptr<const mathdx::RandomResult> rng;
+  Scalar output, param;
+};
+
+// Its parameters: 'a' state array, 'o' output array, 'u' uint64, 'p' a
+// distribution parameter (optional).
+struct RandomMethod {
+  const char* name;
+  const char* params;
+  const char* spelling;
+};
+const RandomMethod kRandomMethods[] = {
+    {"init", "uuua", "init(seed, subsequence, offset, state)"},
+    {"generate", "aopp", "generate(state, out[, a, b])"},
+    {"skip_offset", "au", "skip_offset(state, n)"},
+    {"skip_subsequence", "au", "skip_subsequence(state, n)"},
+};
+
+const RandomMethod* randomMethod(const std::string& name) {
+  for (const RandomMethod& m : kRandomMethods)
+    if (name == m.name) return &m;
+  return nullptr;
+}
+
+RandomCall analyzeRandom(const Site& s) {
+  RandomCall c;
+  std::tie(c.key, c.method) = keyAndMethod(s.name, kRandomPrefix);
+  const RandomMethod* m = randomMethod(c.method);
+  if (!m)
+    failRandom(s, (c.method.empty() ? std::string("a Random object is not callable")
+                                    : "Random." + c.method + " is not callable inside kernels"),
+               "call R.init(seed, subsequence, offset, state), R.generate(state, out[, a, b]), R.skip_offset(state, n) "
+               "or R.skip_subsequence(state, n)");
+  c.rng = mathdx::servedRandom(c.key);
+  if (!c.rng) failRandom(s, "this Random was not built in this process (descriptor " + c.key + ")");
+  checkTarget(s, "Random", c.rng->spec, failRandom);
+  if (!parseScalar(c.rng->output_type, &c.output) || !parseScalar(c.rng->param_type, &c.param))
+    failRandom(s, "the generator's output type " + c.rng->output_type + " has no array type in cudajit kernels");
+  const std::string params = m->params;
+  const size_t required = params.find('p') == std::string::npos ? params.size() : params.find('p');
+  if (!s.kw_args.empty() || s.args.size() < required || s.args.size() > params.size())
+    failRandom(s, "Random." + c.method + " takes " + m->spelling + ", got " + std::to_string(s.argCount()) +
+                      " argument(s)");
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    const Type* t = s.argType(i);
+    switch (params[i]) {
+      case 'a':
+        if (!t->is(TypeKind::Array) || t->readonly)
+          failRandom(s, "the state must be a writable array (a row of R.states(n): R.state_size bytes), got " +
+                            typeToString(t));
+        break;
+      case 'o':
+        if (!t->is(TypeKind::Array) || t->scalar != c.output || t->readonly)
+          failRandom(s, "out must be a writable array of " + std::string(scalarNumbaName(c.output)) +
+                            " (R.count values), got " + typeToString(t));
+        break;
+      default:
+        if (!t->is(TypeKind::Scalar) || t->isComplex())
+          failRandom(s, std::string("argument ") + std::to_string(i + 1) + " of " + m->spelling +
+                            " must be a real number, got " + typeToString(t));
+    }
+  }
+  const bool poisson = c.rng->param_type != c.rng->output_type;   // lambda is a double
+  if (c.method == "generate" && poisson && s.args.size() < 3)
+    failRandom(s, "a Poisson generator's generate needs lambda: generate(state, out, lam)");
+  return c;
+}
+
+const Type* randomType(const Site& s) {
+  analyzeRandom(s);
+  return noneTy();
+}
+
+ir::Instr* randomLower(const Site& s, Emitter& e) {
+  RandomCall c = analyzeRandom(s);
+  const std::string params = randomMethod(c.method)->params;
+  std::vector<ir::Instr*> operands;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i] == 'a' || params[i] == 'o') {
+      operands.push_back(s.args[i]);
+    } else if (params[i] == 'u') {
+      operands.push_back(e.convert(s.args[i], scalarTy(Scalar::UInt64)));
+    } else {
+      // The distribution's parameters, defaults as cuRANDDx's: uniform (0, 1),
+      // normal and log-normal (0, 1); a Poisson generator's lambda is given.
+      const Type* pt = scalarTy(c.param);
+      const double fallback = i == 3 ? 1.0 : 0.0;
+      operands.push_back(i < s.args.size() ? e.convert(s.args[i], pt) : e.convert(e.constant(ir::Const::real(fallback), scalarTy(Scalar::Float64)), pt));
+    }
+  }
+  makeLibraryCall(e, libcalls::Library::Mathdx, c.key + ":" + c.method, voidTy(), std::move(operands),
+                  "Random." + c.method);
+  return nullptr;
+}
+
 const Type* routineType(const Site& s) {
+  if (s.name.rfind(kRandomPrefix, 0) == 0) return randomType(s);
   return s.name.rfind(kFftPrefix, 0) == 0 ? fftType(s) : mathdxType(s);
 }
 
 ir::Instr* routineLower(const Site& s, Emitter& e) {
+  if (s.name.rfind(kRandomPrefix, 0) == 0) return randomLower(s, e);
   return s.name.rfind(kFftPrefix, 0) == 0 ? fftLower(s, e) : mathdxLower(s, e);
 }
 
@@ -186,7 +317,7 @@ const Rule mathdxCall{routineType, routineLower};
 }
 
 bool isMathdxSymbol(std::string_view name) {
-  return name.rfind(kPrefix, 0) == 0 || name.rfind(kFftPrefix, 0) == 0;
+  return name.rfind(kPrefix, 0) == 0 || name.rfind(kFftPrefix, 0) == 0 || name.rfind(kRandomPrefix, 0) == 0;
 }
 
 }  // namespace cj::typeinfer

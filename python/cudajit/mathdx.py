@@ -23,10 +23,12 @@ import pickle
 import subprocess
 import sys
 
+import numpy as np
+
 from . import _core
 from .errors import CompileError, DeviceOnlyError
 
-__all__ = ["Matmul", "matmul", "FFT", "fft", "Dim3", "LeadingDimension", "Arrangement", "TransposeMode",
+__all__ = ["Matmul", "matmul", "FFT", "fft", "Random", "Dim3", "LeadingDimension", "Arrangement", "TransposeMode",
            "Alignment", "Precision", "library"]
 
 # A cache miss is instantiated by libmathdx in a fresh Python process
@@ -75,6 +77,8 @@ def _instantiate(spec):
     """The descriptor's result from the memory or disk cache, else from libmathdx."""
     if spec.get("routine") == "fft":
         return _core.mathdx_fft(spec, _instantiate_elsewhere)
+    if spec.get("routine") == "random":
+        return _core.mathdx_random(spec, _instantiate_elsewhere)
     return _core.mathdx_matmul(spec, _instantiate_elsewhere)
 
 
@@ -466,3 +470,98 @@ def fft(*, compiler=None, code_type=None, execute_api=None, **kwargs):
     for value in kwargs.values():
         _reject_foreign(value, "fft")
     return FFT(compiler=compiler, code_type=code_type, execute_api=execute_api, **kwargs)
+
+
+_GENERATORS = ("philox4_32", "xorwow", "mrg32k3a", "pcg")
+_DISTRIBUTIONS = {"uniform_bits": 0, "uniform": 2, "normal": 2, "log_normal": 2, "poisson": 1}
+_METHODS = {"single": 1, "pair": 2, "quad": 4}
+
+
+class Random:
+    """A cuRANDDx pseudo-random generator and one distribution, run by each
+    thread on its own state (cuRANDDx's Thread execution), instantiated
+    through libmathdx. Inside a kernel:
+
+        R.init(seed, subsequence, offset, states[i])   # once, e.g. in a setup kernel
+        R.generate(states[i], out, a, b)               # out[:R.count] = draws
+        R.skip_offset(states[i], n); R.skip_subsequence(states[i], n)
+
+    `states` is an array of R.state_size bytes a state (R.states(n) makes one
+    for n generators); a, b are the distribution's parameters: uniform (low,
+    high; default 0, 1), normal and log_normal (mean, stddev; default 0, 1),
+    poisson (lambda), none for uniform_bits. `method` says how many values a
+    call gives: 'single' (1), 'pair' (2), 'quad' (4), as cuRANDDx's
+    generate / generate2 / generate4 (default: 'quad' for philox4_32, which
+    makes four at a time, 'single' for the others; libmathdx refuses the
+    combinations cuRANDDx does not have, with its message)."""
+
+    def __init__(self, generator="philox4_32", distribution="uniform", dtype=None,
+                 method=None, *, philox_rounds=None, normal_method=None, sm=None, code_type=None):
+        if generator not in _GENERATORS:
+            raise ValueError(f"generator: {generator!r} (expected one of {', '.join(_GENERATORS)}; the "
+                             "quasi-random Sobol generators are not supported)")
+        if distribution not in _DISTRIBUTIONS:
+            raise ValueError(f"distribution: {distribution!r} (expected one of {', '.join(_DISTRIBUTIONS)})")
+        if method is None:   # what cuRANDDx's generators give: Philox four values a call
+            method = "quad" if generator == "philox4_32" else "single"
+        if method not in _METHODS:
+            raise ValueError(f"method: {method!r} (expected 'single', 'pair' or 'quad')")
+        if dtype is None:
+            dtype = "uint32" if distribution in ("uniform_bits", "poisson") else "float32"
+        spec = {
+            "routine": "random",
+            "generator": generator,
+            "philox_rounds": None if philox_rounds is None else int(philox_rounds),
+            "distribution": distribution,
+            "output_type": _precision_name(dtype),
+            "method": method,
+            "normal_method": normal_method,
+            "sm": _sm(sm, code_type),
+        }
+        self._set(spec)
+
+    def _set(self, spec):
+        self._spec = spec
+        self._r = _instantiate(spec)
+        self.sm = spec["sm"]
+        self.code_type = ("lto", divmod(self.sm, 10))
+
+    def __reduce__(self):
+        return (_rebuild_random, (self._spec,))   # as Matmul's: the descriptor travels
+
+    generator = property(lambda self: self._spec["generator"])
+    distribution = property(lambda self: self._spec["distribution"])
+    method = property(lambda self: self._spec["method"])
+    dtype = property(lambda self: self._r["output_type"])
+    param_type = property(lambda self: self._r["param_type"])
+    count = property(lambda self: self._r["count"])
+    state_size = property(lambda self: self._r["state_size"])
+    state_alignment = property(lambda self: self._r["state_alignment"])
+    symbols = property(lambda self: dict(self._r["symbols"]))
+    ltoir = property(lambda self: self._r["ltoir"])
+    files = property(lambda self: [])
+
+    def states(self, n, stream=0):
+        """A device array of n states (uint8, shape (n, state_size)), not yet
+        initialised: run R.init on each row in a kernel first."""
+        from .devicearray import device_array
+        return device_array((int(n), self.state_size), np.uint8, stream=stream)
+
+    @property
+    def _cudajit_symbol_(self):
+        return "cudajit.mathdx.random." + self._r["key"]
+
+    def _device_only(self, *args):
+        raise DeviceOnlyError("Random's init / generate / skip_offset / skip_subsequence can only be called "
+                              "inside a @cudajit.jit kernel")
+
+    init = generate = skip_offset = skip_subsequence = _device_only
+
+    def __repr__(self):
+        return f"cudajit.mathdx.Random({self._r['spec']})"
+
+
+def _rebuild_random(spec):
+    r = Random.__new__(Random)
+    r._set(spec)
+    return r

@@ -80,6 +80,29 @@ cj::mathdx::FftSpec fftSpecFrom(const py::dict& d) {
   return s;
 }
 
+const char* const kRandomKeys[] = {"routine", "generator", "philox_rounds", "distribution", "output_type",
+                                   "method", "normal_method", "sm"};
+
+bool isRandom(const py::dict& d) { return d.contains("routine") && py::cast<std::string>(d["routine"]) == "random"; }
+
+cj::mathdx::RandomSpec randomSpecFrom(const py::dict& d) {
+  for (auto item : d) {
+    std::string k = py::cast<std::string>(item.first);
+    bool known = false;
+    for (const char* key : kRandomKeys) known = known || k == key;
+    if (!known) throw py::value_error("mathdx: unknown RNG key '" + k + "'");
+  }
+  cj::mathdx::RandomSpec s;
+  setScalar(d, "generator", &s.generator);
+  setScalar(d, "philox_rounds", &s.philox_rounds);
+  setScalar(d, "distribution", &s.distribution);
+  setScalar(d, "output_type", &s.output_type);
+  setScalar(d, "method", &s.method);
+  setScalar(d, "normal_method", &s.normal_method);
+  setScalar(d, "sm", &s.sm);
+  return s;
+}
+
 // A trait libmathdx does not define for the descriptor is None.
 py::object trait(int64_t v) { return v == cj::mathdx::kNoTrait ? py::none() : py::cast(v); }
 
@@ -188,10 +211,46 @@ void bindMathdx(py::module_& m) {
       "input_length, output_length, input/output_elements_per_thread, shared_memory_size, "
       "ffts_per_block, suggested_ffts_per_block, block_dim} (the last four None for Thread).");
   m.def(
+      "mathdx_random",
+      [](const py::dict& d, const py::object& elsewhere) {
+        cj::mathdx::RandomSpec spec = randomSpecFrom(d);
+        addSysPath();
+        cj::mathdx::InstantiateRandom instantiate;
+        if (!elsewhere.is_none()) {
+          instantiate = [&](const cj::mathdx::RandomSpec&) {
+            py::gil_scoped_acquire gil;
+            return elsewhere(d).cast<std::string>();
+          };
+        }
+        auto r = withoutGil([&] { return cj::mathdx::random(spec, instantiate); });
+        py::dict out;
+        out["spec"] = r->spec;
+        out["key"] = cj::mathdx::specKey(r->spec);
+        py::dict symbols;
+        const char* names[] = {"init", "generate", "skip_offset", "skip_subsequence"};
+        for (size_t f = 0; f < r->symbols.size(); ++f) symbols[names[f]] = r->symbols[f];
+        out["symbols"] = symbols;
+        out["ltoir"] = py::bytes(r->ltoir->data(), r->ltoir->size());
+        out["state_size"] = r->state_size;
+        out["state_alignment"] = r->state_alignment;
+        out["count"] = r->count;
+        out["output_type"] = r->output_type;
+        out["param_type"] = r->param_type;
+        return out;
+      },
+      py::arg("spec"), py::arg("elsewhere") = py::none(),
+      "Instantiates a cuRANDDx generator + distribution through libmathdx (or fetches it from the "
+      "caches), as mathdx_matmul does: {spec, key, symbols: {init, generate, skip_offset, "
+      "skip_subsequence}, ltoir, state_size, state_alignment, count, output_type, param_type}.");
+  m.def(
       "mathdx_compile_serialized",
       [](const py::dict& d) {
         std::string body;
-        if (isFft(d)) {
+        if (isRandom(d)) {
+          cj::mathdx::RandomSpec spec = randomSpecFrom(d);
+          addSysPath();
+          body = withoutGil([&] { return cj::mathdx::compileSerialized(spec); });
+        } else if (isFft(d)) {
           cj::mathdx::FftSpec spec = fftSpecFrom(d);
           addSysPath();
           body = withoutGil([&] { return cj::mathdx::compileSerialized(spec); });
