@@ -1,4 +1,4 @@
-"""Segmented reduction: the sum of each row of a matrix, in six forms.
+"""Segmented reduction: the sum of each row of a matrix, in seven forms.
 
     python examples/segmented_reduction.py [--segments 16384] [--length 1024] [--runs 20]
 
@@ -16,6 +16,10 @@ and timed:
   compute   cudajit.compute (cuda.compute's model): no kernel at all, one
             segmented_reduce call with OpKind.PLUS; the segment offsets are
             iterators (s * length and (s + 1) * length), not arrays
+  mathdx    cudajit with cudajit.mathdx (cuBLASDx, linked as LTO-IR): the
+            seed talk's block-level mat-vec with a ones vector, one
+            ones(1, length) @ x[s, :] GEMM a block in shared memory
+            (needs libmathdx: pip install nvidia-libmathdx-cu13)
   matvec    CuPy: x @ ones(length), a matrix-vector product (cuBLAS)
   cupy.sum  CuPy: x.sum(axis=-1)
 
@@ -81,6 +85,34 @@ def segment_sums_compute(x, out, segments, length):
                              np.zeros(1, np.float32), segments)
 
 
+def matvec_kernel(length):
+    """A kernel summing rows of `length` values as ones(1, length) @ row
+    with a cuBLASDx block GEMM, or None (with the reason) without libmathdx."""
+    try:
+        from cudajit.mathdx import Matmul
+        mm = Matmul(size=(1, 1, length), precision=np.float32, data_type="real",
+                    arrangement=("row_major", "col_major", "col_major"), block_size=TPB,
+                    sm=None if cuda.is_available() else 90)
+    except ImportError as e:
+        return None, str(e).splitlines()[0]
+
+    @cuda.jit
+    def segment_sums_matvec(x, out):
+        seg = cuda.blockIdx.x
+        ones = cuda.shared.array(length, np.float32)
+        row = cuda.shared.array(length, np.float32)
+        total = cuda.shared.array(1, np.float32)
+        for i in range(cuda.threadIdx.x, length, TPB):
+            ones[i] = 1.0
+            row[i] = x[seg, i]
+        cuda.syncthreads()
+        mm.execute(1.0, ones, row, 0.0, total)   # total = ones @ row
+        cuda.syncthreads()
+        if cuda.threadIdx.x == 0:
+            out[seg] = total[0]
+    return segment_sums_matvec, None
+
+
 SIGNATURE = "void(float32[:, ::1], float32[::1])"
 
 
@@ -103,7 +135,10 @@ def main():
 
     if not cuda.is_available():
         print("No usable CUDA GPU here; compiling only (sm_90).")
-        for k in (segment_sums_simt, segment_sums):
+        matvec, why = matvec_kernel(a.length)
+        if matvec is None:
+            print(f"mathdx form skipped: {why}")
+        for k in (segment_sums_simt, segment_sums) + ((matvec,) if matvec else ()):
             ptx, _ = cuda.compile_ptx(k, SIGNATURE, arch="sm_90", block=(TPB,))
             print(f"{k.__name__}: PTX {len(ptx)} chars, {ptx.count('bar.sync')} barrier(s), "
                   f"{ptx.count('shfl.sync')} warp shuffle(s)")
@@ -138,6 +173,12 @@ def main():
     tile = 1 << (a.length - 1).bit_length()
     forms["tile"] = (lambda: segment_sums_tile[a.segments](x, out_tile, tile), lambda: out_tile)
     forms["compute"] = (lambda: segment_sums_compute(x, out_compute, a.segments, a.length), lambda: out_compute)
+    matvec, why = matvec_kernel(a.length)
+    if matvec is not None:
+        out_matvec = new_out()
+        forms["mathdx"] = (lambda: matvec[a.segments, TPB](x, out_matvec), lambda: out_matvec)
+    else:
+        print(f"mathdx form skipped: {why}")
     if cp is not None:
         ones = cp.ones(a.length, cp.float32)
         result = {}
