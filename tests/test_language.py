@@ -471,3 +471,38 @@ def test_array_view_of_another_item_size_needs_a_c_array():
         cuda.compile_ptx(k, "void(complex64[:], float32[::1])")
     ptx, _ = cuda.compile_ptx(k, "void(complex64[::1], float32[::1])")
     assert "ld.global.f32" in ptx
+
+
+def test_enum_members_fold_to_their_values():
+    import enum
+    from host_exec import host_function
+
+    class Color(enum.IntEnum):
+        RED = 1
+        GREEN = 2
+
+    class Shape(enum.Enum):
+        CIRCLE = 10
+        SQUARE = 20
+        ALSO_SQUARE = 20   # an alias: the same member
+
+    @cuda.jit(device=True)
+    def f(k):
+        s = Shape.SQUARE
+        r = Color.GREEN * 100 + Shape.CIRCLE.value
+        if s == Shape.ALSO_SQUARE and k == Shape.SQUARE.value and Shape.CIRCLE != Shape.SQUARE:
+            r += 1
+        return r
+
+    h = host_function(f, ["int64"])
+    assert h(20) == 211 and h(10) == 210
+
+    class Obj(enum.Enum):
+        THING = object()
+
+    @cuda.jit
+    def k(x):
+        x[0] = Obj.THING   # L:obj
+
+    with pytest.raises(CompileError, match="whose value is not a number, string or tuple"):
+        cuda.compile_ptx(k, "void(int64[::1])")

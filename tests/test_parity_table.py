@@ -332,6 +332,17 @@ def k_shared_alignment(x):
     x[1] = a[0]
 
 
+class Shape2(enum.Enum):
+    CIRCLE = 10
+    SQUARE = 20
+
+
+def k_enum_members(x):
+    x[0] = Color.GREEN + 1
+    if x[1] == Shape2.SQUARE.value:
+        x[2] = Shape2.CIRCLE.value
+
+
 def k_array_view(x, out):
     t = cuda.local.array(2, np.complex64)
     t[0] = x[0]
@@ -340,6 +351,7 @@ def k_array_view(x, out):
 
 
 SUPPORTED = [
+    ("Enum / IntEnum members", k_enum_members, "void(int64[::1])", False),
     ("array .view(dtype)", k_array_view, "void(complex64[::1], float32[::1])", False),
     ("thread indexing", k_thread_indexing, "void(int64[::1])", False),
     ("grid/gridsize", k_grid_gridsize, "void(int64[::1])", False),
@@ -550,8 +562,6 @@ UNSUPPORTED = [
     ("recursion", k_recursion, "void(int64[::1])",
      r"recursive call to device function 'fib' is not supported"),
     ("breakpoint()", k_breakpoint, "void(float32[::1])", r"unsupported function builtins\.breakpoint"),
-    ("Enum members", k_enum_member, "void(int64[::1])",
-     r"global 'Color' of type 'enum\.EnumType' cannot be used in a kernel"),
     ("namedtuple construction", k_namedtuple_construct, "void(float64[::1])",
      r"global 'Pt' of type 'type' cannot be used in a kernel"),
     ("pointer arguments", k_pointer, "void(CPointer(float32), float32[::1])",

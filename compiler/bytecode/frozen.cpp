@@ -58,6 +58,18 @@ Frozen unsupported(std::string why, std::string hint = {}) {
   return f;
 }
 
+// An enum class (its metaclass is enum's EnumType, EnumMeta before 3.11, or
+// derives from it).
+bool isEnumClass(PyObject* obj) {
+  if (!PyType_Check(obj)) return false;
+  for (PyTypeObject* meta = Py_TYPE(obj); meta; meta = meta->tp_base) {
+    PyObject* m = reinterpret_cast<PyObject*>(meta);
+    std::string name = attrString(m, "__name__");
+    if (attrString(m, "__module__") == "enum" && (name == "EnumType" || name == "EnumMeta")) return true;
+  }
+  return false;
+}
+
 bool isSubclassOf(PyObject* obj, PyObject* base) {
   if (!PyType_Check(obj)) return false;
   int r = PyObject_IsSubclass(obj, base);
@@ -271,6 +283,21 @@ Frozen classifyObject(PyObject* obj) {
       return unsupported("the numba object '" + s + "'",
                          "only numba scalar types (float32, int64, ...) can be used in kernels");
     }
+  }
+
+  // Enum classes stand for their members (Color.RED folds to the member);
+  // a member of a plain Enum is its value, as a constant (IntEnum and IntFlag
+  // members are ints and are constants above). numba types them as enum
+  // members; what kernels do with them (==, !=, .value, .name) is the same.
+  if (isEnumClass(obj)) {
+    std::string mod = normaliseModule(attrString(obj, "__module__"));
+    return constant(ir::Const::symbol("enum " + mod + "." + attrString(obj, "__qualname__")));
+  }
+  if (isEnumClass(reinterpret_cast<PyObject*>(Py_TYPE(obj)))) {
+    PyRef value = getAttr(obj, "value");
+    Frozen f = value ? classifyConstant(value.get()) : unsupported("an enum member without a value");
+    if (f.kind == Frozen::Kind::Const) return f;
+    return unsupported("the enum member " + strOf(obj) + ", whose value is not a number, string or tuple");
   }
 
   if (PyType_Check(obj)) {
