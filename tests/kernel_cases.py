@@ -337,6 +337,30 @@ case("array_view_dtype", "void(complex64[::1], float32[::1], float64[:, ::1], fl
      covers=("array.view(dtype): local, same item size, 2-D C array",))
 
 
+def cache_hints(x, m, h, out, outm):
+    i = cuda.grid(1)
+    if i < x.size:
+        v = cuda.ldcg(x, i) + cuda.ldca(x, i) * 2 + cuda.ldcs(x, -1 - i) + cuda.ldlu(x, i) + cuda.ldcv(x, i)
+        cuda.stcg(out, (i, 0), v)
+        cuda.stcs(out, (i, 1), cuda.ldcg(h, i))         # float16 in, float32 out
+        cuda.stwb(outm, i, cuda.ldcg(m, i) * 3)         # int8
+        cuda.stwt(out, (i, 2), cuda.ldcv(m, i) > 0)     # bool -> float
+
+
+def _cache_hints_ref(x, m, h, out, outm):
+    out[:, 0] = x + 2 * x + x[::-1] + x + x
+    out[:, 1] = h.astype(np.float32)
+    outm[...] = (m.astype(np.int64) * 3).astype(np.int8)
+    out[:, 2] = (m > 0).astype(np.float32)
+
+
+case("cache_hint_loads_stores", "void(float32[::1], int8[::1], float16[::1], float32[:, ::1], int8[::1])",
+     lambda r: [f32(r, n := size(r)), ints(r, n, -40, 40, np.int8), f32(r, n).astype(np.float16),
+                poison((n, 3), np.float32), np.full(n, 77, np.int8)],
+     one_d(256, arg=0), _cache_hints_ref, [3, 4], kernel=cache_hints, rtol=1e-6,
+     covers=("cuda.ldca/ldcg/ldcs/ldlu/ldcv, stcg/stcs/stwb/stwt",))
+
+
 def arith_int(x, y, out, q):
     i = cuda.grid(1)
     if i < x.size:

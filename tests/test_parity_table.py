@@ -343,6 +343,14 @@ def k_enum_members(x):
         x[2] = Shape2.CIRCLE.value
 
 
+def k_cache_hints(x):
+    x[0] = cuda.ldcg(x, 1) + cuda.ldca(x, 2) + cuda.ldcs(x, 3) + cuda.ldlu(x, 4) + cuda.ldcv(x, 5)
+    cuda.stcg(x, 6, 1.0)
+    cuda.stcs(x, 7, 2.0)
+    cuda.stwb(x, 8, 3.0)
+    cuda.stwt(x, 9, 4.0)
+
+
 def k_array_view(x, out):
     t = cuda.local.array(2, np.complex64)
     t[0] = x[0]
@@ -351,6 +359,7 @@ def k_array_view(x, out):
 
 
 SUPPORTED = [
+    ("cache-hint loads and stores", k_cache_hints, "void(float32[::1])", False),
     ("Enum / IntEnum members", k_enum_members, "void(int64[::1])", False),
     ("array .view(dtype)", k_array_view, "void(complex64[::1], float32[::1])", False),
     ("thread indexing", k_thread_indexing, "void(int64[::1])", False),
@@ -482,10 +491,6 @@ def k_vector_type(x):
     x[0] = v.x + v.w
 
 
-def k_cache_hints(x):
-    x[0] = cuda.ldcg(x, 1)
-
-
 def k_ufunc_out(a, b, out):
     np.add(a, b, out)
 
@@ -551,7 +556,6 @@ UNSUPPORTED = [
     ("clock64 (numba neither)", k_clock64, "void(int64[::1])", r"unsupported attribute cudajit\.clock64"),
     ("cuda.bf16", k_bf16, "void(float32[::1])", r"unsupported attribute cudajit\.bf16"),
     ("vector types", k_vector_type, "void(float32[::1])", r"unsupported attribute cudajit\.float32x4"),
-    ("cache hints", k_cache_hints, "void(float32[::1])", r"unsupported attribute cudajit\.ldcg"),
     ("ufunc with output array", k_ufunc_out, "void(float32[::1], float32[::1], float32[::1])",
      r"np\.add\(\) with an explicit output argument is not supported in kernels"),
     ("slice assignment", k_slice_assign, "void(float32[:, :], float32[::1])",
@@ -672,8 +676,7 @@ def test_numba_type_objects_in_signatures():
         cuda.void
 
 
-@pytest.mark.parametrize("name", ["literal_unroll", "bf16",
-                                  "float32x4", "ldcg"])
+@pytest.mark.parametrize("name", ["literal_unroll", "bf16", "float32x4"])
 def test_missing_kernel_namespace_names(name):
     with pytest.raises(AttributeError, match=f"module 'cudajit' has no attribute '{name}'"):
         getattr(cuda, name)

@@ -227,6 +227,7 @@ void lowerCallFunc(FunctionEmitter& fe, const ir::Instr& in);
 void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in);
 void lowerCubCall(FunctionEmitter& fe, const ir::Instr& in);     // intrinsic cub (lower_cub.cpp)
 void lowerMathdxCall(FunctionEmitter& fe, const ir::Instr& in);  // intrinsic mathdx (lower_mathdx.cpp)
+void lowerCacheHint(FunctionEmitter& fe, const ir::Instr& in);   // ld.cg / st.cs ... (lower_cache_hint.cpp)
 void lowerForeignCall(FunctionEmitter& fe, const ir::Instr& in);  // intrinsic foreign (lower_foreign.cpp)
 void lowerLibdeviceCall(FunctionEmitter& fe, const ir::Instr& in);  // intrinsic libdevice (lower_libdevice.cpp)
 // complex.* intrinsics (lower_complex.cpp); false if `in` is not one.

@@ -225,6 +225,7 @@ void lowerIntrinsic(FunctionEmitter& fe, const ir::Instr& in) {
       if (lowerCmathIntrinsic(fe, in)) return;
       break;
     case F::Global: return lowerGlobalIntrinsic(fe, in);
+    case F::Hint: return lowerCacheHint(fe, in);
     case F::Mma: return lowerMmaIntrinsic(fe, in);
     case F::Tile:
       fe.fail(in, in.intrinsicName(), "internal error: tile operation '" + in.intrinsicName() +

@@ -32,6 +32,7 @@ enum class IntrinsicFamily : uint8_t {
   Cmath,     // cmath.* on complex numbers
   Round,     // round() with and without ndigits
   Global,    // loads and stores by address (what tiles lower to)
+  Hint,      // cache-hinted element loads and stores (cuda.ldcg, cuda.stcs, ...)
   Mma,       // tensor-core instructions (what tile.dot lowers to)
   Tile,      // tile operations (removed by the tile pipeline before codegen)
 };

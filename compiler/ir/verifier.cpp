@@ -340,6 +340,8 @@ class Verifier {
     switch (info->family) {
       case F::Sreg: case F::Sync: case F::Memory: return checkSimtIntrinsic(b, in, info);
       case F::Atomic: return checkAtomicIntrinsic(b, in, info);
+      case F::Hint: return checkHintIntrinsic(b, in, info);
+      case F::Mathdx: return;   // operands per descriptor: checked by its typing rule and provider
       case F::Cub: return checkCubIntrinsic(b, in, info);
       case F::Libdevice:
         if (in->cval.kind != Const::Kind::Str || in->cval.s.empty())
@@ -422,6 +424,25 @@ class Verifier {
   }
 
   // atomics: (arr, indices..., values...) -> the old value
+  // ld.<op>: (arr, indices...) -> element; st.<op>: (arr, indices..., element) -> void
+  void checkHintIntrinsic(const Block* b, const Instr* in, const IntrinsicInfo* info) {
+    const std::string name(info->name);
+    const size_t n = in->operands.size(), nvals = static_cast<size_t>(info->access);
+    if (n < 1 + nvals) fail(b, in, name + " takes an array, its indices" + (nvals ? " and a value" : ""));
+    const Type* arr = expectArray(b, in, in->operands[0]);
+    if (n != static_cast<size_t>(arr->ndim) + 1 + nvals)
+      fail(b, in, name + " on a " + std::to_string(arr->ndim) + "d array takes " + std::to_string(arr->ndim) +
+                      " index(es)");
+    expectIndices(b, in, 1, arr->ndim);
+    const Type* dtype = scalarTy(arr->scalar);
+    if (nvals) {
+      expectType(b, in, in->operands.back()->type, dtype, "value");
+      expectType(b, in, in->type, voidTy(), "result");
+    } else {
+      expectType(b, in, in->type, dtype, "result");
+    }
+  }
+
   void checkAtomicIntrinsic(const Block* b, const Instr* in, const IntrinsicInfo* info) {
     using I = Intrinsic;
     [[maybe_unused]] const std::string name(info->name);

@@ -61,6 +61,8 @@ extern const Rule thisGrid;        // cudajit.cg.this_grid() -> the grid group m
 extern const Rule operatorCall;    // operator.add(a, b) & co: the operator (arg = the function's name)
 extern const Rule sharedArray;     // cudajit.shared.array(shape, dtype)
 extern const Rule localArray;      // cudajit.local.array(shape, dtype)
+extern const Rule cacheLoad;       // cudajit.ldcg(arr, i) and the other hinted loads
+extern const Rule cacheStore;      // cudajit.stcg(arr, i, v) and the other hinted stores
 extern const Rule atomicAdd;       // cudajit.atomic.add(arr, idx, val)
 // rules_cub.cpp: cudajit.block.* / cudajit.warp.* (the row is found by the symbol's name)
 extern const Rule cubCall;

@@ -156,6 +156,31 @@ ir::Instr* memArrayLower(const Site& s, Emitter& e) {
 
 // ---- atomic.add(arr, idx, val) -> the old value -----------------------------------
 
+// An element index of arr: one integer, or a tuple of ndim integers.
+void expectElementIndex(const Site& s, const Type* arr, const Type* idx) {
+  size_t n = idx->is(TypeKind::Tuple) ? idx->elems.size() : 1;
+  bool ints = idx->is(TypeKind::Tuple) ? true : idx->isInt();
+  if (idx->is(TypeKind::Tuple))
+    for (const Type* t : idx->elems) ints = ints && t->isInt();
+  if (!ints || static_cast<int>(n) != arr->ndim)
+    s.fail(std::string(s.name) + "(): index must be " +
+           (arr->ndim == 1 ? std::string("an integer") :
+                             "a tuple of " + std::to_string(arr->ndim) + " integers") +
+           " for a " + std::to_string(arr->ndim) + "-d array, got " + typeToString(idx));
+}
+
+// (arr, i64 indices...[, the value as arr's element type]): the operands of
+// an element-access intrinsic.
+std::vector<ir::Instr*> elementOperands(const Site& s, Emitter& e, bool with_value) {
+  ir::Instr* arr = s.args[0];
+  std::vector<ir::Instr*> operands = {arr};
+  std::vector<ir::Instr*> idx = s.args[1]->type->is(TypeKind::Tuple) ? e.elements(s.args[1])
+                                                                     : std::vector{s.args[1]};
+  for (ir::Instr* i : idx) operands.push_back(e.convert(i, i64Ty()));
+  if (with_value) operands.push_back(e.convert(s.args[2], scalarTy(arr->type->scalar)));
+  return operands;
+}
+
 bool atomicDtype(Scalar s) {
   switch (s) {
     case Scalar::Float64: case Scalar::Float32: case Scalar::Int32:
@@ -178,28 +203,50 @@ const Type* atomicType(const Site& s) {
            std::string(scalarNumbaName(arr->scalar)),
            "supported: float64, float32, int32, uint32, int64, uint64");
   if (arr->readonly) s.fail(std::string(s.name) + "() on a readonly array");
-  size_t n = idx->is(TypeKind::Tuple) ? idx->elems.size() : 1;
-  bool ints = idx->is(TypeKind::Tuple) ? true : idx->isInt();
-  if (idx->is(TypeKind::Tuple))
-    for (const Type* t : idx->elems) ints = ints && t->isInt();
-  if (!ints || static_cast<int>(n) != arr->ndim)
-    s.fail(std::string(s.name) + "(): index must be " +
-           (arr->ndim == 1 ? std::string("an integer") :
-                             "a tuple of " + std::to_string(arr->ndim) + " integers") +
-           " for a " + std::to_string(arr->ndim) + "-d array, got " + typeToString(idx));
+  expectElementIndex(s, arr, idx);
   if (!val->isScalar() || val->isComplex())
     s.fail(std::string(s.name) + "(): value must be a number, got " + typeToString(val));
   return scalarTy(arr->scalar);
 }
 
 ir::Instr* atomicLower(const Site& s, Emitter& e) {
-  ir::Instr* arr = s.args[0];
-  std::vector<ir::Instr*> operands = {arr};
-  std::vector<ir::Instr*> idx = s.args[1]->type->is(TypeKind::Tuple) ? e.elements(s.args[1])
-                                                                     : std::vector{s.args[1]};
-  for (ir::Instr* i : idx) operands.push_back(e.convert(i, i64Ty()));
-  operands.push_back(e.convert(s.args[2], scalarTy(arr->type->scalar)));
-  return e.intrinsic(s.intrinsic, scalarTy(arr->type->scalar), operands);
+  return e.intrinsic(s.intrinsic, scalarTy(s.args[0]->type->scalar), elementOperands(s, e, true));
+}
+
+// ---- cuda.ldcg(arr, idx) / cuda.stcg(arr, idx, value): cache-hinted accesses ----
+
+// numba's: the integer and float types (and bool), not complex.
+void expectHintDtype(const Site& s, const Type* arr) {
+  if (!arr->is(TypeKind::Array))
+    s.fail(std::string(s.name) + "(): first argument must be an array, got " + typeToString(arr));
+  if (arr->scalar == Scalar::Complex64 || arr->scalar == Scalar::Complex128)
+    s.fail(std::string(s.name) + "() does not support arrays of " + std::string(scalarNumbaName(arr->scalar)),
+           "supported: the integer, float and bool types");
+}
+
+const Type* cacheLoadType(const Site& s) {
+  s.expectArgs(2);
+  expectHintDtype(s, s.argType(0));
+  expectElementIndex(s, s.argType(0), s.argType(1));
+  return scalarTy(s.argType(0)->scalar);
+}
+ir::Instr* cacheLoadLower(const Site& s, Emitter& e) {
+  return e.intrinsic(s.intrinsic, scalarTy(s.args[0]->type->scalar), elementOperands(s, e, false));
+}
+
+const Type* cacheStoreType(const Site& s) {
+  s.expectArgs(3);
+  const Type* arr = s.argType(0);
+  expectHintDtype(s, arr);
+  if (arr->readonly) s.fail(std::string(s.name) + "() on a readonly array");
+  expectElementIndex(s, arr, s.argType(1));
+  if (!s.argType(2)->isScalar() || s.argType(2)->isComplex())
+    s.fail(std::string(s.name) + "(): value must be a number, got " + typeToString(s.argType(2)));
+  return noneTy();
+}
+ir::Instr* cacheStoreLower(const Site& s, Emitter& e) {
+  e.intrinsic(s.intrinsic, voidTy(), elementOperands(s, e, true));
+  return nullptr;
 }
 
 }  // namespace
@@ -212,5 +259,7 @@ const Rule thisGrid{thisGridType, thisGridLower};
 const Rule sharedArray{sharedType, memArrayLower};
 const Rule localArray{localType, memArrayLower};
 const Rule atomicAdd{atomicType, atomicLower};
+const Rule cacheLoad{cacheLoadType, cacheLoadLower};
+const Rule cacheStore{cacheStoreType, cacheStoreLower};
 
 }  // namespace cj::typeinfer::rules

@@ -155,6 +155,15 @@ _FUNCTIONS = (
     ("fma", "fma(a, b, c): a * b + c with one rounding."),
     ("cbrt", "cbrt(x): the cube root."),
     ("selp", "selp(test, a, b): a if test else b."),
+    ("ldca", "ldca(array, i): array[i] loaded with PTX's cache-all operator (ld.global.ca)."),
+    ("ldcg", "ldcg(array, i): array[i] cached in L2, not L1 (ld.global.cg)."),
+    ("ldcs", "ldcs(array, i): array[i] as streaming, likely read once (ld.global.cs)."),
+    ("ldlu", "ldlu(array, i): array[i] as last use (ld.global.lu)."),
+    ("ldcv", "ldcv(array, i): array[i] fetched again, not cached (ld.global.cv)."),
+    ("stcg", "stcg(array, i, value): array[i] = value cached in L2, not L1 (st.global.cg)."),
+    ("stcs", "stcs(array, i, value): array[i] = value as streaming (st.global.cs)."),
+    ("stwb", "stwb(array, i, value): array[i] = value written back (st.global.wb)."),
+    ("stwt", "stwt(array, i, value): array[i] = value written through to memory (st.global.wt)."),
 )
 
 def _libdevice_members():
