@@ -220,6 +220,9 @@ void applyOptions(const DispatcherOptions& options, int arch, driver::CompileOpt
   o.tile = options.tile;
   o.num_warps = options.num_warps;
   o.occupancy = options.occupancy;
+  if (options.launch_bounds[1] > 0) o.occupancy = options.launch_bounds[1];
+  o.max_threads = options.launch_bounds[0];
+  o.max_cluster_rank = options.launch_bounds[2];
   o.constant_args = options.constants;
   o.link_files = options.link;
 }
@@ -569,6 +572,8 @@ void Dispatcher::record(Overload& ov) {
       ", \"opt\": " + std::to_string(options_.opt) +
       ", \"fast_compile\": " + jsonString(options_.fast_compile) +
       ", \"backend\": " + jsonString(link::backendName(options_.backend)) +
+      ", \"launch_bounds\": [" + std::to_string(options_.launch_bounds[0]) + ", " +
+      std::to_string(options_.launch_bounds[1]) + ", " + std::to_string(options_.launch_bounds[2]) + "]" +
       ", \"cache\": " + (options_.cache ? "true" : "false") + "}}\n";
   appendToFile(path, line);   // best effort: recording never fails a launch
 }

@@ -68,6 +68,8 @@ struct DispatcherOptions {
   bool tile = false;
   int num_warps = 0;                                   // 0: the compiler picks
   int occupancy = 0;                                   // blocks per SM hint (cuTile's); 0: none
+  // jit(launch_bounds=...): max threads a block, min blocks an SM, max blocks a cluster; 0: none
+  std::array<int, 3> launch_bounds{0, 0, 0};
   std::vector<std::pair<int, ir::Const>> constants;    // Constant[...] parameters: (index, value)
   std::vector<std::string> link;                       // files linked into every kernel (jit(link=[...]))
 };

@@ -85,6 +85,9 @@ KernelKey kernelKey(const KernelKeyParts& p) {
        std::to_string(o.infer.block_dims[1]) + "," + std::to_string(o.infer.block_dims[2]) + "\n";
   // The LLVM back end: its LLVM's version too (toolkitIdentity names libNVVM's).
   if (o.target.backend == link::BackendKind::Llvm) t += "backend llvm " + link::llvmBackendVersion() + "\n";
+  if (!o.tile && (o.max_threads || o.occupancy || o.max_cluster_rank))   // launch_bounds
+    t += "launch_bounds " + std::to_string(o.max_threads) + "," + std::to_string(o.occupancy) + "," +
+         std::to_string(o.max_cluster_rank) + "\n";
   if (o.tile) {   // tile kernels: the model, the warp count asked for, the Constant values
     t += "tile num_warps=" + std::to_string(o.num_warps);
     if (o.occupancy) t += " occupancy=" + std::to_string(o.occupancy);

@@ -731,11 +731,24 @@ def test_unknown_jit_options(option):
         cuda.jit("void(float32[::1])", **{option: None})(k_store)
 
 
-@pytest.mark.parametrize("options", [dict(launch_bounds=128), dict(launch_bounds=(128, 2)),
-                                     dict(max_registers=32), dict(lto=True), dict(boundscheck=True)],
+@pytest.mark.parametrize("options", [dict(max_registers=32), dict(lto=True), dict(boundscheck=True)],
                          ids=lambda o: next(iter(o)))
 def test_options_accepted_without_effect(options):
     assert only_ptx(eager(**options)) == only_ptx(eager())
+
+
+@pytest.mark.parametrize("bounds, directives", [
+    (128, [".maxntid 128, 1, 1"]),
+    ((128, 2), [".maxntid 128, 1, 1", ".minnctapersm 2"]),
+    ((256, 1, 4), [".maxntid 256, 1, 1", ".minnctapersm 1", ".maxclusterrank 4"]),
+])
+def test_launch_bounds(bounds, directives):
+    ptx = only_ptx(eager(launch_bounds=bounds))
+    for d in directives:
+        assert d in ptx
+    assert ".maxntid" not in only_ptx(eager())
+    with pytest.raises(ValueError, match="launch_bounds: max threads per block must be 1 to 1024"):
+        eager(launch_bounds=(4096, 1))
 
 
 def test_declare_device_and_link(tmp_path):

@@ -123,6 +123,7 @@ std::string ModuleEmitter::run() {
     std::string name, params;
     std::vector<int> grid_constant;
     int occupancy;
+    int max_threads, max_cluster_rank;   // launch bounds; 0: none
   };
   std::vector<Kernel> kernels;
   const bool device_only = !hasKernel(module_);
@@ -138,7 +139,9 @@ std::string ModuleEmitter::run() {
       requireBlock(fn.simt_block[0] ? fn.simt_block : tile_block);
     }
     bodies.push_back(device_only && i == 0 ? exported(fe.run()) : fe.run());
-    if (kernel) kernels.push_back({functionName(fn), fe.paramTypeList(), fe.gridConstantParams(), fn.occupancy});
+    if (kernel)
+      kernels.push_back({functionName(fn), fe.paramTypeList(), fe.gridConstantParams(), fn.occupancy,
+                         fn.max_threads, fn.max_cluster_rank});
   }
 
   std::string out;
@@ -157,7 +160,7 @@ std::string ModuleEmitter::run() {
   // as unreferenced and LTO drops them.
   if (!kernels.empty()) {
     std::string used;
-    for (const auto& [name, params, grid_constant, occupancy] : kernels) {
+    for (const auto& [name, params, grid_constant, occupancy, max_threads, max_cluster_rank] : kernels) {
       used += (used.empty() ? "" : ", ") + std::string("i8* bitcast (void (") + params + ")* " + name + " to i8*)";
     }
     out += "@llvm.used = appending global [" + std::to_string(kernels.size()) + " x i8*] [" + used +
@@ -165,7 +168,7 @@ std::string ModuleEmitter::run() {
   }
 
   std::string annotations;
-  for (const auto& [name, params, grid_constant, occupancy] : kernels) {
+  for (const auto& [name, params, grid_constant, occupancy, max_threads, max_cluster_rank] : kernels) {
     // The annotation names the kernel through a pointer of its exact type.
     int node = metadata_.add("!{void (" + params + ")* " + name + ", !\"kernel\", i32 1}");
     annotations += (annotations.empty() ? "!" : ", !") + std::to_string(node);
@@ -176,6 +179,18 @@ std::string ModuleEmitter::run() {
     }
     if (occupancy > 0) {   // ptxas fits the registers to this many blocks per SM
       node = metadata_.add("!{void (" + params + ")* " + name + ", !\"minctasm\", i32 " + std::to_string(occupancy) + "}");
+      annotations += ", !" + std::to_string(node);
+    }
+    // launch_bounds: the most threads a launch may have, blocks a cluster may hold
+    if (max_threads > 0) {
+      node = metadata_.add("!{void (" + params + ")* " + name + ", !\"maxntidx\", i32 " + std::to_string(max_threads) + "}");
+      annotations += ", !" + std::to_string(node);
+    }
+    // libNVVM reads the cluster bound as "cluster_max_blocks", LLVM's NVPTX as "maxclusterrank"
+    for (const char* key : {"cluster_max_blocks", "maxclusterrank"}) {
+      if (max_cluster_rank <= 0) break;
+      node = metadata_.add("!{void (" + params + ")* " + name + ", !\"" + key + "\", i32 " +
+                           std::to_string(max_cluster_rank) + "}");
       annotations += ", !" + std::to_string(node);
     }
     if (!grid_constant.empty()) {

@@ -149,6 +149,12 @@ std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
     typed->functions.front()->num_warps = options.num_warps;
     typed->functions.front()->occupancy = options.occupancy;
     typed->functions.front()->target_sm = options.target.arch;
+  } else if (!options.device && options.occupancy) {
+    typed->functions.front()->occupancy = options.occupancy;   // launch_bounds' min_blocks
+  }
+  if (!options.device) {   // launch_bounds
+    typed->functions.front()->max_threads = options.max_threads;
+    typed->functions.front()->max_cluster_rank = options.max_cluster_rank;
   }
   timed(&t.passes, [&] {
     std::vector<passes::IrSnapshot> s =

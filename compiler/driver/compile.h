@@ -47,6 +47,10 @@ struct CompileOptions {
   bool tile = false;
   int num_warps = 0;
   int occupancy = 0;   // blocks per SM to fit the registers to (cuTile's hint); 0: the compiler's choice
+  // jit(launch_bounds=(max_threads, min_blocks, max_cluster_rank)): .maxntid
+  // and .maxclusterrank (min_blocks is `occupancy`); 0: none.
+  int max_threads = 0;
+  int max_cluster_rank = 0;
   // Parameters frozen to compile-time values (cuTile's Constant[...]): the
   // kernel keeps them in its signature, but its body sees the constants.
   std::vector<std::pair<int, ir::Const>> constant_args;

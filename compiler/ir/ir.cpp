@@ -448,6 +448,8 @@ std::unique_ptr<Function> cloneFunction(const Function& fn, std::string new_name
   out->num_warps = fn.num_warps;
   out->target_sm = fn.target_sm;
   out->occupancy = fn.occupancy;
+  out->max_threads = fn.max_threads;
+  out->max_cluster_rank = fn.max_cluster_rank;
   for (int d = 0; d < 3; ++d) out->simt_block[d] = fn.simt_block[d];
   out->declared = fn.declared;
   out->tensor_maps = fn.tensor_maps;

@@ -272,6 +272,11 @@ struct Function {
   // Tile kernels: the blocks per SM ptxas fits the registers to (cuTile's
   // occupancy hint, or tile-assign-layouts' choice; text: "occupancy=4"); 0: ptxas's.
   int occupancy = 0;
+  // A kernel's launch bounds (jit(launch_bounds=...)): the most threads a
+  // launch may have (text: "maxntid=256") and blocks a cluster may hold
+  // ("maxclusterrank=2"); 0: none.
+  int max_threads = 0;
+  int max_cluster_rank = 0;
   // Device functions declared with signatures (@jit("float32(float32)",
   // device=True)): calls pick one and convert to it, as numba's do (text:
   // "sigs=[float32(float32); float64(float64)]"). Empty: typed per call.

@@ -398,6 +398,16 @@ class Parser {
       if (!n || *n < 1 || *n > 32) ln.fail("blocks per SM from 1 to 32 after occupancy=");
       fn_->occupancy = static_cast<int>(*n);
     }
+    if (ln.accept("maxntid=")) {
+      auto n = ln.integer();
+      if (!n || *n < 1 || *n > 1024) ln.fail("threads from 1 to 1024 after maxntid=");
+      fn_->max_threads = static_cast<int>(*n);
+    }
+    if (ln.accept("maxclusterrank=")) {
+      auto n = ln.integer();
+      if (!n || *n < 1 || *n > 16) ln.fail("blocks from 1 to 16 after maxclusterrank=");
+      fn_->max_cluster_rank = static_cast<int>(*n);
+    }
     if (ln.accept("sm=")) {
       auto n = ln.integer();
       if (!n || *n < 50 || *n > 1000) ln.fail("a GPU generation such as 90 after sm=");

@@ -130,6 +130,8 @@ std::string printFunction(const Function& fn) {
   if (fn.is_kernel) out += " kernel";
   if (fn.num_warps) out += " num_warps=" + std::to_string(fn.num_warps);
   if (fn.occupancy) out += " occupancy=" + std::to_string(fn.occupancy);
+  if (fn.max_threads) out += " maxntid=" + std::to_string(fn.max_threads);
+  if (fn.max_cluster_rank) out += " maxclusterrank=" + std::to_string(fn.max_cluster_rank);
   if (fn.target_sm) out += " sm=" + std::to_string(fn.target_sm);
   if (fn.simt_block[0])
     out += " simt_block=" + std::to_string(fn.simt_block[0]) + "x" + std::to_string(fn.simt_block[1]) + "x" +

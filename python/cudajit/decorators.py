@@ -86,7 +86,8 @@ def _make(py_func, signatures, device, options):
                         opt=_opt_level(options.get("opt", True)),
                         cache=_use_cache(options.get("cache", False)),
                         fast_compile=_fast_compile(options.get("fast_compile")),
-                        backend=_backend(options.get("backend")), link=link)
+                        backend=_backend(options.get("backend")), link=link,
+                        launch_bounds=options.get("launch_bounds"))
     # What pickling by value needs to make this kernel again (cudajit._pickle):
     # the options as given (the receiver's $CUDAJIT_CACHE applies there).
     kernel._jit_options = dict(options)
@@ -121,6 +122,13 @@ def jit(func_or_sig=None, device=False, **options):
     optimiser and code generator, libdevice linked as bitcode) instead of
     libNVVM, the default; $CUDAJIT_BACKEND=llvm sets it for every kernel
     that does not name one. See docs/backends.md.
+
+    ``launch_bounds=256`` or ``(256, 2)`` or ``(256, 2, 4)``, as numba-cuda:
+    the most threads a launch of the kernel may have (PTX ``.maxntid``, so
+    ptxas may give each thread more registers), the fewest blocks an SM
+    should hold at once (``.minnctapersm``), the most blocks of a cluster
+    (``.maxclusterrank``). A launch with more threads fails with the
+    driver's error.
     """
     unknown = set(options) - _OPTIONS
     if unknown:
@@ -168,7 +176,7 @@ def _py_func(pyfunc):
 
 def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, cc=None,
                 opt=True, arch="sm_90", block=None, fast_compile=None, constants=None, backend=None,
-                link=None):
+                link=None, launch_bounds=None):
     """Compiles ``pyfunc`` for one signature to PTX without a GPU.
 
     Returns ``(ptx, return_type)``; the return type is numba's spelling
@@ -192,12 +200,12 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
                                          fastmath=fastmath, arch=_arch_number(cc, arch),
                                          opt=_opt_level(opt), lineinfo=lineinfo, debug=debug,
                                          block=block, fast_compile=_fast_compile(fast_compile),
-                                         backend=_backend(backend), link=files)
+                                         backend=_backend(backend), link=files, launch_bounds=launch_bounds)
     return ptx, resty
 
 
 def compile_cubin(pyfunc, sig, debug=False, lineinfo=False, fastmath=False, cc=None, opt=True,
-                  arch="sm_90", block=None, fast_compile=None, backend=None, link=None):
+                  arch="sm_90", block=None, fast_compile=None, backend=None, link=None, launch_bounds=None):
     """Compiles a kernel for one signature to a cubin (ELF bytes) without a
     GPU, for ahead-of-time use (``cuModuleLoadData``). Returns
     ``(cubin, symbol)``: the kernel's entry name in the cubin. ``block=(256,)``
@@ -209,7 +217,8 @@ def compile_cubin(pyfunc, sig, debug=False, lineinfo=False, fastmath=False, cc=N
                                             fastmath=fastmath, arch=_arch_number(cc, arch),
                                             opt=_opt_level(opt), lineinfo=lineinfo, debug=debug,
                                             block=block, fast_compile=_fast_compile(fast_compile),
-                                            backend=_backend(backend), link=files)
+                                            backend=_backend(backend), link=files,
+                                            launch_bounds=launch_bounds)
     return cubin, symbol
 
 

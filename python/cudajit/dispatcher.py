@@ -53,9 +53,10 @@ class Dispatcher(_core.Dispatcher):
     """
 
     def __init__(self, py_func, fastmath=False, debug=False, lineinfo=False, opt=3, cache=False,
-                 fast_compile="", backend="", link=()):
+                 fast_compile="", backend="", link=(), launch_bounds=None):
         super().__init__(py_func, fastmath=fastmath, debug=debug, lineinfo=lineinfo, opt=opt,
-                         cache=cache, fast_compile=fast_compile, backend=backend, link=list(link))
+                         cache=cache, fast_compile=fast_compile, backend=backend, link=list(link),
+                         launch_bounds=launch_bounds)
         functools.update_wrapper(self, py_func, updated=())
 
     def __repr__(self):

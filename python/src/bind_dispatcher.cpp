@@ -307,6 +307,30 @@ cj::rt::DispatcherOptions optionsFrom(bool fastmath, bool debug, bool lineinfo, 
   return o;
 }
 
+// jit(launch_bounds=...) as numba-cuda takes it: an int (max threads a block)
+// or a tuple of 1 to 3 (max threads, min blocks per SM, max blocks per
+// cluster); None: no bounds.
+void launchBoundsFrom(const py::object& bounds, cj::rt::DispatcherOptions& o) {
+  if (bounds.is_none()) return;
+  std::vector<int> v;
+  if (py::isinstance<py::tuple>(bounds) || py::isinstance<py::list>(bounds)) {
+    for (auto item : bounds) v.push_back(py::cast<int>(item));
+  } else {
+    v.push_back(py::cast<int>(bounds));
+  }
+  if (v.empty() || v.size() > 3)
+    throw py::value_error("launch_bounds is an int or a tuple of 1 to 3 ints (max threads per block, "
+                          "min blocks per SM, max blocks per cluster)");
+  const int limits[3] = {1024, 32, 16};
+  const char* names[3] = {"max threads per block", "min blocks per SM", "max blocks per cluster"};
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] < 1 || v[i] > limits[i])
+      throw py::value_error(std::string("launch_bounds: ") + names[i] + " must be 1 to " + std::to_string(limits[i]) +
+                            ", got " + std::to_string(v[i]));
+    o.launch_bounds[i] = v[i];
+  }
+}
+
 // cudajit.tile kernels: the tile model, num_warps (None: the compiler's), and
 // the Constant parameters' values as {index: value} (int, float or bool).
 void tileOptionsFrom(const py::object& tile, cj::rt::DispatcherOptions& o) {
@@ -439,18 +463,20 @@ void bindOverload(py::module_& m) {
 void defineCompiling(DispatcherClass& cls) {
   cls.defInit([](py::handle self, py::object py_func, bool fastmath, bool debug, bool lineinfo,
                  int opt, bool cache, const std::string& fast_compile, const py::object& tile,
-                 const std::string& backend, const std::vector<std::string>& link) {
+                 const std::string& backend, const std::vector<std::string>& link,
+                 const py::object& launch_bounds) {
            auto& held = cj::py_native::checkedValue<std::shared_ptr<Dispatcher>>(self);
            if (held) return;   // a second __init__ changes nothing (as pybind11's classes)
            cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, cache, fast_compile, backend);
            tileOptionsFrom(tile, o);
+           launchBoundsFrom(launch_bounds, o);
            o.link = link;
            held = std::make_shared<Dispatcher>(std::move(py_func), std::move(o));
          },
          py::arg("self"), py::arg("py_func"), py::arg("fastmath") = false, py::arg("debug") = false,
          py::arg("lineinfo") = false, py::arg("opt") = 3, py::arg("cache") = false,
          py::arg("fast_compile") = "", py::arg("tile") = py::none(), py::arg("backend") = "",
-         py::arg("link") = std::vector<std::string>{});
+         py::arg("link") = std::vector<std::string>{}, py::arg("launch_bounds") = py::none());
   cls.def("__call__", [](Dispatcher&, py::args, py::kwargs) {
         throw cj::rt::ArgumentValueError(
             "kernel launch configuration was not specified: launch it as "
@@ -517,6 +543,12 @@ void defineInspection(DispatcherClass& cls) {
         out["fast_compile"] = o.fast_compile;
         out["backend"] = cj::link::backendName(o.backend);
         if (!o.link.empty()) out["link"] = o.link;
+        if (o.launch_bounds[0] > 0) {   // as jit(launch_bounds=...) takes it
+          py::list bounds;
+          for (int b : o.launch_bounds)
+            if (b > 0) bounds.append(b);
+          out["launch_bounds"] = py::tuple(bounds);
+        }
         return out;
       })
       .defReadonly("py_func", [](const Dispatcher& d) { return d.pyFunction(); })
@@ -578,11 +610,12 @@ void bindAheadOfTime(py::module_& m) {
                           bool want_cubin, bool fastmath, const py::object& arch, int opt,
                           bool lineinfo, bool debug, const py::object& block, const std::string& fast_compile,
                           const py::object& tile, const std::string& backend, const std::vector<std::string>& link,
-                          bool want_ltoir, const std::string& name) {
+                          bool want_ltoir, const std::string& name, const py::object& launch_bounds) {
     cj::ParsedSignature s = signatureFrom(sig);
     if (!device) checkKernelReturn(s);
     cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, false, fast_compile, backend);
     tileOptionsFrom(tile, o);
+    launchBoundsFrom(launch_bounds, o);
     o.link = link;
     o.arch = archNumber(arch);
     cj::rt::AotResult r = cj::rt::compileAot(py_func, s.args, device, want_cubin, o, blockFrom(block),
@@ -597,7 +630,7 @@ void bindAheadOfTime(py::module_& m) {
      py::arg("opt") = 3, py::arg("lineinfo") = false, py::arg("debug") = false,
      py::arg("block") = py::none(), py::arg("fast_compile") = "", py::arg("tile") = py::none(),
      py::arg("backend") = "", py::arg("link") = std::vector<std::string>{}, py::arg("want_ltoir") = false,
-     py::arg("name") = "",
+     py::arg("name") = "", py::arg("launch_bounds") = py::none(),
      "(ptx, cubin (want_ltoir: the LTO-IR) or None, return type, symbol) for one signature; no GPU needed. block: the "
      "launch block shape of kernels with block algorithms (their PTX is the linked result from "
      "libNVVM, the kernel's own from the LLVM back end). backend: 'nvvm' or 'llvm' ('': "

@@ -49,3 +49,19 @@ def test_specialized_kernel_launches():
     want = host.copy()
     want[:, ::3] = 2.5
     np.testing.assert_array_equal(strided.copy_to_host(), want[:, ::3])
+
+
+def test_launch_bounds_limit_the_block():
+    @cuda.jit(launch_bounds=(128, 2))
+    def double(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] = x[i] * 2
+
+    rng = np.random.default_rng()
+    h = rng.standard_normal(1000).astype(np.float32)
+    d = cuda.to_device(h)
+    double[8, 128](d)
+    np.testing.assert_array_equal(d.copy_to_host(), h * 2)
+    with pytest.raises(cuda.CudaAPIError):   # more threads than .maxntid allows
+        double[4, 256](d)
