@@ -95,6 +95,11 @@ TypeRoute decide(PyObject* obj) {
     return r;
   }
   if (PyTuple_Check(obj)) { r.route = Route::Tuple; return r; }
+  // Enum members: the metaclass of their class is enum's EnumType (EnumMeta before 3.11).
+  if (mroHas(Py_TYPE(reinterpret_cast<PyObject*>(type)), "enum", {"EnumType", "EnumMeta"})) {
+    r.route = Route::EnumMember;
+    return r;
+  }
   // cudajit.In / Out / InOut say so on the class: _cudajit_copy_ = "in" / "out" / "inout".
   if (PyObject* copy = PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), "_cudajit_copy_")) {
     const char* how = PyUnicode_Check(copy) ? PyUnicode_AsUTF8(copy) : nullptr;

@@ -26,6 +26,7 @@ enum class Route : uint8_t {
   Complex,       // Python complex: complex128
   None,          // None: type none, no kernel parameter (numba's `is None` arguments)
   CopyWrapper,   // cudajit.In / Out / InOut (numba's): `.value`, copied one way or both
+  EnumMember,    // a member of a plain enum.Enum: its `.value` (a number); IntEnum members are ints
 };
 
 struct TypeRoute {

@@ -242,6 +242,20 @@ void classifyOne(size_t index, PyObject* obj, bool find_devices, LaunchArgs* out
       noteDevice(index, readTorchTensor(index, obj, &arg), out);
       out->stream_owner = StreamOwner::Torch;
       return;
+    case Route::EnumMember: {
+      // Its value, as numba passes an enum member (compared with members
+      // in the kernel: m == Shape.SQUARE folds to the value too).
+      py::object value = py::reinterpret_borrow<py::object>(obj).attr("value");
+      const TypeRoute& inner = routeOf(value.ptr());
+      const bool number = inner.route == Route::Float || inner.route == Route::Int || inner.route == Route::Bool ||
+                          inner.route == Route::NumpyScalar || inner.route == Route::Complex;
+      if (!number)
+        argumentError(index, obj, "an enum member passes as its value, which must be a number (it is '" +
+                                      pyTypeName(value.ptr()) + "')");
+      readNumber(index, value.ptr(), inner, &arg.scalar);
+      arg.type = scalarArgType(arg.scalar.type);
+      return;
+    }
     case Route::CopyWrapper: {
       // cudajit.In(x) / Out(x) / InOut(x): x as any argument; a host array
       // is copied in and back only as the wrapper says. The wrapper keeps

@@ -906,8 +906,15 @@ def by_field(p, out):
 def take(v, out):
     out[0] = 1
 
+@cuda.jit
+def take_enum(v, out):
+    out[0] = 1 if v == Shape.SQUARE else 2
+
 class Shape(enum.Enum):
     SQUARE = 1
+
+class Named(enum.Enum):
+    THING = "thing"
 
 class Color(enum.IntEnum):
     RED = 1
@@ -937,7 +944,8 @@ results = {
     "namedtuple by index": outcome(lambda: by_index[1, 1](Pt(1.0, 2.0), d)),
     "namedtuple by field": outcome(lambda: by_field[1, 1](Pt(1.0, 2.0), d)),
     "IntEnum argument": outcome(lambda: take[1, 1](Color.RED, d)),
-    "Enum argument": outcome(lambda: take[1, 1](Shape.SQUARE, d)),
+    "Enum argument": outcome(lambda: take_enum[1, 1](Shape.SQUARE, d)),
+    "Enum argument of a string": outcome(lambda: take[1, 1](Named.THING, d)),
     "global device array": outcome(lambda: uses_global[1, 1](d)),
     "launch 4-tuple": outcome(lambda: fill[1, 4, cuda.stream(), 64](d)),
     "forall": outcome(lambda: fill.forall(4)(d)),
@@ -984,15 +992,15 @@ print(repr(results))
 def test_launch_side_rows_with_mock_driver(run_python, mock_driver):
     import ast
     r = ast.literal_eval(run_python(MOCK_CHECKS, driver=mock_driver).strip().splitlines()[-1])
-    for ok in ("namedtuple by index", "IntEnum argument", "launch 4-tuple", "forall",
+    for ok in ("namedtuple by index", "IntEnum argument", "Enum argument", "launch 4-tuple", "forall",
                "numpy argument", "Out wrapper", "gpus context", "vectorize", "guvectorize", "reduce",
                "vectorize without signatures", "devices", "context", "streams", "events",
                "profiler", "host memory", "close"):
         assert r[ok] == "ok", (ok, r[ok])
     assert r["namedtuple by field"].startswith("CompileError") and \
         "has no attribute 'x'" in r["namedtuple by field"]
-    assert r["Enum argument"].startswith("TypeError") and \
-        "of type 'Shape' cannot be passed to a kernel" in r["Enum argument"]
+    assert r["Enum argument of a string"].startswith("TypeError") and \
+        "an enum member passes as its value, which must be a number" in r["Enum argument of a string"]
     assert r["global device array"].startswith("CompileError") and \
         "cannot be used in a kernel" in r["global device array"]
     assert r["mapped copy_to_host"].startswith("AttributeError") and \
