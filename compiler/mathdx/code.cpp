@@ -14,6 +14,20 @@ constexpr long long kCodeTypeLto = 0;
 
 }  // namespace
 
+void setOperators(const Api& a, long long handle, const std::vector<Operator>& ops, const OperatorSetters& set,
+                  const std::string& spec) {
+  for (const Operator& op : ops) {
+    const bool one = op.values.size() == 1 || !set.many;
+    std::string v;
+    for (size_t i = 0; i < op.values.size(); ++i) v += (i ? ", " : "") + std::to_string(op.values[i]);
+    const std::string call = std::string(set.library) + (one ? "SetOperatorInt64(" : "SetOperatorInt64s(") + op.name +
+                             ", " + (one ? v : "[" + v + "]") + ")";
+    const int status = one ? set.one(handle, op.id, op.values.at(0))
+                           : set.many(handle, op.id, op.values.size(), op.values.data());
+    check(a, status, call, spec);
+  }
+}
+
 std::vector<std::vector<char>> finalizeLtoir(const Api& a, int sm, const std::function<int(long long)>& finalize,
                                              const std::string& finalize_call, const std::string& spec) {
   Handle code{a.commondxDestroyCode};

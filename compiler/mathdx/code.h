@@ -21,6 +21,26 @@ struct Handle {
   }
 };
 
+// One operator a descriptor sets: one value or several.
+struct Operator {
+  int id;
+  const char* name;
+  std::vector<long long> values;
+};
+
+// The library's two setters (xxxSetOperatorInt64 / ...Int64s; `many` may be
+// null for a library with one), named `library` ("cublasdx") in errors.
+struct OperatorSetters {
+  const char* library;
+  int (*one)(long long handle, int op, long long value);
+  int (*many)(long long handle, int op, size_t count, const long long* values);
+};
+
+// Sets each operator on the descriptor, checking each status; `spec` names
+// the descriptor in errors ("cufftdxSetOperatorInt64(SIZE, 128) failed ...").
+void setOperators(const Api& a, long long handle, const std::vector<Operator>& ops, const OperatorSetters& set,
+                  const std::string& spec);
+
 // A commondx code handle for sm_<sm> LTO-IR, finalized by `finalize(code)`
 // (cublasdxFinalizeCode / cufftdxFinalizeCode of the descriptor, its status
 // checked as `finalize_call`); all its LTO-IR modules. `spec` names the

@@ -56,12 +56,6 @@ const TypeTrait kTypeTraits[] = {
     {kTraitOutputType, "OUTPUT_TYPE", &FftResult::output_type},
 };
 
-struct Operator {
-  int id;
-  const char* name;
-  std::vector<long long> values;
-};
-
 // The operators a spec sets; optional ones only when given.
 std::vector<Operator> operatorsOf(const FftSpec& s) {
   if (s.size <= 0) throw CompileError("", 0, 0, "mathdx.fft", "FFT size must be positive, got " + std::to_string(s.size));
@@ -92,13 +86,6 @@ std::vector<Operator> operatorsOf(const FftSpec& s) {
   return ops;
 }
 
-std::string callText(const Operator& op) {
-  std::string v;
-  for (size_t i = 0; i < op.values.size(); ++i) v += (i ? ", " : "") + std::to_string(op.values[i]);
-  return std::string(op.values.size() == 1 ? "cufftdxSetOperatorInt64(" : "cufftdxSetOperatorInt64s(") + op.name +
-         ", " + (op.values.size() == 1 ? v : "[" + v + "]") + ")";
-}
-
 }  // namespace
 
 FftResult compileFft(const FftSpec& spec) {
@@ -112,11 +99,7 @@ FftResult compileFft(const FftSpec& spec) {
   r.size = spec.size;
   Handle desc{a.cufftdxDestroyDescriptor};
   check(a, a.cufftdxCreateDescriptor(&desc.h), "cufftdxCreateDescriptor", key);
-  for (const Operator& op : ops) {
-    int st = op.values.size() == 1 ? a.cufftdxSetOperatorInt64(desc.h, op.id, op.values[0])
-                                   : a.cufftdxSetOperatorInt64s(desc.h, op.id, op.values.size(), op.values.data());
-    check(a, st, callText(op), key);
-  }
+  setOperators(a, desc.h, ops, {"cufftdx", a.cufftdxSetOperatorInt64, a.cufftdxSetOperatorInt64s}, key);
   for (const TypeTrait& t : kTypeTraits) {
     int type = 0;
     check(a, a.cufftdxGetTraitCommondxDataType(desc.h, t.id, &type),

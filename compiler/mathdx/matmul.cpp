@@ -45,12 +45,6 @@ const ArrayTrait kArrayTraits[] = {
     {kTraitAlignment, "ALIGNMENT", &MatmulResult::alignment},
 };
 
-struct Operator {
-  int id;
-  const char* name;
-  std::vector<long long> values;   // one value: cublasdxSetOperatorInt64
-};
-
 bool anySet(const std::array<int64_t, 3>& v) { return v[0] || v[1] || v[2]; }
 
 template <size_t N>
@@ -83,13 +77,6 @@ std::vector<Operator> operatorsOf(const MatmulSpec& s) {
   return ops;
 }
 
-std::string callText(const Operator& op) {
-  std::string v;
-  for (size_t i = 0; i < op.values.size(); ++i) v += (i ? ", " : "") + std::to_string(op.values[i]);
-  return std::string(op.values.size() == 1 ? "cublasdxSetOperatorInt64(" : "cublasdxSetOperatorInt64s(") +
-         op.name + ", " + (op.values.size() == 1 ? v : "[" + v + "]") + ")";
-}
-
 // Elements a (rows x cols) matrix takes in shared memory at leading dimension ld.
 int64_t storedElements(int64_t rows, int64_t cols, int64_t ld, const std::string& arrangement) {
   return ld * (arrangement == "row_major" ? rows : cols);
@@ -120,11 +107,7 @@ MatmulResult compileMatmul(const MatmulSpec& spec) {
   r.spec = key;
   Handle desc{a.cublasdxDestroyDescriptor};
   check(a, a.cublasdxCreateDescriptor(&desc.h), "cublasdxCreateDescriptor", key);
-  for (const Operator& op : ops) {
-    int st = op.values.size() == 1 ? a.cublasdxSetOperatorInt64(desc.h, op.id, op.values[0])
-                                   : a.cublasdxSetOperatorInt64s(desc.h, op.id, op.values.size(), op.values.data());
-    check(a, st, callText(op), key);
-  }
+  setOperators(a, desc.h, ops, {"cublasdx", a.cublasdxSetOperatorInt64, a.cublasdxSetOperatorInt64s}, key);
 
   int types[3] = {0, 0, 0};
   check(a, a.cublasdxGetTraitCommondxDataTypes(desc.h, kTraitValueType, 3, types),

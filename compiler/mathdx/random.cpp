@@ -49,22 +49,15 @@ RandomResult compileRandom(const RandomSpec& spec) {
   check(a, a.curanddxCreateDescriptor(&desc.h), "curanddxCreateDescriptor", key);
   long long functions = 0;
   for (long long bit : kFunctionBits) functions |= bit;
-  struct Setting {
-    int op;
-    const char* name;
-    long long value;
+  std::vector<Operator> ops = {
+      {kOpGenerator, "GENERATOR", {generator}},       {kOpSm, "SM", {static_cast<long long>(spec.sm) * 10}},
+      {kOpExecution, "EXECUTION", {kExecutionThread}}, {kOpDistribution, "DISTRIBUTION", {distribution}},
+      {kOpOutputType, "OUTPUT_TYPE", {output->value}}, {kOpGenerateMethod, "GENERATE_METHOD", {method}},
+      {kOpDeviceFunctions, "DEVICE_FUNCTIONS", {functions}},
   };
-  std::vector<Setting> settings = {
-      {kOpGenerator, "GENERATOR", generator},       {kOpSm, "SM", static_cast<long long>(spec.sm) * 10},
-      {kOpExecution, "EXECUTION", kExecutionThread}, {kOpDistribution, "DISTRIBUTION", distribution},
-      {kOpOutputType, "OUTPUT_TYPE", output->value}, {kOpGenerateMethod, "GENERATE_METHOD", method},
-      {kOpDeviceFunctions, "DEVICE_FUNCTIONS", functions},
-  };
-  if (spec.philox_rounds > 0) settings.push_back({kOpPhiloxRounds, "PHILOX_ROUNDS", spec.philox_rounds});
-  if (normal_method >= 0) settings.push_back({kOpNormalMethod, "NORMAL_METHOD", normal_method});
-  for (const Setting& s : settings)
-    check(a, a.curanddxSetOperatorInt64(desc.h, s.op, s.value),
-          std::string("curanddxSetOperatorInt64(") + s.name + ", " + std::to_string(s.value) + ")", key);
+  if (spec.philox_rounds > 0) ops.push_back({kOpPhiloxRounds, "PHILOX_ROUNDS", {spec.philox_rounds}});
+  if (normal_method >= 0) ops.push_back({kOpNormalMethod, "NORMAL_METHOD", {normal_method}});
+  setOperators(a, desc.h, ops, {"curanddx", a.curanddxSetOperatorInt64, nullptr}, key);
   for (size_t f = 0; f < r.symbols.size(); ++f) {
     const std::string call = std::string("curanddxGetTraitStr(SYMBOL_") + kSymbolNames[f] + "_NAME)";
     size_t size = 0;

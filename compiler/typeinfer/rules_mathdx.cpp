@@ -85,11 +85,16 @@ struct Call {
   Scalar value[3];   // A, B, C
 };
 
-// Errors name the call as the user wrote it ("Matmul.execute", "Matmul" for
-// MM(...)), not the per-descriptor symbol.
+// Errors name the call as the user wrote it ("FFT.execute", "Random.init",
+// "Matmul" for MM(...)), not the per-descriptor symbol.
+[[noreturn]] void failAs(const Site& s, std::string_view prefix, const std::string& kind, const std::string& message,
+                         const std::string& hint) {
+  const std::string method = keyAndMethod(s.name, prefix).second;
+  s.ctx.fail(s.instr, method.empty() ? kind : kind + "." + method, message, hint);
+}
+
 [[noreturn]] void fail(const Site& s, const std::string& message, const std::string& hint = {}) {
-  const std::string method = keyAndMethod(s.name, kPrefix).second;
-  s.ctx.fail(s.instr, method.empty() ? "Matmul" : "Matmul." + method, message, hint);
+  failAs(s, kPrefix, "Matmul", message, hint);
 }
 
 Call analyze(const Site& s) {
@@ -145,8 +150,7 @@ ir::Instr* mathdxLower(const Site& s, Emitter& e) {
 // --- FFT -----------------------------------------------------------------------
 
 [[noreturn]] void failFft(const Site& s, const std::string& message, const std::string& hint = {}) {
-  const std::string method = keyAndMethod(s.name, kFftPrefix).second;
-  s.ctx.fail(s.instr, method.empty() ? "FFT" : "FFT." + method, message, hint);
+  failAs(s, kFftPrefix, "FFT", message, hint);
 }
 
 struct FftCall {
@@ -199,8 +203,7 @@ ir::Instr* fftLower(const Site& s, Emitter& e) {
 // --- Random ----------------------------------------------------------------------
 
 [[noreturn]] void failRandom(const Site& s, const std::string& message, const std::string& hint = {}) {
-  const std::string method = keyAndMethod(s.name, kRandomPrefix).second;
-  s.ctx.fail(s.instr, method.empty() ? "Random" : "Random." + method, message, hint);
+  failAs(s, kRandomPrefix, "Random", message, hint);
 }
 
 struct RandomCall {

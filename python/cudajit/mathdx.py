@@ -178,7 +178,34 @@ def _block_dim(block_size, block_dim):
     return dims + (1,) * (3 - len(dims))
 
 
-class Matmul:
+class _Routine:
+    """What every descriptor shares: its spec (the dict the core takes), the
+    result the core served for it, its target, and pickling as the spec
+    (the receiving process instantiates it again: its memory or disk cache,
+    else libmathdx; a kernel shipped to a Dask worker by value carries the
+    routines it calls)."""
+
+    def _set(self, spec):
+        self._spec = spec
+        self._r = _instantiate(spec)
+        self.sm = spec["sm"]
+        self.code_type = ("lto", divmod(self.sm, 10))
+
+    def __reduce__(self):
+        return (_rebuild_routine, (type(self), self._spec))
+
+    # numba-cuda kernels say @cuda.jit(link=R.files): cudajit links the
+    # routine itself, so there is nothing to add.
+    files = property(lambda self: [])
+
+
+def _rebuild_routine(cls, spec):
+    obj = cls.__new__(cls)
+    obj._set(spec)
+    return obj
+
+
+class Matmul(_Routine):
     """A block-wide GEMM C = alpha * A @ B + beta * C on shared-memory tiles
     (cuBLASDx), instantiated through libmathdx. Parameters as
     nvmath.device.Matmul; traits as its attributes, plus `symbol` (the
@@ -228,20 +255,10 @@ class Matmul:
         self._set(spec)
 
     def _set(self, spec):
-        self._spec = spec
-        self._r = _instantiate(spec)
+        super()._set(spec)
         self.function = spec["function"]
         self.execution = spec["execution"]
         self.data_type = spec["data_type"]
-        self.sm = spec["sm"]
-        self.code_type = ("lto", divmod(self.sm, 10))
-
-    def __reduce__(self):
-        # The descriptor travels, not its LTO-IR: the receiving process
-        # instantiates it again (its memory or disk cache, else libmathdx), so
-        # that kernels there can resolve it (a kernel shipped to a Dask worker
-        # by value carries the Matmul it calls).
-        return (_rebuild, (self._spec,))
 
     # --- the descriptor, as libmathdx completed it ------------------------------
     size = property(lambda self: self._r["size"])
@@ -312,10 +329,8 @@ class Matmul:
         return f"cudajit.mathdx.Matmul({self._r['spec']})"
 
 
-def _rebuild(spec):
-    mm = Matmul.__new__(Matmul)
-    mm._set(spec)
-    return mm
+def _rebuild(spec):   # Matmuls pickled before _Routine
+    return _rebuild_routine(Matmul, spec)
 
 
 def matmul(*, compiler=None, code_type=None, execute_api=None, tensor_types=None,
@@ -328,7 +343,7 @@ def matmul(*, compiler=None, code_type=None, execute_api=None, tensor_types=None
                   **kwargs)
 
 
-class FFT:
+class FFT(_Routine):
     """A cuFFTDx FFT of thread-held data, by one thread (execution='Thread')
     or by the threads of a block together (execution='Block', with a shared
     memory workspace of shared_memory_size bytes), instantiated through
@@ -383,14 +398,6 @@ class FFT:
             spec["ffts_per_block"] = _instantiate(spec)["suggested_ffts_per_block"]
         self._set(spec)
 
-    def _set(self, spec):
-        self._spec = spec
-        self._r = _instantiate(spec)
-        self.sm = spec["sm"]
-        self.code_type = ("lto", divmod(self.sm, 10))
-
-    def __reduce__(self):
-        return (_rebuild_fft, (self._spec,))   # as Matmul's: the descriptor travels
 
     # --- the descriptor ---------------------------------------------------------------
     size = property(lambda self: self._r["size"])
@@ -432,9 +439,6 @@ class FFT:
     # --- code -------------------------------------------------------------------------
     symbol = property(lambda self: self._r["symbol"])
     ltoirs = property(lambda self: list(self._r["ltoir"]))
-    # numba-cuda kernels say @cuda.jit(link=FFT.files): cudajit links the routine
-    # itself, so there is nothing to add.
-    files = property(lambda self: [])
 
     @property
     def ltoir(self):
@@ -459,11 +463,6 @@ class FFT:
         return f"cudajit.mathdx.FFT({self._r['spec']})"
 
 
-def _rebuild_fft(spec):
-    f = FFT.__new__(FFT)
-    f._set(spec)
-    return f
-
 
 def fft(*, compiler=None, code_type=None, execute_api=None, **kwargs):
     """nvmath.device.fft's face: keyword arguments only, returns an FFT."""
@@ -477,7 +476,7 @@ _DISTRIBUTIONS = {"uniform_bits": 0, "uniform": 2, "normal": 2, "log_normal": 2,
 _METHODS = {"single": 1, "pair": 2, "quad": 4}
 
 
-class Random:
+class Random(_Routine):
     """A cuRANDDx pseudo-random generator and one distribution, run by each
     thread on its own state (cuRANDDx's Thread execution), instantiated
     through libmathdx. Inside a kernel:
@@ -520,14 +519,6 @@ class Random:
         }
         self._set(spec)
 
-    def _set(self, spec):
-        self._spec = spec
-        self._r = _instantiate(spec)
-        self.sm = spec["sm"]
-        self.code_type = ("lto", divmod(self.sm, 10))
-
-    def __reduce__(self):
-        return (_rebuild_random, (self._spec,))   # as Matmul's: the descriptor travels
 
     generator = property(lambda self: self._spec["generator"])
     distribution = property(lambda self: self._spec["distribution"])
@@ -539,7 +530,6 @@ class Random:
     state_alignment = property(lambda self: self._r["state_alignment"])
     symbols = property(lambda self: dict(self._r["symbols"]))
     ltoir = property(lambda self: self._r["ltoir"])
-    files = property(lambda self: [])
 
     def states(self, n, stream=0):
         """A device array of n states (uint8, shape (n, state_size)), not yet
@@ -560,8 +550,3 @@ class Random:
     def __repr__(self):
         return f"cudajit.mathdx.Random({self._r['spec']})"
 
-
-def _rebuild_random(spec):
-    r = Random.__new__(Random)
-    r._set(spec)
-    return r

@@ -32,13 +32,19 @@ const char* const kKeys[] = {"size", "precision", "data_type", "arrangement", "t
                              "leading_dimension", "alignment", "function", "execution", "sm"};
 
 // The dict cudajit/mathdx.py builds (normalized spellings, sm as 80/90).
-cj::mathdx::MatmulSpec specFrom(const py::dict& d) {
+// Refuses a key the spec does not have (a typo in cudajit/mathdx.py).
+template <size_t N>
+void checkKeys(const py::dict& d, const char* const (&keys)[N], const char* what) {
   for (auto item : d) {
     std::string k = py::cast<std::string>(item.first);
     bool known = false;
-    for (const char* key : kKeys) known = known || k == key;
-    if (!known) throw py::value_error("mathdx: unknown key '" + k + "'");
+    for (const char* key : keys) known = known || k == key;
+    if (!known) throw py::value_error(std::string("mathdx: unknown ") + what + " key '" + k + "'");
   }
+}
+
+cj::mathdx::MatmulSpec specFrom(const py::dict& d) {
+  checkKeys(d, kKeys, "Matmul");
   cj::mathdx::MatmulSpec s;
   setArray(d, "size", &s.size);
   setArray(d, "precision", &s.precision);
@@ -57,15 +63,12 @@ cj::mathdx::MatmulSpec specFrom(const py::dict& d) {
 const char* const kFftKeys[] = {"routine", "size", "precision", "fft_type", "direction", "execution",
                                 "ffts_per_block", "elements_per_thread", "complex_layout", "real_mode", "sm"};
 
-bool isFft(const py::dict& d) { return d.contains("routine") && py::cast<std::string>(d["routine"]) == "fft"; }
+bool isRoutine(const py::dict& d, const char* routine) {
+  return d.contains("routine") && py::cast<std::string>(d["routine"]) == routine;
+}
 
 cj::mathdx::FftSpec fftSpecFrom(const py::dict& d) {
-  for (auto item : d) {
-    std::string k = py::cast<std::string>(item.first);
-    bool known = false;
-    for (const char* key : kFftKeys) known = known || k == key;
-    if (!known) throw py::value_error("mathdx: unknown FFT key '" + k + "'");
-  }
+  checkKeys(d, kFftKeys, "FFT");
   cj::mathdx::FftSpec s;
   setScalar(d, "size", &s.size);
   setScalar(d, "precision", &s.precision);
@@ -83,15 +86,8 @@ cj::mathdx::FftSpec fftSpecFrom(const py::dict& d) {
 const char* const kRandomKeys[] = {"routine", "generator", "philox_rounds", "distribution", "output_type",
                                    "method", "normal_method", "sm"};
 
-bool isRandom(const py::dict& d) { return d.contains("routine") && py::cast<std::string>(d["routine"]) == "random"; }
-
 cj::mathdx::RandomSpec randomSpecFrom(const py::dict& d) {
-  for (auto item : d) {
-    std::string k = py::cast<std::string>(item.first);
-    bool known = false;
-    for (const char* key : kRandomKeys) known = known || k == key;
-    if (!known) throw py::value_error("mathdx: unknown RNG key '" + k + "'");
-  }
+  checkKeys(d, kRandomKeys, "RNG");
   cj::mathdx::RandomSpec s;
   setScalar(d, "generator", &s.generator);
   setScalar(d, "philox_rounds", &s.philox_rounds);
@@ -246,11 +242,11 @@ void bindMathdx(py::module_& m) {
       "mathdx_compile_serialized",
       [](const py::dict& d) {
         std::string body;
-        if (isRandom(d)) {
+        if (isRoutine(d, "random")) {
           cj::mathdx::RandomSpec spec = randomSpecFrom(d);
           addSysPath();
           body = withoutGil([&] { return cj::mathdx::compileSerialized(spec); });
-        } else if (isFft(d)) {
+        } else if (isRoutine(d, "fft")) {
           cj::mathdx::FftSpec spec = fftSpecFrom(d);
           addSysPath();
           body = withoutGil([&] { return cj::mathdx::compileSerialized(spec); });
