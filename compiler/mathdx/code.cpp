@@ -28,6 +28,15 @@ void setOperators(const Api& a, long long handle, const std::vector<Operator>& o
   }
 }
 
+std::string traitString(const Api& a, long long handle, int trait, TraitStrSize size, TraitStr get,
+                        const std::string& call, const std::string& spec) {
+  size_t n = 0;
+  check(a, size(handle, trait, &n), call, spec);
+  std::string text(n, '\0');
+  check(a, get(handle, trait, n, &text[0]), call, spec);
+  return text.substr(0, text.find('\0'));
+}
+
 std::vector<std::vector<char>> finalizeLtoir(const Api& a, int sm, const std::function<int(long long)>& finalize,
                                              const std::string& finalize_call, const std::string& spec) {
   Handle code{a.commondxDestroyCode};

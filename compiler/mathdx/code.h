@@ -41,6 +41,13 @@ struct OperatorSetters {
 void setOperators(const Api& a, long long handle, const std::vector<Operator>& ops, const OperatorSetters& set,
                   const std::string& spec);
 
+// A string trait (a symbol's name) through the library's size and string
+// getters; `call` names the trait in errors ("cufftdxGetTraitStr(SYMBOL_NAME)").
+using TraitStrSize = int (*)(long long handle, int trait, size_t* size);
+using TraitStr = int (*)(long long handle, int trait, size_t size, char* value);
+std::string traitString(const Api& a, long long handle, int trait, TraitStrSize size, TraitStr get,
+                        const std::string& call, const std::string& spec);
+
 // A commondx code handle for sm_<sm> LTO-IR, finalized by `finalize(code)`
 // (cublasdxFinalizeCode / cufftdxFinalizeCode of the descriptor, its status
 // checked as `finalize_call`); all its LTO-IR modules. `spec` names the

@@ -121,11 +121,8 @@ FftResult compileFft(const FftSpec& spec) {
     check(a, a.cufftdxGetTraitInt64s(desc.h, kTraitBlockDim, 3, dims), "cufftdxGetTraitInt64s(BLOCK_DIM)", key);
     for (int i = 0; i < 3; ++i) r.block_dim[i] = dims[i];
   }
-  size_t symbol_size = 0;
-  check(a, a.cufftdxGetTraitStrSize(desc.h, kTraitSymbolName, &symbol_size), "cufftdxGetTraitStrSize(SYMBOL_NAME)", key);
-  std::string symbol(symbol_size, '\0');
-  check(a, a.cufftdxGetTraitStr(desc.h, kTraitSymbolName, symbol_size, &symbol[0]), "cufftdxGetTraitStr(SYMBOL_NAME)", key);
-  r.symbol = symbol.substr(0, symbol.find('\0'));
+  r.symbol = traitString(a, desc.h, kTraitSymbolName, a.cufftdxGetTraitStrSize, a.cufftdxGetTraitStr,
+                         "cufftdxGetTraitStr(SYMBOL_NAME)", key);
   r.ltoir = finalizeLtoir(a, spec.sm, [&](long long code) { return a.cufftdxFinalizeCode(code, desc.h); },
                           "cufftdxFinalizeCode", key);
   return r;

@@ -132,11 +132,8 @@ MatmulResult compileMatmul(const MatmulSpec& spec) {
   check(a, a.cublasdxGetTraitInt64(desc.h, kTraitMaxThreadsPerBlock, &max_threads),
         "cublasdxGetTraitInt64(MAX_THREADS_PER_BLOCK)", key);
   r.max_threads_per_block = max_threads;
-  size_t symbol_size = 0;
-  check(a, a.cublasdxGetTraitStrSize(desc.h, kTraitSymbolName, &symbol_size), "cublasdxGetTraitStrSize(SYMBOL_NAME)", key);
-  std::string symbol(symbol_size, '\0');
-  check(a, a.cublasdxGetTraitStr(desc.h, kTraitSymbolName, symbol_size, &symbol[0]), "cublasdxGetTraitStr(SYMBOL_NAME)", key);
-  r.symbol = symbol.substr(0, symbol.find('\0'));
+  r.symbol = traitString(a, desc.h, kTraitSymbolName, a.cublasdxGetTraitStrSize, a.cublasdxGetTraitStr,
+                         "cublasdxGetTraitStr(SYMBOL_NAME)", key);
   r.shared_memory_size = sharedMemorySize(r);
 
   r.ltoir = finalizeLtoir(a, spec.sm, [&](long long code) { return a.cublasdxFinalizeCode(code, desc.h); },

@@ -58,14 +58,9 @@ RandomResult compileRandom(const RandomSpec& spec) {
   if (spec.philox_rounds > 0) ops.push_back({kOpPhiloxRounds, "PHILOX_ROUNDS", {spec.philox_rounds}});
   if (normal_method >= 0) ops.push_back({kOpNormalMethod, "NORMAL_METHOD", {normal_method}});
   setOperators(a, desc.h, ops, {"curanddx", a.curanddxSetOperatorInt64, nullptr}, key);
-  for (size_t f = 0; f < r.symbols.size(); ++f) {
-    const std::string call = std::string("curanddxGetTraitStr(SYMBOL_") + kSymbolNames[f] + "_NAME)";
-    size_t size = 0;
-    check(a, a.curanddxGetTraitStrSize(desc.h, kSymbolTraits[f], &size), call, key);
-    std::string symbol(size, '\0');
-    check(a, a.curanddxGetTraitStr(desc.h, kSymbolTraits[f], size, &symbol[0]), call, key);
-    r.symbols[f] = symbol.substr(0, symbol.find('\0'));
-  }
+  for (size_t f = 0; f < r.symbols.size(); ++f)
+    r.symbols[f] = traitString(a, desc.h, kSymbolTraits[f], a.curanddxGetTraitStrSize, a.curanddxGetTraitStr,
+                               std::string("curanddxGetTraitStr(SYMBOL_") + kSymbolNames[f] + "_NAME)", key);
   long long state_size = 0, state_alignment = 0;
   check(a, a.curanddxGetTraitInt64(desc.h, kTraitStateSize, &state_size), "curanddxGetTraitInt64(STATE_SIZE)", key);
   check(a, a.curanddxGetTraitInt64(desc.h, kTraitStateAlignment, &state_alignment),

@@ -198,6 +198,22 @@ class _Routine:
     # routine itself, so there is nothing to add.
     files = property(lambda self: [])
 
+    @property
+    def ltoir(self):
+        """The routine's LTO-IR (bytes); `ltoirs` when there are several modules."""
+        modules = self._r["ltoir"]
+        if isinstance(modules, bytes):
+            return modules
+        if len(modules) != 1:
+            raise ValueError(f"this routine has {len(modules)} LTO-IR modules: use .ltoirs")
+        return modules[0]
+
+    @property
+    def _cudajit_symbol_(self):
+        """The symbol the kernel decoder freezes this object to: the descriptor's
+        key, which type inference resolves (compiler/typeinfer/rules_mathdx.cpp)."""
+        return f"cudajit.mathdx.{self._kind}." + self._r["key"]
+
 
 def _rebuild_routine(cls, spec):
     obj = cls.__new__(cls)
@@ -212,6 +228,8 @@ class Matmul(_Routine):
     extern "C" function: void(alpha*, a*, b*, beta*, c*), all shared-memory
     pointers but alpha/beta) and `ltoir` (its LTO-IR; `ltoirs` when there
     are several modules)."""
+
+    _kind = "matmul"   # the symbols kernels see: cudajit.mathdx.matmul.<key>
 
     def __init__(self, size, precision=None, data_type="real", *, sm=None, block_size=None,
                  block_dim=None, leading_dimension=None, transpose_mode=None, arrangement=None,
@@ -299,19 +317,7 @@ class Matmul(_Routine):
     symbol = property(lambda self: self._r["symbol"])
     ltoirs = property(lambda self: list(self._r["ltoir"]))
 
-    @property
-    def ltoir(self):
-        modules = self._r["ltoir"]
-        if len(modules) != 1:
-            raise ValueError(f"this routine has {len(modules)} LTO-IR modules: use .ltoirs")
-        return modules[0]
-
     # --- inside kernels ------------------------------------------------------------
-    @property
-    def _cudajit_symbol_(self):
-        """The symbol the kernel decoder freezes this object to: the descriptor's
-        key, which type inference resolves (compiler/typeinfer/rules_mathdx.cpp)."""
-        return "cudajit.mathdx.matmul." + self._r["key"]
 
     def execute(self, alpha, a, b, beta, c):
         """C = alpha * A @ B + beta * C by the whole block, inside a kernel
@@ -350,6 +356,8 @@ class FFT(_Routine):
     libmathdx. Parameters and traits as nvmath.device.FFT's; inside a kernel
     `f.execute(thread_data, shared_mem)` (Block) or `f.execute(thread_data)`
     (Thread), also spelled `f(...)`."""
+
+    _kind = "fft"   # the symbols kernels see: cudajit.mathdx.fft.<key>
 
     def __init__(self, size, precision=None, fft_type=None, execution=None, *, sm=None, direction=None,
                  ffts_per_block=None, elements_per_thread=None, real_fft_options=None, code_type=None,
@@ -440,17 +448,6 @@ class FFT(_Routine):
     symbol = property(lambda self: self._r["symbol"])
     ltoirs = property(lambda self: list(self._r["ltoir"]))
 
-    @property
-    def ltoir(self):
-        modules = self._r["ltoir"]
-        if len(modules) != 1:
-            raise ValueError(f"this routine has {len(modules)} LTO-IR modules: use .ltoirs")
-        return modules[0]
-
-    @property
-    def _cudajit_symbol_(self):
-        return "cudajit.mathdx.fft." + self._r["key"]
-
     def execute(self, *args):
         """The FFT in place on thread_data (storage_size values of value_type a
         thread): execute(thread_data, shared_mem) by all block_dim threads of a
@@ -494,6 +491,8 @@ class Random(_Routine):
     makes four at a time, 'single' for the others; libmathdx refuses the
     combinations cuRANDDx does not have, with its message)."""
 
+    _kind = "random"   # the symbols kernels see: cudajit.mathdx.random.<key>
+
     def __init__(self, generator="philox4_32", distribution="uniform", dtype=None,
                  method=None, *, philox_rounds=None, normal_method=None, sm=None, code_type=None):
         if generator not in _GENERATORS:
@@ -529,17 +528,12 @@ class Random(_Routine):
     state_size = property(lambda self: self._r["state_size"])
     state_alignment = property(lambda self: self._r["state_alignment"])
     symbols = property(lambda self: dict(self._r["symbols"]))
-    ltoir = property(lambda self: self._r["ltoir"])
 
     def states(self, n, stream=0):
         """A device array of n states (uint8, shape (n, state_size)), not yet
         initialised: run R.init on each row in a kernel first."""
         from .devicearray import device_array
         return device_array((int(n), self.state_size), np.uint8, stream=stream)
-
-    @property
-    def _cudajit_symbol_(self):
-        return "cudajit.mathdx.random." + self._r["key"]
 
     def _device_only(self, *args):
         raise DeviceOnlyError("Random's init / generate / skip_offset / skip_subsequence can only be called "
