@@ -186,6 +186,16 @@ void readTuple(size_t index, PyObject* obj, ArgValue* arg) {
     elem_types.push_back(scalarArgType(v.type));
   }
   arg->type = tupleTy(elem_types);
+  // A namedtuple (a tuple subclass with _fields) keeps its field names: p.x in the kernel.
+  PyObject* cls = reinterpret_cast<PyObject*>(Py_TYPE(obj));
+  if (Py_TYPE(obj) != &PyTuple_Type && PyObject_HasAttrString(cls, "_fields")) {
+    py::object fields = py::reinterpret_borrow<py::object>(cls).attr("_fields");
+    std::vector<std::string> names;
+    for (auto f : fields) names.push_back(py::cast<std::string>(f));
+    if (names.size() == elem_types.size())
+      arg->type = namedTupleTy(elem_types, py::cast<std::string>(py::reinterpret_borrow<py::object>(cls).attr("__qualname__")),
+                               names);
+  }
 }
 
 [[noreturn]] void unsupported(size_t index, PyObject* obj) {

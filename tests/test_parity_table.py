@@ -903,6 +903,10 @@ def by_field(p, out):
     out[0] = p.x
 
 @cuda.jit
+def by_missing_field(p, out):
+    out[0] = p.z
+
+@cuda.jit
 def take(v, out):
     out[0] = 1
 
@@ -943,6 +947,7 @@ d = cuda.device_array(4)
 results = {
     "namedtuple by index": outcome(lambda: by_index[1, 1](Pt(1.0, 2.0), d)),
     "namedtuple by field": outcome(lambda: by_field[1, 1](Pt(1.0, 2.0), d)),
+    "namedtuple no such field": outcome(lambda: by_missing_field[1, 1](Pt(1.0, 2.0), d)),
     "IntEnum argument": outcome(lambda: take[1, 1](Color.RED, d)),
     "Enum argument": outcome(lambda: take_enum[1, 1](Shape.SQUARE, d)),
     "Enum argument of a string": outcome(lambda: take[1, 1](Named.THING, d)),
@@ -992,13 +997,14 @@ print(repr(results))
 def test_launch_side_rows_with_mock_driver(run_python, mock_driver):
     import ast
     r = ast.literal_eval(run_python(MOCK_CHECKS, driver=mock_driver).strip().splitlines()[-1])
-    for ok in ("namedtuple by index", "IntEnum argument", "Enum argument", "launch 4-tuple", "forall",
+    for ok in ("namedtuple by index", "namedtuple by field", "IntEnum argument", "Enum argument",
+               "launch 4-tuple", "forall",
                "numpy argument", "Out wrapper", "gpus context", "vectorize", "guvectorize", "reduce",
                "vectorize without signatures", "devices", "context", "streams", "events",
                "profiler", "host memory", "close"):
         assert r[ok] == "ok", (ok, r[ok])
-    assert r["namedtuple by field"].startswith("CompileError") and \
-        "has no attribute 'x'" in r["namedtuple by field"]
+    assert r["namedtuple no such field"].startswith("CompileError") and \
+        "has no attribute 'z'" in r["namedtuple no such field"]
     assert r["Enum argument of a string"].startswith("TypeError") and \
         "an enum member passes as its value, which must be a number" in r["Enum argument of a string"]
     assert r["global device array"].startswith("CompileError") and \

@@ -1,5 +1,5 @@
 // Array attributes (attributes.def): shape, strides, size, ndim, itemsize,
-// nbytes, T, and the method view(dtype).
+// nbytes, T, and the method view(dtype); a namedtuple's fields.
 #include <optional>
 
 #include "typeinfer/rules.h"
@@ -100,8 +100,17 @@ ir::Instr* viewCallLower(const Site& s, Emitter& e) {
   return e.emit(ir::Op::ArrayView, to, ops);
 }
 
+// p.x of a namedtuple: the element at the field's position.
+const Type* fieldType(const Site& s) {
+  return s.receiver->type->elems[static_cast<size_t>(namedTupleField(s.receiver->type, s.name))];
+}
+ir::Instr* fieldLower(const Site& s, Emitter& e) {
+  return e.element(s.receiver, namedTupleField(s.receiver->type, s.name));
+}
+
 }  // namespace
 
+const Rule tupleFieldAttr{fieldType, fieldLower};
 const Rule arrayViewAttr{viewAttrType, viewAttrLower};
 const Rule arrayViewCall{viewCallType, viewCallLower};
 const Rule arrayShape{perDimType, shapeLower};

@@ -63,6 +63,11 @@ Bound bindGetAttr(const FunctionContext& ctx, ir::Instr* in) {
     site.receiver = obj;
     return Bound{attr->rule, site};
   }
+  if (namedTupleField(t, in->name) >= 0) {   // p.x of a namedtuple argument
+    Site site{ctx, in, in->name, ""};
+    site.receiver = obj;
+    return Bound{&rules::tupleFieldAttr, site};
+  }
   std::string what = t->is(TypeKind::Array) ? "array" : typeToString(t);
   ctx.fail(in, "getattr ." + in->name,
            what + " has no attribute '" + in->name + "'",

@@ -98,6 +98,32 @@ const Type* tupleTy(const std::vector<const Type*>& elems) {
   return intern(std::move(t));
 }
 
+const Type* namedTupleTy(const std::vector<const Type*>& elems, std::string_view class_name,
+                         const std::vector<std::string>& fields) {
+  Type t;
+  t.kind = TypeKind::Tuple;
+  t.elems = elems;
+  t.name = std::string(class_name) + "(";
+  for (size_t i = 0; i < fields.size(); ++i) t.name += (i ? "," : "") + fields[i];
+  t.name += ")";
+  return intern(std::move(t));
+}
+
+int namedTupleField(const Type* t, std::string_view field) {
+  if (!t->is(TypeKind::Tuple) || t->name.empty()) return -1;
+  const size_t open = t->name.find('('), close = t->name.rfind(')');
+  if (open == std::string::npos || close == std::string::npos) return -1;
+  std::string_view list = std::string_view(t->name).substr(open + 1, close - open - 1);
+  int index = 0;
+  for (size_t at = 0; at <= list.size(); ++index) {
+    size_t end = list.find(',', at);
+    if (end == std::string_view::npos) end = list.size();
+    if (list.substr(at, end - at) == field) return index;
+    at = end + 1;
+  }
+  return -1;
+}
+
 const Type* symbolTy(std::string_view name) {
   Type t;
   t.kind = TypeKind::Symbol;
@@ -200,7 +226,7 @@ std::string typeToString(const Type* t) {
     }
     case TypeKind::Tuple: {
       if (isOptional(t)) return "optional(" + typeToString(optionalValue(t)) + ")";
-      std::string s = "tuple(";
+      std::string s = t->name.empty() ? "tuple(" : "namedtuple " + t->name + " (";
       for (size_t i = 0; i < t->elems.size(); ++i) {
         if (i) s += ", ";
         s += typeToString(t->elems[i]);
@@ -347,6 +373,11 @@ std::string typeToNumbaString(const Type* t) {
     }
     case TypeKind::Tuple: {
       if (isOptional(t)) return "OptionalType(" + typeToNumbaString(optionalValue(t)) + ")";
+      if (!t->name.empty()) {   // numba's NamedTuple / NamedUniTuple, with the class's fields
+        std::string s = "NamedTuple(" + t->name + ", ";
+        for (size_t i = 0; i < t->elems.size(); ++i) s += (i ? ", " : "") + typeToNumbaString(t->elems[i]);
+        return s + ")";
+      }
       bool uniform = !t->elems.empty();
       for (auto* e : t->elems) uniform = uniform && e == t->elems[0];
       if (uniform)

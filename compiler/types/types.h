@@ -82,6 +82,14 @@ const Type* arrayTy(Scalar dtype, int ndim, Layout layout,
                     MemSpace space = MemSpace::Global, bool readonly = false);
 const Type* tupleTy(const std::vector<const Type*>& elems);
 const Type* symbolTy(std::string_view qualified_name);
+// A namedtuple's type (a kernel argument Pt(x=1.0, y=2.0)): a tuple whose
+// `name` is "Pt(x,y)" (the class and the fields, so that two namedtuples
+// with other fields are other types); everything else treats it as the
+// tuple of its elements.
+const Type* namedTupleTy(const std::vector<const Type*>& elems, std::string_view class_name,
+                         const std::vector<std::string>& fields);
+// The position of `field` in a namedtuple type, or -1 (any other type).
+int namedTupleField(const Type* t, std::string_view field);
 const Type* functionTy(std::string_view ir_name);
 const Type* rangeTy(Scalar index);
 const Type* rangeIterTy(Scalar index);

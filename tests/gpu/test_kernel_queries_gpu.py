@@ -65,3 +65,21 @@ def test_launch_bounds_limit_the_block():
     np.testing.assert_array_equal(d.copy_to_host(), h * 2)
     with pytest.raises(cuda.CudaAPIError):   # more threads than .maxntid allows
         double[4, 256](d)
+
+
+def test_namedtuple_arguments_by_field():
+    import collections
+    Pt = collections.namedtuple("Pt", "x y")
+    Box = collections.namedtuple("Box", "lo hi count")
+
+    @cuda.jit
+    def use(p, b, out):
+        out[0] = p.x * 10 + p.y
+        out[1] = b.hi - b.lo
+        out[2] = b.count
+        x, y = p          # still a tuple
+        out[3] = x + y + p[1]
+
+    out = cuda.to_device(np.full(4, np.nan))
+    use[1, 1](Pt(1.5, 2.0), Box(-1.0, 4.0, 7), out)
+    np.testing.assert_array_equal(out.copy_to_host(), [17.0, 5.0, 7.0, 5.5])
