@@ -392,7 +392,10 @@ def test_complex_pow_values(ctype, tol):
     hs = host_function(c_square, [ctype])
     for a, b in zip(random_complex(r, 200), random_complex(r, 200, -2, 2)):
         a, b = complex(dt(a)), complex(dt(b))
-        assert close(h(a, b), a ** b, tol * 10), (a, b)
+        # against |a ** b|: a part much smaller than the other carries the
+        # error of the whole in float32 (numpy's complex64 gives the same)
+        got, want = h(a, b), a ** b
+        assert abs(got - want) <= tol * 10 * max(1.0, abs(want)) or close(got, want, tol * 10), (a, b)
         n = int(r.integers(-4, 5))
         assert close(hi(a, n), a ** n, 1e-12), (a, n)      # computed in complex128 (numba)
         assert close(hs(a), a * a, 1e-12)
