@@ -423,6 +423,14 @@ def main(argv=None):
         if not cuda.is_available():
             print("fuzz: --target gpu needs a GPU and its driver; none is usable here", file=sys.stderr)
             return 2
+    if opts.backend == "llvm":
+        from cudajit import _core
+        from cudajit.errors import ToolchainError
+        try:
+            _core.llvm_backend_version()
+        except ToolchainError as e:   # every program would "crash" on it
+            print(f"fuzz: --backend llvm needs cudajit's LLVM back end: {e}", file=sys.stderr)
+            return 2
     rng = random.Random(opts.seed)
     counts = {"ok": 0, "rejected": 0, "mismatch": 0, "crash": 0, "generator": 0}
     reasons = {}
