@@ -719,7 +719,19 @@ def test_present_dispatcher_members(name):
     assert hasattr(eager(), name)
 
 
-@pytest.mark.parametrize("name", ["inspect_types", "extensions"])
+def test_inspect_types_prints_the_source_with_its_typed_ir():
+    import io
+    buf = io.StringIO()
+    eager().inspect_types(file=buf)
+    text = buf.getvalue()
+    assert text.startswith("k_store (float32[::1])\n" + "-" * 80)
+    assert "# --- LINE" in text and "x[cuda.grid(1)] = 1.0" in text and text.rstrip().endswith("=" * 80)
+    # the store of that line is listed under it, typed
+    after = text.split("x[cuda.grid(1)] = 1.0", 1)[1]
+    assert after.lstrip().startswith("#") and "store" in after.split("# --- LINE", 1)[0]
+
+
+@pytest.mark.parametrize("name", ["extensions"])
 def test_missing_dispatcher_members(name):
     with pytest.raises(AttributeError, match=f"'Dispatcher' object has no attribute '{name}'"):
         getattr(eager(), name)

@@ -62,6 +62,41 @@ class Dispatcher(_core.Dispatcher):
     def __repr__(self):
         return f"<cudajit kernel {self.py_func.__qualname__}>"
 
+    def inspect_types(self, file=None, signature=None, pretty=False):
+        """numba's inspect_types(): prints, per compiled signature, the
+        kernel's source with the typed IR instructions each line became
+        (every instruction carries its line), to ``file`` (default stdout).
+        ``pretty`` (numba's notebook HTML) gives the same text."""
+        import inspect as _inspect
+        import re
+        import sys
+        out = file if file is not None else sys.stdout
+        try:
+            source, first = _inspect.getsourcelines(self.py_func)
+            path = _inspect.getsourcefile(self.py_func) or "<unknown>"
+        except (OSError, TypeError):
+            source, first, path = [], 0, "<unknown>"
+        irs = self.inspect_ir() if signature is None else {tuple(signature): self.inspect_ir(signature)}
+        located = re.compile(r"^\s+(.*?)\s+@(\d+):\d+(.*)$")   # "  v3:i64 = cast v2  @5:9 [i]"
+        for sig, text in irs.items():
+            by_line = {}
+            for ln in str(text).splitlines():
+                m = located.match(ln)
+                if m:
+                    by_line.setdefault(int(m.group(2)), []).append((m.group(1) + m.group(3)).rstrip())
+            types = sig[0] if _has_block(sig) else sig
+            print(f"{self.py_func.__name__} ({', '.join(types)})", file=out)
+            print("-" * 80, file=out)
+            print(f"# File: {path}", file=out)
+            # every source line, and the lines instructions name where the source is gone
+            for lineno in sorted(set(range(first, first + len(source))) | set(by_line)):
+                print(f"# --- LINE {lineno} --- ", file=out)
+                if first <= lineno < first + len(source):
+                    print(source[lineno - first].rstrip("\n"), file=out)
+                for instr in by_line.get(lineno, ()):
+                    print(f"#   {instr}", file=out)
+            print("=" * 80, file=out)
+
     def __reduce__(self):
         # _make records the decorator's options and signatures; a Dispatcher
         # made directly has only its resolved options.
