@@ -878,14 +878,20 @@ def test_compile_ptx_of_a_lambda_device_function():
     assert ufunc._resolve((np.ones(2, np.float32), np.ones(2, np.float32)))[1] == np.float32
 
 
-def test_compile_ptx_has_no_abi_option():
+def test_compile_ptx_abi_options():
     def add(a, b):
         return a + b
 
-    with pytest.raises(TypeError, match="unexpected keyword argument 'abi'"):
-        cuda.compile_ptx(add, "int32(int32, int32)", device=True, abi="c")
     ptx, _ = compile_probe(add, "(int32, int32)", device=True)
     assert ".func  (.param .b64 func_retval0) add(" in ptx   # the plain Python name, as abi="c"
+    ptx, _ = cuda.compile_ptx(add, "int32(int32, int32)", device=True, abi="c", abi_info={"abi_name": "my_add"})
+    assert "my_add(" in ptx and " add(" not in ptx
+    with pytest.raises(NotImplementedError, match="abi='numba' for device functions"):
+        cuda.compile_ptx(add, "int32(int32, int32)", device=True, abi="numba")
+    with pytest.raises(NotImplementedError, match="The C ABI is not supported for kernels"):
+        cuda.compile_ptx(k_store, "void(float32[::1])", abi="c")
+    with pytest.raises(ValueError, match="compile_ptx: abi_info has unknown key"):
+        cuda.compile_ptx(add, "int32(int32, int32)", device=True, abi_info={"name": "x"})
 
 
 # ---------------------------------------------------------------------------

@@ -176,7 +176,7 @@ def _py_func(pyfunc):
 
 def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, cc=None,
                 opt=True, arch="sm_90", block=None, fast_compile=None, constants=None, backend=None,
-                link=None, launch_bounds=None):
+                link=None, launch_bounds=None, abi=None, abi_info=None):
     """Compiles ``pyfunc`` for one signature to PTX without a GPU.
 
     Returns ``(ptx, return_type)``; the return type is numba's spelling
@@ -195,13 +195,35 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
     """
     if getattr(pyfunc, "_cudajit_tile_kernel_", False):
         return pyfunc.compile_ptx(sig, constants=constants, cc=cc, arch=arch, backend=backend), "none"
+    name = _abi_name(abi, abi_info, device, "compile_ptx")
     files = _aot_link_files(pyfunc, link, "compile_ptx")
     ptx, _, resty, _ = _core.compile_aot(_py_func(pyfunc), sig, device=device, want_cubin=False,
                                          fastmath=fastmath, arch=_arch_number(cc, arch),
                                          opt=_opt_level(opt), lineinfo=lineinfo, debug=debug,
                                          block=block, fast_compile=_fast_compile(fast_compile),
-                                         backend=_backend(backend), link=files, launch_bounds=launch_bounds)
+                                         backend=_backend(backend), link=files, launch_bounds=launch_bounds,
+                                         name=name)
     return ptx, resty
+
+
+def _abi_name(abi, abi_info, device, what):
+    """numba's abi= / abi_info= of compile and compile_ptx: device functions
+    get the C ABI (``T name(args...)``, named by their Python name or
+    ``abi_info={"abi_name": ...}``); kernels need abi="numba" (or none
+    given). The name to export, "" for the Python name."""
+    if abi not in (None, "c", "numba"):
+        raise NotImplementedError(f"Unsupported ABI: {abi}")
+    if abi == "c" and not device:
+        raise NotImplementedError("The C ABI is not supported for kernels")
+    if abi == "numba" and device:
+        raise NotImplementedError("abi='numba' for device functions (a status return and the result through "
+                                  "a pointer) is not supported by cudajit: use abi='c'")
+    if not abi_info:
+        return ""
+    unknown = set(abi_info) - {"abi_name"}
+    if unknown:
+        raise ValueError(f"{what}: abi_info has unknown key(s) {sorted(unknown)}; cudajit reads 'abi_name'")
+    return str(abi_info.get("abi_name") or "")
 
 
 def compile_cubin(pyfunc, sig, debug=False, lineinfo=False, fastmath=False, cc=None, opt=True,
@@ -232,21 +254,11 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     "..."}``; kernels (``device=False``) need ``abi="numba"``, as in numba.
     The LTO-IR is the function's own: block algorithms or foreign functions
     it calls are left for the caller's link."""
-    if abi not in ("c", "numba"):
-        raise NotImplementedError(f"Unsupported ABI: {abi}")
-    if abi == "c" and not device:
-        raise NotImplementedError("The C ABI is not supported for kernels")
-    if abi == "numba" and device:
-        raise NotImplementedError("abi='numba' for device functions (a status return and the result through "
-                                  "a pointer) is not supported by cudajit: use abi='c'")
+    if abi is None:
+        raise NotImplementedError("Unsupported ABI: None")
+    name = _abi_name(abi, abi_info, device, "compile")
     if output not in ("ptx", "ltoir"):
         raise NotImplementedError(f"Unsupported output type: {output}")
-    name = ""
-    if abi_info:
-        unknown = set(abi_info) - {"abi_name"}
-        if unknown:
-            raise ValueError(f"compile: abi_info has unknown key(s) {sorted(unknown)}; cudajit reads 'abi_name'")
-        name = str(abi_info.get("abi_name") or "")
     ptx, ltoir, resty, _ = _core.compile_aot(_py_func(pyfunc), sig, device=device, want_cubin=False,
                                              fastmath=fastmath, arch=_arch_number(cc, "sm_90"),
                                              opt=_opt_level(True if opt is None else opt), lineinfo=lineinfo,
@@ -266,7 +278,8 @@ def compile_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=T
                    cc=_current_cc(), opt=opt, abi=abi, abi_info=abi_info, output=output)
 
 
-def compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, opt=True):
+def compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, opt=True,
+                                   abi=None, abi_info=None):
     """``compile_ptx`` for the compute capability of the current device (needs a GPU)."""
     return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device, fastmath=fastmath,
-                       cc=_current_cc(), opt=opt)
+                       cc=_current_cc(), opt=opt, abi=abi, abi_info=abi_info)
