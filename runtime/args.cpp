@@ -256,13 +256,9 @@ void classifyOne(size_t index, PyObject* obj, bool find_devices, LaunchArgs* out
       // Its value, as numba passes an enum member (compared with members
       // in the kernel: m == Shape.SQUARE folds to the value too).
       py::object value = py::reinterpret_borrow<py::object>(obj).attr("value");
-      const TypeRoute& inner = routeOf(value.ptr());
-      const bool number = inner.route == Route::Float || inner.route == Route::Int || inner.route == Route::Bool ||
-                          inner.route == Route::NumpyScalar || inner.route == Route::Complex;
-      if (!number)
+      if (!readNumber(index, value.ptr(), routeOf(value.ptr()), &arg.scalar))
         argumentError(index, obj, "an enum member passes as its value, which must be a number (it is '" +
                                       pyTypeName(value.ptr()) + "')");
-      readNumber(index, value.ptr(), inner, &arg.scalar);
       arg.type = scalarArgType(arg.scalar.type);
       return;
     }

@@ -170,35 +170,24 @@ std::string ModuleEmitter::run() {
   std::string annotations;
   for (const auto& [name, params, grid_constant, occupancy, max_threads, max_cluster_rank] : kernels) {
     // The annotation names the kernel through a pointer of its exact type.
-    int node = metadata_.add("!{void (" + params + ")* " + name + ", !\"kernel\", i32 1}");
-    annotations += (annotations.empty() ? "!" : ", !") + std::to_string(node);
-    for (int d = 0; d < 3 && required_block_[0] > 0; ++d) {
-      node = metadata_.add("!{void (" + params + ")* " + name + ", !\"reqntid" + std::string(1, "xyz"[d]) +
-                           "\", i32 " + std::to_string(required_block_[d]) + "}");
-      annotations += ", !" + std::to_string(node);
-    }
-    if (occupancy > 0) {   // ptxas fits the registers to this many blocks per SM
-      node = metadata_.add("!{void (" + params + ")* " + name + ", !\"minctasm\", i32 " + std::to_string(occupancy) + "}");
-      annotations += ", !" + std::to_string(node);
-    }
+    auto annotate = [&, &name = name, &params = params](const std::string& key, const std::string& value) {
+      int node = metadata_.add("!{void (" + params + ")* " + name + ", !\"" + key + "\", " + value + "}");
+      annotations += (annotations.empty() ? "!" : ", !") + std::to_string(node);
+    };
+    annotate("kernel", "i32 1");
+    for (int d = 0; d < 3 && required_block_[0] > 0; ++d)
+      annotate(std::string("reqntid") + "xyz"[d], "i32 " + std::to_string(required_block_[d]));
+    // ptxas fits the registers to this many blocks per SM (cuTile's hint, launch_bounds' min_blocks)
+    if (occupancy > 0) annotate("minctasm", "i32 " + std::to_string(occupancy));
     // launch_bounds: the most threads a launch may have, blocks a cluster may hold
-    if (max_threads > 0) {
-      node = metadata_.add("!{void (" + params + ")* " + name + ", !\"maxntidx\", i32 " + std::to_string(max_threads) + "}");
-      annotations += ", !" + std::to_string(node);
-    }
+    if (max_threads > 0) annotate("maxntidx", "i32 " + std::to_string(max_threads));
     // libNVVM reads the cluster bound as "cluster_max_blocks", LLVM's NVPTX as "maxclusterrank"
-    for (const char* key : {"cluster_max_blocks", "maxclusterrank"}) {
-      if (max_cluster_rank <= 0) break;
-      node = metadata_.add("!{void (" + params + ")* " + name + ", !\"" + key + "\", i32 " +
-                           std::to_string(max_cluster_rank) + "}");
-      annotations += ", !" + std::to_string(node);
-    }
+    if (max_cluster_rank > 0)
+      for (const char* key : {"cluster_max_blocks", "maxclusterrank"}) annotate(key, "i32 " + std::to_string(max_cluster_rank));
     if (!grid_constant.empty()) {
       std::string positions;
       for (int k : grid_constant) positions += (positions.empty() ? "i32 " : ", i32 ") + std::to_string(k);
-      int list = metadata_.add("!{" + positions + "}");
-      node = metadata_.add("!{void (" + params + ")* " + name + ", !\"grid_constant\", !" + std::to_string(list) + "}");
-      annotations += ", !" + std::to_string(node);
+      annotate("grid_constant", "!" + std::to_string(metadata_.add("!{" + positions + "}")));
     }
   }
   int version = metadata_.add("!{i32 2, i32 0, i32 3, i32 2}");

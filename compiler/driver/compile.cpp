@@ -147,12 +147,10 @@ std::unique_ptr<ir::Module> inferAndOptimize(const ir::Module& untyped,
   // Every change to the IR from here on is a pass of the pipeline.
   if (options.tile) {
     typed->functions.front()->num_warps = options.num_warps;
-    typed->functions.front()->occupancy = options.occupancy;
     typed->functions.front()->target_sm = options.target.arch;
-  } else if (!options.device && options.occupancy) {
-    typed->functions.front()->occupancy = options.occupancy;   // launch_bounds' min_blocks
   }
-  if (!options.device) {   // launch_bounds
+  if (options.tile || !options.device) {   // cuTile's occupancy hint, or launch_bounds'
+    typed->functions.front()->occupancy = options.occupancy;
     typed->functions.front()->max_threads = options.max_threads;
     typed->functions.front()->max_cluster_rank = options.max_cluster_rank;
   }

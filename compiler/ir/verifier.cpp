@@ -423,7 +423,6 @@ class Verifier {
     }
   }
 
-  // atomics: (arr, indices..., values...) -> the old value
   // ld.<op>: (arr, indices...) -> element; st.<op>: (arr, indices..., element) -> void
   void checkHintIntrinsic(const Block* b, const Instr* in, const IntrinsicInfo* info) {
     const std::string name(info->name);
@@ -443,6 +442,7 @@ class Verifier {
     }
   }
 
+  // atomics: (arr, indices..., values...) -> the old value
   void checkAtomicIntrinsic(const Block* b, const Instr* in, const IntrinsicInfo* info) {
     using I = Intrinsic;
     [[maybe_unused]] const std::string name(info->name);

@@ -12,18 +12,24 @@
 namespace cj::libcalls {
 namespace {
 
-// `pointers` generic pointer parameters, no result.
+// A call of `symbol` with `pointers` generic pointer parameters and no
+// result, defined by `ltoir`.
+ResolvedCall pointerCall(const std::string& symbol, int pointers, std::shared_ptr<const std::vector<char>> ltoir) {
+  ResolvedCall c;
+  c.symbol = symbol;
+  c.signature.ret = CType{};
+  for (int i = 0; i < pointers; ++i) c.signature.params.push_back(CType::voidPointer());
+  c.ltoir = std::move(ltoir);
+  return c;
+}
+
+// A GEMM's or an FFT's entry point, from the descriptor's one LTO-IR module.
 ResolvedCall entry(const std::string& spec, const std::string& symbol, const std::vector<std::vector<char>>& ltoir,
                    int pointers) {
   if (ltoir.size() != 1)
     throw ToolchainError("MathDx descriptor " + spec + " came as " + std::to_string(ltoir.size()) +
                          " LTO-IR modules; cudajit links one");
-  ResolvedCall c;
-  c.symbol = symbol;
-  c.signature.ret = CType{};
-  for (int i = 0; i < pointers; ++i) c.signature.params.push_back(CType::voidPointer());
-  c.ltoir = std::make_shared<const std::vector<char>>(ltoir[0]);
-  return c;
+  return pointerCall(symbol, pointers, std::make_shared<const std::vector<char>>(ltoir[0]));
 }
 
 // A cuRANDDx function: init(seed*, subsequence*, offset*, state*),
@@ -39,15 +45,8 @@ ResolvedCall randomEntry(const mathdx::RandomResult& r, const std::string& funct
                     {"generate", mathdx::RandomFunction::Generate, 3},
                     {"skip_offset", mathdx::RandomFunction::SkipOffset, 2},
                     {"skip_subsequence", mathdx::RandomFunction::SkipSubsequence, 2}};
-  for (const auto& f : kFunctions) {
-    if (function != f.name) continue;
-    ResolvedCall c;
-    c.symbol = r.symbols[static_cast<size_t>(f.id)];
-    c.signature.ret = CType{};
-    for (int i = 0; i < f.pointers; ++i) c.signature.params.push_back(CType::voidPointer());
-    c.ltoir = r.ltoir;
-    return c;
-  }
+  for (const auto& f : kFunctions)
+    if (function == f.name) return pointerCall(r.symbols[static_cast<size_t>(f.id)], f.pointers, r.ltoir);
   throw ToolchainError("MathDx: a Random has no device function '" + function + "'");
 }
 
