@@ -355,7 +355,8 @@ def _cache_hints_ref(x, m, h, out, outm):
 
 
 case("cache_hint_loads_stores", "void(float32[::1], int8[::1], float16[::1], float32[:, ::1], int8[::1])",
-     lambda r: [f32(r, n := size(r)), ints(r, n, -40, 40, np.int8), f32(r, n).astype(np.float16),
+     # integral float32 values: the sums are exact whatever order or FMA contraction the GPU uses
+     lambda r: [ints(r, n := size(r), -100000, 100000, np.int32).astype(np.float32), ints(r, n, -40, 40, np.int8), f32(r, n).astype(np.float16),
                 poison((n, 3), np.float32), np.full(n, 77, np.int8)],
      one_d(256, arg=0), _cache_hints_ref, [3, 4], kernel=cache_hints, rtol=1e-6,
      covers=("cuda.ldca/ldcg/ldcs/ldlu/ldcv, stcg/stcs/stwb/stwt",))
