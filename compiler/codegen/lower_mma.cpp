@@ -77,21 +77,30 @@ void lowerMmaSync(FunctionEmitter& fe, const ir::Instr& in) {
 void lowerWgmma(FunctionEmitter& fe, const ir::Instr& in) {
   bool tf32 = static_cast<Scalar>(in.ints[0]) == Scalar::TFloat32;
   int n = static_cast<int>(in.ints[1]), regs = n / 2;
+  // A in registers (ints[3]): four 32-bit fragments (tf32) in place of its descriptor.
+  bool a_regs = in.ints.size() > 3 && in.ints[3];
+  int a_operands = a_regs ? 4 : 1;
   std::string d = ptxDtype(in.ints[0]);
-  // Outputs $0..$regs-1, the descriptors, a 1 for scale-d (accumulate), then
-  // the accumulators tied to the outputs.
-  int desc_a = regs, desc_b = regs + 1, scale = regs + 2;
+  // Outputs $0..$regs-1, A (a descriptor or its fragments), B's descriptor,
+  // a 1 for scale-d (accumulate), then the accumulators tied to the outputs.
+  int desc_b = regs + a_operands, scale = desc_b + 1;
+  std::string a = a_regs ? operandList(regs, 4) : "$" + std::to_string(regs);
   std::string text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(scale) + ", 0; wgmma.mma_async.sync.aligned.m64n" +
                      std::to_string(n) + (tf32 ? "k8" : "k16") + ".f32." + d + "." + d + " " + operandList(0, regs) +
-                     ", $" + std::to_string(desc_a) + ", $" + std::to_string(desc_b) + ", p, 1, 1" +
+                     ", " + a + ", $" + std::to_string(desc_b) + ", p, 1, 1" +
                      (tf32 ? "" : in.ints[2] ? ", 0, 1" : ", 0, 0") + "; }";
   std::string constraints;
   for (int k = 0; k < regs; ++k) constraints += "=f,";
-  constraints += "l,l,r";
+  constraints += a_regs ? "r,r,r,r,l,r" : "l,l,r";
   for (int k = 0; k < regs; ++k) constraints += "," + std::to_string(k);
   constraints += ",~{memory}";
-  std::string args = "i64 " + fe.val(in.operands[0]) + ", i64 " + fe.val(in.operands[1]) + ", i32 1";
-  for (int k = 0; k < regs; ++k) args += ", float " + fe.val(in.operands[2 + k]);
+  std::string args;
+  for (int k = 0; k < a_operands; ++k) {
+    const ir::Instr* v = in.operands[k];
+    args += a_regs ? "i32 " + fe.emit("bitcast float " + fe.val(v) + " to i32") + ", " : "i64 " + fe.val(v) + ", ";
+  }
+  args += "i64 " + fe.val(in.operands[a_operands]) + ", i32 1";
+  for (int k = 0; k < regs; ++k) args += ", float " + fe.val(in.operands[1 + a_operands + k]);
   fe.emitResult(in, "call " + structOf("float", regs) + " asm sideeffect \"" + text + "\", \"" + constraints + "\"(" +
                         args + ")");
 }

@@ -237,12 +237,19 @@ std::string mmaIntrinsicError(const Instr& in) {
         if (operand(i) != f32Ty()) return "the accumulators are f32";
       return in.type == tupleOf(f32Ty(), 4) ? "" : "result must be tuple of 4 f32";
     case Intrinsic::Wgmma: {
-      if (!dtypeOk() || in.ints.size() != 3) return "ints are {operand dtype, n, b transposed}";
+      if (!dtypeOk() || (in.ints.size() != 3 && in.ints.size() != 4))
+        return "ints are {operand dtype, n, b transposed[, a in registers]}";
       int64_t n = in.ints[1];
       if (n < 8 || n > 256 || n % 8) return "n is a multiple of 8 up to 256";
-      if (in.operands.size() != static_cast<size_t>(2 + n / 2) || operand(0) != i64Ty() || operand(1) != i64Ty())
-        return "takes (i64 a descriptor, i64 b descriptor, n/2 f32 accumulators)";
-      for (size_t i = 2; i < in.operands.size(); ++i)
+      // A in registers: its four tf32 fragments (as f32) in place of the descriptor.
+      bool a_regs = in.ints.size() == 4 && in.ints[3];
+      size_t a = a_regs ? 4 : 1;
+      if (a_regs && static_cast<Scalar>(in.ints[0]) != Scalar::TFloat32) return "A in registers is tf32 only";
+      if (in.operands.size() != a + 1 + static_cast<size_t>(n / 2) || operand(a) != i64Ty())
+        return "takes (A: i64 descriptor or 4 f32 fragments, i64 b descriptor, n/2 f32 accumulators)";
+      for (size_t i = 0; i < a; ++i)
+        if (operand(i) != (a_regs ? f32Ty() : i64Ty())) return "A is an i64 descriptor or 4 f32 fragments";
+      for (size_t i = a + 1; i < in.operands.size(); ++i)
         if (operand(i) != f32Ty()) return "the accumulators are f32";
       return in.type == tupleOf(f32Ty(), static_cast<size_t>(n / 2)) ? "" : "result must be a tuple of n/2 f32";
     }

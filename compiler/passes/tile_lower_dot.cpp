@@ -224,6 +224,32 @@ void roundStageToTf32(Lowering& lw, ir::Instr* at, int64_t bytes) {
   }
 }
 
+// The tf32 A fragments of wgmma m64nNk8 for x's stage at `at`: warp w of the
+// warpgroup holds rows 16w..16w+15 of each 64-row block, lane (g, t) =
+// (lane / 4, lane % 4) the elements (g, t), (g + 8, t), (g, t + 4),
+// (g + 8, t + 4) of each k step. One ldmatrix.x4 per k step: its four 8x8
+// b16 matrices are 8 rows of 4 floats (16 bytes, one piece of the stage's
+// layout), and a lane's b16 pair of matrix j is float (g, t) of it, so the
+// matrices are (rows 0-7, k 0-3), (8-15, 0-3), (0-7, 4-7), (8-15, 4-7).
+// Rounded to nearest even on the way (what cuBLAS and cuTile feed).
+std::vector<ir::Instr*> tf32AFragments(Lowering& lw, const AsyncOperand& x, ir::Instr* at, ir::Instr* block, int64_t k) {
+  const Type* tuple4 = tupleTy(std::vector<const Type*>(4, i32Ty()));
+  ir::Instr* lane = lw.laneId();
+  ir::Instr* row = lw.add(lw.add(lw.mul(block, lw.i32(64)), lw.mul(lw.band(lw.warpId(), 3), lw.i32(16))), lw.band(lane, 15));
+  ir::Instr* col = lw.mul(lw.shr(lane, 4), lw.i32(4));
+  std::vector<ir::Instr*> regs;
+  for (int64_t k0 = 0; k0 < k; k0 += 8) {
+    ir::Instr* addr = lw.add(at, x.offset(lw, row, lw.add(col, lw.i32(k0))));
+    ir::Instr* four = lw.intrinsic(ir::Intrinsic::LdMatrix, tuple4, {addr}, {4, 0});
+    for (int q = 0; q < 4; ++q) {
+      ir::Instr* e = lw.emit(ir::Op::TupleGet, i32Ty(), {four});
+      e->index = q;
+      regs.push_back(roundedToTf32(lw, lw.intrinsic(ir::Intrinsic::Bitcast, f32Ty(), {e})));
+    }
+  }
+  return regs;
+}
+
 void transposeStageToKMajor(Lowering& lw, ir::Instr* src, ir::Instr* dst, int64_t k, int64_t n, bool round) {
   int64_t blocks = (k / 4) * (n / 4), threads = lw.threads();
   int kq_shift = log2Ceil(k / 4);
@@ -300,17 +326,6 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
     b_addr = dst;
     plan->next_half = lw.emit(ir::Op::BitXor, i32Ty(), {plan->half, lw.i32(1)});
   }
-  // float32 copied for tfloat32 dots: rounded in place (B where the
-  // transposition above did not already).
-  bool round_a = plan && plan->x.load && plan->x.convert;
-  bool round_b = b_async && plan->y.convert && !b_transpose_stage;
-  if (round_a) roundStageToTf32(lw, a_addr, plan->x.stage_bytes);
-  if (round_b) roundStageToTf32(lw, b_addr, plan->y.stage_bytes);
-  if (!plan || !plan->x.load || !plan->y.load || b_transpose_stage || round_a || round_b) {   // threads stored an operand
-    lw.intrinsic(ir::Intrinsic::FenceProxyAsync, voidTy(), {});
-    lw.barrier();
-  }
-
   // The warpgroup's place: gm warpgroups along M (its 64-row block in each
   // repetition of 64 * gm rows), then along N (its mma_n columns).
   int gm = layout->warps_per_cta[0] / 4;
@@ -320,6 +335,29 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
   int64_t kstep = d.tf32 ? 8 : 16;
   int64_t sbo = core.sboBytes(d.elem_bytes);
   int64_t reps_m = d.m / (64 * gm), reps_n = d.n / (ns * wn);
+
+  // float32 copied for tfloat32 dots. The tensor cores truncate what they
+  // read from shared memory (measured: their results match truncated
+  // inputs), where cuBLAS and cuTile round to nearest even. x is rounded in
+  // registers and given to wgmma as its A fragments (rounding it in place
+  // took two more passes over its stage: 0.53x cuBLAS against 0.69x); y is
+  // rounded as it is transposed, or in place.
+  bool a_regs = plan && plan->x.load && plan->x.convert;
+  bool round_b = b_async && plan->y.convert && !b_transpose_stage;
+  if (round_b) roundStageToTf32(lw, b_addr, plan->y.stage_bytes);
+  bool threads_stored = !plan || !plan->x.load || !plan->y.load || b_transpose_stage || round_b;
+  if (threads_stored) lw.intrinsic(ir::Intrinsic::FenceProxyAsync, voidTy(), {});
+  // A in registers, in a chained loop: the registers an iteration loads are
+  // still read by the previous iteration's tensor-core work until a wait
+  // says it is done (ptxas does not order that). Where y is read from the
+  // transposed buffer, nothing reads the stages after the loads, and each
+  // 64-row block is a group of its own: a block waits only for its
+  // predecessor (the same registers) while the others' work goes on, so the
+  // tensor cores never wait for a load; the refill follows the first
+  // barrier. Else one group, which waits for all of the previous one.
+  bool staggered = a_regs && plan->chained;
+  int64_t groups_per_iteration = staggered && b_transpose_stage ? reps_m : 1;
+  if (threads_stored && !staggered) lw.barrier();
   // The byte offset of column k0 of a K-major swizzled operand of `rows`
   // rows: its block of 128-byte lines, then the start inside a line (the
   // swizzle applies to the address bits).
@@ -327,57 +365,95 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
   auto swizzledK = [&](int64_t rows, int64_t k0) { return (k0 / line) * rows * 128 + (k0 % line) * d.elem_bytes; };
   int regs = static_cast<int>(ns / 2);
   const Type* result = tupleTy(std::vector<const Type*>(regs, f32Ty()));
+  std::vector<std::vector<ir::Instr*>> a_frags(reps_m);
+  auto loadA = [&](int64_t first, int64_t last) {
+    for (int64_t im = first; im < last; ++im)
+      a_frags[im] = tf32AFragments(lw, plan->x, a_addr, lw.add(row_group, lw.i32(im * gm)), d.k);
+  };
 
   std::vector<ir::Instr*> out = lw.frag(d.acc);
-  lw.intrinsic(ir::Intrinsic::WgmmaFence, voidTy(), {});
-  for (int64_t k0 = 0; k0 < d.k; k0 += kstep) {
-    int64_t k_bytes = (k0 / core.kc) * 128;
-    for (int64_t im = 0; im < reps_m; ++im) {
-      // Swizzled A: 64 rows of 128-byte lines are 8 KB.
-      ir::Instr* block = lw.add(row_group, lw.i32(im * gm));   // of 64 rows
-      ir::Instr* da = a_swizzled
-          ? descriptor(lw, lw.add(a_addr, lw.add(lw.mul(block, lw.i32(64 * 128)), lw.i32(swizzledK(d.m, k0)))), 16, 1024, 1)
-          : descriptor(lw, lw.add(a_addr, lw.add(lw.mul(block, lw.i32(8 * sbo)), lw.i32(k_bytes))), 128, sbo);
-      for (int64_t rn = 0; rn < reps_n; ++rn) {
-        // This warpgroup's columns: group * ns + rn * ns * wn.
-        ir::Instr* db;
-        if (b_transpose_stage) {   // K-major swizzled: a 128-byte line per column
-          ir::Instr* at = lw.add(lw.mul(group, lw.i32(ns * 128)), lw.i32(rn * ns * wn * 128 + swizzledK(d.n, k0)));
-          db = descriptor(lw, lw.add(b_addr, at), 16, 1024, 1);
-        } else if (b_swizzled) {   // blocks of 64 columns, d.k lines of 128 bytes each
-          int64_t block = d.k * 128;
-          ir::Instr* at = lw.add(lw.mul(group, lw.i32(ns / 64 * block)), lw.i32((rn * ns * wn / 64) * block + k0 * 128));
-          db = descriptor(lw, lw.add(b_addr, at), block, 1024, 1);
+  // The wgmmas of 64-row blocks [first, last), k steps outermost.
+  auto issue = [&](int64_t first, int64_t last) {
+    for (int64_t k0 = 0; k0 < d.k; k0 += kstep) {
+      int64_t k_bytes = (k0 / core.kc) * 128;
+      for (int64_t im = first; im < last; ++im) {
+        // Swizzled A: 64 rows of 128-byte lines are 8 KB.
+        ir::Instr* block = lw.add(row_group, lw.i32(im * gm));   // of 64 rows
+        std::vector<ir::Instr*> a_ops;
+        if (a_regs) {
+          auto at = a_frags[im].begin() + (k0 / 8) * 4;
+          a_ops.assign(at, at + 4);
+        } else if (a_swizzled) {
+          a_ops = {descriptor(lw, lw.add(a_addr, lw.add(lw.mul(block, lw.i32(64 * 128)), lw.i32(swizzledK(d.m, k0)))), 16, 1024, 1)};
         } else {
-          ir::Instr* rows_b = lw.add(lw.mul(group, lw.i32(ns / 8 * sbo)), lw.i32((rn * ns * wn / 8) * sbo + k_bytes));
-          db = descriptor(lw, lw.add(b_addr, rows_b), 128, sbo);
+          a_ops = {descriptor(lw, lw.add(a_addr, lw.add(lw.mul(block, lw.i32(8 * sbo)), lw.i32(k_bytes))), 128, sbo)};
         }
-        std::vector<ir::Instr*> ops = {da, db};
-        std::vector<int64_t> slots;
-        for (int64_t j = 0; j < ns / 8; ++j)
-          for (int i = 0; i < 2; ++i)
-            for (int bb = 0; bb < 2; ++bb) slots.push_back(accRegister(cl, im, j + (ns / 8) * rn, i, bb));
-        for (int64_t r : slots) ops.push_back(out[r]);
-        ir::Instr* res = lw.intrinsic(ir::Intrinsic::Wgmma, result, ops,
-                                      {static_cast<int64_t>(d.operand), ns, b_transposed ? 1 : 0});
-        std::vector<ir::Instr*> v = lw.f32Fields(res, regs);
-        for (size_t q = 0; q < slots.size(); ++q) out[slots[q]] = v[q];
+        for (int64_t rn = 0; rn < reps_n; ++rn) {
+          // This warpgroup's columns: group * ns + rn * ns * wn.
+          ir::Instr* db;
+          if (b_transpose_stage) {   // K-major swizzled: a 128-byte line per column
+            ir::Instr* at = lw.add(lw.mul(group, lw.i32(ns * 128)), lw.i32(rn * ns * wn * 128 + swizzledK(d.n, k0)));
+            db = descriptor(lw, lw.add(b_addr, at), 16, 1024, 1);
+          } else if (b_swizzled) {   // blocks of 64 columns, d.k lines of 128 bytes each
+            int64_t bytes = d.k * 128;
+            ir::Instr* at = lw.add(lw.mul(group, lw.i32(ns / 64 * bytes)), lw.i32((rn * ns * wn / 64) * bytes + k0 * 128));
+            db = descriptor(lw, lw.add(b_addr, at), bytes, 1024, 1);
+          } else {
+            ir::Instr* rows_b = lw.add(lw.mul(group, lw.i32(ns / 8 * sbo)), lw.i32((rn * ns * wn / 8) * sbo + k_bytes));
+            db = descriptor(lw, lw.add(b_addr, rows_b), 128, sbo);
+          }
+          std::vector<ir::Instr*> ops = a_ops;
+          ops.push_back(db);
+          std::vector<int64_t> slots;
+          for (int64_t j = 0; j < ns / 8; ++j)
+            for (int i = 0; i < 2; ++i)
+              for (int bb = 0; bb < 2; ++bb) slots.push_back(accRegister(cl, im, j + (ns / 8) * rn, i, bb));
+          for (int64_t r : slots) ops.push_back(out[r]);
+          ir::Instr* res = lw.intrinsic(ir::Intrinsic::Wgmma, result, ops,
+                                        {static_cast<int64_t>(d.operand), ns, b_transposed ? 1 : 0, a_regs ? 1 : 0});
+          std::vector<ir::Instr*> v = lw.f32Fields(res, regs);
+          for (size_t q = 0; q < slots.size(); ++q) out[slots[q]] = v[q];
+        }
       }
     }
-  }
-  lw.intrinsic(ir::Intrinsic::WgmmaCommit, voidTy(), {});
-  // The stage the request fills was last read by the previous iteration's
-  // tensor-core work. Chained: this iteration's stays in flight; the
-  // barrier after each warpgroup's wait(1) says the previous one is done
-  // everywhere. Else every warp finished it before its final barrier.
-  if (plan && plan->chained) {
-    lw.intrinsic(ir::Intrinsic::WgmmaWait, voidTy(), {}, {1});
-    lw.barrier();
-    requestNextOperands(lw, *plan);
+  };
+
+  if (staggered) {
+    // Groups of reps_m / groups_per_iteration blocks; before loading group
+    // g, the groups issued after its predecessor may stay in flight.
+    int64_t per = reps_m / groups_per_iteration;
+    for (int64_t g = 0; g < groups_per_iteration; ++g) {
+      lw.intrinsic(ir::Intrinsic::WgmmaWait, voidTy(), {}, {groups_per_iteration - 1});
+      loadA(g * per, (g + 1) * per);
+      if (g == 0) {
+        lw.barrier();
+        requestNextOperands(lw, *plan);
+      }
+      lw.intrinsic(ir::Intrinsic::WgmmaFence, voidTy(), {});
+      issue(g * per, (g + 1) * per);
+      lw.intrinsic(ir::Intrinsic::WgmmaCommit, voidTy(), {});
+    }
+    // The next iteration transposes into the buffer the previous one's
+    // groups read: every warpgroup has waited for them (the last wait above).
+    if (groups_per_iteration > 1) lw.barrier();
   } else {
-    if (plan) requestNextOperands(lw, *plan);
-    lw.intrinsic(ir::Intrinsic::WgmmaWait, voidTy(), {}, {0});
-    lw.barrier();
+    if (a_regs) loadA(0, reps_m);
+    lw.intrinsic(ir::Intrinsic::WgmmaFence, voidTy(), {});
+    issue(0, reps_m);
+    lw.intrinsic(ir::Intrinsic::WgmmaCommit, voidTy(), {});
+    // The stage the request fills was last read by the previous iteration's
+    // tensor-core work. Chained: this iteration's stays in flight; the
+    // barrier after each warpgroup's wait(1) says the previous one is done
+    // everywhere. Else every warp finished it before its final barrier.
+    if (plan && plan->chained) {
+      lw.intrinsic(ir::Intrinsic::WgmmaWait, voidTy(), {}, {1});
+      lw.barrier();
+      requestNextOperands(lw, *plan);
+    } else {
+      if (plan) requestNextOperands(lw, *plan);
+      lw.intrinsic(ir::Intrinsic::WgmmaWait, voidTy(), {}, {0});
+      lw.barrier();
+    }
   }
   lw.frags[in] = std::move(out);
 }
