@@ -303,20 +303,30 @@ std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw) {
     // more, whose registers leave one block per SM anyway: 128x256x64 fp16
     // +4% on an H200; a 4-warp 128x128x64 lost 3% to its second block per SM).
     int64_t stage_bytes = p->x.stage_bytes + p->y.stage_bytes;
-    int64_t transposed_bytes = p->y.transpose_in_shared ? 2 * p->y.stage_bytes + 1024 : 0;
-    p->stages = 2;
-    for (int s = lw.max_stages; s > 2; --s)
-      if (s * stage_bytes + transposed_bytes <= lw.stage_budget) {
-        p->stages = s;
-        break;
-      }
+    p->chained = planChained(*p);
+    // y transposed in shared memory: a buffer per iteration whose tensor-core
+    // work may be in flight, two; three where a tf32 x goes to wgmma from
+    // registers in several 64-row groups (tile_lower_dot.cpp: an iteration
+    // then writes the buffer that two iterations back read, which every
+    // warpgroup has waited for by the previous barrier), if it costs no stage.
+    auto stagesWith = [&](int buffers) {
+      int64_t transposed_bytes = p->y.transpose_in_shared ? buffers * p->y.stage_bytes + 1024 : 0;
+      for (int s = lw.max_stages; s > 2; --s)
+        if (s * stage_bytes + transposed_bytes <= lw.stage_budget) return s;
+      return 2;
+    };
+    const TileLayout* layout = dot->type->tile_layout;
+    bool grouped = p->chained && p->x.convert && p->y.transpose_in_shared && layout->mma_version == 3 &&
+                   dot->type->shape[0] / (16 * layout->warps_per_cta[0]) >= 2;
+    p->y.transposed_buffers = grouped && stagesWith(3) == stagesWith(2) ? 3 : 2;
+    p->stages = stagesWith(p->y.transposed_buffers);
+    int64_t transposed_bytes = p->y.transposed_buffers * p->y.stage_bytes + 1024;
     for (AsyncOperand* op : {&p->x, &p->y})
       if (op->load)   // swizzled: 1 KB more, to align the stages
         op->buffer = lw.sharedArray(op->load->type->scalar, (p->stages * op->stage_bytes + (op->swizzled ? 1024 : 0)) / op->elem_bytes);
     if (p->y.transpose_in_shared) p->y.transposed = lw.sharedArray(p->y.load->type->scalar, transposed_bytes / p->y.elem_bytes);
     p->stage = p->header->addParam(i32Ty(), "stage");
     p->tma = planTma(lw, *p);
-    p->chained = planChained(*p);
     if (p->tma) {
       p->barriers = lw.sharedArray(Scalar::Int64, p->stages);
       p->phase = p->header->addParam(i32Ty(), "phase");

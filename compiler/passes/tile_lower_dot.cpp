@@ -324,7 +324,8 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
     ir::Instr* dst = lw.add(base, lw.mul(plan->half, lw.i32(plan->y.stage_bytes)));
     transposeStageToKMajor(lw, b_addr, dst, d.k, d.n, plan->y.convert != nullptr);
     b_addr = dst;
-    plan->next_half = lw.emit(ir::Op::BitXor, i32Ty(), {plan->half, lw.i32(1)});
+    ir::Instr* last = lw.emit(ir::Op::Eq, boolTy(), {plan->half, lw.i32(plan->y.transposed_buffers - 1)});
+    plan->next_half = lw.emit(ir::Op::Select, i32Ty(), {last, lw.i32(0), lw.add(plan->half, lw.i32(1))});
   }
   // The warpgroup's place: gm warpgroups along M (its 64-row block in each
   // repetition of 64 * gm rows), then along N (its mma_n columns).
@@ -433,9 +434,10 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
       issue(g * per, (g + 1) * per);
       lw.intrinsic(ir::Intrinsic::WgmmaCommit, voidTy(), {});
     }
-    // The next iteration transposes into the buffer the previous one's
-    // groups read: every warpgroup has waited for them (the last wait above).
-    if (groups_per_iteration > 1) lw.barrier();
+    // With two transposed buffers the next iteration writes the one the
+    // previous iteration's groups read: every warpgroup has waited for them
+    // (the last wait above) once all pass a barrier.
+    if (groups_per_iteration > 1 && plan->y.transposed_buffers < 3) lw.barrier();
   } else {
     if (a_regs) loadA(0, reps_m);
     lw.intrinsic(ir::Intrinsic::WgmmaFence, voidTy(), {});

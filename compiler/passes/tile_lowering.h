@@ -218,7 +218,8 @@ struct AsyncOperand {
   // K-major layout, transposed on the way.
   bool transpose_in_shared = false;
   bool transposed_copy = false;
-  ir::Instr* transposed = nullptr;   // shared: two K-major swizzled buffers of one stage each
+  ir::Instr* transposed = nullptr;   // shared: K-major swizzled buffers of one stage each
+  int transposed_buffers = 2;        // used in turn, one an iteration
   ir::Instr* buffer = nullptr;       // shared array of both stages
   int64_t stage_bytes = 0;
   bool n_major = false;              // y kept N-contiguous (wgmma's transposed B)
@@ -254,8 +255,8 @@ struct AsyncDot {
   ir::Instr* phase = nullptr;         // header parameter (i32 0/1)
   ir::Instr* next_phase = nullptr;
   // y.transpose_in_shared: the transposed buffer this iteration writes
-  // (header parameter, i32 0/1, flipping every iteration: the tensor cores
-  // may still read the other one).
+  // (header parameter, i32, the next buffer every iteration: the tensor
+  // cores may still read the others).
   ir::Instr* half = nullptr;
   ir::Instr* next_half = nullptr;
 };
