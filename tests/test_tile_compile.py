@@ -261,8 +261,10 @@ CASES = [
     # pieces into the K-major layout wgmma reads; x rounded in place.
     ("matmul tf32 tma", k_matmul_any, [F32_2D] * 3 + ["int64"] * 3, {"BM": 128, "BN": 128, "BK": 32},
      {"sm_80": ["mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"],
+      # x goes to wgmma as A fragments: ldmatrix from its stage, rounded in registers
       "sm_90": ["wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", "cp.async.bulk.tensor.2d",
-                "ld.shared.v4.b32", "st.shared.v4.b32", "cp.async.cg.shared.global", "cvt.rn.tf32.f32"]}),
+                "ld.shared.v4.b32", "st.shared.v4.b32", "cp.async.cg.shared.global", "cvt.rn.tf32.f32",
+                "ldmatrix.sync.aligned.m8n8.x4.shared.b16"]}),
     # 128-byte lines of both operands: TMA into swizzled stages (the cp.async
     # route beside it for arrays a tensor map cannot describe).
     ("matmul f16 tma", k_matmul, ["float16[:, ::1]"] * 3 + ["int64"] * 3, {"BM": 64, "BN": 128, "BK": 64},
