@@ -162,6 +162,23 @@ def test_radix_sort_compiles(dtype):
         cc.make_radix_sort(P(dtype), P(dtype), None, None, "ascending")
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_merge_sort_compiles(dtype):
+    P = cc.ProxyArray
+    keys_only = cc.make_merge_sort(P(dtype), None, P(dtype), None, cc.OpKind.LESS)
+    assert [n for n, _ in cc.compile_for(keys_only.launches())] == ["merge_block_sort", "merge_pass"]
+    # items of another type, a user comparison, keys from an iterator
+    pairs = cc.make_merge_sort(cc.CountingIterator(dtype(0)), P(np.float32), P(dtype), P(np.float32),
+                               lambda a, b: a > b)
+    assert [n for n, _ in cc.compile_for(pairs.launches())] == ["merge_block_sort", "merge_pass"]
+    assert keys_only(None, P(dtype), None, P(dtype), None, cc.OpKind.LESS, 1024) == 0   # one tile: no spare
+    assert keys_only(None, P(dtype), None, P(dtype), None, cc.OpKind.LESS, 1025) >= 1025 * np.dtype(dtype).itemsize
+    with pytest.raises(ValueError, match="both d_in_items and d_out_items"):
+        cc.make_merge_sort(P(dtype), P(dtype), P(dtype), None, cc.OpKind.LESS)
+    with pytest.raises(TypeError, match="op must be"):
+        cc.make_merge_sort(P(dtype), None, P(dtype), None, "less")
+
+
 def test_cli_warms_compute_objects(tmp_path):
     import os
     import subprocess

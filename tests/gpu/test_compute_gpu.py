@@ -458,3 +458,65 @@ def test_2_28_items_radix_sort_select_segmented():
     offsets = cp.arange(0, n + 1, n // segs, dtype=cp.int64)
     cc.segmented_reduce(x, sums, offsets[:-1], offsets[1:], cc.OpKind.PLUS, np.zeros(1, np.float32), segs)
     assert bool(cp.allclose(sums, x.reshape(segs, -1).sum(axis=1), rtol=1e-4))
+
+
+def _desc(a, b):
+    return a > b
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [0, 1, 2, 1023, 1024, 1025, 4097, 65536 + 3, 1_000_003])
+def test_merge_sort_pairs_stable(dtype, n):
+    """Keys with many equal ones (the block sort's tiles and the passes'
+    runs both show stability), items carried, ascending by OpKind.LESS and
+    descending by a Python function, against numpy's stable argsort."""
+    rng = np.random.default_rng(SEED + n)
+    keys = rand(rng, n, dtype)
+    keys[: n // 3] = keys[n // 2: n // 2 + n // 3] if n >= 3 else keys[: n // 3]
+    items = np.arange(n, dtype=np.int64)
+    for op, order in ((cc.OpKind.LESS, np.argsort(keys, kind="stable")),
+                      (_desc, np.lexsort((np.arange(n), -np.unique(keys, return_inverse=True)[1])))):
+        ko, io = poison(max(n, 1), dtype), poison(max(n, 1), np.int64)
+        d_keys, d_items = cuda.to_device(keys), cuda.to_device(items)
+        cc.merge_sort(d_keys, d_items, ko, io, op, n)
+        np.testing.assert_array_equal(ko.copy_to_host()[:n], keys[order])
+        np.testing.assert_array_equal(io.copy_to_host()[:n], items[order])
+        np.testing.assert_array_equal(d_keys.copy_to_host(), keys)   # inputs left as they were
+
+
+def test_merge_sort_in_place_keys_only_iterator_and_object():
+    rng = np.random.default_rng(SEED)
+    for n in (3000, 1 << 20):                  # an odd and an even number of merge passes
+        keys = rng.integers(-50, 50, n).astype(np.int32)
+        d = cuda.to_device(keys)
+        cc.merge_sort(d, None, d, None, lambda a, b: a < b, n)   # in place, as cuda.compute's example
+        np.testing.assert_array_equal(d.copy_to_host(), np.sort(keys, kind="stable"))
+    # keys from an iterator (descending counting sequence through a transform), the object's protocol
+    n = 70_001
+    src = cc.TransformIterator(cc.CountingIterator(np.int64(0)), lambda i: (i * 7919) % 1000)
+    ko, io = poison(n, np.int64), poison(n, np.float32)
+    vals = rng.random(n).astype(np.float32)
+    obj = cc.make_merge_sort(src, cuda.to_device(vals), ko, io, cc.OpKind.LESS)
+    need = obj(None, src, cuda.to_device(vals), ko, io, cc.OpKind.LESS, n)
+    assert need >= n * 8
+    obj(cuda.device_array(need, np.uint8), src, cuda.to_device(vals), ko, io, cc.OpKind.LESS, n)
+    k = (np.arange(n, dtype=np.int64) * 7919) % 1000
+    order = np.argsort(k, kind="stable")
+    np.testing.assert_array_equal(ko.copy_to_host(), k[order])
+    np.testing.assert_array_equal(io.copy_to_host(), vals[order])
+
+
+def test_merge_sort_large_cupy_and_torch():
+    cp = pytest.importorskip("cupy")
+    n = 2**24 + 5
+    keys = cp.random.random(n).astype(cp.float32)
+    out = cp.empty_like(keys)
+    cc.merge_sort(keys, None, out, None, cc.OpKind.LESS, n)
+    assert bool((out == cp.sort(keys)).all())
+    torch = pytest.importorskip("torch")
+    t = torch.randint(-10**6, 10**6, (300_001,), device="cuda", dtype=torch.int64)
+    v = torch.arange(300_001, device="cuda", dtype=torch.int32)
+    to, vo = torch.empty_like(t), torch.empty_like(v)
+    cc.merge_sort(t, v, to, vo, cc.OpKind.LESS, t.numel())
+    want_k, want_i = torch.sort(t, stable=True)
+    assert torch.equal(to, want_k) and torch.equal(vo, want_i.to(torch.int32))

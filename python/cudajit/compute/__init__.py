@@ -1,7 +1,8 @@
 """Device-wide algorithms with Python operators, in NVIDIA cuda.compute's
 names and meaning (docs/compute.md): ``reduce_into``, ``inclusive_scan``,
 ``exclusive_scan``, ``segmented_reduce``, ``unary_transform``,
-``binary_transform``, ``histogram_even``, ``select``, their ``make_*``
+``binary_transform``, ``histogram_even``, ``select``, ``unique_by_key``,
+``radix_sort``, ``merge_sort``, their ``make_*``
 object forms, ``OpKind`` and the input iterators.
 
 Each algorithm is a few kernels written in cudajit's own kernel language,
@@ -17,6 +18,7 @@ from ._ops import OpKind
 from ._reduce import Determinism, make_reduce_into, make_segmented_reduce, reduce_into, segmented_reduce
 from ._build import compile_for, warm
 from ._sort import DoubleBuffer, SortOrder, make_radix_sort, radix_sort
+from ._merge_sort import make_merge_sort, merge_sort
 from ._histogram import histogram_even, make_histogram_even
 from ._select import make_select, make_unique_by_key, select, unique_by_key
 from ._transform import binary_transform, make_binary_transform, make_unary_transform, unary_transform
@@ -27,7 +29,7 @@ __all__ = [
     "PermutationIterator", "ProxyArray", "ReverseInputIterator", "ReverseIterator", "TransformIterator", "compile_for", "warm",
     "binary_transform", "make_binary_transform", "make_unary_transform", "unary_transform",
     "histogram_even", "make_histogram_even", "make_select", "make_unique_by_key", "select", "unique_by_key",
-    "DoubleBuffer", "SortOrder", "make_radix_sort", "radix_sort",
+    "DoubleBuffer", "SortOrder", "make_radix_sort", "radix_sort", "make_merge_sort", "merge_sort",
     "exclusive_scan", "inclusive_scan", "make_exclusive_scan", "make_inclusive_scan",
     "make_reduce_into", "make_segmented_reduce", "reduce_into", "segmented_reduce",
 ]
