@@ -12,8 +12,10 @@ Rows:
                    one cudajit kernel (forward FFT, pointwise product, inverse FFT,
                    1/N scale, all in registers) vs torch's three calls
                    (fft, mul, ifft: cuFFT twice and an elementwise kernel).
-  bmm S dtype      batched S x S x S GEMMs (S = 32, 64; float32, float64, float16), one
-                   cuBLASDx GEMM a block, operands staged in shared memory, vs
+  bmm S dtype      batched S x S x S GEMMs (S = 32, 64; float32, float64, float16):
+                   cuBLASDx GEMMs with operands staged in shared memory, each block
+                   looping over batches and loading the next one's operands during
+                   the current GEMM (--bmm-copy: pipelined, wide, element), vs
                    torch.bmm (cuBLAS batched).
 
 Every result is checked against torch first. Timing: CUDA events around a batch of
@@ -116,6 +118,81 @@ def bmm_kernel(cuda, mm, s):
     return k
 
 
+def bmm_kernel_wide(cuda, mm, s, itemsize):
+    """bmm_kernel with the operands moved 16 bytes a thread (the flat
+    arrays and the shared buffer viewed as complex128, a bit-exact move):
+    a 32 x 32 float16 matrix is 128 such moves instead of 1024 two-byte
+    ones."""
+    threads = mm.block_dim.x * mm.block_dim.y * mm.block_dim.z
+    bdx = mm.block_dim.x
+    n = s * s
+    nw = n * itemsize // 16
+
+    @cuda.jit
+    def k(a, b, c):
+        smem = cuda.shared.array(shape=(0,), dtype=mm.a_value_type)
+        wide = smem.view(np.complex128)
+        av = a.view(np.complex128)
+        bv = b.view(np.complex128)
+        cv = c.view(np.complex128)
+        base = cuda.blockIdx.x * nw
+        tid = cuda.threadIdx.x + cuda.threadIdx.y * bdx
+        for idx in range(tid, nw, threads):
+            wide[idx] = av[base + idx]
+            wide[nw + idx] = bv[base + idx]
+        cuda.syncthreads()
+        mm.execute(1.0, smem[0:], smem[n:], 0.0, smem[2 * n:])
+        cuda.syncthreads()
+        for idx in range(tid, nw, threads):
+            cv[base + idx] = wide[2 * nw + idx]
+    return k
+
+
+def bmm_kernel_pipelined(cuda, mm, s, itemsize):
+    """Each block loops over batches (grid-stride) and loads the next
+    batch's operands into registers, 16 bytes at a time, before the GEMM on
+    the current one, so that the loads are in flight while the tensor cores
+    (or FMA units) work; they go to shared memory after it."""
+    threads = mm.block_dim.x * mm.block_dim.y * mm.block_dim.z
+    bdx = mm.block_dim.x
+    n = s * s
+    nw = n * itemsize // 16
+    per = nw // threads
+    assert per * threads == nw, "the pipelined bmm needs whole 16-byte pieces a thread"
+
+    @cuda.jit
+    def k(a, b, c, batches):
+        smem = cuda.shared.array(shape=(0,), dtype=mm.a_value_type)
+        wide = smem.view(np.complex128)
+        av = a.view(np.complex128)
+        bv = b.view(np.complex128)
+        cv = c.view(np.complex128)
+        ra = cuda.local.array(per, np.complex128)
+        rb = cuda.local.array(per, np.complex128)
+        tid = cuda.threadIdx.x + cuda.threadIdx.y * bdx
+        batch = cuda.blockIdx.x
+        if batch < batches:
+            for q in range(per):
+                ra[q] = av[batch * nw + tid + q * threads]
+                rb[q] = bv[batch * nw + tid + q * threads]
+        while batch < batches:
+            for q in range(per):
+                wide[tid + q * threads] = ra[q]
+                wide[nw + tid + q * threads] = rb[q]
+            cuda.syncthreads()
+            nxt = batch + cuda.gridDim.x
+            if nxt < batches:
+                for q in range(per):
+                    ra[q] = av[nxt * nw + tid + q * threads]
+                    rb[q] = bv[nxt * nw + tid + q * threads]
+            mm.execute(1.0, smem[0:], smem[n:], 0.0, smem[2 * n:])
+            cuda.syncthreads()
+            for q in range(per):
+                cv[batch * nw + tid + q * threads] = wide[2 * nw + tid + q * threads]
+            batch = nxt
+    return k
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
@@ -123,6 +200,9 @@ def main(argv=None):
     p.add_argument("--json")
     p.add_argument("--only", default="fft,bmm", help="rows: fft (with conv), bmm")
     p.add_argument("--bmm-threads", type=int, default=128, help="threads a block of the GEMM kernels")
+    p.add_argument("--bmm-copy", choices=("pipelined", "wide", "element"), default="pipelined",
+                   help="a block loops over batches loading the next one during the GEMM (pipelined); "
+                        "one batch a block, operands moved 16 bytes a thread (wide) or element by element")
     opts = p.parse_args(argv)
     import torch
     import cudajit as cuda
@@ -179,15 +259,27 @@ def main(argv=None):
             a = torch.randn(batch, s, s, dtype=tdt, device="cuda", generator=gen)
             b = torch.randn(batch, s, s, dtype=tdt, device="cuda", generator=gen)
             c = torch.full_like(a, float("nan"))
-            kb = bmm_kernel(cuda, mm, s)
-            launch_b = kb[batch, mm.block_dim, 0, 3 * s * s * a.element_size()]
-            launch_b(a, b, c)
+            smem_bytes = 3 * s * s * a.element_size()
+            grid = batch
+            if opts.bmm_copy == "pipelined":
+                kb = bmm_kernel_pipelined(cuda, mm, s, a.element_size())
+                flat = (a.view(-1), b.view(-1), c.view(-1), batch)
+                sms = torch.cuda.get_device_properties(0).multi_processor_count
+                grid = min(batch, sms * max(1, min(16, 220 * 1024 // smem_bytes)))
+            elif opts.bmm_copy == "wide":
+                kb = bmm_kernel_wide(cuda, mm, s, a.element_size())
+                flat = (a.view(-1), b.view(-1), c.view(-1))
+            else:
+                kb = bmm_kernel(cuda, mm, s)
+                flat = (a, b, c)
+            launch_b = kb[grid, mm.block_dim, 0, smem_bytes]
+            launch_b(*flat)
             want = torch.bmm(a.double(), b.double())
             err = (torch.linalg.vector_norm(c.double() - want) / torch.linalg.vector_norm(want)).item()
             assert err < (1e-2 if dt == np.float16 else 1e-5), f"bmm {s} {dt}: relative error {err}"
-            ours = timed(lambda: launch_b(a, b, c), opts.reps, 10)
+            ours = timed(lambda: launch_b(*flat), opts.reps, 10)
             theirs = timed(lambda: torch.bmm(a, b), opts.reps, 10)
-            row(f"bmm {s} {np.dtype(dt).name} {opts.bmm_threads}t", ours, theirs, 3 * a.numel() * a.element_size(), 1.0, "torch.bmm")
+            row(f"bmm {s} {np.dtype(dt).name} {opts.bmm_threads}t {opts.bmm_copy}", ours, theirs, 3 * a.numel() * a.element_size(), 1.0, "torch.bmm")
 
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, {cuda._core.mathdx_library()}")
     if opts.json:
