@@ -362,6 +362,41 @@ case("cache_hint_loads_stores", "void(float32[::1], int8[::1], float16[::1], flo
      covers=("cuda.ldca/ldcg/ldcs/ldlu/ldcv, stcg/stcs/stwb/stwt",))
 
 
+@cuda.jit(device=True)
+def _vec_norm2(v):
+    return v.x * v.x + v.y * v.y + v.z * v.z
+
+
+@cuda.jit(device=True)
+def _vec_swap(v):
+    return cuda.int32x2(v.y, v.x)
+
+
+def vector_types(x, out, iout):
+    i = cuda.grid(1)
+    if i < x.size:
+        u2 = cuda.uint32x2(3, i)
+        u4 = cuda.uint32x4(u2, u2)                  # from smaller vectors
+        f = cuda.float32x3(x[i], 2.0, u4.w)         # converted to the base type
+        d = cuda.double2(f.x, 0.5)                  # a C alias
+        out[i] = _vec_norm2(f) + d.y                # passed to a device function
+        s = _vec_swap(cuda.int2(i, -7))             # returned from one
+        iout[i] = s.x * 1000 + s.y + u4.z
+
+
+def _vector_types_ref(x, out, iout):
+    i = np.arange(x.size)
+    f = [x, np.float32(2.0), i.astype(np.float32)]
+    out[:] = (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).astype(np.float32) + np.float32(0.5)
+    iout[:] = -7 * 1000 + i + 3
+
+
+case("vector_types", "void(float32[::1], float32[::1], int64[::1])",
+     lambda r: [f32(r, n := size(r)), poison(n, np.float32), np.full(n, 77, np.int64)],
+     one_d(256, arg=0), _vector_types_ref, [1, 2], kernel=vector_types, rtol=1e-6,
+     covers=("vector types (float32x3, uint32x4 from uint32x2, double2, int2; device function argument and result)",))
+
+
 def arith_int(x, y, out, q):
     i = cuda.grid(1)
     if i < x.size:

@@ -358,7 +358,14 @@ def k_array_view(x, out):
     out[0] = r[1] + x.view(np.float32)[0]
 
 
+def k_vector_type(x):
+    v = cuda.float32x4(1.0, 2.0, 3.0, 4.0)
+    u = cuda.uint32x4(cuda.uint32x2(1, 2), cuda.uint2(3, 4))   # from smaller vectors; C alias
+    x[0] = v.x + v.w + cuda.float3(v.y, v.z, u.w).z
+
+
 SUPPORTED = [
+    ("vector types", k_vector_type, "void(float32[::1])", False),
     ("cache-hint loads and stores", k_cache_hints, "void(float32[::1])", False),
     ("Enum / IntEnum members", k_enum_members, "void(int64[::1])", False),
     ("array .view(dtype)", k_array_view, "void(complex64[::1], float32[::1])", False),
@@ -486,11 +493,6 @@ def k_bf16(x):
     x[0] = cuda.bf16.hadd(x[1], x[2])
 
 
-def k_vector_type(x):
-    v = cuda.float32x4(1.0, 2.0, 3.0, 4.0)
-    x[0] = v.x + v.w
-
-
 def k_ufunc_out(a, b, out):
     np.add(a, b, out)
 
@@ -555,7 +557,6 @@ UNSUPPORTED = [
      r"only supports 32- and 64-bit ints and floats"),
     ("clock64 (numba neither)", k_clock64, "void(int64[::1])", r"unsupported attribute cudajit\.clock64"),
     ("cuda.bf16", k_bf16, "void(float32[::1])", r"unsupported attribute cudajit\.bf16"),
-    ("vector types", k_vector_type, "void(float32[::1])", r"unsupported attribute cudajit\.float32x4"),
     ("ufunc with output array", k_ufunc_out, "void(float32[::1], float32[::1], float32[::1])",
      r"np\.add\(\) with an explicit output argument is not supported in kernels"),
     ("slice assignment", k_slice_assign, "void(float32[:, :], float32[::1])",
@@ -676,10 +677,18 @@ def test_numba_type_objects_in_signatures():
         cuda.void
 
 
-@pytest.mark.parametrize("name", ["literal_unroll", "bf16", "float32x4"])
+@pytest.mark.parametrize("name", ["literal_unroll", "bf16"])
 def test_missing_kernel_namespace_names(name):
     with pytest.raises(AttributeError, match=f"module 'cudajit' has no attribute '{name}'"):
         getattr(cuda, name)
+
+
+def test_vector_type_names_are_device_only_objects():
+    from cudajit.errors import DeviceOnlyError
+    for name in ("float32x4", "float4", "int64x2", "longlong2", "uchar3", "half2", "float16x1"):
+        assert getattr(cuda, name)._cudajit_symbol_ == f"cudajit.{name}"
+    with pytest.raises(DeviceOnlyError, match="cudajit.float32x4 can only be used inside"):
+        cuda.float32x4(1.0, 2.0, 3.0, 4.0)
 
 
 # ---------------------------------------------------------------------------

@@ -796,7 +796,9 @@ class Verifier {
       case Op::TupleMake: {
         std::vector<const Type*> elems;
         for (const Instr* o : in->operands) elems.push_back(o->type);
-        expectType(b, in, t, tupleTy(elems), "result");
+        // A namedtuple (a vector type) is the tuple of its elements with a name.
+        if (!(t->is(TypeKind::Tuple) && !t->name.empty() && t->elems == elems))
+          expectType(b, in, t, tupleTy(elems), "result");
         break;
       }
       case Op::TupleGet:

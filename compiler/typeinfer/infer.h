@@ -8,6 +8,8 @@
 // types. The result verifies with ir::verifyModule(m, /*typed=*/true).
 #pragma once
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/ir.h"
@@ -58,5 +60,10 @@ std::unique_ptr<ir::Module> inferTypes(const ir::Module& untyped,
 // numba's result type of a binary arithmetic op on two scalar types
 // (e.g. i32 + i32 -> i64, i64 + u64 -> f64, i64 / i64 -> f64). Exposed for tests.
 const Type* binaryResultType(ir::Op op, const Type* a, const Type* b);
+
+// numba.cuda's vector types kernels may construct (cudajit.float32x4, the
+// alias cudajit.float4, ...): (name, canonical <base>x<N> name), from
+// vector_types.def, for the Python package's device-only stubs.
+std::vector<std::pair<std::string, std::string>> vectorTypeNames();
 
 }  // namespace cj::typeinfer

@@ -35,6 +35,18 @@ const SymbolEntry kSymbols[] = {
 #define UFUNC(name, nin, nout, loops) {"numpy." #name, &none, &ufunc, #name, ir::Intrinsic::Count},
 #include "typeinfer/ufunc_loops.def"
 #undef UFUNC
+// cudajit.float32x4(...) & co: numba.cuda's vector types and their C aliases (rules_vector.cpp).
+#define VECTOR_ROW(name, canonical) {"cudajit." name, &none, &vectorMake, canonical, ir::Intrinsic::Count},
+#define VECTOR_FAMILY(base) \
+  VECTOR_ROW(#base "x1", #base "x1") VECTOR_ROW(#base "x2", #base "x2") \
+  VECTOR_ROW(#base "x3", #base "x3") VECTOR_ROW(#base "x4", #base "x4")
+#define VECTOR_ALIAS(alias, base) \
+  VECTOR_ROW(#alias "1", #base "x1") VECTOR_ROW(#alias "2", #base "x2") \
+  VECTOR_ROW(#alias "3", #base "x3") VECTOR_ROW(#alias "4", #base "x4")
+#include "typeinfer/vector_types.def"
+#undef VECTOR_ALIAS
+#undef VECTOR_FAMILY
+#undef VECTOR_ROW
 // cudajit.libdevice.sinf & co: every function of libdevice by name (rules_libdevice.cpp).
 #define LIBDEVICE(name, result, params) {"cudajit.libdevice." #name, &none, &libdeviceCall, #name, ir::Intrinsic::Count},
 #include "ir/libdevice.def"

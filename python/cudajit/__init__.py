@@ -76,6 +76,9 @@ cg = _STUBS["cg"]         # cooperative groups: cg.this_grid().sync() (numba.cud
 # Issue 5: warp, vote, bit and barrier functions (stubs.py's _FUNCTIONS).
 from .stubs import _FUNCTIONS as _INTRINSIC_FUNCTIONS
 globals().update({_name: _STUBS[_name] for _name, _doc in _INTRINSIC_FUNCTIONS})
+# numba.cuda's vector types (cudajit.float32x4, cudajit.float4, ...): typeinfer/vector_types.def
+from .stubs import vector_types as _vector_types
+globals().update(_vector_types())
 
 # Scalar types, as numba.cuda exports them (numpy's types: the decoder
 # freezes them to numpy.float32, ...), usable as dtypes and casts in kernels.

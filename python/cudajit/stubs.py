@@ -177,3 +177,13 @@ STUBS = {name: Stub(f"cudajit.{name}", doc, members) for name, doc, members in _
 STUBS["libdevice"] = Stub("cudajit.libdevice", "libdevice's functions by name (numba.cuda.libdevice): "
                           "libdevice.sinf(x), libdevice.sincosf(x) -> (s, c), ...", tuple(_libdevice_members()))
 STUBS.update({name: Stub(f"cudajit.{name}", doc) for name, doc in _FUNCTIONS})
+
+
+def vector_types():
+    """numba.cuda's vector types (cudajit.float32x4(x, y, z, w), the alias
+    cudajit.float4, ...): constructed from numbers and smaller vectors inside
+    kernels, read as .x .y .z .w."""
+    from . import _core
+    return {name: Stub(f"cudajit.{name}", f"{name}(...): a vector of {canonical.replace('x', ' x ', 1)} "
+                       "components (.x .y .z .w), built in kernels from numbers and smaller vectors.")
+            for name, canonical in _core.vector_types()}

@@ -11,6 +11,7 @@
 #include "ir/cfg.h"
 #include "ir/ir.h"
 #include "ir/libdevice.h"
+#include "typeinfer/infer.h"
 #include "passes/pass.h"
 #include "passes/pipeline.h"
 #include "support/error.h"
@@ -124,6 +125,8 @@ void bindIr(py::module_& m) {
         return out;
       },
       "cudajit.libdevice's functions: [(name, result, input types, output types)] (ir/libdevice.def).");
+  m.def("vector_types", &cj::typeinfer::vectorTypeNames,
+        "numba.cuda's vector types: [(name, its <base>x<N> name)] (typeinfer/vector_types.def).");
   // ---- use lists (tests): what Instr::uses records, RAUW, a corrupted list ----
   m.def(
       "ir_uses",

@@ -1,0 +1,88 @@
+// numba.cuda's vector types (vector_types.def): cuda.float32x4(x, y, z, w),
+// built from scalars and smaller vectors whose components add up to N,
+// read as .x .y .z .w. A vector is a namedtuple type ("float32x4(x,y,z,w)"),
+// so fields, passing to device functions, returning and tuple unpacking work
+// as they do for namedtuples; numba gives vectors no arithmetic, neither do we.
+#include <string>
+
+#include "typeinfer/infer.h"
+#include "typeinfer/rules.h"
+
+namespace cj::typeinfer::rules {
+namespace {
+
+constexpr const char* kFields[] = {"x", "y", "z", "w"};
+
+// The vector type the table row names ("float32x4"): its base and N.
+const Type* vectorType(std::string_view name) {
+  size_t cut = name.rfind('x');
+  Scalar base;
+  if (cut == std::string_view::npos || !parseScalar(name.substr(0, cut), &base)) return nullptr;
+  int n = name[cut + 1] - '0';
+  std::vector<std::string> fields(kFields, kFields + n);
+  return namedTupleTy(std::vector<const Type*>(static_cast<size_t>(n), scalarTy(base)), name, fields);
+}
+
+// A constructor argument's components: 1 for a number, N for a vector.
+int components(const Type* t) {
+  if (t->isScalar() && t->isNumeric()) return 1;
+  if (t->is(TypeKind::Tuple) && namedTupleField(t, "x") == 0) {
+    std::string_view name = t->name;
+    std::string_view cls = name.substr(0, name.find('('));
+    if (const Type* v = vectorType(cls); v == t) return static_cast<int>(t->elems.size());
+  }
+  return 0;
+}
+
+const Type* vectorMakeType(const Site& s) {
+  const Type* v = vectorType(s.arg);
+  if (!s.kw_args.empty()) s.fail("takes positional arguments only");
+  int have = 0;
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    int c = components(s.argType(i));
+    if (c == 0)
+      s.fail("argument " + std::to_string(i + 1) + " is " + typeToString(s.argType(i)) +
+             ": a vector takes numbers and smaller vectors");
+    have += c;
+  }
+  if (have != static_cast<int>(v->elems.size()))
+    s.fail("the arguments have " + std::to_string(have) + " components, " + std::string(s.arg) + " has " +
+           std::to_string(v->elems.size()));
+  return v;
+}
+
+ir::Instr* vectorMakeLower(const Site& s, Emitter& e) {
+  const Type* v = vectorType(s.arg);
+  std::vector<ir::Instr*> parts;
+  for (ir::Instr* a : s.args) {
+    if (a->type->isScalar()) {
+      parts.push_back(a);
+    } else {
+      for (ir::Instr* x : e.elements(a)) parts.push_back(x);
+    }
+  }
+  for (ir::Instr*& p : parts) p = e.convert(p, v->elems[0]);
+  return e.emit(ir::Op::TupleMake, v, parts);
+}
+
+}  // namespace
+
+const Rule vectorMake{vectorMakeType, vectorMakeLower};
+
+}  // namespace cj::typeinfer::rules
+
+namespace cj::typeinfer {
+
+std::vector<std::pair<std::string, std::string>> vectorTypeNames() {
+  std::vector<std::pair<std::string, std::string>> out;
+#define VECTOR_FAMILY(base) \
+  for (int n = 1; n <= 4; ++n) out.emplace_back(#base "x" + std::to_string(n), #base "x" + std::to_string(n));
+#define VECTOR_ALIAS(alias, base) \
+  for (int n = 1; n <= 4; ++n) out.emplace_back(#alias + std::to_string(n), #base "x" + std::to_string(n));
+#include "typeinfer/vector_types.def"
+#undef VECTOR_ALIAS
+#undef VECTOR_FAMILY
+  return out;
+}
+
+}  // namespace cj::typeinfer
