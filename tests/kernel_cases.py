@@ -397,6 +397,32 @@ case("vector_types", "void(float32[::1], float32[::1], int64[::1])",
      covers=("vector types (float32x3, uint32x4 from uint32x2, double2, int2; device function argument and result)",))
 
 
+_Pt = __import__("collections").namedtuple("_Pt", ["x", "y"])
+
+
+@cuda.jit(device=True)
+def _pt_swap(p):
+    return _Pt(y=p.x, x=p.y)   # built in a device function (by keyword), returned
+
+
+def namedtuple_build(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        p = _Pt(x[i], i)                      # fields take their arguments' types
+        q = _pt_swap(p)
+        out[i] = q.x * 2.0 + q.y
+
+
+def _namedtuple_build_ref(x, out):
+    out[:] = (np.arange(x.size) * 2.0 + x).astype(np.float32)
+
+
+case("namedtuple_build", "void(float32[::1], float32[::1])",
+     lambda r: [f32(r, n := size(r)), poison(n, np.float32)],
+     one_d(256, arg=0), _namedtuple_build_ref, [1], kernel=namedtuple_build, rtol=1e-6,
+     covers=("namedtuple construction in kernels and device functions",))
+
+
 def arith_int(x, y, out, q):
     i = cuda.grid(1)
     if i < x.size:

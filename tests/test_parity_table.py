@@ -358,6 +358,12 @@ def k_array_view(x, out):
     out[0] = r[1] + x.view(np.float32)[0]
 
 
+def k_namedtuple_construct(x):
+    p = Pt(x[0], y=x[1])      # built in the kernel, a keyword too
+    q = Pt(p.y, p.x)
+    x[2] = p.x + q.x
+
+
 def k_vector_type(x):
     v = cuda.float32x4(1.0, 2.0, 3.0, 4.0)
     u = cuda.uint32x4(cuda.uint32x2(1, 2), cuda.uint2(3, 4))   # from smaller vectors; C alias
@@ -366,6 +372,7 @@ def k_vector_type(x):
 
 SUPPORTED = [
     ("vector types", k_vector_type, "void(float32[::1])", False),
+    ("namedtuple construction", k_namedtuple_construct, "void(float64[::1])", False),
     ("cache-hint loads and stores", k_cache_hints, "void(float32[::1])", False),
     ("Enum / IntEnum members", k_enum_members, "void(int64[::1])", False),
     ("array .view(dtype)", k_array_view, "void(complex64[::1], float32[::1])", False),
@@ -537,11 +544,6 @@ def k_enum_member(x):
     x[0] = Color.GREEN + 1
 
 
-def k_namedtuple_construct(x):
-    p = Pt(x[0], x[1])
-    x[2] = p.x
-
-
 def k_pointer(p, x):
     x[0] = p[0]
 
@@ -567,8 +569,6 @@ UNSUPPORTED = [
     ("recursion", k_recursion, "void(int64[::1])",
      r"recursive call to device function 'fib' is not supported"),
     ("breakpoint()", k_breakpoint, "void(float32[::1])", r"unsupported function builtins\.breakpoint"),
-    ("namedtuple construction", k_namedtuple_construct, "void(float64[::1])",
-     r"global 'Pt' of type 'type' cannot be used in a kernel"),
     ("pointer arguments", k_pointer, "void(CPointer(float32), float32[::1])",
      r"unknown type name 'CPointer'"),
 ]

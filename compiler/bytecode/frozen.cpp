@@ -300,6 +300,19 @@ Frozen classifyObject(PyObject* obj) {
     return unsupported("the enum member " + strOf(obj) + ", whose value is not a number, string or tuple");
   }
 
+  // A namedtuple class (collections.namedtuple, typing.NamedTuple): kernels
+  // may construct its instances; the symbol carries the field names.
+  if (isSubclassOf(obj, reinterpret_cast<PyObject*>(&PyTuple_Type))) {
+    if (PyRef fields = getAttr(obj, "_fields"); fields && PyTuple_Check(fields.get())) {
+      std::string list;
+      for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(fields.get()); ++k) {
+        std::string field;
+        if (!toString(PyTuple_GET_ITEM(fields.get(), k), &field)) return unsupported("a namedtuple with a field that is not a string");
+        list += (k ? "," : "") + field;
+      }
+      return constant(ir::Const::symbol("namedtuple " + attrString(obj, "__qualname__") + "(" + list + ")"));
+    }
+  }
   if (PyType_Check(obj)) {
     std::string mod = normaliseModule(attrString(obj, "__module__"));
     std::string name = attrString(obj, "__qualname__");

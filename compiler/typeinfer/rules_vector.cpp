@@ -1,4 +1,7 @@
-// numba.cuda's vector types (vector_types.def): cuda.float32x4(x, y, z, w),
+// Tuples with field names built in kernels: numba.cuda's vector types
+// (vector_types.def) and instances of a namedtuple class.
+//
+// Vector types: cuda.float32x4(x, y, z, w),
 // built from scalars and smaller vectors whose components add up to N,
 // read as .x .y .z .w. A vector is a namedtuple type ("float32x4(x,y,z,w)"),
 // so fields, passing to device functions, returning and tuple unpacking work
@@ -65,9 +68,53 @@ ir::Instr* vectorMakeLower(const Site& s, Emitter& e) {
   return e.emit(ir::Op::TupleMake, v, parts);
 }
 
+// Pt(1.0, y=2.0) of a namedtuple class: the symbol "namedtuple Pt(x,y)"
+// (frozen.cpp) names the class and its fields; the elements take the
+// arguments' types, as numba's do, and every field must be given (a class's
+// defaults are not read).
+struct NamedTupleClass {
+  std::string name;
+  std::vector<std::string> fields;
+};
+NamedTupleClass namedTupleClass(std::string_view symbol) {
+  NamedTupleClass c;
+  std::string_view rest = symbol.substr(std::string_view("namedtuple ").size());
+  size_t open = rest.find('(');
+  c.name = std::string(rest.substr(0, open));
+  std::string_view list = rest.substr(open + 1, rest.size() - open - 2);
+  for (size_t at = 0; !list.empty() && at <= list.size();) {
+    size_t end = list.find(',', at);
+    if (end == std::string_view::npos) end = list.size();
+    c.fields.emplace_back(list.substr(at, end - at));
+    at = end + 1;
+  }
+  return c;
+}
+
+std::vector<ir::Instr*> namedTupleArgs(const Site& s, const NamedTupleClass& c) {
+  std::vector<std::string_view> params(c.fields.begin(), c.fields.end());
+  return s.bind(params, params.size());
+}
+
+const Type* namedTupleMakeType(const Site& s) {
+  NamedTupleClass c = namedTupleClass(s.name);
+  std::vector<const Type*> elems;
+  for (ir::Instr* a : namedTupleArgs(s, c)) {
+    if (a->type->is(TypeKind::Symbol) || a->type->is(TypeKind::Function))
+      s.fail("field values are numbers, arrays or tuples, not " + typeToString(a->type));
+    elems.push_back(a->type);
+  }
+  return namedTupleTy(elems, c.name, c.fields);
+}
+
+ir::Instr* namedTupleMakeLower(const Site& s, Emitter& e) {
+  return e.emit(ir::Op::TupleMake, namedTupleMakeType(s), namedTupleArgs(s, namedTupleClass(s.name)));
+}
+
 }  // namespace
 
 const Rule vectorMake{vectorMakeType, vectorMakeLower};
+const Rule namedTupleMake{namedTupleMakeType, namedTupleMakeLower};
 
 }  // namespace cj::typeinfer::rules
 

@@ -86,6 +86,9 @@ Bound bindCall(const FunctionContext& ctx, ir::Instr* in) {
   } else if (t->is(TypeKind::Symbol) && isForeignSymbol(t->name)) {
     rule = &rules::foreignCall;
     name = t->name;
+  } else if (t->is(TypeKind::Symbol) && t->name.rfind("namedtuple ", 0) == 0) {
+    rule = &rules::namedTupleMake;
+    name = t->name;
   } else if (t->is(TypeKind::Symbol)) {
     const SymbolEntry* entry = findSymbol(t->name);
     if (!entry || !*entry->call)
