@@ -364,6 +364,18 @@ def k_namedtuple_construct(x):
     x[2] = p.x + q.x
 
 
+def k_literal_unroll(x):
+    s = 0.0
+    for v in cuda.literal_unroll((1, 2.5, x[1])):   # numbers of several types: one loop
+        s += v
+    x[0] = s
+
+
+def k_literal_unroll_mixed(x):
+    for v in cuda.literal_unroll((x, 1.0)):
+        x[0] = 1.0
+
+
 def k_vector_type(x):
     v = cuda.float32x4(1.0, 2.0, 3.0, 4.0)
     u = cuda.uint32x4(cuda.uint32x2(1, 2), cuda.uint2(3, 4))   # from smaller vectors; C alias
@@ -372,6 +384,7 @@ def k_vector_type(x):
 
 SUPPORTED = [
     ("vector types", k_vector_type, "void(float32[::1])", False),
+    ("literal_unroll over numbers", k_literal_unroll, "void(float64[::1])", False),
     ("namedtuple construction", k_namedtuple_construct, "void(float64[::1])", False),
     ("cache-hint loads and stores", k_cache_hints, "void(float32[::1])", False),
     ("Enum / IntEnum members", k_enum_members, "void(int64[::1])", False),
@@ -549,6 +562,8 @@ def k_pointer(p, x):
 
 
 UNSUPPORTED = [
+    ("literal_unroll over elements that do not unify", k_literal_unroll_mixed, "void(float64[::1])",
+     r"iterating over tuple\(array\(f64, 1d, C\), f64\) is not supported: its elements have different types"),
     ("local.array of tuples", k_tuple_dtype, "void(int32[::1])",
      r"dtype must be a numpy scalar type"),
     ("global device array", k_global_device_array, "void(float32[::1])",
@@ -677,7 +692,7 @@ def test_numba_type_objects_in_signatures():
         cuda.void
 
 
-@pytest.mark.parametrize("name", ["literal_unroll", "bf16"])
+@pytest.mark.parametrize("name", ["bf16"])
 def test_missing_kernel_namespace_names(name):
     with pytest.raises(AttributeError, match=f"module 'cudajit' has no attribute '{name}'"):
         getattr(cuda, name)

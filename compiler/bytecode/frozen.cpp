@@ -333,6 +333,8 @@ Frozen classifyObject(PyObject* obj) {
     std::string mod = attrString(obj, "__module__");
     std::string name = attrString(obj, "__qualname__");
     if (rootOf(mod) == "numpy") return constant(ir::Const::symbol("numpy." + attrString(obj, "__name__")));
+    // from numba import literal_unroll: the same as cudajit.literal_unroll
+    if (rootOf(mod) == "numba" && name == "literal_unroll") return constant(ir::Const::symbol("cudajit.literal_unroll"));
     return unsupported("the plain Python function '" + name + "'",
                        "decorate it with @cudajit.jit(device=True) to call it from a kernel");
   }

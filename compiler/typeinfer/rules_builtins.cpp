@@ -185,8 +185,22 @@ const Type* scalarCastType(const Site& s) {
   return scalarTy(target);
 }
 
+// numba.literal_unroll(t): numba compiles the loop body once per element
+// type; here a loop over a tuple already visits every element, with the
+// elements' common type (numbers of several types unify), so the call is
+// the tuple itself. Elements that do not unify (an array beside a number)
+// fail where the loop takes them.
+const Type* literalUnrollType(const Site& s) {
+  s.expectArgs(1);
+  if (!s.argType(0)->is(TypeKind::Tuple))
+    s.fail("takes a tuple, not " + typeToString(s.argType(0)));
+  return s.argType(0);
+}
+ir::Instr* literalUnrollLower(const Site& s, Emitter&) { return s.args[0]; }
+
 }  // namespace
 
+const Rule literalUnroll{literalUnrollType, literalUnrollLower};
 const Rule range{rangeType, rangeLower};
 const Rule len{lenType, lenLower};
 const Rule minMax{minMaxType, minMaxLower};

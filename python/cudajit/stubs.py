@@ -164,6 +164,8 @@ _FUNCTIONS = (
     ("stcs", "stcs(array, i, value): array[i] = value as streaming (st.global.cs)."),
     ("stwb", "stwb(array, i, value): array[i] = value written back (st.global.wb)."),
     ("stwt", "stwt(array, i, value): array[i] = value written through to memory (st.global.wt)."),
+    ("literal_unroll", "literal_unroll(t): numba's loop over a tuple (`for v in literal_unroll(t)`); "
+                       "the elements are visited with their common type."),
 )
 
 def _libdevice_members():
