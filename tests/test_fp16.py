@@ -1,5 +1,6 @@
-"""cudajit.fp16 (numba.cuda's cuda.fp16): typing, errors and PTX without a GPU.
-tests/gpu/test_fp16_gpu.py checks the values."""
+"""cudajit.fp16 (numba.cuda's cuda.fp16) and cudajit.bf16 (the same functions
+on bfloat16): typing, errors and PTX without a GPU. tests/gpu/test_fp16_gpu.py
+checks the values."""
 import os
 import re
 import sys
@@ -106,6 +107,36 @@ def test_every_function_compiles_and_assembles(cc, tmp_path):
         assert op in ptx, op
     assert not re.search(r"fma\.rn\.f32[^\n]*\n[^\n]*cvt\.rn\.f16", ptx)
     assemble(ptx, tmp_path, arch=f"sm_{cc[0]}{cc[1]}")
+
+
+def _bf16_version(fn):
+    """`fn` with cuda.fp16 replaced by cuda.bf16 (the same source otherwise)."""
+    import inspect
+    import textwrap
+    env = {"cuda": cuda}
+    exec(textwrap.dedent(inspect.getsource(fn)).replace("cuda.fp16.", "cuda.bf16."), env)
+    return env[fn.__name__]
+
+
+all_functions_bf16 = _bf16_version(all_functions)
+ALL_SIG_BF16 = ALL_SIG.replace("float16", "bfloat16")
+
+
+@pytest.mark.parametrize("name,arity", CASES)
+def test_bf16_types_follow_numba(name, arity):
+    args = ", ".join("abc"[:arity])
+    env = {"cuda": cuda}
+    exec(f"def f({args}):\n    return cuda.bf16.{name}({args})\n", env)
+    _, ret = cuda.compile_ptx(env["f"], "(" + ", ".join(["bfloat16"] * arity) + ")", device=True)
+    assert str(ret) == ("bool" if name in COMPARE else "bfloat16")
+
+
+@pytest.mark.parametrize("cc", [(8, 0), (9, 0)])
+def test_every_bf16_function_compiles_and_assembles(cc, tmp_path):
+    ptx, _ = cuda.compile_ptx(all_functions_bf16, ALL_SIG_BF16, cc=cc)
+    assemble(ptx, tmp_path, arch=f"sm_{cc[0]}{cc[1]}")
+    with pytest.raises(CompileError, match=r"cuda\.bf16\.hadd\(\) takes bfloat16 arguments \(as numba's does\), got f16"):
+        cuda.compile_ptx(all_functions_bf16, ALL_SIG, cc=cc)
 
 
 def test_host_calls_are_refused():

@@ -376,6 +376,14 @@ def k_literal_unroll_mixed(x):
         x[0] = 1.0
 
 
+def k_bf16(x):
+    x[0] = cuda.bf16.hfma(x[1], x[2], cuda.bf16.hsin(x[3]))
+
+
+def k_bf16_float32(x):
+    x[0] = cuda.bf16.hadd(x[1], x[2])
+
+
 def k_vector_type(x):
     v = cuda.float32x4(1.0, 2.0, 3.0, 4.0)
     u = cuda.uint32x4(cuda.uint32x2(1, 2), cuda.uint2(3, 4))   # from smaller vectors; C alias
@@ -384,6 +392,7 @@ def k_vector_type(x):
 
 SUPPORTED = [
     ("vector types", k_vector_type, "void(float32[::1])", False),
+    ("cuda.bf16 arithmetic and math", k_bf16, "void(bfloat16[::1])", False),
     ("literal_unroll over numbers", k_literal_unroll, "void(float64[::1])", False),
     ("namedtuple construction", k_namedtuple_construct, "void(float64[::1])", False),
     ("cache-hint loads and stores", k_cache_hints, "void(float32[::1])", False),
@@ -509,10 +518,6 @@ def k_libdevice(x):
     x[0] = cuda.libdevice.sinf(x[1])
 
 
-def k_bf16(x):
-    x[0] = cuda.bf16.hadd(x[1], x[2])
-
-
 def k_ufunc_out(a, b, out):
     np.add(a, b, out)
 
@@ -573,7 +578,8 @@ UNSUPPORTED = [
     ("shfl_sync on uint32 (numba neither)", k_shfl_unsigned, "void(uint32[::1])",
      r"only supports 32- and 64-bit ints and floats"),
     ("clock64 (numba neither)", k_clock64, "void(int64[::1])", r"unsupported attribute cudajit\.clock64"),
-    ("cuda.bf16", k_bf16, "void(float32[::1])", r"unsupported attribute cudajit\.bf16"),
+    ("cuda.bf16 on float32 (numba neither)", k_bf16_float32, "void(float32[::1])",
+     r"cuda\.bf16\.hadd\(\) takes bfloat16 arguments \(as numba's does\), got f32"),
     ("ufunc with output array", k_ufunc_out, "void(float32[::1], float32[::1], float32[::1])",
      r"np\.add\(\) with an explicit output argument is not supported in kernels"),
     ("slice assignment", k_slice_assign, "void(float32[:, :], float32[::1])",
@@ -690,12 +696,6 @@ def test_numba_type_objects_in_signatures():
         cuda.float32[:]
     with pytest.raises(AttributeError, match="has no attribute 'void'"):
         cuda.void
-
-
-@pytest.mark.parametrize("name", ["bf16"])
-def test_missing_kernel_namespace_names(name):
-    with pytest.raises(AttributeError, match=f"module 'cudajit' has no attribute '{name}'"):
-        getattr(cuda, name)
 
 
 def test_vector_type_names_are_device_only_objects():

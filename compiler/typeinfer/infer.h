@@ -66,4 +66,7 @@ const Type* binaryResultType(ir::Op op, const Type* a, const Type* b);
 // vector_types.def, for the Python package's device-only stubs.
 std::vector<std::pair<std::string, std::string>> vectorTypeNames();
 
+// The functions of cudajit.fp16 and cudajit.bf16 (half_functions.def).
+std::vector<std::string> halfFunctionNames();
+
 }  // namespace cj::typeinfer

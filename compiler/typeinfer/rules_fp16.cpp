@@ -1,13 +1,19 @@
-// cudajit.fp16.* (numba.cuda's cuda.fp16): half-precision functions on
-// float16 scalars, with numba's types: every argument must be float16 (as
-// numba's typing requires), arithmetic and math return float16, comparisons
-// a bool. Arithmetic, negation and comparisons are float16 operations of the
+// cudajit.fp16.* (numba.cuda's cuda.fp16) and cudajit.bf16.* (cuda.bf16):
+// the functions of half_functions.def on float16 / bfloat16 scalars, with
+// numba's types: every argument must be of the namespace's type (as numba's
+// typing requires), arithmetic and math return it, comparisons a bool.
+// bfloat16 has no arithmetic of its own in the typed IR: its operations are
+// computed in float32 (exact for sums and products of two bfloat16 values
+// whose exponents are close, which covers most) and rounded to bfloat16
+// once; its fma in float64 (the product is exact there). Arithmetic, negation and comparisons are float16 operations of the
 // typed IR; hfma is one fused rounding (intrinsic fp16.hfma); the math
 // functions are computed in float32 and rounded to float16 once (exact for
 // habs, hmax, hmin, hceil, hfloor, hrint, htrunc; within CUDA's own
 // half-precision error for the transcendental ones, which also go through
 // float32 in cuda_fp16.h).
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "typeinfer/rules.h"
 
@@ -34,29 +40,9 @@ struct Fp16Function {
 };
 
 constexpr Fp16Function kFunctions[] = {
-    {"hadd", Kind::Arith, ir::Op::Add},       {"hsub", Kind::Arith, ir::Op::Sub},
-    {"hmul", Kind::Arith, ir::Op::Mul},       {"hdiv", Kind::Arith, ir::Op::TrueDiv},
-    {"hneg", Kind::Neg},                      {"hfma", Kind::Fma},
-    {"heq", Kind::Compare, ir::Op::Eq},       {"hne", Kind::Compare, ir::Op::Ne},
-    {"hge", Kind::Compare, ir::Op::Ge},       {"hgt", Kind::Compare, ir::Op::Gt},
-    {"hle", Kind::Compare, ir::Op::Le},       {"hlt", Kind::Compare, ir::Op::Lt},
-    {"hmax", Kind::MinMax, ir::Op::Gt},       {"hmin", Kind::MinMax, ir::Op::Lt},
-    {"habs", Kind::Widened, ir::Op::Add, ir::Intrinsic::Fabs},
-    {"hsin", Kind::Widened, ir::Op::Add, ir::Intrinsic::Sin},
-    {"hcos", Kind::Widened, ir::Op::Add, ir::Intrinsic::Cos},
-    {"hlog", Kind::Widened, ir::Op::Add, ir::Intrinsic::Log},
-    {"hlog10", Kind::Widened, ir::Op::Add, ir::Intrinsic::Log10},
-    {"hlog2", Kind::Widened, ir::Op::Add, ir::Intrinsic::Log2},
-    {"hexp", Kind::Widened, ir::Op::Add, ir::Intrinsic::Exp},
-    {"hexp2", Kind::Widened, ir::Op::Add, ir::Intrinsic::Exp2},
-    {"hexp10", Kind::Exp10},
-    {"hsqrt", Kind::Widened, ir::Op::Add, ir::Intrinsic::Sqrt},
-    {"hrsqrt", Kind::Rsqrt},
-    {"hrcp", Kind::Recip},
-    {"hceil", Kind::Widened, ir::Op::Add, ir::Intrinsic::Ceil},
-    {"hfloor", Kind::Widened, ir::Op::Add, ir::Intrinsic::Floor},
-    {"hrint", Kind::Widened, ir::Op::Add, ir::Intrinsic::Rint},
-    {"htrunc", Kind::Widened, ir::Op::Add, ir::Intrinsic::Trunc},
+#define HALF_FUNCTION(name, kind, op, intrinsic) {#name, Kind::kind, ir::Op::op, ir::Intrinsic::intrinsic},
+#include "typeinfer/half_functions.def"
+#undef HALF_FUNCTION
 };
 
 int arity(Kind k) {
@@ -67,15 +53,18 @@ int arity(Kind k) {
   }
 }
 
-constexpr std::string_view kPrefix = "cudajit.fp16.";
+// "cudajit.fp16." or "cudajit.bf16.": both prefixes have this length.
+constexpr size_t kPrefix = std::string_view("cudajit.fp16.").size();
+
+Scalar dtypeOf(const Site& s) { return s.name.substr(0, kPrefix) == "cudajit.bf16." ? Scalar::BFloat16 : Scalar::Float16; }
 
 const Fp16Function& functionOf(const Site& s) {
   for (const Fp16Function& f : kFunctions)
-    if (s.name.substr(kPrefix.size()) == f.name) return f;
+    if (s.name.substr(kPrefix) == f.name) return f;
   s.fail("unsupported function " + std::string(s.name));
 }
 
-std::string pyName(const Site& s) { return "cuda.fp16." + std::string(s.name.substr(kPrefix.size())); }
+std::string pyName(const Site& s) { return "cuda." + std::string(s.name.substr(8)); }
 
 const Fp16Function& checked(const Site& s) {
   const Fp16Function& f = functionOf(s);
@@ -83,24 +72,42 @@ const Fp16Function& checked(const Site& s) {
   if (s.args.size() != n || !s.kw_args.empty())
     s.fail(pyName(s) + "() takes " + std::to_string(n) + " float16 argument" + (n == 1 ? "" : "s") + ", got " +
            std::to_string(s.argCount()));
+  const Type* h = scalarTy(dtypeOf(s));
+  const std::string name = typeToString(h) == "bf16" ? "bfloat16" : "float16";
   for (size_t i = 0; i < n; ++i)
-    if (s.argType(i) != scalarTy(Scalar::Float16))
-      s.fail(pyName(s) + "() takes float16 arguments (as numba's does), got " + typeToString(s.argType(i)),
-             "convert with numpy.float16(x)");
+    if (s.argType(i) != h)
+      s.fail(pyName(s) + "() takes " + name + " arguments (as numba's does), got " + typeToString(s.argType(i)),
+             name == "float16" ? "convert with numpy.float16(x)" : "the values of a bfloat16 array (a PyTorch tensor)");
   return f;
 }
 
 const Type* fp16Type(const Site& s) {
-  return checked(s).kind == Kind::Compare ? boolTy() : scalarTy(Scalar::Float16);
+  return checked(s).kind == Kind::Compare ? boolTy() : scalarTy(dtypeOf(s));
 }
 
 ir::Instr* fp16Lower(const Site& s, Emitter& e) {
   const Fp16Function& f = checked(s);
-  const Type* h = scalarTy(Scalar::Float16);
+  const Type* h = scalarTy(dtypeOf(s));
   const Type* f32 = scalarTy(Scalar::Float32);
   auto wide = [&](ir::Instr* v) { return e.convert(v, f32); };
   auto narrow = [&](ir::Instr* v) { return e.convert(v, h); };
-  const auto& a = s.args;
+  std::vector<ir::Instr*> a = s.args;
+  if (h->scalar == Scalar::BFloat16) {   // float32 work, one rounding (see the top)
+    switch (f.kind) {
+      case Kind::Arith: return narrow(e.emit(f.op, f32, {wide(a[0]), wide(a[1])}));
+      case Kind::Neg: return narrow(e.emit(ir::Op::Neg, f32, {wide(a[0])}));
+      case Kind::Fma: {
+        const Type* f64 = scalarTy(Scalar::Float64);
+        ir::Instr* p = e.emit(ir::Op::Mul, f64, {e.convert(a[0], f64), e.convert(a[1], f64)});
+        return narrow(e.emit(ir::Op::Add, f64, {p, e.convert(a[2], f64)}));
+      }
+      case Kind::Compare: case Kind::MinMax:
+        for (ir::Instr*& v : a) v = wide(v);   // exact; MinMax narrows its pick below
+        break;
+      default:
+        break;
+    }
+  }
   switch (f.kind) {
     case Kind::Arith: return e.emit(f.op, h, {a[0], a[1]});
     case Kind::Compare: return e.emit(f.op, boolTy(), {a[0], a[1]});
@@ -119,16 +126,22 @@ ir::Instr* fp16Lower(const Site& s, Emitter& e) {
       ir::Instr* wins = e.emit(f.op, boolTy(), {a[0], a[1]});
       ir::Instr* b_nan = e.emit(ir::Op::Ne, boolTy(), {a[1], a[1]});
       ir::Instr* take_a = e.emit(ir::Op::BitOr, boolTy(), {wins, b_nan});
-      return e.emit(ir::Op::Select, h, {take_a, a[0], a[1]});
+      return e.emit(ir::Op::Select, h, {take_a, s.args[0], s.args[1]});
     }
   }
-  s.fail("internal error: unhandled cuda.fp16 function");
+  s.fail("internal error: unhandled " + pyName(s) + " function");
 }
 
 }  // namespace
 
 namespace rules {
 const Rule fp16Call{fp16Type, fp16Lower};
+}
+
+std::vector<std::string> halfFunctionNames() {
+  std::vector<std::string> out;
+  for (const Fp16Function& f : kFunctions) out.emplace_back(f.name);
+  return out;
 }
 
 }  // namespace cj::typeinfer

@@ -35,6 +35,12 @@ const SymbolEntry kSymbols[] = {
 #define UFUNC(name, nin, nout, loops) {"numpy." #name, &none, &ufunc, #name, ir::Intrinsic::Count},
 #include "typeinfer/ufunc_loops.def"
 #undef UFUNC
+// cudajit.fp16.hadd & co, and the same in cudajit.bf16 (rules_fp16.cpp).
+#define HALF_FUNCTION(name, kind, op, intrinsic) \
+  {"cudajit.fp16." #name, &none, &fp16Call, "", ir::Intrinsic::Count}, \
+  {"cudajit.bf16." #name, &none, &fp16Call, "", ir::Intrinsic::Count},
+#include "typeinfer/half_functions.def"
+#undef HALF_FUNCTION
 // cudajit.float32x4(...) & co: numba.cuda's vector types and their C aliases (rules_vector.cpp).
 #define VECTOR_ROW(name, canonical) {"cudajit." name, &none, &vectorMake, canonical, ir::Intrinsic::Count},
 #define VECTOR_FAMILY(base) \

@@ -72,6 +72,7 @@ atomic = _STUBS["atomic"]
 block = _STUBS["block"]   # cooperative block algorithms (CUB): docs/block_algorithms.md
 warp = _STUBS["warp"]     # cooperative warp algorithms (CUB)
 fp16 = _STUBS["fp16"]     # half-precision functions (numba.cuda's cuda.fp16)
+bf16 = _STUBS["bf16"]     # the same on bfloat16 (numba.cuda's cuda.bf16)
 cg = _STUBS["cg"]         # cooperative groups: cg.this_grid().sync() (numba.cuda's cuda.cg)
 # Issue 5: warp, vote, bit and barrier functions (stubs.py's _FUNCTIONS).
 from .stubs import _FUNCTIONS as _INTRINSIC_FUNCTIONS

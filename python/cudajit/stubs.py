@@ -57,11 +57,6 @@ _TABLE = (
     ("syncthreads", "syncthreads(): a barrier for the threads of the block.", ()),
     ("threadfence", "threadfence(): a memory fence at device scope.", ()),
     ("threadfence_block", "threadfence_block(): a memory fence at block scope.", ()),
-    ("fp16", "Half-precision functions on float16 scalars (numba.cuda's cuda.fp16).",
-     tuple((name, f"fp16.{name}: numba.cuda's cuda.fp16.{name} on float16 scalars.") for name in (
-         "hadd", "hsub", "hmul", "hdiv", "hneg", "habs", "hfma", "heq", "hne", "hge", "hgt", "hle",
-         "hlt", "hmax", "hmin", "hsin", "hcos", "hlog", "hlog10", "hlog2", "hexp", "hexp2",
-         "hexp10", "hsqrt", "hrsqrt", "hrcp", "hceil", "hfloor", "hrint", "htrunc"))),
     ("cg", "Cooperative groups: cg.this_grid() is the grid group; its sync() is a barrier for "
      "every thread of the grid, and a kernel that calls it is launched cooperatively (all its "
      "blocks resident at once: kernel.overloads[sig].max_cooperative_grid_blocks(blockdim)).",
@@ -175,7 +170,17 @@ def _libdevice_members():
         yield name, f"libdevice.{name}({', '.join(inputs)}) -> {shown}: libdevice's __nv_{name}."
 
 
+def _half_members(namespace, dtype):
+    from . import _core
+    return tuple((name, f"{namespace}.{name}: numba.cuda's cuda.{namespace}.{name} on {dtype} scalars.")
+                 for name in _core.half_functions())
+
+
 STUBS = {name: Stub(f"cudajit.{name}", doc, members) for name, doc, members in _TABLE}
+STUBS["fp16"] = Stub("cudajit.fp16", "Half-precision functions on float16 scalars (numba.cuda's cuda.fp16).",
+                     _half_members("fp16", "float16"))
+STUBS["bf16"] = Stub("cudajit.bf16", "The same functions on bfloat16 scalars (numba.cuda's cuda.bf16), "
+                     "computed in float32 and rounded once.", _half_members("bf16", "bfloat16"))
 STUBS["libdevice"] = Stub("cudajit.libdevice", "libdevice's functions by name (numba.cuda.libdevice): "
                           "libdevice.sinf(x), libdevice.sincosf(x) -> (s, c), ...", tuple(_libdevice_members()))
 STUBS.update({name: Stub(f"cudajit.{name}", doc) for name, doc in _FUNCTIONS})

@@ -125,6 +125,8 @@ void bindIr(py::module_& m) {
         return out;
       },
       "cudajit.libdevice's functions: [(name, result, input types, output types)] (ir/libdevice.def).");
+  m.def("half_functions", &cj::typeinfer::halfFunctionNames,
+        "The functions of cudajit.fp16 and cudajit.bf16 (typeinfer/half_functions.def).");
   m.def("vector_types", &cj::typeinfer::vectorTypeNames,
         "numba.cuda's vector types: [(name, its <base>x<N> name)] (typeinfer/vector_types.def).");
   // ---- use lists (tests): what Instr::uses records, RAUW, a corrupted list ----

@@ -14,7 +14,7 @@ import cudajit as cuda
 pytestmark = pytest.mark.gpu
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from test_fp16 import ALL_SIG, all_functions  # noqa: E402
+from test_fp16 import ALL_SIG, ALL_SIG_BF16, all_functions, all_functions_bf16  # noqa: E402
 
 SEED = int(os.environ.get("CUDAJIT_TEST_SEED", np.random.SeedSequence().entropy % 2**31))
 
@@ -58,3 +58,47 @@ def test_every_function_matches_numpy():
     for k, op in enumerate((np.equal, np.not_equal, np.greater_equal, np.greater, np.less_equal,
                             np.less)):
         np.testing.assert_array_equal(got_flags[k], op(x, y), err_msg=f"comparison {k}, seed {SEED}")
+
+
+def _to_bf16(v):
+    """float64 values rounded once to bfloat16 (to nearest even), as float64."""
+    b = v.astype(np.float32).view(np.uint32).astype(np.uint64)
+    r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16
+    out = r.astype(np.uint32).view(np.float32).astype(np.float64)
+    return np.where(np.isnan(v), np.nan, out)
+
+
+def test_every_bf16_function_matches_numpy():
+    """cuda.bf16 on PyTorch bfloat16 tensors: arithmetic, fma and the roundings
+    within one bfloat16 ulp of the float64 result (computed in float32 and
+    rounded once, or in float64 for fma), the comparisons exact, the math
+    functions within two ulps."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(SEED)
+    n = 4096
+    x = _to_bf16(rng.uniform(-4, 4, n))
+    y = _to_bf16(rng.uniform(0.25, 8, n))
+    z = _to_bf16(rng.uniform(-4, 4, n))
+    y[:64] = x[:64]
+    t = lambda v: torch.tensor(v, dtype=torch.bfloat16, device="cuda")
+    out = torch.full((24, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    flags = torch.zeros((6, n), dtype=torch.bool, device="cuda")
+    kernel = cuda.jit(ALL_SIG_BF16)(all_functions_bf16)
+    kernel[n // 128, 128](t(x), t(y), t(z), out, flags)
+    got = out.float().cpu().numpy().astype(np.float64)
+    got_flags = flags.cpu().numpy()
+    want = {0: x + y, 1: x - y, 2: x * y, 3: x / y, 4: -x, 5: np.abs(x), 6: x * y + z,
+            7: np.fmax(x, y), 8: np.fmin(x, y), 9: np.sin(x), 10: np.cos(x), 11: np.exp(x),
+            12: np.exp2(x), 13: 10.0 ** x, 14: np.log(y), 15: np.log2(y), 16: np.log10(y),
+            17: np.sqrt(y), 18: 1 / np.sqrt(y), 19: 1 / y, 20: np.ceil(x), 21: np.floor(x),
+            22: np.rint(x), 23: np.trunc(x)}
+    exact = (4, 5, 7, 8, 20, 21, 22, 23)
+    for row, w in want.items():
+        w = _to_bf16(w)
+        ulp = np.abs(w) * 2.0 ** -7 + 1e-38
+        err = np.abs(got[row] - w)
+        limit = 0 if row in exact else (1 if row in (0, 1, 2, 3, 6) else 2) * ulp
+        assert np.all(err <= limit), f"bf16 row {row}: max error {np.max(err / ulp)} ulp, seed {SEED}"
+    for k, op in enumerate((np.equal, np.not_equal, np.greater_equal, np.greater, np.less_equal,
+                            np.less)):
+        np.testing.assert_array_equal(got_flags[k], op(x, y), err_msg=f"bf16 comparison {k}, seed {SEED}")
