@@ -139,13 +139,26 @@ class Line {
     if (errno == ERANGE) error("integer out of range: " + text);
     return static_cast<int64_t>(v);
   }
-  // A type runs to the first space, ',', ')' or '=' outside parentheses.
+  // A type runs to the first space, ',', ')' or '=' outside parentheses
+  // (a namedtuple's, "namedtuple Pt(x,y) (f64, f64)", to the end of its
+  // second parenthesised group).
   const Type* type() {
     skipSpace();
     size_t start = pos_;
     int depth = 0;
+    int groups = -1;   // namedtuple: the parenthesised groups still to pass
+    if (s_.substr(pos_, 11) == "namedtuple ") {
+      pos_ += 11;
+      groups = 2;
+    }
     while (pos_ < s_.size()) {
       char c = s_[pos_];
+      if (groups > 0) {
+        if (c == '(') ++depth;
+        else if (c == ')' && --depth == 0 && --groups == 0) { ++pos_; break; }
+        ++pos_;
+        continue;
+      }
       if (c == '(') ++depth;
       else if (c == ')') { if (depth == 0) break; --depth; }
       else if (depth == 0 && (c == ' ' || c == '\t' || c == ',' || c == '=')) break;

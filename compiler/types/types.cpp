@@ -290,6 +290,33 @@ struct TypeParser {
       if (!eat(')')) return nullptr;
       return w == "sym" ? symbolTy(name) : functionTy(name);
     }
+    if (w == "namedtuple") {   // namedtuple Pt(x,y) (f64, f64): the class, its fields, the elements
+      skipSpace();
+      size_t open = s.find('(', pos);
+      if (open == std::string_view::npos) return nullptr;
+      std::string_view cls = s.substr(pos, open - pos);
+      pos = open + 1;
+      std::string_view list = untilClose();
+      if (!eat(')') || !eat('(')) return nullptr;
+      std::vector<std::string> fields;
+      for (size_t at = 0; !list.empty() && at <= list.size();) {
+        size_t end = list.find(',', at);
+        if (end == std::string_view::npos) end = list.size();
+        fields.emplace_back(list.substr(at, end - at));
+        at = end + 1;
+      }
+      std::vector<const Type*> elems;
+      if (!eat(')')) {
+        do {
+          const Type* e = parse();
+          if (!e) return nullptr;
+          elems.push_back(e);
+        } while (eat(','));
+        if (!eat(')')) return nullptr;
+      }
+      if (fields.size() != elems.size()) return nullptr;
+      return namedTupleTy(elems, cls, fields);
+    }
     if (w == "tuple") {
       if (!eat('(')) return nullptr;
       std::vector<const Type*> elems;
