@@ -93,10 +93,15 @@ def test_every_bf16_function_matches_numpy():
             17: np.sqrt(y), 18: 1 / np.sqrt(y), 19: 1 / y, 20: np.ceil(x), 21: np.floor(x),
             22: np.rint(x), 23: np.trunc(x)}
     exact = (4, 5, 7, 8, 20, 21, 22, 23)
+    with np.errstate(invalid="ignore", divide="ignore"):   # y[:64] copies x: log/sqrt of negatives, 1/0
+        want = {row: _to_bf16(w) for row, w in want.items()}
     for row, w in want.items():
-        w = _to_bf16(w)
+        g = got[row]
+        special = ~np.isfinite(w)   # NaN and inf must match exactly
+        np.testing.assert_array_equal(g[special], w[special], err_msg=f"bf16 row {row}, seed {SEED}")
+        w, g = w[~special], g[~special]
         ulp = np.abs(w) * 2.0 ** -7 + 1e-38
-        err = np.abs(got[row] - w)
+        err = np.abs(g - w)
         limit = 0 if row in exact else (1 if row in (0, 1, 2, 3, 6) else 2) * ulp
         assert np.all(err <= limit), f"bf16 row {row}: max error {np.max(err / ulp)} ulp, seed {SEED}"
     for k, op in enumerate((np.equal, np.not_equal, np.greater_equal, np.greater, np.less_equal,
