@@ -45,10 +45,15 @@ def mutant(index, seed):
     import math
 
     import fuzz
+    import numpy
+
+    import cudajit
     rng = random.Random(seed * 1_000_003 + index)
-    src = fuzz.source_of(fuzz.Gen(rng).program())
-    ns = {"math": math}
-    exec(compile(fuzz.HELPER.replace("@cuda.jit(device=True)\n", "") + src, "<mutant>", "exec"), ns)
+    # the program as cudajit compiles it (a local array, device functions), so
+    # that an unmutated one compiles and the mutants reach past the decoder
+    src = fuzz.source_of(fuzz.Gen(rng).program(), "cuda.local.array(8, np.int64)")
+    ns = {"math": math, "np": numpy, "cuda": cudajit}
+    exec(compile(fuzz.HELPER + src, "<mutant>", "exec"), ns)
     fn = ns["fuzzed"]
     code = fn.__code__
     kind = rng.randrange(4)
@@ -87,7 +92,7 @@ def mutant(index, seed):
 
 def child(seed, start, count, progress):
     import cudajit as cuda
-    sig = "(int64, int64, float64, float64)"
+    sig = "(int64, int64, float64, float64, float64[::1])"   # fuzzed(a, b, x, y, v)
     outcomes = {}
     for i in range(start, start + count):
         with open(progress, "w") as f:

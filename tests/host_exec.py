@@ -64,10 +64,23 @@ def _host_text(nvvm: str, metadata: bool = False) -> str:
     return "\n".join(keep)
 
 
+_ARRAY = re.compile(r"^(\w+)\[(::1|:)\]$")   # a 1-d array: "float64[::1]" (C) or "int64[:]" (A)
+
+
 def _load(slot: str, ty: str, kind: str, k: int, lines: list) -> str:
-    """Loads argument k (16-byte slots of doubles / int64s) as an LLVM value."""
+    """Loads argument k (32-byte slots of doubles / int64s) as an LLVM value."""
     p = f"%p{k}"
-    lines.append(f"  {p} = getelementptr [2 x double], ptr %args, i64 {k}")
+    lines.append(f"  {p} = getelementptr [4 x double], ptr %args, i64 {k}")
+    if kind == "a":
+        # cudajit's 1-d array: {data pointer, [shape], [stride in bytes]}, by value
+        for i, what in enumerate(("data", "n", "stride")):
+            lines.append(f"  %{what}{k}.p = getelementptr i64, ptr {p}, i64 {i}")
+            lines.append(f"  %{what}{k} = load i64, ptr %{what}{k}.p")
+        lines.append(f"  %ptr{k} = inttoptr i64 %data{k} to ptr")
+        lines.append(f"  %s{k}.0 = insertvalue {ty} undef, ptr %ptr{k}, 0")
+        lines.append(f"  %s{k}.1 = insertvalue {ty} %s{k}.0, i64 %n{k}, 1, 0")
+        lines.append(f"  %a{k} = insertvalue {ty} %s{k}.1, i64 %stride{k}, 2, 0")
+        return f"%a{k}"
     if kind == "c":
         part = "float" if "float," in ty else "double"
         lines.append(f"  %re{k}.d = load double, ptr {p}")
@@ -124,19 +137,48 @@ def _store(ret: str, value: str, lines: list) -> str:
     return "b" if ret == "i1" else "i"
 
 
+_FPTOUI = re.compile(r"^(\s*%[\w.]+) = fptoui (double|float) (\S+) to (i\d+)$", re.M)
+
+
+def _outline_fptoui(text: str) -> str:
+    """Each fptoui as a call of a function that does it, out of line.
+    llvmlite 0.50's LLVM 22 (an assertions build) aborts the process in x86
+    instruction selection, at any optimisation level, on valid IR: uitofp of
+    umin(fptoui x, 0) (`float(min(np.uint64(0), np.uint64(x)))`, found by
+    scripts/fuzz.py; cudajit's NVVM and LLVM 19 back ends compile it). Behind
+    a call the selector cannot see the pattern; the conversion is the same."""
+    used = set()
+
+    def call(m):
+        used.add((m.group(2), m.group(4)))
+        return f"{m.group(1)} = call {m.group(4)} @__host_fptoui_{m.group(2)}_{m.group(4)}({m.group(2)} {m.group(3)})"
+    text = _FPTOUI.sub(call, text)
+    for src, dst in sorted(used):
+        text += (f"\ndefine internal {dst} @__host_fptoui_{src}_{dst}({src} %v) noinline {{\n"
+                 f"  %r = fptoui {src} %v to {dst}\n  ret {dst} %r\n}}\n")
+    return text
+
+
+def _arg_type(t: str):
+    m = _ARRAY.match(t)
+    if m:
+        return "{ptr, [1 x i64], [1 x i64]}", "a"
+    return _SCALARS[t]
+
+
 def host_function(pyfunc, types, backend="nvvm"):
     """A Python callable running `pyfunc` (compiled by cudajit for `types`) on the CPU."""
     _init()
     typed = _core.infer_ir(pyfunc, list(types))
     nvvm = _core.emit_nvvm_from_ir(typed, backend=backend)
     text = _host_text(nvvm)
-    name = re.search(r"^func (\S+)\(", typed, re.M).group(1)
+    name = re.search(r"^func ([^\s(]+)\(", typed, re.M).group(1)
     m = re.search(r"^define (\{[^}]*\}|\S+) @\"?" + re.escape(name) + r"\"?\(", text, re.M)
     ret = m.group(1)
     lines = ["define void @__host_entry(ptr %args, ptr %out) {", "entry:"]
     vals = []
     for k, t in enumerate(types):
-        ty, kind = _SCALARS[t]
+        ty, kind = _arg_type(t)
         vals.append(f"{ty} {_load('', ty, kind, k, lines)}")
     callee = m.group(0)[len("define ") + len(ret) + 1:-1]
     lines.append(f"  %res = call {ret} {callee}({', '.join(vals)})")
@@ -146,6 +188,7 @@ def host_function(pyfunc, types, backend="nvvm"):
     if backend == "llvm":
         # the entry keeps the (internal) function alive through LLVM's O3
         full = _host_text(_core.llvm_optimize(full), metadata=True)
+    full = _outline_fptoui(full)
     _bind_libdevice(full)
     mod = llvm.parse_assembly(full)
     mod.verify()
@@ -155,16 +198,21 @@ def host_function(pyfunc, types, backend="nvvm"):
     entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(engine.get_function_address("__host_entry"))
 
     def call(*args):
-        buf = (ctypes.c_double * (2 * max(1, len(args))))()
+        buf = (ctypes.c_double * (4 * max(1, len(args))))()
         qbuf = ctypes.cast(buf, ctypes.POINTER(ctypes.c_int64))
         for k, (a, t) in enumerate(zip(args, types)):
-            kind = _SCALARS[t][1]
-            if kind == "c":
-                buf[2 * k], buf[2 * k + 1] = complex(a).real, complex(a).imag
+            kind = _arg_type(t)[1]
+            if kind == "a":   # a numpy array of the declared dtype, 1-d; it must outlive the call
+                m = _ARRAY.match(t)
+                if a.ndim != 1 or a.dtype.name != m.group(1) or (m.group(2) == "::1" and a.strides[0] != a.itemsize):
+                    raise TypeError(f"argument {k}: a 1-d {t} numpy array expected, got {a.dtype}{a.shape}")
+                qbuf[4 * k], qbuf[4 * k + 1], qbuf[4 * k + 2] = a.ctypes.data, a.shape[0], a.strides[0]
+            elif kind == "c":
+                buf[4 * k], buf[4 * k + 1] = complex(a).real, complex(a).imag
             elif kind == "f":
-                buf[2 * k] = float(a)
+                buf[4 * k] = float(a)
             else:
-                qbuf[2 * k] = int(a) if kind != "u" else int(a) & (2 ** 64 - 1)
+                qbuf[4 * k] = int(a) if kind != "u" else int(a) & (2 ** 64 - 1)
         out = (ctypes.c_double * 2)()
         entry(ctypes.addressof(buf), ctypes.addressof(out))
         if out_kind == "c":

@@ -306,6 +306,41 @@ for _dt, _name, _top in ((np.float32, "float32", 37), (np.float64, "float64", 30
          covers=("float % exact for huge quotients", _name))
 
 
+def narrow_int_negate_invert(s, u, out_s, out_u):
+    i = cuda.grid(1)
+    if i < s.size:
+        out_s[0, i] = -s[i]    # int64 in numba's typing, negated as int32 first
+        out_s[1, i] = ~s[i]
+        out_u[0, i] = -u[i]    # uint64, negated as uint32 first
+        out_u[1, i] = ~u[i]
+
+
+def _narrow_int_negate_invert_ref(s, u, out_s, out_u):
+    # numba negates and inverts an integer in its own type, then widens it
+    # (int_negate_impl: "Negate before upcasting, for unsigned numbers")
+    with np.errstate(over="ignore"):
+        out_s[0] = np.negative(s).astype(np.int64)
+        out_s[1] = np.invert(s).astype(np.int64)
+        out_u[0] = np.negative(u).astype(np.uint64)
+        out_u[1] = np.invert(u).astype(np.uint64)
+
+
+def _narrow_int_inputs(r):
+    n = size(r)
+    s = r.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+    u = r.integers(0, 2**32, n, dtype=np.int64).astype(np.uint32)
+    s[:3] = [-2**31, -1, 2**31 - 1]   # -(-2**31) is -2**31 in int32
+    u[:3] = [1, 2**32 - 1, 2**31]
+    return [s, u, poison((2, n), np.int64), poison((2, n), np.uint64)]
+
+
+# Found by scripts/fuzz.py (issue 15): cudajit widened first (-np.uint32(1)
+# was 2**64 - 1, -np.int32(-2**31) was 2**31).
+case("narrow_int_negate_invert", "void(int32[::1], uint32[::1], int64[:, ::1], uint64[:, ::1])",
+     _narrow_int_inputs, one_d(256, arg=0), _narrow_int_negate_invert_ref, [2, 3],
+     kernel=narrow_int_negate_invert, covers=("unary - and ~ of int32/uint32 as numba", "uint32", "int32"))
+
+
 def array_views(x, y, z, parts, bits, halves):
     i = cuda.grid(1)
     if i < x.size:

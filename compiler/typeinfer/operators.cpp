@@ -227,6 +227,17 @@ ir::Instr* lowerOperator(const FunctionContext& ctx, ir::Instr* in, Emitter& e) 
     return in;
   }
   if (in->op == ir::Op::Pos) return e.convert(in->operands[0], result);
+  if ((in->op == ir::Op::Neg || in->op == ir::Op::Invert) && result->isInt()) {
+    // numba negates and inverts an integer in its own type, then widens it
+    // (int_negate_impl: "Negate before upcasting, for unsigned numbers"):
+    // -np.uint32(1) is 4294967295 and -np.int32(-2**31) is -2**31, as uint64
+    // and int64. (A bool is widened first, as numba's bool_negate_impl does.)
+    const Type* param = scalarTy(sig.params[0]);
+    if (param != result && param->isInt()) {
+      ir::Instr* narrow = e.emit(in->op, param, {e.convert(in->operands[0], param)});
+      return e.convert(narrow, result);
+    }
+  }
   for (size_t i = 0; i < in->operands.size(); ++i) in->setOperand(i, e.convert(in->operands[i], operand));
   in->type = result;
   return in;
