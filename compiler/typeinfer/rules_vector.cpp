@@ -81,13 +81,7 @@ NamedTupleClass namedTupleClass(std::string_view symbol) {
   std::string_view rest = symbol.substr(std::string_view("namedtuple ").size());
   size_t open = rest.find('(');
   c.name = std::string(rest.substr(0, open));
-  std::string_view list = rest.substr(open + 1, rest.size() - open - 2);
-  for (size_t at = 0; !list.empty() && at <= list.size();) {
-    size_t end = list.find(',', at);
-    if (end == std::string_view::npos) end = list.size();
-    c.fields.emplace_back(list.substr(at, end - at));
-    at = end + 1;
-  }
+  c.fields = splitFieldList(rest.substr(open + 1, rest.size() - open - 2));
   return c;
 }
 

@@ -109,18 +109,24 @@ const Type* namedTupleTy(const std::vector<const Type*>& elems, std::string_view
   return intern(std::move(t));
 }
 
+std::vector<std::string> splitFieldList(std::string_view list) {
+  std::vector<std::string> fields;
+  for (size_t at = 0; !list.empty() && at <= list.size();) {
+    size_t end = list.find(',', at);
+    if (end == std::string_view::npos) end = list.size();
+    fields.emplace_back(list.substr(at, end - at));
+    at = end + 1;
+  }
+  return fields;
+}
+
 int namedTupleField(const Type* t, std::string_view field) {
   if (!t->is(TypeKind::Tuple) || t->name.empty()) return -1;
   const size_t open = t->name.find('('), close = t->name.rfind(')');
   if (open == std::string::npos || close == std::string::npos) return -1;
-  std::string_view list = std::string_view(t->name).substr(open + 1, close - open - 1);
-  int index = 0;
-  for (size_t at = 0; at <= list.size(); ++index) {
-    size_t end = list.find(',', at);
-    if (end == std::string_view::npos) end = list.size();
-    if (list.substr(at, end - at) == field) return index;
-    at = end + 1;
-  }
+  std::vector<std::string> fields = splitFieldList(std::string_view(t->name).substr(open + 1, close - open - 1));
+  for (size_t k = 0; k < fields.size(); ++k)
+    if (fields[k] == field) return static_cast<int>(k);
   return -1;
 }
 
@@ -270,6 +276,17 @@ struct TypeParser {
     return s.substr(start, pos - start);
   }
 
+  // A tuple's elements after its '(', through the ')'.
+  bool elements(std::vector<const Type*>* out) {
+    if (eat(')')) return true;
+    do {
+      const Type* e = parse();
+      if (!e) return false;
+      out->push_back(e);
+    } while (eat(','));
+    return eat(')');
+  }
+
   const Type* parse() {
     skipSpace();
     if (eat('?')) return unknownTy();
@@ -296,38 +313,14 @@ struct TypeParser {
       if (open == std::string_view::npos) return nullptr;
       std::string_view cls = s.substr(pos, open - pos);
       pos = open + 1;
-      std::string_view list = untilClose();
-      if (!eat(')') || !eat('(')) return nullptr;
-      std::vector<std::string> fields;
-      for (size_t at = 0; !list.empty() && at <= list.size();) {
-        size_t end = list.find(',', at);
-        if (end == std::string_view::npos) end = list.size();
-        fields.emplace_back(list.substr(at, end - at));
-        at = end + 1;
-      }
+      std::vector<std::string> fields = splitFieldList(untilClose());
       std::vector<const Type*> elems;
-      if (!eat(')')) {
-        do {
-          const Type* e = parse();
-          if (!e) return nullptr;
-          elems.push_back(e);
-        } while (eat(','));
-        if (!eat(')')) return nullptr;
-      }
-      if (fields.size() != elems.size()) return nullptr;
+      if (!eat(')') || !eat('(') || !elements(&elems) || fields.size() != elems.size()) return nullptr;
       return namedTupleTy(elems, cls, fields);
     }
     if (w == "tuple") {
-      if (!eat('(')) return nullptr;
       std::vector<const Type*> elems;
-      if (!eat(')')) {
-        do {
-          const Type* e = parse();
-          if (!e) return nullptr;
-          elems.push_back(e);
-        } while (eat(','));
-        if (!eat(')')) return nullptr;
-      }
+      if (!eat('(') || !elements(&elems)) return nullptr;
       return tupleTy(elems);
     }
     if (w == "optional") {

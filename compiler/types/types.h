@@ -88,6 +88,8 @@ const Type* symbolTy(std::string_view qualified_name);
 // tuple of its elements.
 const Type* namedTupleTy(const std::vector<const Type*>& elems, std::string_view class_name,
                          const std::vector<std::string>& fields);
+// "x,y,z" -> {"x", "y", "z"} (a namedtuple's field list as its name spells it).
+std::vector<std::string> splitFieldList(std::string_view list);
 // The position of `field` in a namedtuple type, or -1 (any other type).
 int namedTupleField(const Type* t, std::string_view field);
 const Type* functionTy(std::string_view ir_name);
