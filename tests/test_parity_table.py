@@ -376,8 +376,10 @@ def k_literal_unroll_mixed(x):
         x[0] = 1.0
 
 
-def k_bf16(x):
+def k_bf16(x, f, i):
     x[0] = cuda.bf16.hfma(x[1], x[2], cuda.bf16.hsin(x[3]))
+    f[0] = cuda.bf16.bfloat16_to_float32(x[0])
+    i[0] = cuda.bf16.bfloat16_as_int16(x[1]) + cuda.bf16.bfloat16_as_uint16(x[2])
 
 
 def k_bf16_float32(x):
@@ -392,7 +394,8 @@ def k_vector_type(x):
 
 SUPPORTED = [
     ("vector types", k_vector_type, "void(float32[::1])", False),
-    ("cuda.bf16 arithmetic and math", k_bf16, "void(bfloat16[::1])", False),
+    ("cuda.bf16 arithmetic, math and exact conversions", k_bf16,
+     "void(bfloat16[::1], float32[::1], int32[::1])", False),
     ("literal_unroll over numbers", k_literal_unroll, "void(float64[::1])", False),
     ("namedtuple construction", k_namedtuple_construct, "void(float64[::1])", False),
     ("cache-hint loads and stores", k_cache_hints, "void(float32[::1])", False),

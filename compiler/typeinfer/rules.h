@@ -90,6 +90,7 @@ extern const Rule toInt;           // int(x)
 extern const Rule toFloat;         // float(x)
 extern const Rule toBool;          // bool(x)
 extern const Rule scalarCast;      // numpy.float32(x) & co (arg = scalar name)
+extern const Rule bf16Conversion;  // cuda.bf16.bfloat16_to_float32 / bfloat16_as_int16 / bfloat16_as_uint16
 extern const Rule literalUnroll;   // numba.literal_unroll(t) / cudajit.literal_unroll(t): the tuple
 extern const Rule namedTupleMake;  // Pt(1.0, y=2.0) of a namedtuple class (name = "namedtuple Pt(x,y)")
 extern const Rule vectorMake;      // cudajit.float32x4(x, y, z, w) & co (arg = the vector's <base>x<N> name)

@@ -132,10 +132,32 @@ ir::Instr* fp16Lower(const Site& s, Emitter& e) {
   s.fail("internal error: unhandled " + pyName(s) + " function");
 }
 
+// numba's cuda.bf16 conversions that are exact: bfloat16_to_float32 and
+// the bit reinterpretations bfloat16_as_int16 / bfloat16_as_uint16.
+const Type* bf16ConversionTarget(const Site& s) {
+  std::string_view name = s.name.substr(kPrefix);
+  if (name == "bfloat16_to_float32") return scalarTy(Scalar::Float32);
+  if (name == "bfloat16_as_int16") return scalarTy(Scalar::Int16);
+  return scalarTy(Scalar::UInt16);
+}
+
+const Type* bf16ConversionType(const Site& s) {
+  if (s.args.size() != 1 || !s.kw_args.empty() || s.argType(0) != scalarTy(Scalar::BFloat16))
+    s.fail(pyName(s) + "() takes one bfloat16 argument");
+  return bf16ConversionTarget(s);
+}
+
+ir::Instr* bf16ConversionLower(const Site& s, Emitter& e) {
+  const Type* to = bf16ConversionType(s);
+  if (to->isFloat()) return e.convert(s.args[0], to);
+  return e.intrinsic(ir::Intrinsic::Bitcast, to, {s.args[0]});
+}
+
 }  // namespace
 
 namespace rules {
 const Rule fp16Call{fp16Type, fp16Lower};
+const Rule bf16Conversion{bf16ConversionType, bf16ConversionLower};
 }
 
 std::vector<std::string> halfFunctionNames() {

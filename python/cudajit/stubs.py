@@ -180,7 +180,10 @@ STUBS = {name: Stub(f"cudajit.{name}", doc, members) for name, doc, members in _
 STUBS["fp16"] = Stub("cudajit.fp16", "Half-precision functions on float16 scalars (numba.cuda's cuda.fp16).",
                      _half_members("fp16", "float16"))
 STUBS["bf16"] = Stub("cudajit.bf16", "The same functions on bfloat16 scalars (numba.cuda's cuda.bf16), "
-                     "computed in float32 and rounded once.", _half_members("bf16", "bfloat16"))
+                     "computed in float32 and rounded once.", _half_members("bf16", "bfloat16") + (
+                         ("bfloat16_to_float32", "bf16.bfloat16_to_float32(x): x as float32 (exact)."),
+                         ("bfloat16_as_int16", "bf16.bfloat16_as_int16(x): x's bits as an int16."),
+                         ("bfloat16_as_uint16", "bf16.bfloat16_as_uint16(x): x's bits as a uint16.")))
 STUBS["libdevice"] = Stub("cudajit.libdevice", "libdevice's functions by name (numba.cuda.libdevice): "
                           "libdevice.sinf(x), libdevice.sincosf(x) -> (s, c), ...", tuple(_libdevice_members()))
 STUBS.update({name: Stub(f"cudajit.{name}", doc) for name, doc in _FUNCTIONS})

@@ -107,3 +107,22 @@ def test_every_bf16_function_matches_numpy():
     for k, op in enumerate((np.equal, np.not_equal, np.greater_equal, np.greater, np.less_equal,
                             np.less)):
         np.testing.assert_array_equal(got_flags[k], op(x, y), err_msg=f"bf16 comparison {k}, seed {SEED}")
+
+
+def test_bf16_exact_conversions():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(SEED)
+    x = torch.tensor(rng.uniform(-100, 100, 1024), dtype=torch.bfloat16, device="cuda")
+    f = torch.full((1024,), float("nan"), dtype=torch.float32, device="cuda")
+    i = torch.zeros(1024, dtype=torch.int16, device="cuda")
+
+    @cuda.jit
+    def k(x, f, i):
+        j = cuda.grid(1)
+        if j < x.shape[0]:
+            f[j] = cuda.bf16.bfloat16_to_float32(x[j])
+            i[j] = cuda.bf16.bfloat16_as_int16(x[j])
+
+    k[8, 128](x, f, i)
+    assert torch.equal(f, x.float())
+    assert torch.equal(i, x.view(torch.int16))
