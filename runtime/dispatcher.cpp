@@ -1,5 +1,6 @@
 #include "runtime/dispatcher.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -15,6 +16,7 @@
 #include "types/signature.h"
 #include "support/disk_cache.h"
 #include "support/error.h"
+#include "support/lru_map.h"
 
 namespace cj::rt {
 namespace {
@@ -359,8 +361,9 @@ Overload& Dispatcher::compileFor(const std::vector<const Type*>& args, Block blo
                        "the signature " + numbaArgsString(args) + " has " +
                            std::to_string(args.size()) + " argument(s) but the function takes " +
                            std::to_string(nargs));
-  auto ov = std::make_unique<Overload>();
+  auto ov = std::make_shared<Overload>();
   ov->owner = this;
+  ov->last_used = ++use_clock_;
   ov->key.args = args;
   ov->key.block = block;
   ov->arch = targetArch();
@@ -375,7 +378,42 @@ Overload& Dispatcher::compileFor(const std::vector<const Type*>& args, Block blo
   Overload* raw = ov.get();
   by_key_.emplace(ov->key, std::move(ov));
   order_.push_back(raw);
+  evictBeyondLimit(raw);
   return *raw;
+}
+
+std::vector<std::shared_ptr<Overload>> Dispatcher::heldOverloads() const {
+  std::vector<std::shared_ptr<Overload>> out;
+  out.reserve(order_.size());
+  for (Overload* ov : order_) out.push_back(ov->shared_from_this());
+  return out;
+}
+
+void Dispatcher::evictBeyondLimit(const Overload* keep) {
+  // Explicit signatures are the user's finite list, and selectSlow converts
+  // arguments to them by walking order_: never dropped.
+  const size_t limit = memoryCacheLimit();
+  if (limit == 0 || explicit_signatures_) return;
+  while (order_.size() > limit) {
+    Overload* victim = nullptr;
+    for (Overload* ov : order_)
+      if (ov != keep && (!victim || ov->last_used < victim->last_used)) victim = ov;
+    if (!victim) return;
+    auto it = by_key_.find(victim->key);
+    std::shared_ptr<Overload> held = std::move(it->second);
+    by_key_.erase(it);
+    order_.erase(std::find(order_.begin(), order_.end(), victim));
+    for (auto c = conversions_.begin(); c != conversions_.end();)
+      c = c->second == victim ? conversions_.erase(c) : std::next(c);
+    if (last_ == victim) {
+      last_ = nullptr;
+      last_types_.clear();
+    }
+    ++evictions_;
+    // Its module unloads when the last holder lets go: now, at the end of the
+    // launches in flight (retired_), or when Python drops kernel.overloads' object.
+    if (in_flight_ > 0) retired_.push_back(std::move(held));
+  }
 }
 
 void Dispatcher::compileExplicit(const std::vector<const Type*>& args, Block block) {
@@ -446,8 +484,12 @@ void Dispatcher::noMatchingSignature(const std::vector<const Type*>& actual) con
 
 Overload* Dispatcher::select(const std::vector<const Type*>& actual, Block block) {
   block = blockKey(block);
-  if (last_ && block == last_block_ && actual == last_types_) return last_;
+  if (last_ && block == last_block_ && actual == last_types_) {
+    last_->last_used = ++use_clock_;
+    return last_;
+  }
   Overload* ov = selectSlow(actual, block);
+  ov->last_used = ++use_clock_;
   last_ = ov;
   last_types_ = actual;
   last_block_ = block;
@@ -710,6 +752,7 @@ void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_
   classifyArgs(args, nargs, api.device_count > 1, &la);
   const int device = la.device >= 0 ? la.device : currentDevice();
   const cu::CUcontext context = ensureContext(device);
+  InFlight busy(*this);   // `ov` outlives an eviction by another launch (stageOut releases the GIL)
   Overload& ov = *select(la.types, launchBlock(config));
   Overload::Loaded& loaded = loadedOn(ov, device, context);
   const LaunchBlock block(ov, config);
@@ -736,6 +779,7 @@ double Dispatcher::launchLoop(const LaunchConfig& config, PyObject* const* args,
   if (!la.staged.empty()) throw ArgumentTypeError("launchLoop takes device arrays only");
   const int device = la.device >= 0 ? la.device : currentDevice();
   const cu::CUcontext context = ensureContext(device);
+  InFlight busy(*this);
   Overload& ov = *select(la.types, launchBlock(config));
   Overload::Loaded& loaded = loadedOn(ov, device, context);
   const cu::CUstream stream = config.stream_given ? config.stream : defaultStreamFor(la, device);
@@ -750,6 +794,7 @@ double Dispatcher::launchLoop(const LaunchConfig& config, PyObject* const* args,
 }
 
 Overload::Loaded& Dispatcher::loadedOnCurrentDevice(Overload& ov) {
+  // Callers hold `ov` (Python's kernel.overloads object, or heldOverloads()).
   driver();   // no driver or no GPU: CudaSupportError before any work
   const int device = currentDevice();
   return loadedOn(ov, device, ensureContext(device));
@@ -783,6 +828,7 @@ int Dispatcher::suggestBlockSize(PyObject* const* args, size_t nargs, unsigned s
   classifyArgs(args, nargs, api.device_count > 1, &la);
   const int device = la.device >= 0 ? la.device : currentDevice();
   const cu::CUcontext context = ensureContext(device);
+  InFlight busy(*this);
   Overload& ov = *select(la.types, Block{{0, 0, 0}});
   Overload::Loaded& loaded = loadedOn(ov, device, context);
   const int limit = deviceInfo(device).max_threads_per_block;

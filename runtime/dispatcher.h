@@ -88,8 +88,11 @@ struct CompileStats {
   double total() const { return stages.total() + cache + load; }
 };
 
-// One compiled signature and its per-device loaded modules.
-class Overload {
+// One compiled signature and its per-device loaded modules. Shared: the
+// dispatcher's table, a launch in flight and Python's kernel.overloads each
+// keep it alive, so that one dropped from the table (the in-memory bound,
+// compileFor) lives on until nothing uses it.
+class Overload : public std::enable_shared_from_this<Overload> {
  public:
   Overload() = default;
   Overload(const Overload&) = delete;
@@ -102,7 +105,8 @@ class Overload {
   PackedParams params;                 // refilled by each launch
   CompileStats stats;
   bool recorded = false;               // CUDAJIT_RECORD has this signature
-  class Dispatcher* owner = nullptr;   // the kernel it belongs to
+  class Dispatcher* owner = nullptr;   // the kernel it belongs to (Python keeps it alive as long)
+  uint64_t last_used = 0;              // the owner's use clock when a launch last selected it
 
   struct Loaded {
     std::unique_ptr<LoadedModule> module;
@@ -167,6 +171,11 @@ class Dispatcher {
   int functionAttribute(Overload& ov, FunctionAttribute attribute);
 
   const std::vector<Overload*>& overloads() const { return order_; }
+  // The same, each held: a caller that may run Python code (or compile)
+  // between two of them iterates this copy.
+  std::vector<std::shared_ptr<Overload>> heldOverloads() const;
+  // Overloads dropped from memory by the bound (cudajit.cache.memory_cache_limit).
+  uint64_t evictions() const { return evictions_; }
   const std::vector<std::vector<const Type*>>& declared() const { return declared_; }
   const std::vector<Block>& declaredBlocks() const { return declared_blocks_; }
   // The overload for these types (and block shape, for kernels with block
@@ -210,6 +219,12 @@ class Dispatcher {
   void allowDynamicShared(Overload::Loaded& loaded, int device, unsigned bytes);
   void record(Overload& ov);
   [[noreturn]] void noMatchingSignature(const std::vector<const Type*>& actual) const;
+  // Drops the least recently used overloads beyond memoryCacheLimit() (never
+  // `keep`, never those of a kernel with explicit signatures): out of every
+  // table here at once; one a launch in flight still uses lives on in
+  // retired_ until no launch of this kernel is in flight.
+  void evictBeyondLimit(const Overload* keep);
+  friend class InFlight;
 
   py::object py_function_;
   DispatcherOptions options_;
@@ -222,7 +237,7 @@ class Dispatcher {
   std::vector<Block> declared_blocks_;               // ... and their block shapes
   int uses_block_ = -1;                              // usesBlockAlgorithms(), -1: not known yet
   size_t declared_compiled_ = 0;                     // how many of them are compiled
-  std::unordered_map<SignatureKey, std::unique_ptr<Overload>, SignatureKeyHash> by_key_;
+  std::unordered_map<SignatureKey, std::shared_ptr<Overload>, SignatureKeyHash> by_key_;
   // Explicit signatures: the overload each seen argument-type list converts to.
   std::unordered_map<SignatureKey, Overload*, SignatureKeyHash> conversions_;
   std::vector<Overload*> order_;   // in order of compilation
@@ -230,6 +245,29 @@ class Dispatcher {
   std::vector<const Type*> last_types_;   // ... and the argument types that chose it
   Block last_block_{{0, 0, 0}};           // ... and the block shape (kernels with block algorithms)
   LaunchConfigCache configs_;
+  uint64_t use_clock_ = 0;         // counts selections; Overload::last_used is a reading of it
+  uint64_t evictions_ = 0;
+  // Launches (and queries) of this kernel between choosing an overload and
+  // returning, on every thread: a launch releases the GIL (waiting for host
+  // copies) and may run Python code, so another thread's launch can compile,
+  // and evict, meanwhile. Changed with the GIL held, like every table here.
+  int in_flight_ = 0;
+  std::vector<std::shared_ptr<Overload>> retired_;   // evicted while in_flight_ > 0
+};
+
+// Marks a launch or query of `d` in flight for its scope; the last one to
+// end frees the overloads evicted meanwhile.
+class InFlight {
+ public:
+  explicit InFlight(Dispatcher& d) : d_(d) { ++d_.in_flight_; }
+  ~InFlight() {
+    if (--d_.in_flight_ == 0 && !d_.retired_.empty()) d_.retired_.clear();
+  }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  Dispatcher& d_;
 };
 
 void setDeferExplicitCompiles(bool defer);

@@ -508,3 +508,61 @@ def test_gpu_bad_block_is_a_cuda_api_error():
     with pytest.raises(cuda.CudaAPIError) as info:
         noop[1, 4096](d)
     assert info.value.function == "cuLaunchKernel" and info.value.code != 0
+
+
+def test_mock_overloads_are_bounded(run_python, mock_driver, tmp_path, monkeypatch):
+    # issue 15: a kernel launched with ever new argument types keeps the
+    # cudajit.cache.memory_cache_limit() most recently used overloads; a
+    # dropped one unloads its module, comes back from the disk cache when
+    # launched again, outlives its eviction while Python holds it
+    # (kernel.overloads) or while a launch still uses it (a launch hook that
+    # launches the same kernel with new types evicts the running one).
+    monkeypatch.setenv("CUDAJIT_CACHE_DIR", str(tmp_path))
+    out = mock_run(run_python, mock_driver, """
+        import cudajit.cache
+
+        @cuda.jit(cache=True)
+        def k(a, out):
+            out[0] = a
+
+        cudajit.cache.set_memory_cache_limit(2)
+        res = cuda.device_array(1, np.float64)
+        live = _lib.cjmock_live_modules()
+        for t in (np.int8, np.int16, np.int32, np.int64):
+            k[1, 1](t(3), res)
+        assert [s[0] for s in k.signatures] == ["int32", "int64"], k.signatures
+        assert k._evictions == 2 and _lib.cjmock_live_modules() == live + 2
+        held = k.overloads[k.signatures[0]]          # int32, about to be dropped
+        k[1, 1](np.int8(3), res)                     # dropped: from the disk cache
+        assert [s[0] for s in k.signatures] == ["int64", "int8"], k.signatures
+        assert k.stats[k.signatures[1]]["cache_result"] == "hit"
+        assert held.signature[0] == "int32" and held.ptx.count(".entry") == 1   # still whole
+        k[1, 1](np.int64(1), res)                    # used last: kept ...
+        k[1, 1](np.uint8(1), res)                    # ... and int8 dropped
+        assert [s[0] for s in k.signatures] == ["int64", "uint8"], k.signatures
+        del held
+        assert _lib.cjmock_live_modules() == live + 2
+
+        cudajit.cache.set_memory_cache_limit(1)
+        host = np.zeros(1)                           # a host array: the launch waits, GIL released
+        inner = []
+        def hook(params):
+            if not inner:
+                inner.append(None)
+                k[1, 1](np.float32(2), host)         # compiles, and drops the running overload ...
+                inner.append(_lib.cjmock_live_modules())
+        install(lambda params: hook(params))
+        before = _lib.cjmock_live_modules()              # int64 and uint8
+        k[1, 1](np.int16(5), host)
+        assert [s[0] for s in k.signatures] == ["float32"], k.signatures
+        # ... which stays loaded while it runs (with those dropped during the
+        # launch: freed when no launch of the kernel is in flight) ...
+        assert inner[1] == before + 2, (inner, before)
+        assert _lib.cjmock_live_modules() == live + 1    # ... and is unloaded after it
+        cudajit.cache.set_memory_cache_limit(0)        # no bound
+        for t in (np.int8, np.int16, np.int32):
+            k[1, 1](t(1), res)
+        assert len(k.signatures) == 4
+        print("OK", k._evictions)
+    """)
+    assert out.strip() == "OK 7"   # int8, int16, int32, int8; int64 and uint8 (limit 1); int16

@@ -99,8 +99,9 @@ def info():
 
 
 def memory_cache_limit():
-    """The most entries each in-memory cache of library instantiations keeps
-    (CUB's, whose entries are LTO-IR of hundreds of KB): the value given to
+    """The most entries each in-memory cache keeps (CUB's instantiations,
+    whose entries are LTO-IR of hundreds of KB; each tile kernel's
+    specialisations; each kernel's compiled signatures): the value given to
     set_memory_cache_limit(), else ``$CUDAJIT_MEMORY_CACHE_ENTRIES``, else 1024;
     0 means no bound."""
     return _core.memory_cache_limit()
@@ -108,7 +109,10 @@ def memory_cache_limit():
 
 def set_memory_cache_limit(entries):
     """Keeps only the ``entries`` most recently used instantiations in memory
-    (0: no bound), and as many specialisations of each tile kernel (one per
-    set of Constant values). Those dropped are read again from the disk cache
-    when a kernel needs them; other compiled kernels are not affected."""
+    (0: no bound), as many specialisations of each tile kernel (one per set
+    of Constant values), and as many compiled signatures of each kernel that
+    compiles at launch (its module unloaded with it; a kernel with explicit
+    signatures keeps them all). Those dropped are read again from the disk
+    cache (``cache=True``), or compiled again, when a launch needs them; the
+    bound is applied at the next compile."""
     _core.set_memory_cache_limit(int(entries))

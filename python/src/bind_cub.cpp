@@ -131,14 +131,16 @@ void bindCub(py::module_& m) {
       },
       "Counters of this process's CUB caches (hits per level, NVRTC compiles, rejected entries).");
   m.def("memory_cache_limit", &cj::memoryCacheLimit,
-        "The most entries each bounded in-memory cache keeps (CUB instantiations): "
+        "The most entries each bounded in-memory cache keeps (CUB instantiations, tile "
+        "specialisations, each kernel's overloads compiled at launch): "
         "set_memory_cache_limit(), else $CUDAJIT_MEMORY_CACHE_ENTRIES, else 1024; 0: no bound.");
   m.def("set_memory_cache_limit", [](int64_t entries) {
         if (entries < 0) throw py::value_error("the memory cache limit must be >= 0 (0: no bound)");
         cj::setMemoryCacheLimit(static_cast<size_t>(entries));
       }, py::arg("entries"),
-      "Bounds the in-memory caches of library instantiations to their `entries` most recently "
-      "used (0: no bound); entries dropped come back from the disk cache.");
+      "Bounds the in-memory caches (library instantiations, tile specialisations, each kernel's "
+      "overloads compiled at launch) to their `entries` most recently used (0: no bound); entries "
+      "dropped come back from the disk cache.");
   m.def("cub_clear_memory_cache", &cj::cub::clearMemoryCache,
         "Forgets this process's compiled CUB instances (the next call reads the disk cache).");
   m.def(

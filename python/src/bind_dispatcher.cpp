@@ -220,9 +220,11 @@ PyObject* dispatcherSubscript(PyObject* self, PyObject* key) {
 
 // ---- inspection and statistics ----------------------------------------------
 
-Overload& overloadFor(Dispatcher& d, const py::object& signature) {
+// Held: what the caller does with it may run Python code, and another
+// thread's launch may then drop it from the kernel's table (the in-memory bound).
+std::shared_ptr<Overload> overloadFor(Dispatcher& d, const py::object& signature) {
   if (signature.is_none()) {
-    if (d.overloads().size() == 1) return *d.overloads().front();
+    if (d.overloads().size() == 1) return d.overloads().front()->shared_from_this();
     throw cj::rt::ArgumentValueError("pass a signature: the kernel has " +
                                      std::to_string(d.overloads().size()) + " compiled signatures");
   }
@@ -231,7 +233,7 @@ Overload& overloadFor(Dispatcher& d, const py::object& signature) {
   if (!ov)
     throw py::key_error("no compiled signature " + cj::numbaArgsString(sig.args) +
                         " (see .signatures)");
-  return *ov;
+  return ov->shared_from_this();
 }
 
 py::object signatureDict(const py::dict& entries) {
@@ -243,18 +245,18 @@ py::object signatureDict(const py::dict& entries) {
 // str() shows each text under a header line (cudajit.dispatcher.SignatureDict).
 template <typename Get>
 py::object inspect(Dispatcher& d, const py::object& signature, Get get) {
-  if (!signature.is_none()) return py::str(get(overloadFor(d, signature)));
+  if (!signature.is_none()) return py::str(get(*overloadFor(d, signature)));
   py::dict out;
-  for (Overload* ov : d.overloads()) out[keyOf(ov->key)] = py::str(get(*ov));
+  for (const auto& ov : d.heldOverloads()) out[keyOf(ov->key)] = py::str(get(*ov));
   return signatureDict(out);
 }
 
 // numba's get_regs_per_thread(signature=None) & co: the value for one
 // signature, or {signature: value} over the compiled ones.
 py::object resourceQuery(Dispatcher& d, const py::object& signature, Dispatcher::FunctionAttribute attribute) {
-  if (!signature.is_none()) return py::int_(d.functionAttribute(overloadFor(d, signature), attribute));
+  if (!signature.is_none()) return py::int_(d.functionAttribute(*overloadFor(d, signature), attribute));
   py::dict out;
-  for (Overload* ov : d.overloads()) out[keyOf(ov->key)] = py::int_(d.functionAttribute(*ov, attribute));
+  for (const auto& ov : d.heldOverloads()) out[keyOf(ov->key)] = py::int_(d.functionAttribute(*ov, attribute));
   return signatureDict(out);
 }
 
@@ -270,9 +272,9 @@ py::object inspectAfter(Dispatcher& d, const py::object& signature, const std::s
     for (const auto& s : snaps) out[py::str(s.pass)] = py::str(s.text);
     return std::move(out);
   };
-  if (!signature.is_none()) return get(overloadFor(d, signature));
+  if (!signature.is_none()) return get(*overloadFor(d, signature));
   py::dict out;
-  for (Overload* ov : d.overloads()) out[keyOf(ov->key)] = get(*ov);
+  for (const auto& ov : d.heldOverloads()) out[keyOf(ov->key)] = get(*ov);
   return signatureDict(out);
 }
 
@@ -427,7 +429,7 @@ int archNumber(const py::handle& arch) {
 // ---- the bindings, one family at a time ---------------------------------------
 
 void bindOverload(py::module_& m) {
-  py::class_<Overload>(m, "Overload", "One compiled signature of a kernel.")
+  py::class_<Overload, std::shared_ptr<Overload>>(m, "Overload", "One compiled signature of a kernel.")
       .def_property_readonly("signature", [](const Overload& o) { return keyOf(o.key); })
       .def_property_readonly("symbol", [](const Overload& o) { return o.compiled.symbol; })
       .def_property_readonly("arch", [](const Overload& o) { return o.arch; })
@@ -554,19 +556,27 @@ void defineInspection(DispatcherClass& cls) {
       .defReadonly("py_func", [](const Dispatcher& d) { return d.pyFunction(); })
       .defReadonly("signatures", [](const Dispatcher& d) {
         py::list out;
-        for (Overload* ov : d.overloads()) out.append(keyOf(ov->key.args));   // numba's: types only
+        for (const auto& ov : d.heldOverloads()) out.append(keyOf(ov->key.args));   // numba's: types only
         return out;
       })
       .defReadonly("overloads", [](py::handle self) {
         Dispatcher& d = *cj::py_native::checkedValue<std::shared_ptr<Dispatcher>>(self);
         py::dict out;
-        for (Overload* ov : d.overloads())
-          out[keyOf(ov->key)] = py::cast(ov, py::return_value_policy::reference_internal, self);
+        for (const auto& ov : d.heldOverloads()) {
+          // Each object holds its overload (one the in-memory bound drops
+          // lives on while Python uses it) and keeps the kernel alive (its owner).
+          py::object o = py::cast(ov);
+          py::detail::keep_alive_impl(o, self);
+          out[keyOf(ov->key)] = o;
+        }
         return signatureDict(out);
       })
+      .defReadonly("_evictions", [](const Dispatcher& d) { return d.evictions(); },
+                   "Overloads dropped from memory by cudajit.cache.memory_cache_limit() (a launch "
+                   "with their types compiles them again, from the disk cache with cache=True).")
       .defReadonly("stats", [](Dispatcher& d) {
         py::dict out;
-        for (Overload* ov : d.overloads()) out[keyOf(ov->key)] = statsDict(ov->stats);
+        for (const auto& ov : d.heldOverloads()) out[keyOf(ov->key)] = statsDict(ov->stats);
         return signatureDict(out);
       }, "Compile statistics per signature: seconds per stage, total, cache_result.")
       .def("inspect_untyped_ir", &Dispatcher::untypedIr,
