@@ -137,6 +137,10 @@ def test_every_bf16_function_compiles_and_assembles(cc, tmp_path):
     assemble(ptx, tmp_path, arch=f"sm_{cc[0]}{cc[1]}")
     with pytest.raises(CompileError, match=r"cuda\.bf16\.hadd\(\) takes bfloat16 arguments \(as numba's does\), got f16"):
         cuda.compile_ptx(all_functions_bf16, ALL_SIG, cc=cc)
+    env = {"cuda": cuda}
+    exec("def f(a, b):\n    return cuda.bf16.hsin(a, b)\n", env)
+    with pytest.raises(CompileError, match=r"cuda\.bf16\.hsin\(\) takes 1 bfloat16 argument, got 2"):
+        cuda.compile_ptx(env["f"], "(bfloat16, bfloat16)", device=True)
 
 
 def test_host_calls_are_refused():

@@ -316,9 +316,9 @@ std::vector<std::unique_ptr<AsyncDot>> planAsyncDots(Lowering& lw) {
       return 2;
     };
     const TileLayout* layout = dot->type->tile_layout;
-    bool grouped = p->chained && p->x.convert && p->y.transpose_in_shared && layout->mma_version == 3 &&
-                   dot->type->shape[0] / (16 * layout->warps_per_cta[0]) >= 2;
-    p->y.transposed_buffers = grouped && stagesWith(3) == stagesWith(2) ? 3 : 2;
+    if (p->chained && p->x.convert && p->y.transpose_in_shared && layout->mma_version == 3)
+      p->x_groups = dot->type->shape[0] / (16 * layout->warps_per_cta[0]);   // 64-row blocks a warpgroup
+    p->y.transposed_buffers = p->x_groups > 1 && stagesWith(3) == stagesWith(2) ? 3 : 2;
     p->stages = stagesWith(p->y.transposed_buffers);
     int64_t transposed_bytes = p->y.transposed_buffers * p->y.stage_bytes + 1024;
     for (AsyncOperand* op : {&p->x, &p->y})

@@ -352,12 +352,12 @@ void lowerDotWgmma(Lowering& lw, ir::Instr* in) {
   // still read by the previous iteration's tensor-core work until a wait
   // says it is done (ptxas does not order that). Where y is read from the
   // transposed buffer, nothing reads the stages after the loads, and each
-  // 64-row block is a group of its own: a block waits only for its
-  // predecessor (the same registers) while the others' work goes on, so the
-  // tensor cores never wait for a load; the refill follows the first
+  // 64-row block is a group of its own (plan->x_groups): a block waits only
+  // for its predecessor (the same registers) while the others' work goes on,
+  // so the tensor cores never wait for a load; the refill follows the first
   // barrier. Else one group, which waits for all of the previous one.
   bool staggered = a_regs && plan->chained;
-  int64_t groups_per_iteration = staggered && b_transpose_stage ? reps_m : 1;
+  int64_t groups_per_iteration = staggered ? plan->x_groups : 1;
   if (threads_stored && !staggered) lw.barrier();
   // The byte offset of column k0 of a K-major swizzled operand of `rows`
   // rows: its block of 128-byte lines, then the start inside a line (the

@@ -251,6 +251,11 @@ struct AsyncDot {
   // dot, so an iteration leaves its tensor-core work in flight (wgmma wait
   // 1) and the loop's exit waits for the last.
   bool chained = false;
+  // Chained, x a float32 stage given to wgmma from registers, y transposed
+  // in shared memory: the wgmma groups an iteration issues, one per 64-row
+  // block of a warpgroup, each waiting only for its predecessor
+  // (tile_lower_dot.cpp); else 1.
+  int64_t x_groups = 1;
   ir::Instr* barriers = nullptr;      // shared i64[stages]
   ir::Instr* phase = nullptr;         // header parameter (i32 0/1)
   ir::Instr* next_phase = nullptr;

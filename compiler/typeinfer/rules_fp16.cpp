@@ -69,11 +69,11 @@ std::string pyName(const Site& s) { return "cuda." + std::string(s.name.substr(8
 const Fp16Function& checked(const Site& s) {
   const Fp16Function& f = functionOf(s);
   const size_t n = static_cast<size_t>(arity(f.kind));
-  if (s.args.size() != n || !s.kw_args.empty())
-    s.fail(pyName(s) + "() takes " + std::to_string(n) + " float16 argument" + (n == 1 ? "" : "s") + ", got " +
-           std::to_string(s.argCount()));
   const Type* h = scalarTy(dtypeOf(s));
-  const std::string name = typeToString(h) == "bf16" ? "bfloat16" : "float16";
+  const std::string name = h->scalar == Scalar::BFloat16 ? "bfloat16" : "float16";
+  if (s.args.size() != n || !s.kw_args.empty())
+    s.fail(pyName(s) + "() takes " + std::to_string(n) + " " + name + " argument" + (n == 1 ? "" : "s") + ", got " +
+           std::to_string(s.argCount()));
   for (size_t i = 0; i < n; ++i)
     if (s.argType(i) != h)
       s.fail(pyName(s) + "() takes " + name + " arguments (as numba's does), got " + typeToString(s.argType(i)),

@@ -15,7 +15,7 @@ ranks may collide."""
 import numpy as np
 
 from . import _build as B
-from ._iterators import ProxyArray, _ArrayInput, as_input, as_output, input_args, input_key, length, output
+from ._iterators import ProxyArray, as_input, as_output, input_args, input_key, length, output
 from ._ops import device_op
 from ._reduce import _cached, _count
 
@@ -159,15 +159,17 @@ class _MergeSort:
     def launches(self):
         P = ProxyArray
         args = [v for _, v in self.params]
-        with_items = self.items is not None
-        kp, ip = P(self.key_dtype), (P(self.item_dtype) if with_items else None)
-        block = args + [kp] + ([ip] if with_items else []) + [np.int64(0)]
-        merge = [kp] + ([ip] if with_items else []) + [kp] + ([ip] if with_items else []) + [np.int64(0), np.int64(0)]
-        return [(self.block_sort, block), (self.merge_pass, merge)]
+        keys = self._pair(P(self.key_dtype), P(self.item_dtype) if self.items is not None else None)
+        return [(self.block_sort, args + keys + [np.int64(0)]),
+                (self.merge_pass, keys + keys + [np.int64(0), np.int64(0)])]
+
+    def _pair(self, keys, items):
+        """A kernel's arguments for keys and, when the sort has them, items."""
+        return [keys] + ([items] if self.items is not None else [])
 
     def __call__(self, temp_storage=None, d_in_keys=None, d_in_items=None, d_out_keys=None, d_out_items=None,
                  op=None, num_items=None, stream=None):
-        if num_items is None and op is not None and not callable(op):
+        if num_items is None and isinstance(op, (int, np.integer)):
             num_items, stream = op, num_items   # the older protocol: (..., d_out_items, num_items, stream)
         n = _count(num_items)
         return B.two_phase(temp_storage, self.temp_bytes(n),
@@ -181,9 +183,8 @@ class _MergeSort:
         out_k = output(d_out_keys, "d_out_keys")
         out_i = output(d_out_items, "d_out_items") if with_items else None
         for name, a in (("d_in_keys", d_in_keys), ("d_in_items", d_in_items)):
-            if isinstance(a, _ArrayInput) or (a is not None and hasattr(a, "__cuda_array_interface__")):
-                if length(a) < n:
-                    raise ValueError(f"{name} holds {length(a)} items, num_items is {n}")
+            if hasattr(a, "__cuda_array_interface__") and length(a) < n:   # iterators have no length
+                raise ValueError(f"{name} holds {length(a)} items, num_items is {n}")
         if length(out_k) < n or (with_items and length(out_i) < n):
             raise ValueError(f"d_out_keys and d_out_items must hold num_items ({n}) items")
         if n == 0:
@@ -198,14 +199,12 @@ class _MergeSort:
             return (out_k, out_i) if (passes - 1 - p) % 2 == 0 else (spare_k, spare_i)
         first_k, first_i = buffers(-1)
         srcs = input_args(d_in_keys) + (input_args(d_in_items) if with_items else [])
-        B.launch(self.block_sort, -(-n // TILE), stream,
-                 srcs + [first_k] + ([first_i] if with_items else []) + [np.int64(n)])
+        B.launch(self.block_sort, -(-n // TILE), stream, srcs + self._pair(first_k, first_i) + [np.int64(n)])
         grid = max(1, min(-(-n // B.BLOCK), 32 * B.sm_count()))
         w = TILE
         for p in range(passes):
-            (sk, si), (dk, di) = buffers(p - 1), buffers(p)
             B.launch(self.merge_pass, grid, stream,
-                     [sk] + ([si] if with_items else []) + [dk] + ([di] if with_items else []) + [np.int64(n), np.int64(w)])
+                     self._pair(*buffers(p - 1)) + self._pair(*buffers(p)) + [np.int64(n), np.int64(w)])
             w *= 2
 
 
