@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "bytecode/record_dtype.h"
 #include "runtime/arg_routes.h"
 #include "runtime/arg_types.h"
 #include "runtime/errors.h"
@@ -139,13 +140,43 @@ void readDeviceArray(size_t index, PyObject* obj, const DeviceArray& da, ArgValu
   arg->type = arrayArgType(da.dtype, a.ndim, layoutOf(a.shape, a.strides, a.ndim, da.itemsize()));
 }
 
+// The record type of a structured dtype (arrays of records, record scalars);
+// an ArgumentTypeError naming the field that cannot be a record field.
+const Type* recordArgType(size_t index, PyObject* obj, PyObject* dtype) {
+  std::string why;
+  const Type* rec = bytecode::recordFromDtype(dtype, &why);
+  if (!rec) argumentError(index, obj, "its structured dtype has no cudajit record type: " + why);
+  return rec;
+}
+
+// A record scalar (numpy.void / numpy.record, e.g. arr[0] of a structured
+// array): as numba, its bytes are copied to the device, the kernel gets the
+// record (a reference to them), and they are copied back into the scalar
+// after the launch (field by field: a numpy.void from arr[i] is a view of
+// arr, so arr sees the kernel's writes).
+void readRecordScalar(size_t index, PyObject* obj, ArgValue* arg, LaunchArgs* out) {
+  py::object v = py::reinterpret_borrow<py::object>(obj);
+  py::object dtype = v.attr("dtype");
+  arg->type = recordArgType(index, obj, dtype.ptr());
+  StagedHostArray staged;
+  staged.arg = index;
+  staged.original = v;
+  staged.copy_back = true;
+  staged.record_scalar = true;
+  staged.contiguous = py::array(py::module_::import("numpy").attr("array")(v));
+  arg->array.ndim = 0;
+  arg->array.data = 0;   // set by stageIn
+  out->staged.push_back(std::move(staged));
+}
+
 // A host array: typed now, staged (copied to the device) in stageIn.
 void readHostArray(size_t index, PyObject* obj, ArgValue* arg, LaunchArgs* out) {
   py::array a = py::reinterpret_borrow<py::array>(obj);
   py::dtype dt = a.dtype();
   if (dt.kind() == 'O') argumentError(index, obj, "object arrays cannot live on the GPU");
-  Scalar dtype;
-  if (!scalarFromNumpy(dt.kind(), static_cast<int>(dt.itemsize()), &dtype))
+  const Type* record = dt.kind() == 'V' && bytecode::isStructuredDtype(dt.ptr()) ? recordArgType(index, obj, dt.ptr()) : nullptr;
+  Scalar dtype = Scalar::UInt8;
+  if (!record && !scalarFromNumpy(dt.kind(), static_cast<int>(dt.itemsize()), &dtype))
     argumentError(index, obj, "arrays of dtype " + py::str(dt).cast<std::string>() +
                                   " have no cudajit type");
   if (!dt.attr("isnative").cast<bool>())
@@ -170,7 +201,10 @@ void readHostArray(size_t index, PyObject* obj, ArgValue* arg, LaunchArgs* out) 
     v.strides[k] = c.strides()[k];
   }
   v.data = 0;   // set by stageIn
-  arg->type = arrayArgType(dtype, v.ndim, layoutOf(v.shape, v.strides, v.ndim, scalarByteSize(dtype)));
+  if (record)   // an array of records (numpy structured dtype)
+    arg->type = recordArrayTy(record, v.ndim, layoutOf(v.shape, v.strides, v.ndim, static_cast<int>(record->size)));
+  else
+    arg->type = arrayArgType(dtype, v.ndim, layoutOf(v.shape, v.strides, v.ndim, scalarByteSize(dtype)));
   out->staged.push_back(std::move(staged));
 }
 
@@ -229,6 +263,9 @@ void classifyOne(size_t index, PyObject* obj, bool find_devices, LaunchArgs* out
     case Route::Bool:
     case Route::NumpyScalar:
     case Route::Complex:
+      if (r.route == Route::NumpyScalar && !r.supported &&
+          bytecode::isStructuredDtype(py::reinterpret_borrow<py::object>(obj).attr("dtype").ptr()))
+        return readRecordScalar(index, obj, &arg, out);
       readNumber(index, obj, r, &arg.scalar);
       arg.type = scalarArgType(arg.scalar.type);
       return;
@@ -376,8 +413,12 @@ void stageOut(LaunchArgs& args, cu::CUstream stream) {
   }
   if (any_back) {
     for (StagedHostArray& s : args.staged) {
-      if (s.copy_back && !s.contiguous.is(s.original))
-        py::module_::import("numpy").attr("copyto")(s.original, s.contiguous);
+      if (!s.copy_back || s.contiguous.is(s.original)) continue;
+      if (s.record_scalar) {   // into the numpy.void, field by field (it may view an array)
+        for (auto name : s.contiguous.dtype().attr("names")) s.original[name] = s.contiguous[name];
+        continue;
+      }
+      py::module_::import("numpy").attr("copyto")(s.original, s.contiguous);
     }
   }
   args.staged.clear();   // frees the device buffers now, not at the next launch

@@ -45,6 +45,7 @@ struct StagedHostArray {
   std::shared_ptr<DeviceBuffer> buffer;
   bool copy_in = true;        // false for cudajit.Out: the device buffer starts uninitialised
   bool copy_back = false;
+  bool record_scalar = false;   // a numpy.void record: copied back field by field
 };
 
 // Where the default stream of a launch comes from when none was given.

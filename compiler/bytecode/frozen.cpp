@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "bytecode/record_dtype.h"
+
 namespace cj::bytecode {
 namespace {
 
@@ -271,6 +273,16 @@ Frozen classifyObject(PyObject* obj) {
     Frozen f;
     if (numpyScalar(obj, &f)) return f;
     if (numpyArray(obj, &f)) return f;
+  }
+
+  // A structured dtype (or numba.from_dtype of one): the record type, as the
+  // symbol numpy.dtype:<record text> (cuda.local.array(n, rec_dtype)).
+  if (PyObject* dt = recordDtypeObject(obj)) {
+    PyRef owned = PyRef::steal(dt);
+    std::string why;
+    const Type* rec = recordFromDtype(dt, &why);
+    if (!rec) return unsupported("the structured dtype " + strOf(dt) + ": " + why);
+    return constant(ir::Const::symbol(std::string(kRecordDtypeSymbol) + typeToString(rec)));
   }
 
   // numba type objects (from numba import float32): str() is the scalar name.

@@ -396,6 +396,7 @@ class FunctionDecoder {
       case NOp::BuildSlice:
       case NOp::BinarySlice:
       case NOp::StoreSubscr:
+      case NOp::StoreAttr:
       case NOp::BuildTuple:
       case NOp::UnpackSequence:
       case NOp::FormatValue:
@@ -584,6 +585,13 @@ class FunctionDecoder {
         Instr* obj = popValue(st, in);
         Instr* v = popValue(st, in);
         b_.emit(Op::SetItem, voidTy(), {obj, idx, v});   // no result
+        return;
+      }
+      case NOp::StoreAttr: {   // TOS is the object, TOS1 the value
+        Instr* obj = popValue(st, in);
+        Instr* v = popValue(st, in);
+        Instr* set = b_.emit(Op::SetAttr, voidTy(), {obj, v});
+        set->name = nameAt(in, in.arg);
         return;
       }
       case NOp::BuildTuple: {

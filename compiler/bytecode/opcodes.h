@@ -44,6 +44,7 @@ enum class NOp : uint8_t {
   CallIntrinsic1,    // 3.12
   BinarySubscr,
   StoreSubscr,
+  StoreAttr,         // obj.name = value (records); arg: the co_names index
   BuildSlice,        // arg 2 or 3: slice(start, stop[, step])
   BinarySlice,       // 3.12: obj[start:stop]
   BuildTuple,

@@ -15,6 +15,9 @@ void appendSlots(const Type* t, int arg, int* flat, std::vector<Slot>* out) {
       for (int d = 0; d < t->ndim; ++d) out->push_back({SlotKind::Shape, arg, d, 8, Scalar::Int64});
       for (int d = 0; d < t->ndim; ++d) out->push_back({SlotKind::Stride, arg, d, 8, Scalar::Int64});
       return;
+    case TypeKind::Record:   // a record scalar: the device address of its bytes
+      out->push_back({SlotKind::DataPtr, arg, 0, 8, Scalar::UInt8});
+      return;
     case TypeKind::Tuple:
       for (const Type* e : t->elems) appendSlots(e, arg, flat, out);
       return;

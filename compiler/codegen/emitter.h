@@ -240,6 +240,8 @@ void lowerComplexPow(FunctionEmitter& fe, const ir::Instr& in);
 void lowerPrint(FunctionEmitter& fe, const ir::Instr& in);
 // array_view (lower_view.cpp).
 void lowerArrayView(FunctionEmitter& fe, const ir::Instr& in);
+// record_get, record_set, record_copy (lower_record.cpp).
+void lowerRecordOp(FunctionEmitter& fe, const ir::Instr& in);
 // vprintf(format, {(type, value)...}) (lower_print.cpp).
 void callVprintf(FunctionEmitter& fe, const std::string& format,
                  const std::vector<std::pair<std::string, std::string>>& fields);

@@ -43,6 +43,8 @@ Lowering loweringFor(ir::Op op) {
       return lowerArrayOp;
     case Op::ArrayView:
       return lowerArrayView;
+    case Op::RecordGet: case Op::RecordSet: case Op::RecordCopy:
+      return lowerRecordOp;
     case Op::RangeMake: case Op::GetIter: case Op::IterValid: case Op::IterNext:
       return lowerRangeOp;
     case Op::CallFunc:
@@ -254,12 +256,14 @@ std::string FunctionEmitter::kernelArgument(const Type* t, const std::vector<abi
       if (t->scalar == Scalar::Bool) return emit("icmp ne i8 " + param("i8") + ", 0");
       return param(llvmScalarType(t->scalar));
     case TypeKind::Array: {
-      std::string data = param(llvmMemType(t->scalar) + "*");
+      std::string data = param(llvmElemType(t) + "*");
       std::vector<std::string> shape, strides;
       for (int d = 0; d < t->ndim; ++d) shape.push_back(param("i64"));
       for (int d = 0; d < t->ndim; ++d) strides.push_back(param("i64"));
       return makeView(*this, t, data, shape, strides);
     }
+    case TypeKind::Record:   // a record scalar argument: the address of its staged bytes
+      return param("i8*");
     case TypeKind::Tuple: {
       std::vector<std::pair<std::string, std::string>> fields;
       for (const Type* e : t->elems) {

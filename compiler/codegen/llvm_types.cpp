@@ -15,6 +15,7 @@ bool hasValue(const Type* t) {
     case TypeKind::Tuple:
     case TypeKind::Range:
     case TypeKind::RangeIter:
+    case TypeKind::Record:
       return true;
     default:
       return false;
@@ -27,9 +28,13 @@ std::string llvmMemType(Scalar s) {
   return s == Scalar::Bool ? "i8" : llvmScalarType(s);
 }
 
+std::string llvmElemType(const Type* a) {
+  return a->record ? "[" + std::to_string(a->record->size) + " x i8]" : llvmMemType(a->scalar);
+}
+
 std::string llvmViewType(const Type* a) {
   std::string dims = "[" + std::to_string(a->ndim) + " x i64]";
-  return "{" + llvmMemType(a->scalar) + "*, " + dims + ", " + dims + "}";
+  return "{" + llvmElemType(a) + "*, " + dims + ", " + dims + "}";
 }
 
 std::string llvmType(const Type* t) {
@@ -38,6 +43,8 @@ std::string llvmType(const Type* t) {
       return llvmScalarType(t->scalar);
     case TypeKind::Array:
       return llvmViewType(t);
+    case TypeKind::Record:
+      return "i8*";
     case TypeKind::Tuple: {
       std::string out = "{";
       bool first = true;

@@ -6,6 +6,9 @@
 //   complex       {float, float} / {double, double} (real, imag)
 //   array view    { T*, [nd x i64] shape, [nd x i64] strides-in-bytes }, T the
 //                 element's memory type, pointer in the generic address space
+//   record        i8*, the generic address of its bytes (numba's Record is a
+//                 reference too); fields are read at byte offsets
+//   array of records: the view's pointer is [itemsize x i8]*
 //   tuple         a literal struct of its elements that have a value
 //                 (elements of type none/sym/str/fn are dropped)
 //   range(T)      { T start, T stop, T step }
@@ -27,6 +30,9 @@ std::string llvmType(const Type* t);
 std::string llvmScalarType(Scalar s);
 // The in-memory type of an array element (bool -> i8).
 std::string llvmMemType(Scalar s);
+// The in-memory type of one item of an array: llvmMemType of its dtype, or
+// [size x i8] for an array of records (a GEP by item index steps by itemsize).
+std::string llvmElemType(const Type* array);
 // The struct of an array view of this array type.
 std::string llvmViewType(const Type* array);
 

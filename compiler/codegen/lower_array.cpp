@@ -56,7 +56,7 @@ const Type* requireArray(FunctionEmitter& fe, const ir::Instr& in, const ir::Ins
 std::string makeView(FunctionEmitter& fe, const Type* array, const std::string& data,
                      const std::vector<std::string>& shape, const std::vector<std::string>& strides) {
   std::string vt = llvmViewType(array);
-  std::string cur = fe.emit("insertvalue " + vt + " undef, " + llvmMemType(array->scalar) + "* " + data + ", 0");
+  std::string cur = fe.emit("insertvalue " + vt + " undef, " + llvmElemType(array) + "* " + data + ", 0");
   for (size_t d = 0; d < shape.size(); ++d) {
     cur = fe.emit("insertvalue " + vt + " " + cur + ", i64 " + shape[d] + ", 1, " + std::to_string(d));
   }
@@ -69,7 +69,7 @@ std::string makeView(FunctionEmitter& fe, const Type* array, const std::string& 
 std::vector<int64_t> contiguousStrides(const Type* array, const std::vector<int64_t>& shape) {
   int nd = static_cast<int>(shape.size());
   std::vector<int64_t> strides(nd);
-  int64_t step = scalarByteSize(array->scalar);
+  int64_t step = arrayItemSize(array);
   if (array->layout == Layout::F) {
     for (int d = 0; d < nd; ++d) {
       strides[d] = step;
@@ -120,7 +120,7 @@ std::string elementPointer(FunctionEmitter& fe, const ir::Instr* arr,
                                    std::to_string(idx.size()) + " indices (only full indexing is supported)");
   }
   std::string view = fe.val(arr);
-  std::string mt = llvmMemType(a->scalar);
+  std::string mt = llvmElemType(a);
   std::vector<std::string> shape(nd), ix(nd);
   std::vector<int64_t> delta(nd, 0);   // ix[d] + delta[d] is the index (split constant offsets)
   std::vector<int64_t> fixed = constantShape(arr);
@@ -238,11 +238,17 @@ void lowerArrayOp(FunctionEmitter& fe, const ir::Instr& in) {
     }
     case Op::ArrayLoad: {
       std::vector<const ir::Instr*> idx(in.operands.begin() + 1, in.operands.end());
-      fe.bind(in, loadElement(fe, a->scalar, elementPointer(fe, arr, idx, in.facts)));
+      std::string p = elementPointer(fe, arr, idx, in.facts);
+      if (a->record) {   // an item of an array of records: its address is the record
+        fe.bind(in, fe.emit("bitcast " + llvmElemType(a) + "* " + p + " to i8*"));
+        return;
+      }
+      fe.bind(in, loadElement(fe, a->scalar, p));
       return;
     }
     case Op::ArrayStore: {
       if (a->readonly) fe.fail(in, "setitem", "the array is read-only");
+      if (a->record) fe.fail(in, "setitem", "store into an array of records (type inference emits record_copy)");
       std::vector<const ir::Instr*> idx(in.operands.begin() + 1, in.operands.end() - 1);
       const ir::Instr* value = in.operands.back();
       if (value->type != scalarTy(a->scalar)) {

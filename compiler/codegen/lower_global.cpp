@@ -155,7 +155,7 @@ void lowerAtomicIf(FunctionEmitter& fe, const ir::Instr& in) {
 void lowerArrayAddress(FunctionEmitter& fe, const ir::Instr& in) {
   const Type* a = in.operands[0]->type;
   std::string data = fe.emit("extractvalue " + llvmViewType(a) + " " + fe.val(in.operands[0]) + ", 0");
-  fe.bind(in, fe.emit("ptrtoint " + llvmMemType(a->scalar) + "* " + data + " to i64"));
+  fe.bind(in, fe.emit("ptrtoint " + llvmElemType(a) + "* " + data + " to i64"));
 }
 
 }  // namespace

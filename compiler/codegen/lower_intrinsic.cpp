@@ -105,7 +105,7 @@ int arrayAlignment(const ir::Instr& in) {
 void lowerSharedArray(FunctionEmitter& fe, const ir::Instr& in) {
   const Type* t = in.type;
   if (in.intrinsic == Intrinsic::SharedSlice) {
-    std::string mt = llvmMemType(t->scalar);
+    std::string mt = llvmElemType(t);
     // ints = {n, byte offset} into the dynamic shared memory.
     std::string g = fe.mod().addGlobalOnce("__cj_dynamic_shared", "external addrspace(3) global [0 x i8], align 16");
     std::string p3 = fe.emit("getelementptr inbounds [0 x i8], [0 x i8] addrspace(3)* " + g + ", i64 0, i64 " +
@@ -116,7 +116,7 @@ void lowerSharedArray(FunctionEmitter& fe, const ir::Instr& in) {
     return;
   }
   std::vector<int64_t> shape = constantShape(fe, in);
-  std::string mt = llvmMemType(t->scalar);
+  std::string mt = llvmElemType(t);
   int64_t n = product(shape);
   if (n == 0) {
     // Dynamic shared memory: one extern array for the whole kernel; its
@@ -128,8 +128,8 @@ void lowerSharedArray(FunctionEmitter& fe, const ir::Instr& in) {
     std::string data = fe.emit("addrspacecast " + mt + " addrspace(3)* " + typed + " to " + mt + "*");
     std::string bytes = fe.emit("call i32 asm \"mov.u32 $0, %dynamic_smem_size;\", \"=r\"()");
     std::string bytes64 = fe.emit("zext i32 " + bytes + " to i64");
-    std::string len = fe.emit("udiv i64 " + bytes64 + ", " + std::to_string(scalarByteSize(t->scalar)));
-    fe.bind(in, makeView(fe, t, data, {len}, {std::to_string(scalarByteSize(t->scalar))}));
+    std::string len = fe.emit("udiv i64 " + bytes64 + ", " + std::to_string(arrayItemSize(t)));
+    fe.bind(in, makeView(fe, t, data, {len}, {std::to_string(arrayItemSize(t))}));
     return;
   }
   std::string at = "[" + std::to_string(n) + " x " + mt + "]";
@@ -146,7 +146,7 @@ void lowerLocalArray(FunctionEmitter& fe, const ir::Instr& in) {
   std::vector<int64_t> shape = constantShape(fe, in);
   int64_t n = product(shape);
   if (n == 0) fe.fail(in, in.intrinsicName(), "local arrays need a size > 0");
-  std::string mt = llvmMemType(t->scalar);
+  std::string mt = llvmElemType(t);
   std::string at = "[" + std::to_string(n) + " x " + mt + "]";
   std::string slot = fe.entryAlloca(at, arrayAlignment(in));
   std::string data = fe.emit("getelementptr inbounds " + at + ", " + at + "* " + slot + ", i64 0, i64 0");

@@ -11,11 +11,11 @@ void lowerArrayView(FunctionEmitter& fe, const ir::Instr& in) {
   const Type* dst = in.type;
   if (!src->is(TypeKind::Array) || !dst->is(TypeKind::Array))
     fe.fail(in, "array_view", "array_view of " + typeToString(src) + " as " + typeToString(dst));
-  std::string mt = llvmMemType(src->scalar);
+  std::string mt = llvmElemType(src);
   std::string data = fe.emit("extractvalue " + llvmViewType(src) + " " + fe.val(arr) + ", 0");
   std::string raw = fe.emit("bitcast " + mt + "* " + data + " to i8*");
   std::string moved = fe.emit("getelementptr inbounds i8, i8* " + raw + ", i64 " + fe.val(in.operands.at(1)));
-  std::string typed = fe.emit("bitcast i8* " + moved + " to " + llvmMemType(dst->scalar) + "*");
+  std::string typed = fe.emit("bitcast i8* " + moved + " to " + llvmElemType(dst) + "*");
   std::vector<std::string> shape, strides;
   for (int d = 0; d < dst->ndim; ++d) {
     shape.push_back(fe.val(in.operands.at(2 + d)));

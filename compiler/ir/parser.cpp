@@ -597,7 +597,14 @@ class Parser {
       case Op::Param: ln.error("'param' is written in a block's parameter list");
       case Op::Const: in->cval = parseConst(ln); return;
       case Op::GetAttr:
+      case Op::SetAttr:
+      case Op::RecordGet:
+      case Op::RecordSet:
         operand(ln, in);
+        if (in->op == Op::SetAttr || in->op == Op::RecordSet) {
+          ln.expect(',', "','");
+          operand(ln, in);
+        }
         if (!ln.accept('.')) ln.fail("'.attribute'");
         if (ln.peekRaw() == ' ' || ln.peekRaw() == '\0') ln.fail("an attribute name");
         in->name = *ln.identifier();

@@ -72,7 +72,10 @@ std::string body(const Instr& in) {
   std::string op = std::string(opName(in.op)) + factWords(in);
   switch (in.op) {
     case Op::Const: return op + " " + constToString(in.cval);
-    case Op::GetAttr: return op + " " + operandList(in.operands) + " ." + in.name;
+    case Op::GetAttr:
+    case Op::SetAttr:
+    case Op::RecordGet:
+    case Op::RecordSet: return op + " " + operandList(in.operands) + " ." + in.name;
     case Op::TupleGet:
     case Op::ArrayDim:
     case Op::ArrayStride:

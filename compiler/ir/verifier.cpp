@@ -670,6 +670,9 @@ class Verifier {
       case Op::ArrayLoad: case Op::ArrayView: case Op::ArrayStore:
         checkAggregate(b, in);
         break;
+      case Op::RecordGet: case Op::RecordSet: case Op::RecordCopy:
+        checkRecord(b, in);
+        break;
       case Op::Intrinsic: checkIntrinsic(b, in); break;
       case Op::CallFunc: break;   // needs the module: verifyModule checks it
       case Op::CondBr: case Op::Ret: checkControl(b, in); break;
@@ -825,7 +828,7 @@ class Verifier {
                           std::to_string(arr->ndim) + " index(es), has " +
                           std::to_string(in->operands.size() - 1));
         expectIndices(b, in, 1, arr->ndim);
-        expectType(b, in, t, scalarTy(arr->scalar), "result");
+        expectType(b, in, t, arrayElementType(arr), "result");
         break;
       }
       case Op::ArrayView: {
@@ -846,11 +849,34 @@ class Verifier {
                           std::to_string(in->operands.size() - 2));
         if (arr->readonly) fail(b, in, "store to a read-only array");
         expectIndices(b, in, 1, arr->ndim);
+        if (arr->record) fail(b, in, "store to an array of records (records are copied with record_copy)");
         expectType(b, in, in->operands.back()->type, scalarTy(arr->scalar), "stored value");
         break;
       }
       default: break;
     }
+  }
+
+  // record_get, record_set, record_copy
+  void checkRecord(const Block* b, const Instr* in) {
+    const Type* r = in->operands[0]->type;
+    if (!isRecord(r)) fail(b, in, std::string(opName(in->op)) + " of " + ty(r) + ", expected a record");
+    if (in->op == Op::RecordCopy) {
+      if (!sameRecordLayout(r, in->operands[1]->type))
+        fail(b, in, "record_copy of " + ty(in->operands[1]->type) + " into " + ty(r));
+      return;
+    }
+    const int k = recordFieldIndex(r, in->name);
+    if (k < 0) fail(b, in, "record " + ty(r) + " has no field '" + in->name + "'");
+    const Type* value = recordFieldValueType(r, k);
+    if (in->op == Op::RecordGet) {
+      expectType(b, in, in->type, value, "result");
+      return;
+    }
+    const Type* v = in->operands[1]->type;
+    if (isNestedArray(r->elems[static_cast<size_t>(k)])) fail(b, in, "record_set of the nested array field '" + in->name + "'");
+    if (isRecord(value) ? !sameRecordLayout(v, value) : v != value)
+      fail(b, in, "record_set of " + ty(v) + " into field '" + in->name + "' of type " + ty(value));
   }
 
   // cbr and ret

@@ -200,7 +200,7 @@ ir::Instr* Emitter::convert(ir::Instr* v, const Type* to) {
       elems.push_back(convert(element(v, static_cast<int64_t>(i)), to->elems[i]));
     return emit(ir::Op::TupleMake, to, std::move(elems));
   }
-  if (from->is(TypeKind::Array) && to->is(TypeKind::Array) && from->scalar == to->scalar &&
+  if (from->is(TypeKind::Array) && to->is(TypeKind::Array) && from->scalar == to->scalar && from->record == to->record &&
       from->ndim == to->ndim && from->space == to->space &&
       (to->layout == Layout::A || to->layout == from->layout)) {
     // numba's layout merge (C or F joining A at a block parameter): the same

@@ -7,6 +7,7 @@
 #include "ir/cfg.h"
 #include "typeinfer/iterators.h"
 #include "typeinfer/operators.h"
+#include "typeinfer/records.h"
 #include "typeinfer/subscript.h"
 #include "typeinfer/sites.h"
 #include "typeinfer/typer.h"
@@ -75,6 +76,9 @@ ir::Instr* Lowerer::lower(ir::Instr* in, Emitter& e) {
       return lowerGetItem(ctx_, in, e);
     case ir::Op::SetItem:
       lowerSetItem(ctx_, in, e);
+      return nullptr;
+    case ir::Op::SetAttr:
+      lowerSetAttr(ctx_, in, e);
       return nullptr;
     case ir::Op::Truth:
       return e.truth(in->operands[0]);

@@ -114,6 +114,7 @@ extern const Rule arrayNdim;
 extern const Rule arrayItemsize;
 extern const Rule arrayNbytes;
 extern const Rule tupleFieldAttr;    // p.x of a namedtuple (its field's element)
+extern const Rule recordFieldAttr;   // r.x of a record (records.cpp)
 extern const Rule arrayViewAttr;    // a.view (the bound method)
 extern const Rule arrayViewCall;    // a.view(dtype)
 extern const Rule arrayTranspose;

@@ -26,7 +26,7 @@ ir::Instr* sizeLower(const Site& s, Emitter& e) {
 }
 ir::Instr* ndimLower(const Site& s, Emitter& e) { return e.constInt(s.receiver->type->ndim); }
 ir::Instr* itemsizeLower(const Site& s, Emitter& e) {
-  return e.constInt(scalarByteSize(s.receiver->type->scalar));
+  return e.constInt(arrayItemSize(s.receiver->type));
 }
 ir::Instr* nbytesLower(const Site& s, Emitter& e) {   // numba: size * itemsize, as intp
   return e.emit(ir::Op::Mul, i64Ty(), {sizeLower(s, e), itemsizeLower(s, e)});
@@ -40,7 +40,7 @@ const Type* transposeType(const Site& s) {
                   : t->layout == Layout::C ? Layout::F
                   : t->layout == Layout::F ? Layout::C
                                            : Layout::A;
-  return arrayTy(t->scalar, t->ndim, layout, t->space, t->readonly);
+  return arrayLike(t, t->ndim, layout, t->space, t->readonly);
 }
 ir::Instr* transposeLower(const Site& s, Emitter& e) {
   const Type* t = s.receiver->type;

@@ -1,5 +1,6 @@
 // cudajit's SIMT symbols: special registers, grid helpers, barriers,
 // shared/local arrays, atomics.
+#include "typeinfer/records.h"
 #include "typeinfer/rules.h"
 #include "typeinfer/specializer.h"
 
@@ -99,6 +100,7 @@ struct ArraySpec {
   Scalar dtype;
   std::vector<int64_t> shape;
   int64_t alignment = 0;   // bytes (numba's alignment=); 0: the default
+  const Type* record = nullptr;   // a structured dtype: the items are records
 };
 
 ArraySpec arraySpec(const Site& s) {
@@ -121,7 +123,8 @@ ArraySpec arraySpec(const Site& s) {
            "use a literal or a global constant, e.g. cuda.shared.array(256, numpy.float32)");
   if (spec.shape.size() > 3)
     s.fail(std::string(s.name) + "(): at most 3 dimensions are supported");
-  auto dtype = dtypeOf(a[1]);
+  spec.record = recordDtypeOf(a[1]);   // a structured dtype: an array of records
+  auto dtype = spec.record ? std::optional<Scalar>(Scalar::UInt8) : dtypeOf(a[1]);
   if (!dtype)
     s.fail(std::string(s.name) + "(): dtype must be a numpy scalar type (numpy.float32) or "
                                  "its name ('float32'), got " + typeToString(a[1]->type));
@@ -131,10 +134,11 @@ ArraySpec arraySpec(const Site& s) {
     if (align && align->kind == ir::Const::Kind::None) return spec;
     if (!align || align->kind != ir::Const::Kind::Int || align->i <= 0 || (align->i & (align->i - 1)) || align->i > 4096)
       s.fail(std::string(s.name) + "(): alignment must be a constant power of two up to 4096 (bytes)");
-    if (align->i < scalarByteSize(spec.dtype))
+    const int64_t need = spec.record ? memAlign(spec.record) : scalarByteSize(spec.dtype);
+    if (align->i < need)
       s.fail(std::string(s.name) + "(): alignment " + std::to_string(align->i) + " is smaller than the " +
-             std::string(scalarNumbaName(spec.dtype)) + " elements (" + std::to_string(scalarByteSize(spec.dtype)) +
-             " bytes)");
+             (spec.record ? typeToNumbaString(spec.record) : std::string(scalarNumbaName(spec.dtype))) +
+             " elements (" + std::to_string(need) + " bytes)");
     spec.alignment = align->i;
   }
   return spec;
@@ -142,6 +146,7 @@ ArraySpec arraySpec(const Site& s) {
 
 const Type* memArrayType(const Site& s, MemSpace space) {
   ArraySpec spec = arraySpec(s);
+  if (spec.record) return recordArrayTy(spec.record, static_cast<int>(spec.shape.size()), Layout::C, space);
   return arrayTy(spec.dtype, static_cast<int>(spec.shape.size()), Layout::C, space);
 }
 const Type* sharedType(const Site& s) { return memArrayType(s, MemSpace::Shared); }

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "typeinfer/conversion.h"
+#include "typeinfer/records.h"
 #include "typeinfer/specializer.h"
 #include "typeinfer/templates.h"
 #include "typeinfer/unify.h"
@@ -58,6 +59,16 @@ Bound bindGetAttr(const FunctionContext& ctx, ir::Instr* in) {
     site.receiver = obj;
     return Bound{*entry->value ? entry->value : &rules::symbolRef, site};
   }
+  if (isRecord(t)) {   // r.x of a record
+    recordFieldOrFail(ctx, in, t, in->name, "getattr ." + in->name);
+    Site site{ctx, in, in->name, ""};
+    site.receiver = obj;
+    return Bound{&rules::recordFieldAttr, site};
+  }
+  if (isRecordArray(t) && in->name != "shape" && in->name != "strides" && in->name != "size" &&
+      in->name != "ndim" && in->name != "itemsize" && in->name != "nbytes" && in->name != "T")
+    ctx.fail(in, "getattr ." + in->name, "arrays of records have no attribute '" + in->name + "' in kernels",
+             "arrays of records support a[i], .shape, .strides, .size, .ndim, .itemsize, .nbytes, .T and len()");
   if (const AttributeEntry* attr = findAttribute(t->kind, in->name)) {
     Site site{ctx, in, attr->name, ""};
     site.receiver = obj;
@@ -112,6 +123,15 @@ Bound bindCall(const FunctionContext& ctx, ir::Instr* in) {
   } else {
     ctx.fail(in, "call", "a value of type " + typeToString(t) + " is not callable");
   }
+  // Arrays of records go to device functions and len() only: every other rule
+  // reads an array's scalar dtype, which an array of records has not.
+  if (rule != &rules::deviceCall && name != "builtins.len")
+    for (size_t k = 1; k < in->operands.size(); ++k)
+      if (isRecordArray(in->operands[k]->type))
+        ctx.fail(in, std::string(name),
+                 std::string(name) + "() does not take arrays of records (argument " + std::to_string(k) + " is " +
+                     typeToNumbaString(in->operands[k]->type) + ")",
+                 "index the array and pass fields: f(a[i].x)");
   Site site{ctx, in, name, arg, intrinsic};
   if (t->is(TypeKind::Tuple)) site.receiver = callee;
   size_t nargs = in->operands.size() - 1;

@@ -92,7 +92,7 @@ const Type* sliceViewType(const FunctionContext& ctx, ir::Instr* in, const Type*
                  ? Layout::F : Layout::A;
   }
   if (ndim == 0) ctx.fail(in, "getitem", "internal: a view with no dimensions");
-  return arrayTy(arr->scalar, ndim, layout, arr->space, arr->readonly);
+  return arrayLike(arr, ndim, layout, arr->space, arr->readonly);
 }
 
 ir::Instr* lowerSliceView(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {

@@ -1,6 +1,7 @@
 #include "typeinfer/subscript.h"
 
 #include "typeinfer/conversion.h"
+#include "typeinfer/records.h"
 #include "typeinfer/slicing.h"
 #include "typeinfer/tile_rules.h"
 
@@ -64,8 +65,9 @@ const Type* getItemType(const FunctionContext& ctx, ir::Instr* in) {
   if (obj->is(TypeKind::Array)) {
     if (isViewIndex(obj, idx)) return sliceViewType(ctx, in, obj, idx);   // slicing.h
     indexTypes(ctx, in, obj, idx);
-    return scalarTy(obj->scalar);
+    return arrayElementType(obj);   // of an array of records: the item, a reference
   }
+  if (isRecord(obj)) return recordGetItemType(ctx, in);
   if (obj->isTile()) return tileGetItemType(ctx, in);
   if (isOptional(obj))
     ctx.fail(in, "getitem", typeToString(obj) + " (a number or None) is not subscriptable");
@@ -89,6 +91,7 @@ ir::Instr* lowerGetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
   if (obj->type->is(TypeKind::Tuple)) {
     return e.element(obj, tupleIndex(ctx, in, obj->type, in->operands[1]));
   }
+  if (isRecord(obj->type)) return lowerRecordGet(obj, *constantFieldName(in->operands[1]), in->type, e);
   if (in->type->is(TypeKind::Array)) return lowerSliceView(ctx, in, e);
   std::vector<ir::Instr*> operands = {obj};
   for (ir::Instr* i : arrayIndices(in->operands[1], e)) operands.push_back(i);
@@ -98,6 +101,15 @@ ir::Instr* lowerGetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
 void checkSetItem(const FunctionContext& ctx, ir::Instr* in) {
   const Type* obj = in->operands[0]->type;
   const Type* val = in->operands[2]->type;
+  if (isRecord(obj)) {   // r['x'] = v
+    auto name = constantFieldName(in->operands[1]);
+    if (!name)
+      ctx.fail(in, "setitem",
+               "a record is indexed by a constant field name (r['x'] = v), got " +
+                   typeToString(in->operands[1]->type));
+    checkRecordStore(ctx, in, obj, *name, val, "setitem");
+    return;
+  }
   if (!obj->is(TypeKind::Array))
     ctx.fail(in, "setitem", typeToString(obj) + " does not support item assignment");
   if (obj->readonly) ctx.fail(in, "setitem", "cannot assign to a readonly array " + typeToString(obj));
@@ -105,6 +117,7 @@ void checkSetItem(const FunctionContext& ctx, ir::Instr* in) {
     ctx.fail(in, "setitem", "assigning to a slice of an array is not supported",
              "assign element by element in a loop");
   indexTypes(ctx, in, obj, in->operands[1]->type);
+  if (obj->record) return checkRecordItemStore(ctx, in, obj, val);   // a[i] = b[j]
   if (!val->isScalar() || scalarConversion(val->scalar, obj->scalar) == Conversion::None)
     ctx.fail(in, "setitem",
              "cannot store " + typeToString(val) + " into an array of " +
@@ -113,8 +126,15 @@ void checkSetItem(const FunctionContext& ctx, ir::Instr* in) {
 
 void lowerSetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
   ir::Instr* arr = in->operands[0];
+  if (isRecord(arr->type))
+    return lowerRecordStore(arr, *constantFieldName(in->operands[1]), in->operands[2], e);
   std::vector<ir::Instr*> operands = {arr};
   for (ir::Instr* i : arrayIndices(in->operands[1], e)) operands.push_back(i);
+  if (arr->type->record) {   // a whole record: the item's reference, then its bytes
+    ir::Instr* item = e.emit(ir::Op::ArrayLoad, arrayElementType(arr->type), operands);
+    e.emit(ir::Op::RecordCopy, voidTy(), {item, in->operands[2]});
+    return;
+  }
   operands.push_back(e.convert(in->operands[2], scalarTy(arr->type->scalar)));
   e.emit(ir::Op::ArrayStore, voidTy(), operands);
 }

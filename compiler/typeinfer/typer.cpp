@@ -8,6 +8,7 @@
 #include "ir/cfg.h"
 #include "typeinfer/iterators.h"
 #include "typeinfer/operators.h"
+#include "typeinfer/records.h"
 #include "typeinfer/subscript.h"
 #include "typeinfer/sites.h"
 #include "typeinfer/unify.h"
@@ -135,6 +136,9 @@ const Type* Typer::typeOf(ir::Instr* in) {
       return getItemType(ctx_, in);
     case ir::Op::SetItem:
       checkSetItem(ctx_, in);
+      return voidTy();
+    case ir::Op::SetAttr:
+      checkSetAttr(ctx_, in);
       return voidTy();
     case ir::Op::Truth: {
       const Type* t = in->operands[0]->type;

@@ -24,9 +24,10 @@ const Type* unifyTypes(const Type* a, const Type* b) {
     case TypeKind::Scalar:
       return scalarTy(unifyScalars(a->scalar, b->scalar));
     case TypeKind::Array: {
-      if (a->scalar != b->scalar || a->ndim != b->ndim || a->space != b->space) return nullptr;
+      if (a->scalar != b->scalar || a->record != b->record || a->ndim != b->ndim || a->space != b->space)
+        return nullptr;
       Layout layout = a->layout == b->layout ? a->layout : Layout::A;
-      return arrayTy(a->scalar, a->ndim, layout, a->space, a->readonly || b->readonly);
+      return arrayLike(a, a->ndim, layout, a->space, a->readonly || b->readonly);
     }
     case TypeKind::Tuple: {
       if (a->elems.size() != b->elems.size()) return nullptr;
@@ -52,7 +53,8 @@ bool canCoerce(const Type* from, const Type* to) {
     case TypeKind::Scalar:
       return scalarConversion(from->scalar, to->scalar) != Conversion::None;
     case TypeKind::Array:
-      return from->scalar == to->scalar && from->ndim == to->ndim && from->space == to->space &&
+      return from->scalar == to->scalar && from->record == to->record && from->ndim == to->ndim &&
+             from->space == to->space &&
              (to->layout == Layout::A || to->layout == from->layout) &&
              (to->readonly || !from->readonly);
     case TypeKind::Tuple:

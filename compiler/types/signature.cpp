@@ -37,7 +37,7 @@ class Parser {
   const Type* type() {
     skip();
     // The IR text form reads itself ("array(f32, 2d, C)", "tuple(i64, f32)").
-    for (std::string_view ir_word : {"array(", "tuple(", "range(", "rangeiter("}) {
+    for (std::string_view ir_word : {"array(", "tuple(", "range(", "rangeiter(", "record{"}) {
       if (s_.substr(pos_, ir_word.size()) == ir_word) return irType();
     }
     std::string_view w = word();
@@ -121,9 +121,9 @@ class Parser {
   const Type* irType() {
     // Find the matching parenthesis and hand the text to parseType.
     size_t start = pos_, depth = 0;
-    for (; pos_ < s_.size(); ++pos_) {
-      if (s_[pos_] == '(') ++depth;
-      if (s_[pos_] == ')' && --depth == 0) { ++pos_; break; }
+    for (; pos_ < s_.size(); ++pos_) {   // a record's text nests braces
+      if (s_[pos_] == '(' || s_[pos_] == '{') ++depth;
+      if ((s_[pos_] == ')' || s_[pos_] == '}') && --depth == 0) { ++pos_; break; }
     }
     const Type* t = parseType(s_.substr(start, pos_ - start));
     if (!t) fail("bad type '" + std::string(s_.substr(start, pos_ - start)) + "'");

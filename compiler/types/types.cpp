@@ -28,14 +28,15 @@ const ScalarRow& row(Scalar s) { return kScalars[static_cast<int>(s)]; }
 
 // The interning table: a key made of every field, mapped to the one Type.
 using Key = std::tuple<int, int, int, int, int, bool, std::vector<const Type*>, std::string,
-                       std::vector<int64_t>, const TileLayout*>;
+                       std::vector<int64_t>, const TileLayout*, const Type*, std::vector<std::string>,
+                       int64_t, int64_t, bool>;
 
 const Type* intern(Type t) {
   static std::mutex mu;
   static std::map<Key, std::unique_ptr<Type>> table;
   Key key{static_cast<int>(t.kind), static_cast<int>(t.scalar), t.ndim,
           static_cast<int>(t.layout), static_cast<int>(t.space), t.readonly, t.elems, t.name,
-          t.shape, t.tile_layout};
+          t.shape, t.tile_layout, t.record, t.fields, t.size, t.align, t.aligned};
   std::lock_guard<std::mutex> lock(mu);
   auto it = table.find(key);
   if (it != table.end()) return it->second.get();
@@ -169,6 +170,125 @@ const Type* tileTy(Scalar dtype, const std::vector<int64_t>& shape, const TileLa
   return intern(std::move(t));
 }
 
+// ---- Records ------------------------------------------------------------------
+
+bool isRecord(const Type* t) { return t && t->kind == TypeKind::Record; }
+bool isNestedArray(const Type* t) { return t && t->kind == TypeKind::Array && !t->shape.empty(); }
+bool isRecordArray(const Type* t) { return t && t->kind == TypeKind::Array && t->record != nullptr; }
+
+int64_t memSize(const Type* t) {
+  if (isRecord(t)) return t->size;
+  if (isNestedArray(t)) {
+    int64_t n = 1;
+    for (int64_t d : t->shape) n *= d;
+    return n * (t->record ? t->record->size : scalarByteSize(t->scalar));
+  }
+  return scalarByteSize(t->scalar);
+}
+
+int64_t memAlign(const Type* t) {
+  if (isRecord(t)) return t->align > 0 ? t->align : 1;
+  if (isNestedArray(t)) return t->record ? memAlign(t->record) : memAlign(scalarTy(t->scalar));
+  return scalarKind(t->scalar) == ScalarKind::Complex ? scalarByteSize(complexPart(t->scalar))
+                                                      : scalarByteSize(t->scalar);
+}
+
+const Type* recordTy(const std::vector<RecordField>& fields, int64_t size, int64_t align, bool aligned,
+                     MemSpace space) {
+  if (size <= 0 || align <= 0) return nullptr;
+  Type t;
+  t.kind = TypeKind::Record;
+  t.size = size;
+  t.align = align;
+  t.aligned = aligned;
+  t.space = space;
+  for (const RecordField& f : fields) {
+    if (!f.type || f.name.empty() || f.offset < 0) return nullptr;
+    const bool scalar = f.type->isScalar();
+    const bool record = isRecord(f.type) && f.type->space == MemSpace::Global;
+    if (!scalar && !record && !isNestedArray(f.type)) return nullptr;
+    if (f.offset + memSize(f.type) > size) return nullptr;
+    t.fields.push_back(f.name);
+    t.shape.push_back(f.offset);
+    t.elems.push_back(f.type);
+  }
+  return intern(std::move(t));
+}
+
+const Type* recordInSpace(const Type* r, MemSpace space) {
+  if (r->space == space) return r;
+  Type t = *r;
+  t.space = space;
+  return intern(std::move(t));
+}
+
+int recordFieldIndex(const Type* r, std::string_view name) {
+  if (!isRecord(r)) return -1;
+  for (size_t k = 0; k < r->fields.size(); ++k)
+    if (r->fields[k] == name) return static_cast<int>(k);
+  return -1;
+}
+
+RecordField recordField(const Type* r, int k) {
+  return {r->fields.at(static_cast<size_t>(k)), r->shape.at(static_cast<size_t>(k)), r->elems.at(static_cast<size_t>(k))};
+}
+
+const Type* recordFieldValueType(const Type* r, int k) {
+  const Type* f = r->elems.at(static_cast<size_t>(k));
+  if (isRecord(f)) return recordInSpace(f, r->space);
+  if (isNestedArray(f))
+    return f->record ? recordArrayTy(f->record, f->ndim, Layout::C, r->space)
+                     : arrayTy(f->scalar, f->ndim, Layout::C, r->space);
+  return f;
+}
+
+bool sameRecordLayout(const Type* a, const Type* b) {
+  return isRecord(a) && isRecord(b) && recordInSpace(a, MemSpace::Global) == recordInSpace(b, MemSpace::Global);
+}
+
+std::string recordFieldNames(const Type* r) {
+  std::string s;
+  for (size_t k = 0; k < r->fields.size(); ++k) s += (k ? ", " : "") + r->fields[k];
+  return s;
+}
+
+const Type* nestedArrayTy(const Type* elem, const std::vector<int64_t>& shape) {
+  if (shape.empty()) return nullptr;
+  for (int64_t d : shape)
+    if (d <= 0) return nullptr;
+  if (!elem->isScalar() && !isRecord(elem)) return nullptr;
+  Type t;
+  t.kind = TypeKind::Array;
+  t.ndim = static_cast<int>(shape.size());
+  t.layout = Layout::C;
+  t.shape = shape;
+  if (isRecord(elem)) t.record = recordInSpace(elem, MemSpace::Global);
+  else t.scalar = elem->scalar;
+  return intern(std::move(t));
+}
+
+const Type* recordArrayTy(const Type* record, int ndim, Layout layout, MemSpace space, bool readonly) {
+  Type t;
+  t.kind = TypeKind::Array;
+  t.record = recordInSpace(record, MemSpace::Global);
+  t.ndim = ndim;
+  t.layout = layout;
+  t.space = space;
+  t.readonly = readonly;
+  return intern(std::move(t));
+}
+
+const Type* arrayElementType(const Type* a) {
+  return a->record ? recordInSpace(a->record, a->space) : scalarTy(a->scalar);
+}
+
+int64_t arrayItemSize(const Type* a) { return a->record ? a->record->size : scalarByteSize(a->scalar); }
+
+const Type* arrayLike(const Type* a, int ndim, Layout layout, MemSpace space, bool readonly) {
+  return a->record ? recordArrayTy(a->record, ndim, layout, space, readonly)
+                   : arrayTy(a->scalar, ndim, layout, space, readonly);
+}
+
 std::string_view scalarShortName(Scalar s) { return row(s).short_name; }
 std::string_view scalarNumbaName(Scalar s) { return row(s).numba_name; }
 std::string_view scalarNvvmType(Scalar s) { return row(s).nvvm; }
@@ -223,8 +343,22 @@ std::string typeToString(const Type* t) {
     case TypeKind::None: return "none";
     case TypeKind::String: return "str";
     case TypeKind::Scalar: return std::string(scalarShortName(t->scalar));
+    case TypeKind::Record: {
+      std::string s = "record{";
+      for (size_t k = 0; k < t->fields.size(); ++k)
+        s += (k ? ", " : "") + t->fields[k] + ": " + typeToString(t->elems[k]) + " @" + std::to_string(t->shape[k]);
+      s += "; size " + std::to_string(t->size) + ", align " + std::to_string(t->align);
+      if (t->aligned) s += ", aligned";
+      if (t->space != MemSpace::Global) s += std::string(", ") + spaceName(t->space);
+      return s + "}";
+    }
     case TypeKind::Array: {
-      std::string s = "array(" + std::string(scalarShortName(t->scalar)) + ", " +
+      if (isNestedArray(t)) {   // a record field: f32[3x2]
+        std::string s = (t->record ? typeToString(t->record) : std::string(scalarShortName(t->scalar))) + "[";
+        for (size_t d = 0; d < t->shape.size(); ++d) s += (d ? "x" : "") + std::to_string(t->shape[d]);
+        return s + "]";
+      }
+      std::string s = "array(" + (t->record ? typeToString(t->record) : std::string(scalarShortName(t->scalar))) + ", " +
                       std::to_string(t->ndim) + "d, " + layoutName(t->layout);
       if (t->space != MemSpace::Global) s += std::string(", ") + spaceName(t->space);
       if (t->readonly) s += ", readonly";
@@ -287,6 +421,62 @@ struct TypeParser {
     return eat(')');
   }
 
+  bool integer(int64_t* out) {
+    skipSpace();
+    size_t start = pos;
+    while (pos < s.size() && isdigit(static_cast<unsigned char>(s[pos]))) ++pos;
+    if (pos == start || pos - start > 18) return false;
+    *out = std::stoll(std::string(s.substr(start, pos - start)));
+    return true;
+  }
+
+  // A record's body after the word "record": {name: type @offset, ...; size N, align N[, aligned][, space]}.
+  const Type* record() {
+    if (!eat('{')) return nullptr;
+    std::vector<RecordField> fields;
+    skipSpace();
+    while (pos < s.size() && s[pos] != ';') {
+      RecordField f;
+      skipSpace();
+      size_t start = pos;
+      while (pos < s.size() && (isalnum(static_cast<unsigned char>(s[pos])) || s[pos] == '_')) ++pos;
+      f.name = std::string(s.substr(start, pos - start));
+      if (f.name.empty() || !eat(':')) return nullptr;
+      const Type* elem = parse();
+      if (!elem) return nullptr;
+      skipSpace();
+      if (pos < s.size() && s[pos] == '[') {   // a nested array: elem[3x2]
+        ++pos;
+        std::vector<int64_t> shape;
+        do {
+          int64_t d;
+          if (!integer(&d)) return nullptr;
+          shape.push_back(d);
+        } while (eat('x'));
+        if (!eat(']') || !(elem = nestedArrayTy(elem, shape))) return nullptr;
+      }
+      if (!eat('@') || !integer(&f.offset)) return nullptr;
+      f.type = elem;
+      fields.push_back(std::move(f));
+      if (!eat(',')) break;
+    }
+    int64_t size = 0, align = 0;
+    bool aligned = false;
+    MemSpace space = MemSpace::Global;
+    if (!eat(';') || word() != "size" || !integer(&size) || !eat(',') || word() != "align" || !integer(&align))
+      return nullptr;
+    while (eat(',')) {
+      std::string_view flag = word();
+      if (flag == "aligned") aligned = true;
+      else if (flag == "shared") space = MemSpace::Shared;
+      else if (flag == "local") space = MemSpace::Local;
+      else if (flag == "const") space = MemSpace::Const;
+      else return nullptr;
+    }
+    if (!eat('}')) return nullptr;
+    return recordTy(fields, size, align, aligned, space);
+  }
+
   const Type* parse() {
     skipSpace();
     if (eat('?')) return unknownTy();
@@ -334,9 +524,19 @@ struct TypeParser {
       if (!eat('(') || !parseScalar(word(), &sc) || !eat(')')) return nullptr;
       return w == "range" ? rangeTy(sc) : rangeIterTy(sc);
     }
+    if (w == "record") return record();
     if (w == "array") {
-      Scalar sc;
-      if (!eat('(') || !parseScalar(word(), &sc) || !eat(',')) return nullptr;
+      Scalar sc = Scalar::Bool;
+      const Type* rec = nullptr;
+      if (!eat('(')) return nullptr;
+      skipSpace();
+      if (s.substr(pos, 7) == "record{") {
+        word();
+        if (!(rec = record())) return nullptr;
+      } else if (!parseScalar(word(), &sc)) {
+        return nullptr;
+      }
+      if (!eat(',')) return nullptr;
       std::string_view nd = word();
       if (nd.size() != 2 || nd[1] != 'd' || nd[0] < '0' || nd[0] > '9') return nullptr;
       if (!eat(',')) return nullptr;
@@ -358,7 +558,8 @@ struct TypeParser {
         else return nullptr;
       }
       if (!eat(')')) return nullptr;
-      return arrayTy(sc, nd[0] - '0', layout, space, readonly);
+      return rec ? recordArrayTy(rec, nd[0] - '0', layout, space, readonly)
+                 : arrayTy(sc, nd[0] - '0', layout, space, readonly);
     }
     Scalar sc;
     if (parseScalar(w, &sc)) return scalarTy(sc);
@@ -381,8 +582,20 @@ std::string typeToNumbaString(const Type* t) {
     case TypeKind::Scalar: return std::string(scalarNumbaName(t->scalar));
     case TypeKind::None: return "none";
     case TypeKind::Void: return "void";
+    case TypeKind::Record: {   // numba's Record(x[type=float32;offset=0],...;8;False)
+      std::string s = "Record(";
+      for (size_t k = 0; k < t->fields.size(); ++k)
+        s += (k ? "," : "") + t->fields[k] + "[type=" + typeToNumbaString(t->elems[k]) + ";offset=" +
+             std::to_string(t->shape[k]) + "]";
+      return s + ";" + std::to_string(t->size) + ";" + (t->aligned ? "True" : "False") + ")";
+    }
     case TypeKind::Array: {
-      std::string s = std::string(scalarNumbaName(t->scalar)) + "[";
+      if (isNestedArray(t)) {   // numba's NestedArray(float32, (3, 2))
+        std::string s = "nestedarray(" + (t->record ? typeToNumbaString(t->record) : std::string(scalarNumbaName(t->scalar))) + ", (";
+        for (size_t d = 0; d < t->shape.size(); ++d) s += (d ? ", " : "") + std::to_string(t->shape[d]);
+        return s + (t->shape.size() == 1 ? ",))" : "))");
+      }
+      std::string s = (t->record ? typeToNumbaString(t->record) : std::string(scalarNumbaName(t->scalar))) + "[";
       for (int d = 0; d < t->ndim; ++d) {
         if (d) s += ", ";
         bool contiguous_dim = (t->layout == Layout::C && d == t->ndim - 1) ||

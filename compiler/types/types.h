@@ -35,6 +35,9 @@ enum class TypeKind : uint8_t {
   RangeIter, // the iterator over a Range; mutable state lives in codegen
   String,    // a constant string (print arguments)
   Tile,      // a cuTile tile: dtype (scalar) and a constant shape (shape); see docs/tiles.md
+  Record,    // a numpy structured dtype's item, by reference (a pointer to its bytes; numba's
+             // Record): fields (names), elems (their types), shape (their byte offsets),
+             // size, align, aligned, space (where the bytes live)
 };
 
 enum class Layout : uint8_t { C, F, A };       // contiguous C, contiguous F, any strides
@@ -51,6 +54,12 @@ struct Type {
   std::string name;                   // Symbol / Function
   std::vector<int64_t> shape;         // Tile: extent of each dimension, outermost first ({} = 0-d)
   const TileLayout* tile_layout = nullptr;  // Tile: set by the layout pass, nullptr before it
+  const Type* record = nullptr;       // Array: the record dtype (in global space) when the items are
+                                      // records (`scalar` is then meaningless); nullptr otherwise
+  std::vector<std::string> fields;    // Record: field names, in order
+  int64_t size = 0;                   // Record: itemsize in bytes
+  int64_t align = 0;                  // Record: numpy's dtype.alignment (1 for a packed dtype)
+  bool aligned = false;               // Record: numpy's isalignedstruct (made with align=True)
 
   bool is(TypeKind k) const { return kind == k; }
   bool isScalar() const { return kind == TypeKind::Scalar; }
@@ -138,6 +147,57 @@ std::string tileTypeToNumbaString(const Type* tile);
 // reads tile types with no change of its own.
 const Type* parseTileType(std::string_view text, std::string* error = nullptr);
 
+// ---- Records (numpy structured dtypes; docs/language.md "Records") ---------------
+// A record value is a reference to `size` bytes (numba's Record): a[i] of an
+// array of records aliases the array's memory, r.x loads field x from it.
+// Field types: scalars (bool stored as one byte), records, and fixed-shape
+// arrays of those (nestedArrayTy). The record's `space` says where its bytes
+// live (global for kernel arguments, shared / local for cuda.shared.array /
+// cuda.local.array of records); an array of records stores its record in
+// global space and hands out records in its own space (arrayElementType).
+struct RecordField {
+  std::string name;
+  int64_t offset = 0;
+  const Type* type = nullptr;
+};
+// nullptr when a field is out of the record's bytes or is of another kind.
+const Type* recordTy(const std::vector<RecordField>& fields, int64_t size, int64_t align, bool aligned,
+                     MemSpace space = MemSpace::Global);
+bool isRecord(const Type* t);
+const Type* recordInSpace(const Type* record, MemSpace space);
+int recordFieldIndex(const Type* record, std::string_view name);   // -1 if none
+RecordField recordField(const Type* record, int k);
+// The value r.<field k> has: the scalar; a record field's record in r's
+// space (a reference into r's bytes); a nested array field's C-contiguous
+// array view in r's space.
+const Type* recordFieldValueType(const Type* record, int k);
+// Records of one layout (the same fields, size and alignment) in any space.
+bool sameRecordLayout(const Type* a, const Type* b);
+// "x, y, v" (for messages: which fields there are).
+std::string recordFieldNames(const Type* record);
+// A record field's fixed-shape array: `elem` (a scalar or a record type) in
+// C order; printed f32[3x2] inside a record. It is a field type only: r.v
+// reads it as an ordinary array view of the record's memory.
+const Type* nestedArrayTy(const Type* elem, const std::vector<int64_t>& shape);
+bool isNestedArray(const Type* t);
+// The symbol a structured dtype object is frozen to in a kernel:
+// "numpy.dtype:" followed by its record's text form.
+inline constexpr std::string_view kRecordDtypeSymbol = "numpy.dtype:";
+// An array whose items are records.
+const Type* recordArrayTy(const Type* record, int ndim, Layout layout, MemSpace space = MemSpace::Global,
+                          bool readonly = false);
+bool isRecordArray(const Type* t);
+// The type of one item of an array (scalarTy(dtype), or its record in the
+// array's memory space) and its size in bytes.
+const Type* arrayElementType(const Type* array);
+int64_t arrayItemSize(const Type* array);
+// An array of the same items (scalar or record) as `array` with another shape,
+// layout, space or readonly flag: what views of it are.
+const Type* arrayLike(const Type* array, int ndim, Layout layout, MemSpace space, bool readonly);
+// Size and alignment in memory of a field type (scalar, record, nested array).
+int64_t memSize(const Type* t);
+int64_t memAlign(const Type* t);
+
 // PyTorch's dtype names (what str(torch.float16) gives after "torch."): the
 // scalar, and the symbol kernels use for it (numpy.float16,
 // cudajit.tile.bfloat16, numpy.bool_); false / "" for names with no cudajit type.
@@ -161,7 +221,10 @@ bool parseScalar(std::string_view name, Scalar* out);
 // Text form, stable (golden tests read it):
 //   f32, i64, b1, array(f32, 2d, C), array(f32, 1d, A, shared), tuple(i64, f32),
 //   sym(cudajit.grid), fn(axpy__helper), range(i64), rangeiter(i64), none, str,
-//   void, undef, ?, optional(f64), tile(f32, 16x64)
+//   void, undef, ?, optional(f64), tile(f32, 16x64),
+//   record{x: f32 @0, v: f32[3x2] @4, p: record{...} @28; size 40, align 4, aligned},
+//   array(record{...}, 1d, C) (a record in shared or local memory adds ", shared" / ", local"
+//   after the flags)
 std::string typeToString(const Type* t);
 // Parses what typeToString prints; nullptr on error.
 const Type* parseType(std::string_view text);

@@ -22,6 +22,7 @@
 #include "python/src/errors_py.h"
 #include "python/src/native_class.h"
 #include "runtime/args.h"
+#include "bytecode/record_dtype.h"
 #include "runtime/dispatcher.h"
 #include "runtime/errors.h"
 #include "runtime/launch_config.h"
@@ -38,9 +39,26 @@ namespace {
 
 // One argument type: a string in numba's spelling, or a numba type object
 // (arrays by their dtype/ndim/layout, the rest by their str()).
+// A numba Record type or a structured numpy dtype in a signature: its record.
+const cj::Type* recordFrom(const py::handle& t) {
+  PyObject* dt = cj::bytecode::recordDtypeObject(t.ptr());
+  if (!dt) return nullptr;
+  py::object owned = py::reinterpret_steal<py::object>(dt);
+  std::string why;
+  const cj::Type* rec = cj::bytecode::recordFromDtype(dt, &why);
+  if (!rec) throw cj::rt::ArgumentTypeError("unsupported record type in a signature: " + why);
+  return rec;
+}
+
 const cj::Type* typeFrom(const py::handle& t) {
+  if (const cj::Type* rec = recordFrom(t)) return rec;
   if (!PyUnicode_Check(t.ptr()) && py::hasattr(t, "dtype") && py::hasattr(t, "ndim") &&
       py::hasattr(t, "layout")) {
+    if (const cj::Type* rec = recordFrom(t.attr("dtype"))) {   // numba.from_dtype(d)[:]
+      const std::string layout = py::str(t.attr("layout")).cast<std::string>();
+      return cj::recordArrayTy(rec, t.attr("ndim").cast<int>(),
+                               layout == "C" ? cj::Layout::C : layout == "F" ? cj::Layout::F : cj::Layout::A);
+    }
     const cj::Type* dtype = cj::parseNumbaType(py::str(t.attr("dtype")).cast<std::string>());
     const std::string layout = py::str(t.attr("layout")).cast<std::string>();
     if (!dtype->isScalar() || (layout != "C" && layout != "F" && layout != "A"))

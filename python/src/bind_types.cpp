@@ -1,5 +1,6 @@
 // cudajit._core entry points of compiler/types (the type table and its text
 // form), for tests and inspect tools:
+//   record_type(numpy.dtype([("x", "f4")])) -> "record{x: f32 @0; size 4, align 1}"
 //   type_text("tile(f32, 16x64)")    -> "tile(f32, 16x64)" (parsed and printed again)
 //   type_identity("tile(f32, 16x64)") -> an int, equal for equal types (interning)
 //   type_numba_string("tile(f32, 16x64)") -> "Tile[float32,(16,64)]"
@@ -24,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bytecode/record_dtype.h"
 #include "types/tile_layout.h"
 #include "types/tile_promotion.h"
 #include "types/tile_shapes.h"
@@ -141,6 +143,18 @@ const cj::TileLayout* layoutForShape(const std::string& text, const std::vector<
 }  // namespace
 
 void bindTypes(py::module_& m) {
+  m.def(
+      "record_type",
+      [](const py::handle& dtype) {
+        std::string why;
+        const cj::Type* rec = cj::bytecode::isStructuredDtype(dtype.ptr()) ? cj::bytecode::recordFromDtype(dtype.ptr(), &why)
+                                                                          : nullptr;
+        if (!rec) throw py::type_error(why.empty() ? "not a structured dtype" : why);
+        return cj::typeToString(rec);
+      },
+      "The IR text of a structured numpy dtype's record type (kernels see arrays of it as array(record{...}, ...)); "
+      "TypeError naming the field that cannot be a record field.");
+
   m.def(
       "type_text", [](const std::string& text) { return cj::typeToString(parseOrThrow(text)); },
       "Parses IR type text and prints the type again (round trip through the type table).");

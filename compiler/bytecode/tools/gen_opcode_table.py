@@ -70,6 +70,7 @@ MEANING = {
     "BUILD_SLICE": ("BuildSlice", "PLAIN", "NOJ"),
     "BINARY_SLICE": ("BinarySlice", "PLAIN", "NOJ"),
     "STORE_SUBSCR": ("StoreSubscr", "PLAIN", "NOJ"),
+    "STORE_ATTR": ("StoreAttr", "PLAIN", "NOJ"),   # records: r.x = v (typed by type inference)
     "BUILD_TUPLE": ("BuildTuple", "PLAIN", "NOJ"),
     "UNPACK_SEQUENCE": ("UnpackSequence", "PLAIN", "NOJ"),
     "COPY": ("Copy", "PLAIN", "NOJ"),
@@ -165,7 +166,6 @@ for names, what in [
     ("UNPACK_EX", "starred assignment"),
     ("CONTAINS_OP", "in operator"),
     ("DELETE_FAST DELETE_SUBSCR DELETE_ATTR DELETE_NAME DELETE_GLOBAL DELETE_DEREF", "del"),
-    ("STORE_ATTR", "attribute assignment"),
     ("STORE_SLICE", "slice assignment"),
     ("MATCH_CLASS MATCH_MAPPING MATCH_SEQUENCE MATCH_KEYS GET_LEN COPY_DICT_WITHOUT_KEYS",
      "match statement"),

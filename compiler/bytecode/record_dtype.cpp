@@ -1,0 +1,154 @@
+#include "bytecode/record_dtype.h"
+
+#include <cctype>
+
+#include "bytecode/pyref.h"
+
+namespace cj::bytecode {
+namespace {
+
+bool isIdentifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+long long intAttr(PyObject* o, const char* name) {
+  PyRef v = getAttr(o, name);
+  if (!v) return -1;
+  long long x = PyLong_AsLongLong(v.get());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return -1;
+  }
+  return x;
+}
+
+bool truthAttr(PyObject* o, const char* name) {
+  PyRef v = getAttr(o, name);
+  int t = v ? PyObject_IsTrue(v.get()) : 0;
+  if (t < 0) PyErr_Clear();
+  return t == 1;
+}
+
+const Type* recordOf(PyObject* dtype, const std::string& path, std::string* error);
+
+// The type of one field's dtype: a scalar, a record, or a subarray of those.
+const Type* fieldType(PyObject* dtype, const std::string& where, std::string* error) {
+  PyRef sub = getAttr(dtype, "subdtype");
+  if (sub && sub.get() != Py_None) {   // ('v', np.float32, (3,)): (base dtype, shape)
+    if (!PyTuple_Check(sub.get()) || PyTuple_GET_SIZE(sub.get()) != 2) {
+      *error = "field '" + where + "' has an unreadable subarray dtype";
+      return nullptr;
+    }
+    PyObject* base = PyTuple_GET_ITEM(sub.get(), 0);
+    PyObject* shape = PyTuple_GET_ITEM(sub.get(), 1);
+    std::vector<int64_t> dims;
+    for (Py_ssize_t k = 0; PyTuple_Check(shape) && k < PyTuple_GET_SIZE(shape); ++k)
+      dims.push_back(PyLong_AsLongLong(PyTuple_GET_ITEM(shape, k)));
+    if (PyErr_Occurred()) PyErr_Clear();
+    const Type* elem = fieldType(base, where, error);
+    if (!elem) return nullptr;
+    const Type* t = nestedArrayTy(elem, dims);
+    if (!t) *error = "field '" + where + "' is a subarray of shape " + strOf(shape) + " (cudajit needs 1 or more "
+                     "dimensions of positive length)";
+    return t;
+  }
+  if (isStructuredDtype(dtype)) return recordOf(dtype, where + ".", error);
+  const std::string kind = attrString(dtype, "kind");
+  Scalar s;
+  if ((kind == "b" || kind == "i" || kind == "u" || kind == "f" || kind == "c") &&
+      parseScalar(attrString(dtype, "name"), &s) && scalarByteSize(s) == intAttr(dtype, "itemsize")) {
+    if (!truthAttr(dtype, "isnative")) {
+      *error = "field '" + where + "' is byte-swapped (" + strOf(dtype) + "); records hold native-endian numbers";
+      return nullptr;
+    }
+    return scalarTy(s);
+  }
+  *error = "field '" + where + "' has dtype " + strOf(dtype) +
+           ", which a record in a kernel cannot hold (record fields are bool, int, uint, float and complex "
+           "numbers, nested records and fixed-shape arrays of those)";
+  return nullptr;
+}
+
+const Type* recordOf(PyObject* dtype, const std::string& path, std::string* error) {
+  PyRef names = getAttr(dtype, "names");
+  PyRef fields = getAttr(dtype, "fields");
+  if (!names || !fields || !PyTuple_Check(names.get()) || !PyMapping_Check(fields.get())) {
+    *error = "dtype " + strOf(dtype) + " is not a structured dtype";
+    return nullptr;
+  }
+  std::vector<RecordField> out;
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(names.get()); ++k) {
+    RecordField f;
+    if (!toString(PyTuple_GET_ITEM(names.get(), k), &f.name)) {
+      *error = "a field name of " + strOf(dtype) + " is not a string";
+      return nullptr;
+    }
+    const std::string where = path + f.name;
+    if (!isIdentifier(f.name)) {
+      *error = "field '" + where + "' is not a Python identifier; cudajit records need identifier field names";
+      return nullptr;
+    }
+    // fields is a mappingproxy: name -> (dtype, offset[, title])
+    PyRef entry_ref = PyRef::steal(PyObject_GetItem(fields.get(), PyTuple_GET_ITEM(names.get(), k)));
+    if (!entry_ref) PyErr_Clear();
+    PyObject* entry = entry_ref.get();
+    if (!entry || !PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) < 2) {
+      *error = "field '" + where + "' has no (dtype, offset) entry";
+      return nullptr;
+    }
+    f.offset = PyLong_AsLongLong(PyTuple_GET_ITEM(entry, 1));
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      *error = "field '" + where + "' has an unreadable offset";
+      return nullptr;
+    }
+    if (!(f.type = fieldType(PyTuple_GET_ITEM(entry, 0), where, error))) return nullptr;
+    out.push_back(std::move(f));
+  }
+  const Type* t = recordTy(out, intAttr(dtype, "itemsize"), intAttr(dtype, "alignment"), truthAttr(dtype, "isalignedstruct"));
+  if (!t) *error = "dtype " + strOf(dtype) + " has fields outside its itemsize or no fields";
+  return t;
+}
+
+}  // namespace
+
+bool isStructuredDtype(PyObject* dtype) {
+  PyRef names = getAttr(dtype, "names");
+  return names && names.get() != Py_None && PyTuple_Check(names.get()) && PyObject_HasAttrString(dtype, "fields");
+}
+
+const Type* recordFromDtype(PyObject* dtype, std::string* error) {
+  if (!isStructuredDtype(dtype)) {
+    *error = "dtype " + strOf(dtype) + " has no fields";
+    return nullptr;
+  }
+  PyRef names = getAttr(dtype, "names");
+  if (PyTuple_GET_SIZE(names.get()) == 0) {
+    *error = "dtype " + strOf(dtype) + " has no fields";
+    return nullptr;
+  }
+  return recordOf(dtype, "", error);
+}
+
+PyObject* recordDtypeObject(PyObject* obj) {
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
+  const std::string module = attrString(type, "__module__");
+  const std::string name = attrString(type, "__name__");
+  // numpy.dtype (numpy 1) or numpy.dtypes.VoidDType (numpy 2)
+  if ((module == "numpy" || module == "numpy.dtypes") && isStructuredDtype(obj)) {
+    Py_INCREF(obj);
+    return obj;
+  }
+  if (module.rfind("numba", 0) == 0 && name == "Record") {   // numba.from_dtype(dtype)
+    PyObject* dt = PyObject_GetAttrString(obj, "dtype");
+    if (!dt) PyErr_Clear();
+    if (dt && isStructuredDtype(dt)) return dt;
+    Py_XDECREF(dt);
+  }
+  return nullptr;
+}
+
+}  // namespace cj::bytecode

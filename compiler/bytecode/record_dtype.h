@@ -1,0 +1,25 @@
+// numpy structured dtypes -> record types (types.h), read through the C API.
+// Used where Python objects meet types: a dtype global frozen into a kernel
+// (cuda.local.array(n, rec_dtype)) and the launch path (arrays of records,
+// record scalars as arguments).
+#pragma once
+#include <Python.h>
+
+#include <string>
+
+#include "types/types.h"
+
+namespace cj::bytecode {
+
+// True when `dtype` is a numpy dtype with fields (dtype.names is not None).
+bool isStructuredDtype(PyObject* dtype);
+// The record type of a structured dtype (in global space), or nullptr with
+// `*error` saying which field cannot be a record field and why. Fields are
+// numeric scalars (native-endian), nested structured dtypes and fixed-shape
+// subarrays of those; names must be Python identifiers (r.name in kernels).
+const Type* recordFromDtype(PyObject* dtype, std::string* error);
+// The dtype behind `obj` when it names a record: a structured numpy dtype, or
+// numba's Record type (numba.from_dtype(dtype)); nullptr (no error set) otherwise.
+PyObject* recordDtypeObject(PyObject* obj);   // a new reference
+
+}  // namespace cj::bytecode
