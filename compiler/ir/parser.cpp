@@ -139,7 +139,7 @@ class Line {
     if (errno == ERANGE) error("integer out of range: " + text);
     return static_cast<int64_t>(v);
   }
-  // A type runs to the first space, ',', ')' or '=' outside parentheses
+  // A type runs to the first space, ',', ')' or '=' outside parentheses and braces
   // (a namedtuple's, "namedtuple Pt(x,y) (f64, f64)", to the end of its
   // second parenthesised group).
   const Type* type() {
@@ -159,8 +159,8 @@ class Line {
         ++pos_;
         continue;
       }
-      if (c == '(') ++depth;
-      else if (c == ')') { if (depth == 0) break; --depth; }
+      if (c == '(' || c == '{') ++depth;   // a record's text nests braces
+      else if (c == ')' || c == '}') { if (depth == 0) break; --depth; }
       else if (depth == 0 && (c == ' ' || c == '\t' || c == ',' || c == '=')) break;
       ++pos_;
     }

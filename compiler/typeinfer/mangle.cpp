@@ -11,13 +11,26 @@ std::string identifier(std::string_view s) {
   return out;
 }
 
+// A record: its fields' names are too long for a symbol, so "rec" and a
+// stable hash of its text form (FNV-1a; the text spells every field,
+// offset, size, alignment and space).
+std::string recordMangle(const Type* t) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : typeToString(t)) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  static const char* kHex = "0123456789abcdef";
+  std::string s = "rec";
+  for (int k = 0; k < 12; ++k, h >>= 4) s += kHex[h & 15];
+  return s;
+}
+
 }  // namespace
 
 std::string mangleType(const Type* t) {
   switch (t->kind) {
     case TypeKind::Scalar: return std::string(scalarShortName(t->scalar));
     case TypeKind::Array: {
-      std::string s = "a" + std::to_string(t->ndim) + std::string(scalarShortName(t->scalar));
+      std::string s = "a" + std::to_string(t->ndim) +
+                      (t->record ? recordMangle(t->record) : std::string(scalarShortName(t->scalar)));
       s += t->layout == Layout::C ? "C" : t->layout == Layout::F ? "F" : "A";
       if (t->space == MemSpace::Shared) s += "s";
       if (t->space == MemSpace::Local) s += "l";
@@ -33,6 +46,7 @@ std::string mangleType(const Type* t) {
       }
       return s + "E";
     }
+    case TypeKind::Record: return recordMangle(t);
     case TypeKind::Range: return "R" + std::string(scalarShortName(t->scalar));
     case TypeKind::RangeIter: return "I" + std::string(scalarShortName(t->scalar));
     case TypeKind::None: return "none";
