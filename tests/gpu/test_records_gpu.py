@@ -1,0 +1,259 @@
+"""Records (numpy structured dtypes) on the GPU, against numpy on fresh
+random data with poisoned outputs: field reads and writes of aligned and
+packed dtypes, nested records and arrays, whole-record copies, local and
+shared arrays of records, records passed to device functions, record scalars
+as arguments (copied in and back), and the same kernel under numba-cuda
+where it is installed."""
+import os
+
+import numpy as np
+import pytest
+
+import cudajit as cuda
+
+pytestmark = pytest.mark.gpu
+
+SEED = int(os.environ.get("CUDAJIT_TEST_SEED", np.random.SeedSequence().entropy % 2**31))
+
+FIELDS = [("x", np.float32), ("y", np.int32), ("b", np.bool_), ("z", np.float64), ("c", np.complex64),
+          ("h", np.float16), ("u", np.uint8), ("q", np.int64)]
+PACKED = np.dtype(FIELDS)
+ALIGNED = np.dtype(FIELDS, align=True)
+INNER = np.dtype([("p", np.int16), ("w", np.float64)], align=True)
+NESTED = np.dtype([("id", np.int32), ("inner", INNER), ("v", np.float32, (3,)), ("m", np.float64, (2, 2)),
+                   ("pts", INNER, (2,))])
+SHARED_REC = np.dtype([("x", np.float32), ("y", np.int32)], align=True)
+TPB = 128
+
+
+def fill(rng, dtype, n):
+    """Fresh random values in every field (sub-fields and elements included)."""
+    a = np.zeros(n, dtype)
+    for name in dtype.names:
+        a[name] = _random(rng, dtype.fields[name][0], (n,))
+    return a
+
+
+def _random(rng, dt, shape):
+    if dt.subdtype is not None:
+        base, sub = dt.subdtype
+        return _random(rng, base, shape + sub)
+    if dt.names is not None:
+        out = np.zeros(shape, dt)
+        for name in dt.names:
+            out[name] = _random(rng, dt.fields[name][0], shape)
+        return out
+    if dt.kind == "b":
+        return rng.random(shape) < 0.5
+    if dt.kind in "iu":
+        return rng.integers(1, 100, shape).astype(dt)
+    if dt.kind == "c":
+        return (rng.uniform(-4, 4, shape) + 1j * rng.uniform(-4, 4, shape)).astype(dt)
+    return rng.uniform(-4, 4, shape).astype(dt)
+
+
+def fields_kernel(a, out):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        r = a[i]
+        out[i] = r.x * r.y + r["z"] + r.c.imag + r.h + r.u + r.q
+        r.x = r.z * 2
+        a[i]["y"] = r.y + 1
+        r.b = not r.b
+        r.c = r.c * 2j
+        a[i].h = r.u
+        r.q = -r.q
+
+
+@pytest.mark.parametrize("dtype", [PACKED, ALIGNED], ids=["packed", "aligned"])
+def test_field_reads_and_writes_match_numpy(dtype):
+    rng = np.random.default_rng(SEED)
+    n = int(rng.integers(1000, 3000))
+    a = fill(rng, dtype, n)
+    ref = a.copy()
+    out = np.full(n, np.nan)
+    cuda.jit(fields_kernel)[(n + TPB - 1) // TPB, TPB](a, out)
+    want = (ref["x"].astype(np.float64) * ref["y"] + ref["z"] + ref["c"].imag.astype(np.float64)
+            + ref["h"].astype(np.float64) + ref["u"] + ref["q"])
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6, err_msg=f"seed {SEED}")   # a*b + c: an fma
+    np.testing.assert_array_equal(a["x"], (ref["z"] * 2).astype(np.float32))
+    np.testing.assert_array_equal(a["y"], ref["y"] + 1)
+    np.testing.assert_array_equal(a["b"], ~ref["b"])
+    np.testing.assert_allclose(a["c"], ref["c"] * 2j, rtol=1e-6)
+    np.testing.assert_array_equal(a["h"], ref["u"].astype(np.float16))
+    np.testing.assert_array_equal(a["u"], ref["u"])
+    np.testing.assert_array_equal(a["q"], -ref["q"])
+
+
+def nested_kernel(a, out):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        r = a[i]
+        out[i] = r.inner.p + r.inner.w + r.v[1] + r.m[1, 0] + r.pts[1].w
+        r.v[2] = r["v"][0] + r.m[0, 1]
+        r.m[1, 1] = r.inner.w
+        r.inner.p = r.id
+        r.pts[0] = r.inner
+        r.pts[1].p = 7
+
+
+def test_nested_records_and_arrays_match_numpy():
+    rng = np.random.default_rng(SEED + 1)
+    n = int(rng.integers(1000, 3000))
+    a = fill(rng, NESTED, n)
+    ref = a.copy()
+    out = np.full(n, np.nan)
+    cuda.jit(nested_kernel)[(n + TPB - 1) // TPB, TPB](a, out)
+    want = (ref["inner"]["p"] + ref["inner"]["w"] + ref["v"][:, 1].astype(np.float64) + ref["m"][:, 1, 0]
+            + ref["pts"]["w"][:, 1])
+    np.testing.assert_allclose(out, want, rtol=1e-12, err_msg=f"seed {SEED}")
+    exp = ref.copy()
+    exp["v"][:, 2] = (ref["v"][:, 0] + ref["m"][:, 0, 1]).astype(np.float32)
+    exp["m"][:, 1, 1] = ref["inner"]["w"]
+    exp["inner"]["p"] = ref["id"].astype(np.int16)
+    exp["pts"][:, 0] = exp["inner"]
+    exp["pts"]["p"][:, 1] = 7
+    assert a.tobytes() == exp.tobytes(), f"seed {SEED}"
+
+
+def copy_kernel(src, dst):
+    i = cuda.grid(1)
+    n = src.shape[0]
+    if i < n:
+        dst[i] = src[n - 1 - i]
+
+
+@pytest.mark.parametrize("dtype", [PACKED, ALIGNED, NESTED], ids=["packed", "aligned", "nested"])
+def test_whole_record_copies(dtype):
+    rng = np.random.default_rng(SEED + 2)
+    n = int(rng.integers(1000, 3000))
+    src = fill(rng, dtype, n)
+    dst = fill(rng, dtype, n)   # poison: other random records
+    cuda.jit(copy_kernel)[(n + TPB - 1) // TPB, TPB](src, dst)
+    assert dst.tobytes() == src[::-1].tobytes(), f"seed {SEED}"
+
+
+def shared_local_kernel(a, out):
+    sh = cuda.shared.array(TPB, SHARED_REC)
+    loc = cuda.local.array(2, SHARED_REC)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        sh[t] = a[i]
+    cuda.syncthreads()
+    j = cuda.blockIdx.x * TPB + (TPB - 1 - t)
+    if i < a.shape[0] and j < a.shape[0]:
+        loc[0] = sh[TPB - 1 - t]
+        loc[1].x = loc[0].x * 3
+        loc[1].y = loc[0]["y"] - 1
+        out[i] = loc[1].x + loc[1].y
+        a[i] = loc[1]
+
+
+def test_shared_and_local_arrays_of_records():
+    rng = np.random.default_rng(SEED + 3)
+    n = TPB * int(rng.integers(8, 24))
+    a = fill(rng, SHARED_REC, n)
+    ref = a.copy()
+    out = np.full(n, np.nan, np.float32)
+    cuda.jit(shared_local_kernel)[n // TPB, TPB](a, out)
+    partner = (np.arange(n) // TPB) * TPB + (TPB - 1 - np.arange(n) % TPB)
+    px = (ref["x"][partner] * 3).astype(np.float32)
+    py = ref["y"][partner] - 1
+    np.testing.assert_array_equal(out, (px + py).astype(np.float32))
+    np.testing.assert_array_equal(a["x"], px)
+    np.testing.assert_array_equal(a["y"], py)
+
+
+@cuda.jit(device=True)
+def scaled_sum(r, s):
+    return (r.x + r.y) * s
+
+
+@cuda.jit(device=True)
+def bump(r):
+    r.y += 1
+    r["z"] = r.z * 0.5
+
+
+def devfunc_kernel(a, out):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        bump(a[i])
+        out[i] = scaled_sum(a[i], 2.0)
+
+
+def test_records_pass_to_device_functions():
+    rng = np.random.default_rng(SEED + 4)
+    n = int(rng.integers(1000, 3000))
+    a = fill(rng, ALIGNED, n)
+    ref = a.copy()
+    out = np.full(n, np.nan)
+    cuda.jit(devfunc_kernel)[(n + TPB - 1) // TPB, TPB](a, out)
+    np.testing.assert_array_equal(a["y"], ref["y"] + 1)
+    np.testing.assert_array_equal(a["z"], ref["z"] * 0.5)
+    np.testing.assert_allclose(out, (ref["x"].astype(np.float64) + ref["y"] + 1) * 2.0, rtol=1e-7)
+
+
+def scalar_kernel(r, out):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i] = r.x * i + r.inner.w
+    if i == 0:
+        r.y = 41
+        r.inner.p = 3
+
+
+def test_record_scalar_argument_is_copied_in_and_back():
+    rng = np.random.default_rng(SEED + 5)
+    dt = np.dtype([("x", np.float32), ("y", np.int32), ("inner", INNER)])
+    host = fill(rng, dt, 4)
+    ref = host.copy()
+    n = 1000
+    out = np.full(n, np.nan)
+    cuda.jit(scalar_kernel)[(n + TPB - 1) // TPB, TPB](host[2], out)
+    np.testing.assert_allclose(out, ref["x"][2].astype(np.float64) * np.arange(n) + ref["inner"]["w"][2], rtol=1e-7)
+    assert host["y"][2] == 41 and host["inner"]["p"][2] == 3
+    for k in (0, 1, 3):
+        assert host[k].tobytes() == ref[k].tobytes()
+
+
+NB_FIELDS = [("x", np.float32), ("y", np.int32), ("b", np.bool_), ("z", np.float64), ("c", np.complex128),
+             ("v", np.float64, (3,))]
+
+
+def nb_kernel_source(a, out):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        r = a[i]
+        out[i] = r.x * r.y + r["z"] + r.c.imag + r.v[2]
+        r.x = r.z * 2
+        a[i]["y"] = r.y + 1
+        r.b = not r.b
+        r.c = r.c * 2j
+        r.v[0] = r.v[1] * r.y
+
+
+def test_same_kernels_under_numba_cuda():
+    """Differential: numba-cuda runs the same sources on the same inputs."""
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack          # numba-cuda 0.30 on numpy >= 2.5
+    nb = pytest.importorskip("numba.cuda")
+    rng = np.random.default_rng(SEED + 6)
+    n = 2048
+    for dtype, kernel in [(np.dtype(NB_FIELDS, align=True), nb_kernel_source),
+                          (np.dtype(NB_FIELDS), nb_kernel_source), (NESTED, copy_kernel)]:
+        base = fill(rng, dtype, n)
+        ours, theirs = base.copy(), base.copy()
+        two = kernel is copy_kernel   # (src, dst): the output is a second array of records
+        out_ours = fill(rng, dtype, n) if two else np.full(n, np.nan)
+        out_theirs = out_ours.copy()
+        glb = dict(kernel.__globals__, cuda=nb)
+        nb_kernel = type(kernel)(kernel.__code__, glb, kernel.__name__)
+        nb.jit(nb_kernel)[n // TPB, TPB](theirs, out_theirs)
+        cuda.jit(kernel)[n // TPB, TPB](ours, out_ours)
+        if two:
+            assert out_ours.tobytes() == out_theirs.tobytes() == base[::-1].tobytes(), f"seed {SEED}"
+            continue
+        np.testing.assert_allclose(out_ours, out_theirs, rtol=1e-12, err_msg=f"{kernel.__name__} seed {SEED}")
+        assert ours.tobytes() == theirs.tobytes(), f"{kernel.__name__} seed {SEED}"
