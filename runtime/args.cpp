@@ -137,7 +137,8 @@ void readDeviceArray(size_t index, PyObject* obj, const DeviceArray& da, ArgValu
     a.shape[k] = da.shape[k];
     a.strides[k] = da.strides[k];
   }
-  arg->type = arrayArgType(da.dtype, a.ndim, layoutOf(a.shape, a.strides, a.ndim, da.itemsize()));
+  const Layout layout = layoutOf(a.shape, a.strides, a.ndim, da.itemsize());
+  arg->type = da.record ? recordArrayTy(da.record, a.ndim, layout) : arrayArgType(da.dtype, a.ndim, layout);
 }
 
 // The record type of a structured dtype (arrays of records, record scalars);

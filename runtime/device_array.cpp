@@ -66,9 +66,10 @@ Layout layoutOf(const std::vector<int64_t>& shape, const std::vector<int64_t>& s
   return layoutOf(shape.data(), strides.data(), static_cast<int>(shape.size()), itemsize);
 }
 
-DeviceArray DeviceArray::allocate(std::vector<int64_t> shape, Scalar dtype, bool fortran) {
+DeviceArray DeviceArray::allocate(std::vector<int64_t> shape, Scalar dtype, bool fortran, const Type* record) {
   DeviceArray a;
   a.dtype = dtype;
+  a.record = record;
   const int64_t count = elementCount(shape);
   a.strides = fortran ? fStrides(shape, a.itemsize()) : cStrides(shape, a.itemsize());
   a.shape = std::move(shape);
@@ -79,7 +80,9 @@ DeviceArray DeviceArray::allocate(std::vector<int64_t> shape, Scalar dtype, bool
 
 int64_t DeviceArray::size() const { return elementCount(shape); }
 
-const Type* DeviceArray::type() const { return arrayTy(dtype, ndim(), layout()); }
+const Type* DeviceArray::type() const {
+  return record ? recordArrayTy(record, ndim(), layout()) : arrayTy(dtype, ndim(), layout());
+}
 
 }  // namespace cj::rt
 
@@ -135,7 +138,7 @@ bool scalarFromTypestr(std::string_view t, Scalar* out) {
 namespace cj::rt {
 
 DeviceArray DeviceArray::allocateStrided(std::vector<int64_t> shape, std::vector<int64_t> strides,
-                                         Scalar dtype) {
+                                         Scalar dtype, const Type* record) {
   if (strides.size() != shape.size())
     throw ArgumentValueError("strides must have one entry per dimension (" +
                              std::to_string(shape.size()) + "), not " +
@@ -144,6 +147,7 @@ DeviceArray DeviceArray::allocateStrided(std::vector<int64_t> shape, std::vector
     if (s < 0) throw ArgumentValueError("device_array: negative strides are not supported");
   DeviceArray a;
   a.dtype = dtype;
+  a.record = record;
   const int64_t count = elementCount(shape);
   a.shape = std::move(shape);
   a.strides = std::move(strides);

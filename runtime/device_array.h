@@ -32,6 +32,9 @@ struct DeviceArray {
   std::shared_ptr<DeviceBuffer> owner;
   cu::CUdeviceptr data = 0;        // first element (may be inside owner)
   Scalar dtype = Scalar::Float64;
+  // An array of records (a numpy structured dtype): its record type; `dtype`
+  // is then meaningless. The binding keeps the numpy dtype object (runtime_py).
+  const Type* record = nullptr;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;    // bytes
   // The stream bound with bind(stream) / created with stream= (numba's
@@ -41,19 +44,20 @@ struct DeviceArray {
   std::shared_ptr<void> bound;
 
   // A fresh allocation (C order unless `fortran`).
-  static DeviceArray allocate(std::vector<int64_t> shape, Scalar dtype, bool fortran = false);
+  static DeviceArray allocate(std::vector<int64_t> shape, Scalar dtype, bool fortran = false,
+                              const Type* record = nullptr);
   // A fresh allocation with explicit (non-negative) byte strides: as many
   // bytes as the strides reach.
   static DeviceArray allocateStrided(std::vector<int64_t> shape, std::vector<int64_t> strides,
-                                     Scalar dtype);
+                                     Scalar dtype, const Type* record = nullptr);
 
   int ndim() const { return static_cast<int>(shape.size()); }
-  int itemsize() const { return scalarByteSize(dtype); }
+  int itemsize() const { return record ? static_cast<int>(record->size) : scalarByteSize(dtype); }
   int64_t size() const;
   int64_t nbytes() const { return size() * itemsize(); }
   Layout layout() const { return layoutOf(shape, strides, itemsize()); }
   bool contiguous() const { return layout() != Layout::A; }
-  // The array's type as a kernel argument: array(dtype, ndim, layout).
+  // The array's type as a kernel argument: array(dtype, ndim, layout) (of records: its record).
   const Type* type() const;
   // Byte range [lo, hi) the view touches, relative to `data` (lo <= 0).
   void span(int64_t* lo, int64_t* hi) const;

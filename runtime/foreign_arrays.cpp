@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "bytecode/record_dtype.h"
 #include "runtime/arg_types.h"
 #include "runtime/args.h"
 #include "runtime/device_array.h"
@@ -88,10 +89,27 @@ int readInts(size_t index, PyObject* obj, PyObject* seq, int64_t* out, const cha
   return static_cast<int>(n);
 }
 
-void setArrayType(ArgValue* arg, Scalar dtype) {
-  const int itemsize = scalarByteSize(dtype);
-  arg->type = arrayArgType(dtype, arg->array.ndim,
-                           layoutOf(arg->array.shape, arg->array.strides, arg->array.ndim, itemsize));
+void setArrayType(ArgValue* arg, Scalar dtype, const Type* record = nullptr) {
+  const int itemsize = record ? static_cast<int>(record->size) : scalarByteSize(dtype);
+  const Layout layout = layoutOf(arg->array.shape, arg->array.strides, arg->array.ndim, itemsize);
+  arg->type = record ? recordArrayTy(record, arg->array.ndim, layout) : arrayArgType(dtype, arg->array.ndim, layout);
+}
+
+// The record of a __cuda_array_interface__ of void items ("|V24") from its
+// descr (numpy's field list, which numba's and cudajit's device arrays of
+// records give); nullptr when it has none or is not one.
+const Type* caiRecord(size_t index, PyObject* obj, PyObject* cai, const char* typestr) {
+  if (typestr[0] == '\0' || typestr[1] != 'V') return nullptr;
+  PyObject* descr = PyDict_GetItemString(cai, "descr");
+  if (!descr) return nullptr;
+  py::object dt = py::module_::import("numpy").attr("dtype")(py::reinterpret_borrow<py::object>(descr));
+  if (!bytecode::isStructuredDtype(dt.ptr())) return nullptr;
+  std::string why;
+  const Type* rec = bytecode::recordFromDtype(dt.ptr(), &why);
+  if (!rec) argumentError(index, obj, "its structured dtype has no cudajit record type: " + why);
+  if (std::to_string(rec->size) != std::string(typestr + 2))
+    argumentError(index, obj, std::string("its typestr '") + typestr + "' and descr disagree on the item size");
+  return rec;
 }
 
 // Small identity-keyed caches of dtype objects (kept alive) -> scalar.
@@ -178,12 +196,13 @@ void readCai(size_t index, PyObject* obj, PyObject* cai, ArgValue* arg,
   }
   const char* ts = PyUnicode_AsUTF8(typestr);
   if (!ts) throw py::error_already_set();
-  Scalar dtype;
-  if (!scalarFromTypestr(ts, &dtype))
+  Scalar dtype = Scalar::UInt8;
+  const Type* record = caiRecord(index, obj, cai, ts);
+  if (!record && !scalarFromTypestr(ts, &dtype))
     argumentError(index, obj, std::string("its dtype '") + ts + "' has no cudajit type (or is "
                               "not native-endian)");
   arg->array.ndim = readInts(index, obj, shape, arg->array.shape, "shape");
-  const int itemsize = scalarByteSize(dtype);
+  const int itemsize = record ? static_cast<int>(record->size) : scalarByteSize(dtype);
   // A shape from another library is checked before any arithmetic on it:
   // negative extents and byte sizes past int64 are refused, not wrapped.
   int64_t bytes = itemsize;
@@ -218,7 +237,7 @@ void readCai(size_t index, PyObject* obj, PyObject* cai, ArgValue* arg,
     producer_streams->push_back(reinterpret_cast<cu::CUstream>(static_cast<uintptr_t>(handle)));
   }
   if (PyErr_Occurred()) throw py::error_already_set();
-  setArrayType(arg, dtype);
+  setArrayType(arg, dtype, record);
 }
 
 // ---- DLPack (the stable ABI of dlpack.h, v0.x "dltensor" capsules) ----------

@@ -20,6 +20,9 @@ std::string fieldAddress(FunctionEmitter& fe, const ir::Instr* rec, int k) {
   return fe.emit("getelementptr inbounds i8, i8* " + fe.val(rec) + ", i64 " + std::to_string(offset));
 }
 
+// What the accesses of a record's bytes as a whole may assume.
+int64_t recordAlign(const Type* rec) { return rec->aligned ? rec->align : 1; }
+
 int64_t fieldAlign(const Type* rec, int k) {
   if (!rec->aligned) return 1;
   const int64_t offset = rec->shape.at(static_cast<size_t>(k));
@@ -73,7 +76,7 @@ void lowerSet(FunctionEmitter& fe, const ir::Instr& in) {
   const Type* field = rec->type->elems[static_cast<size_t>(k)];
   std::string p = fieldAddress(fe, rec, k);
   if (isRecord(field)) {
-    copyBytes(fe, p, fe.val(value), field->size, fieldAlign(rec->type, k));
+    copyBytes(fe, p, fe.val(value), field->size, std::min(fieldAlign(rec->type, k), recordAlign(value->type)));
     return;
   }
   if (!field->isScalar() || value->type != field)
@@ -95,7 +98,8 @@ void lowerRecordOp(FunctionEmitter& fe, const ir::Instr& in) {
     case Op::RecordGet: return lowerGet(fe, in);
     case Op::RecordSet: return lowerSet(fe, in);
     case Op::RecordCopy:
-      copyBytes(fe, fe.val(in.operands[0]), fe.val(in.operands[1]), rec->size, rec->aligned ? rec->align : 1);
+      copyBytes(fe, fe.val(in.operands[0]), fe.val(in.operands[1]), rec->size,
+                std::min(recordAlign(rec), recordAlign(in.operands[1]->type)));
       return;
     default: fe.fail(in, std::string(ir::opName(in.op)), "not a record operation");
   }

@@ -242,8 +242,26 @@ const Type* recordFieldValueType(const Type* r, int k) {
   return f;
 }
 
+namespace {
+bool sameFieldType(const Type* a, const Type* b) {
+  if (a == b) return true;
+  if (isRecord(a) || isRecord(b)) return sameRecordLayout(a, b);
+  if (isNestedArray(a) && isNestedArray(b))
+    return a->shape == b->shape && a->scalar == b->scalar &&
+           (a->record == b->record || (a->record && b->record && sameRecordLayout(a->record, b->record)));
+  return false;
+}
+}  // namespace
+
+// The bytes mean the same (names, offsets, field types, size): numpy's
+// aligned flag and alignment may differ (a dtype rebuilt from its descr, as
+// __cuda_array_interface__ carries it, is never "aligned").
 bool sameRecordLayout(const Type* a, const Type* b) {
-  return isRecord(a) && isRecord(b) && recordInSpace(a, MemSpace::Global) == recordInSpace(b, MemSpace::Global);
+  if (!isRecord(a) || !isRecord(b)) return false;
+  if (a->size != b->size || a->fields != b->fields || a->shape != b->shape) return false;
+  for (size_t k = 0; k < a->elems.size(); ++k)
+    if (!sameFieldType(a->elems[k], b->elems[k])) return false;
+  return true;
 }
 
 std::string recordFieldNames(const Type* r) {

@@ -171,7 +171,8 @@ RecordField recordField(const Type* record, int k);
 // space (a reference into r's bytes); a nested array field's C-contiguous
 // array view in r's space.
 const Type* recordFieldValueType(const Type* record, int k);
-// Records of one layout (the same fields, size and alignment) in any space.
+// Records whose bytes mean the same (field names, offsets and types, size)
+// in any space, whatever numpy's aligned flag and alignment say.
 bool sameRecordLayout(const Type* a, const Type* b);
 // "x, y, v" (for messages: which fields there are).
 std::string recordFieldNames(const Type* record);

@@ -42,7 +42,7 @@ bool fOnly(const DeviceArray& a) {
 
 // A host array with the device array's shape, dtype and (C or F) layout.
 py::array emptyHostLike(const DeviceArray& a) {
-  return numpy().attr("empty")(toTuple(a.shape), dtypeOf(a.dtype),
+  return numpy().attr("empty")(toTuple(a.shape), dtypeOf(a),
                                py::arg("order") = fOnly(a) ? "F" : "C");
 }
 
@@ -92,7 +92,14 @@ DeviceArray fromCudaArrayInterface(const py::dict& desc, const py::object& owner
   DeviceArray a;
   a.shape = shapeFrom(desc["shape"]);
   const std::string typestr = desc["typestr"].cast<std::string>();
-  if (!cj::rt::scalarFromTypestr(typestr, &a.dtype))
+  if (typestr.size() > 1 && typestr[1] == 'V' && desc.contains("descr")) {   // records: the fields are in descr
+    const Element e = elementFromDtype(desc["descr"]);
+    a.dtype = e.scalar;
+    a.record = e.record;
+    if (!a.record || a.itemsize() != std::stoi(typestr.substr(2)))
+      throw ArgumentTypeError("cudajit has no device type for typestr '" + typestr + "' with descr " +
+                              py::str(desc["descr"]).cast<std::string>());
+  } else if (!cj::rt::scalarFromTypestr(typestr, &a.dtype))
     throw ArgumentTypeError("cudajit has no device type for typestr '" + typestr + "'");
   if (desc.contains("strides") && !desc["strides"].is_none()) {
     a.strides = shapeFrom(desc["strides"]);
@@ -148,8 +155,8 @@ py::array copyToHost(const DeviceArray& a, py::object out, const py::object& str
   if (isDense(a)) {
     py::array host = out.is_none() ? emptyHostLike(a) : py::array(out);
     if (!out.is_none()) {
-      if (!host.dtype().equal(py::dtype(dtypeOf(a.dtype))))
-        throw py::type_error("incompatible dtype: " + py::str(dtypeOf(a.dtype)).cast<std::string>() +
+      if (!host.dtype().equal(py::dtype(dtypeOf(a))))
+        throw py::type_error("incompatible dtype: " + py::str(dtypeOf(a)).cast<std::string>() +
                              " vs. " + py::str(host.dtype()).cast<std::string>());
       requireSameShape(a.shape, hostShape(host));
       const bool host_f = (host.flags() & py::array::f_style) && !(host.flags() & py::array::c_style);
@@ -175,7 +182,7 @@ py::array copyToHost(const DeviceArray& a, py::object out, const py::object& str
     cj::rt::copyDeviceToHostAsync(dst, a.data + lo, hi - lo, s.handle);
     cj::rt::synchronizeStream(s.handle);
   }
-  py::object view = numpy().attr("ndarray")(toTuple(a.shape), dtypeOf(a.dtype),
+  py::object view = numpy().attr("ndarray")(toTuple(a.shape), dtypeOf(a),
                                             py::arg("buffer") = bytes, py::arg("offset") = -lo,
                                             py::arg("strides") = toTuple(a.strides));
   py::array dense = view.attr("copy")();
@@ -187,7 +194,7 @@ py::array copyToHost(const DeviceArray& a, py::object out, const py::object& str
 
 // Host data as a dense array of `a`'s dtype and layout.
 py::array hostLike(const DeviceArray& a, const py::handle& src) {
-  py::array host = numpy().attr("asarray")(src, dtypeOf(a.dtype));
+  py::array host = numpy().attr("asarray")(src, dtypeOf(a));
   return numpy().attr(fOnly(a) ? "asfortranarray" : "ascontiguousarray")(host);
 }
 
@@ -200,9 +207,9 @@ void copyToDevice(DeviceArray& a, const py::handle& src, const py::object& strea
   if (deviceSource(src, &other)) {
     if (other.size() == 0 && a.size() == 0) return;
     requireSameShape(a.shape, other.shape);
-    if (other.dtype != a.dtype)
-      throw py::type_error("incompatible dtype: " + py::str(dtypeOf(a.dtype)).cast<std::string>() +
-                           " vs. " + py::str(dtypeOf(other.dtype)).cast<std::string>());
+    if (other.dtype != a.dtype || other.record != a.record)
+      throw py::type_error("incompatible dtype: " + py::str(dtypeOf(a)).cast<std::string>() +
+                           " vs. " + py::str(dtypeOf(other)).cast<std::string>());
     if (!isDense(other) || (squeezed(a.shape).size() > 1 && fOnly(other) != fOnly(a)))
       throw ArgumentValueError("copy_to_device: the source must be contiguous with the "
                                "destination's layout");
@@ -227,7 +234,8 @@ DeviceArray fromHost(const py::handle& obj, const py::object& stream, bool copy)
   const bool f_only = (host.flags() & py::array::f_style) && !(host.flags() & py::array::c_style);
   if (!f_only && !(host.flags() & py::array::c_style))
     host = numpy().attr("ascontiguousarray")(host);
-  DeviceArray a = DeviceArray::allocate(hostShape(host), scalarFromDtype(host.dtype()), f_only);
+  const Element e = elementFromDtype(host.dtype());
+  DeviceArray a = DeviceArray::allocate(hostShape(host), e.scalar, f_only, e.record);
   if (streamGiven(stream)) {
     a.stream = streamHandle(stream);
     a.bound = keepAlive(stream);
@@ -266,6 +274,7 @@ DeviceArray viewOf(const DeviceArray& a, const py::handle& key, bool* element) {
   DeviceArray v;
   v.owner = a.owner;
   v.dtype = a.dtype;
+  v.record = a.record;
   v.stream = a.stream;
   v.bound = a.bound;
   int64_t offset = 0;
@@ -305,7 +314,7 @@ DeviceArray viewOf(const DeviceArray& a, const py::handle& key, bool* element) {
 
 py::object readElement(const DeviceArray& v, const py::object& stream) {
   const StreamChoice s = chooseStream(v, stream);
-  py::array host = numpy().attr("empty")(1, dtypeOf(v.dtype));
+  py::array host = numpy().attr("empty")(1, dtypeOf(v));
   {
     void* dst = host.mutable_data();
     py::gil_scoped_release no_gil;
@@ -408,7 +417,9 @@ DeviceArray squeezedView(const DeviceArray& a, const py::object& axis) {
 // The same bytes read as another dtype (numba's DeviceNDArray.view).
 DeviceArray viewAs(const DeviceArray& a, const py::handle& dtype) {
   DeviceArray v = a;
-  v.dtype = scalarFromDtype(dtype);
+  const Element e = elementFromDtype(dtype);
+  v.dtype = e.scalar;
+  v.record = e.record;
   const int old_size = a.itemsize(), new_size = v.itemsize();
   if (old_size == new_size) return v;
   if (a.ndim() == 0) throw ArgumentValueError("a 0-d array cannot be viewed as a dtype of another size");
@@ -495,7 +506,7 @@ void setItem(DeviceArray& a, const py::handle& key, const py::handle& value, con
   DeviceArray rhs;
   if (deviceSource(value, &rhs)) {
     DeviceArray wide = broadcastTo(rhs, lhs);
-    const bool same_layout = isDense(lhs) && isDense(rhs) && rhs.dtype == lhs.dtype &&
+    const bool same_layout = isDense(lhs) && isDense(rhs) && rhs.dtype == lhs.dtype && rhs.record == lhs.record &&
                              wide.strides == lhs.strides;
     if (same_layout) {
       py::gil_scoped_release no_gil;
@@ -507,7 +518,7 @@ void setItem(DeviceArray& a, const py::handle& key, const py::handle& value, con
     finish(s);
     return;
   }
-  py::array host = numpy().attr("asarray")(value, dtypeOf(lhs.dtype));
+  py::array host = numpy().attr("asarray")(value, dtypeOf(lhs));
   if (host.ndim() > lhs.ndim())
     throw ArgumentValueError("Can't assign " + std::to_string(host.ndim()) + "-D array to " +
                              std::to_string(lhs.ndim()) + "-D self");
@@ -530,7 +541,7 @@ void setItem(DeviceArray& a, const py::handle& key, const py::handle& value, con
   // A strided destination: the value goes to the device as it is (small,
   // before broadcasting), then the kernel spreads it.
   host = numpy().attr("ascontiguousarray")(host);
-  DeviceArray small = DeviceArray::allocate(hostShape(host), lhs.dtype);
+  DeviceArray small = DeviceArray::allocate(hostShape(host), lhs.dtype, false, lhs.record);
   cj::rt::copyHostToDevice(small.data, host.data(), small.nbytes());
   assignByKernel(lhs, broadcastTo(small, lhs), s);
   // `small` is freed on return: wait for the kernel that reads it.
@@ -544,7 +555,13 @@ py::dict cudaArrayInterface(const DeviceArray& a) {
   py::dict d;
   d["shape"] = toTuple(a.shape);
   d["strides"] = a.layout() == cj::Layout::C ? py::object(py::none()) : py::object(toTuple(a.strides));
-  d["typestr"] = cj::rt::numpyTypestr(a.dtype);
+  if (a.record) {   // records: numpy's typestr of void items and the fields in descr
+    py::object dt = dtypeOf(a);
+    d["typestr"] = dt.attr("str");
+    d["descr"] = dt.attr("descr");
+  } else {
+    d["typestr"] = cj::rt::numpyTypestr(a.dtype);
+  }
   d["data"] = py::make_tuple(py::int_(static_cast<unsigned long long>(a.data)), false);
   d["version"] = 3;
   // Work queued on the bound stream may still write the array; consumers
@@ -564,10 +581,11 @@ void bindDeviceArray(py::module_& m) {
                  const std::string& order, const py::object& strides, const py::object& stream) {
             if (order != "C" && order != "F")
               throw ArgumentValueError("order must be 'C' or 'F'");
+            const Element e = elementFromDtype(dtype);
             DeviceArray a = strides.is_none()
-                                ? DeviceArray::allocate(shapeFrom(shape), scalarFromDtype(dtype), order == "F")
-                                : DeviceArray::allocateStrided(shapeFrom(shape), shapeFrom(strides),
-                                                               scalarFromDtype(dtype));
+                                ? DeviceArray::allocate(shapeFrom(shape), e.scalar, order == "F", e.record)
+                                : DeviceArray::allocateStrided(shapeFrom(shape), shapeFrom(strides), e.scalar,
+                                                               e.record);
             if (streamGiven(stream)) {
               a.stream = streamHandle(stream);
               a.bound = keepAlive(stream);
@@ -586,7 +604,7 @@ void bindDeviceArray(py::module_& m) {
                   "kept alive with it. sync: wait for the interface's stream first.")
       .defReadonly("shape", [](const DeviceArray& a) { return toTuple(a.shape); })
       .defReadonly("strides", [](const DeviceArray& a) { return toTuple(a.strides); })
-      .defReadonly("dtype", [](const DeviceArray& a) { return dtypeOf(a.dtype); })
+      .defReadonly("dtype", [](const DeviceArray& a) { return dtypeOf(a); })
       .defReadonly("ndim", &DeviceArray::ndim)
       .defReadonly("size", &DeviceArray::size)
       .defReadonly("nbytes", &DeviceArray::nbytes)
@@ -683,7 +701,7 @@ void bindDeviceArray(py::module_& m) {
       })
       .def("__repr__", [](const DeviceArray& a) {
         return "<cudajit.DeviceNDArray shape=" + py::repr(toTuple(a.shape)).cast<std::string>() +
-               " dtype=" + std::string(cj::scalarNumbaName(a.dtype)) + ">";
+               " dtype=" + (a.record ? py::str(dtypeOf(a)).cast<std::string>() : std::string(cj::scalarNumbaName(a.dtype))) + ">";
       });
   cls.ptr().attr("__cuda_memory__") = true;   // numba's marker of device memory objects
   cls.ptr().attr("__cuda_ndarray__") = true;

@@ -1,3 +1,6 @@
+#include <unordered_map>
+
+#include "bytecode/record_dtype.h"
 #include "python/src/runtime_py.h"
 
 #include "runtime/args.h"
@@ -28,6 +31,34 @@ Scalar scalarFromDtype(const py::handle& dtype_like) {
 }
 
 py::object dtypeOf(Scalar s) { return numpy().attr("dtype")(rt::numpyTypestr(s)); }
+
+namespace {
+// Record type -> the numpy dtype it came from (records are interned, so one
+// entry per layout). The references are never released: the process's types
+// live as long.
+std::unordered_map<const Type*, PyObject*>& recordDtypes() {
+  static std::unordered_map<const Type*, PyObject*> table;
+  return table;
+}
+}  // namespace
+
+Element elementFromDtype(const py::handle& dtype_like) {
+  py::object dt = numpy().attr("dtype")(dtype_like);
+  if (!bytecode::isStructuredDtype(dt.ptr())) return {scalarFromDtype(dt), nullptr};
+  std::string why;
+  const Type* rec = bytecode::recordFromDtype(dt.ptr(), &why);
+  if (!rec) throw rt::ArgumentTypeError("cudajit has no device type for dtype " + py::str(dt).cast<std::string>() + ": " + why);
+  auto& table = recordDtypes();
+  if (!table.count(rec)) table[rec] = dt.release().ptr();
+  return {Scalar::UInt8, rec};
+}
+
+py::object dtypeOf(const rt::DeviceArray& a) {
+  if (!a.record) return dtypeOf(a.dtype);
+  auto it = recordDtypes().find(a.record);
+  if (it == recordDtypes().end()) throw rt::ArgumentTypeError("a device array of records whose numpy dtype is unknown");
+  return py::reinterpret_borrow<py::object>(it->second);
+}
 
 std::vector<int64_t> shapeFrom(const py::handle& shape) {
   if (PyIndex_Check(shape.ptr())) return {indexValue(shape)};

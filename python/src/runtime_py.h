@@ -21,6 +21,16 @@ py::module_ numpy();
 long long indexValue(const py::handle& v);
 Scalar scalarFromDtype(const py::handle& dtype_like);   // ArgumentTypeError if cudajit has none
 py::object dtypeOf(Scalar s);
+// A device array's item type from a numpy dtype (anything numpy.dtype
+// accepts): a scalar, or a record for a structured dtype (its numpy dtype
+// kept for dtypeOf). ArgumentTypeError naming the field a record cannot hold.
+struct Element {
+  Scalar scalar = Scalar::UInt8;
+  const Type* record = nullptr;
+};
+Element elementFromDtype(const py::handle& dtype_like);
+// The numpy dtype of a device array's items (a structured one for records).
+py::object dtypeOf(const rt::DeviceArray& a);
 // An int or an iterable of ints (numba's shape / strides arguments).
 std::vector<int64_t> shapeFrom(const py::handle& shape);
 py::tuple toTuple(const std::vector<int64_t>& v);
