@@ -138,6 +138,10 @@ void readDeviceArray(size_t index, PyObject* obj, const DeviceArray& da, ArgValu
     a.strides[k] = da.strides[k];
   }
   const Layout layout = layoutOf(a.shape, a.strides, a.ndim, da.itemsize());
+  if (da.record_scalar) {   // numba's DeviceRecord: the kernel gets the record (its address)
+    arg->type = da.record;
+    return;
+  }
   arg->type = da.record ? recordArrayTy(da.record, a.ndim, layout) : arrayArgType(da.dtype, a.ndim, layout);
 }
 

@@ -35,6 +35,9 @@ struct DeviceArray {
   // An array of records (a numpy structured dtype): its record type; `dtype`
   // is then meaningless. The binding keeps the numpy dtype object (runtime_py).
   const Type* record = nullptr;
+  // numba's DeviceRecord: the one record of to_device(a numpy.void), a 0-d
+  // array that kernels receive as the record itself (not a 0-d array).
+  bool record_scalar = false;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;    // bytes
   // The stream bound with bind(stream) / created with stream= (numba's

@@ -444,3 +444,64 @@ def test_structured_numpy_arrays_and_record_scalars_travel_and_come_back(run_pyt
     assert "Record( Record(" in out
     assert "error: argument 1 of type 'numpy.ndarray' cannot be passed to a kernel" in out
     assert "field 's'" in out
+
+
+def test_device_arrays_and_device_records_of_structured_dtypes(run_python, mock_driver):
+    out = mock_run(run_python, mock_driver, """
+        dt = np.dtype([("x", np.float32), ("y", np.int32), ("v", np.float64, (2,))], align=True)
+        rng = np.random.default_rng(11)
+        a = np.zeros(5, dt)
+        a["x"], a["y"], a["v"] = rng.random(5), rng.integers(0, 9, 5), rng.random((5, 2))
+        d = cuda.to_device(a)
+        assert d.dtype == dt and d.shape == (5,) and d.strides == (24,) and d.nbytes == 120
+        assert d.copy_to_host().tobytes() == a.tobytes()
+        assert d[1:4].copy_to_host().tobytes() == a[1:4].tobytes()
+        assert cuda.device_array(4, dt).dtype == dt and cuda.device_array_like(a).dtype == dt
+        cai = d.__cuda_array_interface__
+        assert cai["typestr"] == "|V24" and cai["descr"] == dt.descr
+        assert cuda.from_cuda_array_interface(cai, owner=d).copy_to_host().tobytes() == a.tobytes()
+
+        @cuda.jit
+        def k(src, dst):
+            i = cuda.grid(1)
+            if i < src.shape[0]:
+                dst[i] = src[i]
+
+        class Foreign:   # another library's array of records: its interface (with descr)
+            def __init__(self, d): self.d = d
+            @property
+            def __cuda_array_interface__(self): return self.d.__cuda_array_interface__
+
+        install(lambda params: None)
+        e = cuda.device_array(5, dt)
+        k[1, 32](d, e)
+        k[1, 32](Foreign(d), e)   # descr loses numpy's aligned flag: the same bytes still copy
+        sigs = [s for s in k.signatures]
+        print("sigs", len(sigs), all(t.startswith("Record(") and t.endswith("[::1]") for s in sigs for t in s))
+
+        rec = cuda.to_device(a[2])          # numba's DeviceRecord: kernels get the record
+        print(repr(rec))
+
+        @cuda.jit
+        def r(rec, out):
+            out[0] = rec.x
+
+        def play(params):
+            p = param(params, 0, "Q")
+            view(p, (), (), dt)["x"] = 42.0    # the kernel's record write, by hand
+        install(play)
+        r[1, 1](rec, np.zeros(1, np.float32))
+        print("record sig", list(r.signatures)[0][0].startswith("Record(x[type=float32"))
+        v = a[4]
+        rec.copy_to_host(v)                  # into a numpy.void: a's item changes
+        print("copied", a["x"][4], a["y"][4] == a["y"][2])
+        try:
+            cuda.to_device(np.zeros(2, [("s", "U2")]))
+        except TypeError as ex:
+            print("error:", ex)
+    """)
+    assert "sigs 2 True" in out
+    assert "<cudajit.DeviceRecord dtype=" in out
+    assert "record sig True" in out
+    assert "copied 42.0 True" in out
+    assert "error: cudajit has no device type for dtype" in out and "field 's'" in out

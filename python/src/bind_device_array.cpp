@@ -150,6 +150,22 @@ bool deviceSource(const py::handle& obj, DeviceArray* out) {
 
 // ---- copies ------------------------------------------------------------------
 
+py::array copyToHost(const DeviceArray& a, py::object out, const py::object& stream);
+
+// A DeviceRecord's copy_to_host: the 0-d host array of its record, also
+// written field by field into `out` when that is a numpy.void (which may view
+// a host array).
+py::object copyRecordToHost(const DeviceArray& a, const py::object& out, const py::object& stream) {
+  if (out.is_none() || py::isinstance<py::array>(out)) return copyToHost(a, out, stream);
+  py::array host = copyToHost(a, py::none(), stream);
+  if (!a.bound && !streamGiven(stream)) {   // synchronous: the bytes are here
+    for (auto name : dtypeOf(a).attr("names")) out[name] = host[name];
+  } else {
+    throw ArgumentValueError("copy_to_host into a numpy.void is synchronous only: pass no stream");
+  }
+  return out;
+}
+
 py::array copyToHost(const DeviceArray& a, py::object out, const py::object& stream) {
   const StreamChoice s = chooseStream(a, stream);
   if (isDense(a)) {
@@ -236,6 +252,8 @@ DeviceArray fromHost(const py::handle& obj, const py::object& stream, bool copy)
     host = numpy().attr("ascontiguousarray")(host);
   const Element e = elementFromDtype(host.dtype());
   DeviceArray a = DeviceArray::allocate(hostShape(host), e.scalar, f_only, e.record);
+  // A record scalar (numpy.void of a structured dtype): numba's DeviceRecord.
+  a.record_scalar = e.record && py::isinstance(obj, numpy().attr("void"));
   if (streamGiven(stream)) {
     a.stream = streamHandle(stream);
     a.bound = keepAlive(stream);
@@ -637,7 +655,10 @@ void bindDeviceArray(py::module_& m) {
       .def("is_f_contiguous", [](const DeviceArray& a) {
         return cj::rt::isContiguous(a.shape, a.strides, a.itemsize(), /*c_order=*/false);
       })
-      .def("copy_to_host", &copyToHost, py::arg("ary") = py::none(), py::arg("stream") = 0,
+      .def("copy_to_host", [](const DeviceArray& a, py::object ary, const py::object& stream) -> py::object {
+        if (a.record_scalar) return copyRecordToHost(a, ary, stream);
+        return copyToHost(a, std::move(ary), stream);
+      }, py::arg("ary") = py::none(), py::arg("stream") = 0,
            "Copies to a new (or the given) numpy array and returns it; asynchronous on a stream.")
       .def("copy_to_device", &copyToDevice, py::arg("ary"), py::arg("stream") = 0,
            "Copies a host array (or a device array of the same shape) into this one.")
@@ -700,6 +721,7 @@ void bindDeviceArray(py::module_& m) {
         return a.shape[0];
       })
       .def("__repr__", [](const DeviceArray& a) {
+        if (a.record_scalar) return "<cudajit.DeviceRecord dtype=" + py::str(dtypeOf(a)).cast<std::string>() + ">";
         return "<cudajit.DeviceNDArray shape=" + py::repr(toTuple(a.shape)).cast<std::string>() +
                " dtype=" + (a.record ? py::str(dtypeOf(a)).cast<std::string>() : std::string(cj::scalarNumbaName(a.dtype))) + ">";
       });

@@ -218,6 +218,33 @@ def test_record_scalar_argument_is_copied_in_and_back():
         assert host[k].tobytes() == ref[k].tobytes()
 
 
+def test_device_arrays_of_records():
+    """cuda.to_device of a structured array, and numba's DeviceRecord (to_device
+    of one record): the same kernels, the results read back with copy_to_host."""
+    rng = np.random.default_rng(SEED + 7)
+    n = int(rng.integers(1000, 3000))
+    a = fill(rng, ALIGNED, n)
+    d = cuda.to_device(a)
+    out = cuda.to_device(np.full(n, np.nan))
+    cuda.jit(fields_kernel)[(n + TPB - 1) // TPB, TPB](d, out)
+    got = d.copy_to_host()
+    np.testing.assert_array_equal(got["x"], (a["z"] * 2).astype(np.float32))
+    np.testing.assert_array_equal(got["q"], -a["q"])
+    np.testing.assert_array_equal(got["b"], ~a["b"])
+    assert np.isfinite(out.copy_to_host()).all()
+
+    dt = np.dtype([("x", np.float32), ("y", np.int32), ("inner", INNER)])
+    host = fill(rng, dt, 3)
+    ref = host.copy()
+    rec = cuda.to_device(host[1])
+    res = np.full(64, np.nan)
+    cuda.jit(scalar_kernel)[1, 64](rec, res)
+    np.testing.assert_allclose(res, ref["x"][1].astype(np.float64) * np.arange(64) + ref["inner"]["w"][1], rtol=1e-7)
+    back = rec.copy_to_host()
+    assert back["y"] == 41 and back["inner"]["p"] == 3 and back["x"] == ref["x"][1]
+    assert host.tobytes() == ref.tobytes()   # a DeviceRecord is a copy: the host is untouched
+
+
 NB_FIELDS = [("x", np.float32), ("y", np.int32), ("b", np.bool_), ("z", np.float64), ("c", np.complex128),
              ("v", np.float64, (3,))]
 
