@@ -163,9 +163,9 @@ def split_signature(text: str) -> list[str]:
     """'float32, float32[:, ::1], UniTuple(int64, 2)' -> three type strings."""
     out, depth, cur = [], 0, ""
     for ch in text.strip():
-        if ch in "[(":
+        if ch in "[({":   # braces: a record's IR text (record{x: f32 @0, ...})
             depth += 1
-        elif ch in "])":
+        elif ch in "])}":
             depth -= 1
         if ch == "," and depth == 0:
             out.append(cur.strip())

@@ -392,6 +392,27 @@ def k_vector_type(x):
     x[0] = v.x + v.w + cuda.float3(v.y, v.z, u.w).z
 
 
+REC_DTYPE = np.dtype([("x", np.float32), ("y", np.int32), ("v", np.float64, (3,)),
+                      ("inner", [("p", np.int16), ("q", np.complex64)])], align=True)
+REC_ARRAY = f"array({cuda._core.record_type(REC_DTYPE)}, 1d, C)"
+
+
+def k_records(a, b, out):
+    i = cuda.grid(1)
+    loc = cuda.local.array(2, REC_DTYPE)
+    sh = cuda.shared.array(32, REC_DTYPE)
+    if i < a.shape[0]:
+        r = a[i]
+        out[i] = r.x + r["y"] + r.v[1] + a[i].inner.p
+        r.x = 2.5
+        a[i]["y"] = 7
+        r.v[2] = r.v[0]
+        r.inner.q = 1j
+        b[i] = a[i]
+        loc[0] = a[i]
+        sh[cuda.threadIdx.x] = loc[0]
+
+
 SUPPORTED = [
     ("vector types", k_vector_type, "void(float32[::1])", False),
     ("cuda.bf16 arithmetic, math and exact conversions", k_bf16,
@@ -461,6 +482,7 @@ SUPPORTED = [
     *[(f"np.{n}", NP1[n], "(int32)", True) for n in NP_INT_UNARY],
     *[(f"np.{n}", NP2[n], "(int64, int64)", True) for n in NP_INT_BINARY],
     ("None argument", k_none_argument, "void(float32[::1], none)", False),
+    ("records (structured dtypes)", k_records, f"void({REC_ARRAY}, {REC_ARRAY}, float64[::1])", False),
 ]
 
 
@@ -569,9 +591,25 @@ def k_pointer(p, x):
     x[0] = p[0]
 
 
+STRING_REC = np.dtype([("x", np.float32), ("label", "U4")])
+
+
+def k_string_field(x):
+    a = cuda.local.array(2, STRING_REC)
+    x[0] = a[0].x
+
+
+def k_atomic_on_records(a):
+    cuda.atomic.add(a, 0, 1)
+
+
 UNSUPPORTED = [
     ("literal_unroll over elements that do not unify", k_literal_unroll_mixed, "void(float64[::1])",
      r"iterating over tuple\(array\(f64, 1d, C\), f64\) is not supported: its elements have different types"),
+    ("string field in a record", k_string_field, "void(float32[::1])",
+     r"field 'label' has dtype <U4, which a record in a kernel cannot hold"),
+    ("array operations on arrays of records", k_atomic_on_records, f"void({REC_ARRAY})",
+     r"cudajit\.atomic\.add\(\) does not take arrays of records"),
     ("local.array of tuples", k_tuple_dtype, "void(int32[::1])",
      r"dtype must be a numpy scalar type"),
     ("global device array", k_global_device_array, "void(float32[::1])",
