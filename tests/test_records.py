@@ -505,3 +505,74 @@ def test_device_arrays_and_device_records_of_structured_dtypes(run_python, mock_
     assert "record sig True" in out
     assert "copied 42.0 True" in out
     assert "error: cudajit has no device type for dtype" in out and "field 's'" in out
+
+
+# ---------------------------------------------------------------------------
+# 6. Against numba-cuda on the CPU (its compile_ptx needs no GPU)
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def numba_cuda():
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack          # numba-cuda 0.30 on numpy >= 2.5
+    return pytest.importorskip("numba.cuda")
+
+
+EVERY_KIND_ALIGNED = np.dtype([(n, EVERY_KIND.fields[n][0]) for n in EVERY_KIND.names], align=True)
+
+
+def r_sum(r):
+    return r.x + r.y
+
+
+def r_mixed(r):
+    return r.z * r.y + r.b
+
+
+def r_item(r):
+    return r["x"] * 2
+
+
+def n_nested(r):
+    return r.inner.p + r.v[1]
+
+
+def n_complex(r):
+    return r.inner.q * r.id
+
+
+def n_matrix(r):
+    return r.m[1, 0] - r.pts[1].p
+
+
+def e_small(r):
+    return r.f1 + r.f5 + r.f9
+
+
+def e_wide(r):
+    return r.f4 * r.f8 + r.f13
+
+
+@pytest.mark.parametrize("fn,dtype", [(r_sum, PACKED), (r_sum, ALIGNED), (r_mixed, ALIGNED), (r_item, PACKED),
+                                      (n_nested, NESTED), (n_complex, NESTED), (n_matrix, NESTED),
+                                      (e_small, EVERY_KIND_ALIGNED), (e_wide, EVERY_KIND_ALIGNED)])
+def test_record_types_and_results_match_numba(numba_cuda, fn, dtype):
+    import numba
+    nb_rec = numba.from_dtype(dtype)
+    assert _core.type_numba_string(rec(dtype)) == str(nb_rec)
+    ours = cuda.compile_ptx(fn, (nb_rec,), device=True, cc=(9, 0))[1]
+    theirs = numba_cuda.compile_ptx(fn, (nb_rec,), device=True, cc=(9, 0))[1]
+    assert str(ours) == str(theirs)
+
+
+def test_misaligned_fields_of_packed_records_compile_where_numba_refuses(numba_cuda, tmp_path):
+    # numba-cuda refuses a field whose offset is not a multiple of its
+    # alignment ("... is not aligned"); cudajit reads it byte by byte.
+    import numba
+    nb_rec = numba.from_dtype(EVERY_KIND)
+    with pytest.raises(Exception, match="is not aligned"):
+        numba_cuda.compile_ptx(e_wide, (nb_rec,), device=True, cc=(9, 0))
+    ptx, ret = cuda.compile_ptx(e_wide, (nb_rec,), device=True, cc=(9, 0))
+    assert str(ret) == "complex128"
+    assemble(ptx, tmp_path)
