@@ -135,6 +135,19 @@ def fields_kernel(a, b, out):
         b[i] = a[i]
 
 
+def positions_kernel(a, out):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        out[i] = a[i][0] + a[i][-1]    # numba's constant positions: fields x and z
+        a[i][1] = 3
+
+
+def test_constant_positions_name_fields():
+    text = _core.infer_ir(positions_kernel, [arr(ALIGNED), "float64[::1]"], kernel=True)
+    assert re.search(r"f32 = record_get v\d+ \.x", text) and re.search(r"f64 = record_get v\d+ \.z", text)
+    assert re.search(r"record_set v\d+, v\d+ \.y", text)
+
+
 def test_typed_ir_reads_writes_and_copies_records():
     text = _core.infer_ir(fields_kernel, [arr(ALIGNED), arr(ALIGNED), "float64[::1]"], kernel=True)
     r = re.escape(rec(ALIGNED))
@@ -343,6 +356,10 @@ def err_field_index(a, k):
     q = a[0][k]  # L:index
 
 
+def err_position(a):
+    q = a[0][4]  # L:position
+
+
 def err_intrinsic(a):
     cuda.atomic.add(a, 0, 1)  # L:atomic
 
@@ -363,6 +380,8 @@ def err_scalar_setattr(x):
     (err_record_value, [arr(ALIGNED), arr(PACKED)], "L:recval", ["cannot store Record(", "into an array of Record("]),
     (err_nested_whole, [arr(NESTED)], "L:whole", ["cannot assign to the nested array field 'v'", "r.v[j] = v"]),
     (err_field_index, [arr(ALIGNED), "int64"], "L:index", ["a record is indexed by a constant field name"]),
+    (err_position, [arr(ALIGNED)], "L:position", ["record index 4 out of range for a record of 4 fields",
+                                                  "its fields are: x, y, b, z"]),
     (err_intrinsic, [arr(ALIGNED)], "L:atomic", ["does not take arrays of records"]),
     (err_dtype_attr, [arr(ALIGNED)], "L:dtype", ["arrays of records have no attribute 'dtype'"]),
     (err_scalar_setattr, ["float32"], "L:scalar", ["attribute assignment is supported on records only"]),
@@ -534,6 +553,10 @@ def r_item(r):
     return r["x"] * 2
 
 
+def r_pos(r):
+    return r[1] * r[-1]
+
+
 def n_nested(r):
     return r.inner.p + r.v[1]
 
@@ -554,7 +577,7 @@ def e_wide(r):
     return r.f4 * r.f8 + r.f13
 
 
-@pytest.mark.parametrize("fn,dtype", [(r_sum, PACKED), (r_sum, ALIGNED), (r_mixed, ALIGNED), (r_item, PACKED),
+@pytest.mark.parametrize("fn,dtype", [(r_sum, PACKED), (r_sum, ALIGNED), (r_mixed, ALIGNED), (r_item, PACKED), (r_pos, ALIGNED),
                                       (n_nested, NESTED), (n_complex, NESTED), (n_matrix, NESTED),
                                       (e_small, EVERY_KIND_ALIGNED), (e_wide, EVERY_KIND_ALIGNED)])
 def test_record_types_and_results_match_numba(numba_cuda, fn, dtype):

@@ -5,9 +5,16 @@
 
 namespace cj::typeinfer {
 
-std::optional<std::string> constantFieldName(const ir::Instr* idx) {
+std::optional<std::string> constantFieldName(const Type* rec, const ir::Instr* idx) {
   auto c = constantOf(idx);
   if (c && c->kind == ir::Const::Kind::Str) return c->s;
+  // r[k] with a constant integer: field k (numba's static getitem), from the end when negative
+  if (auto k = constantInt(idx); k && !idx->type->isBool()) {
+    const int64_t n = static_cast<int64_t>(rec->fields.size());
+    const int64_t i = *k < 0 ? *k + n : *k;
+    if (i >= 0 && i < n) return rec->fields[static_cast<size_t>(i)];
+    return "<" + std::to_string(*k) + ">";   // no field has this name: the caller's error names the index
+  }
   return std::nullopt;
 }
 
@@ -21,6 +28,11 @@ const Type* recordDtypeOf(const ir::Instr* v) {
 int recordFieldOrFail(const FunctionContext& ctx, ir::Instr* in, const Type* rec, const std::string& field,
                       std::string_view construct) {
   const int k = recordFieldIndex(rec, field);
+  if (k < 0 && field.size() > 2 && field.front() == '<')   // a constant position past the fields
+    ctx.fail(in, std::string(construct),
+             "record index " + field.substr(1, field.size() - 2) + " out of range for a record of " +
+                 std::to_string(rec->fields.size()) + " fields",
+             "its fields are: " + recordFieldNames(rec));
   if (k < 0)
     ctx.fail(in, std::string(construct),
              "record " + typeToNumbaString(recordInSpace(rec, MemSpace::Global)) + " has no field '" + field +
@@ -31,10 +43,11 @@ int recordFieldOrFail(const FunctionContext& ctx, ir::Instr* in, const Type* rec
 
 const Type* recordGetItemType(const FunctionContext& ctx, ir::Instr* in) {
   const Type* rec = in->operands[0]->type;
-  auto name = constantFieldName(in->operands[1]);
+  auto name = constantFieldName(rec, in->operands[1]);
   if (!name)
     ctx.fail(in, "getitem",
-             "a record is indexed by a constant field name (r['x']), got " + typeToString(in->operands[1]->type));
+             "a record is indexed by a constant field name or position (r['x'], r[0]), got " +
+                 typeToString(in->operands[1]->type));
   return recordFieldValueType(rec, recordFieldOrFail(ctx, in, rec, *name, "getitem"));
 }
 

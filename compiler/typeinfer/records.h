@@ -31,7 +31,9 @@ void checkRecordItemStore(const FunctionContext& ctx, ir::Instr* in, const Type*
 // numba.from_dtype of one, frozen as the symbol numpy.dtype:<record>), or nullptr.
 const Type* recordDtypeOf(const ir::Instr* v);
 
-// The constant string a record subscript names (r['x']), if the index is one.
-std::optional<std::string> constantFieldName(const ir::Instr* idx);
+// The field a record subscript names: a constant string (r['x']) or a
+// constant position (r[0], r[-1]; one past the fields gives "<k>", which no
+// field is named); nullopt for any other index.
+std::optional<std::string> constantFieldName(const Type* rec, const ir::Instr* idx);
 
 }  // namespace cj::typeinfer

@@ -91,7 +91,7 @@ ir::Instr* lowerGetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
   if (obj->type->is(TypeKind::Tuple)) {
     return e.element(obj, tupleIndex(ctx, in, obj->type, in->operands[1]));
   }
-  if (isRecord(obj->type)) return lowerRecordGet(obj, *constantFieldName(in->operands[1]), in->type, e);
+  if (isRecord(obj->type)) return lowerRecordGet(obj, *constantFieldName(obj->type, in->operands[1]), in->type, e);
   if (in->type->is(TypeKind::Array)) return lowerSliceView(ctx, in, e);
   std::vector<ir::Instr*> operands = {obj};
   for (ir::Instr* i : arrayIndices(in->operands[1], e)) operands.push_back(i);
@@ -102,10 +102,10 @@ void checkSetItem(const FunctionContext& ctx, ir::Instr* in) {
   const Type* obj = in->operands[0]->type;
   const Type* val = in->operands[2]->type;
   if (isRecord(obj)) {   // r['x'] = v
-    auto name = constantFieldName(in->operands[1]);
+    auto name = constantFieldName(obj, in->operands[1]);
     if (!name)
       ctx.fail(in, "setitem",
-               "a record is indexed by a constant field name (r['x'] = v), got " +
+               "a record is indexed by a constant field name or position (r['x'] = v, r[0] = v), got " +
                    typeToString(in->operands[1]->type));
     checkRecordStore(ctx, in, obj, *name, val, "setitem");
     return;
@@ -127,7 +127,7 @@ void checkSetItem(const FunctionContext& ctx, ir::Instr* in) {
 void lowerSetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
   ir::Instr* arr = in->operands[0];
   if (isRecord(arr->type))
-    return lowerRecordStore(arr, *constantFieldName(in->operands[1]), in->operands[2], e);
+    return lowerRecordStore(arr, *constantFieldName(arr->type, in->operands[1]), in->operands[2], e);
   std::vector<ir::Instr*> operands = {arr};
   for (ir::Instr* i : arrayIndices(in->operands[1], e)) operands.push_back(i);
   if (arr->type->record) {   // a whole record: the item's reference, then its bytes

@@ -56,7 +56,7 @@ def fields_kernel(a, out):
     i = cuda.grid(1)
     if i < a.shape[0]:
         r = a[i]
-        out[i] = r.x * r.y + r["z"] + r.c.imag + r.h + r.u + r.q
+        out[i] = r.x * r.y + r["z"] + r.c.imag + r.h + r.u + r[7]   # r[7]: field q by position
         r.x = r.z * 2
         a[i]["y"] = r.y + 1
         r.b = not r.b
@@ -264,7 +264,7 @@ def nb_kernel_source(a, out):
     i = cuda.grid(1)
     if i < a.shape[0]:
         r = a[i]
-        out[i] = r.x * r.y + r["z"] + r.c.imag + r.v[2]
+        out[i] = r.x * r.y + r[3] + r.c.imag + r.v[2]   # r[3]: field z by position
         r.x = r.z * 2
         a[i]["y"] = r.y + 1
         r.b = not r.b
