@@ -9,6 +9,7 @@ and a record scalar copied to the device and back). The GPU comparison with
 numpy is tests/gpu/test_records_gpu.py.
 """
 import inspect
+import textwrap
 import pickle
 import re
 
@@ -599,3 +600,30 @@ def test_misaligned_fields_of_packed_records_compile_where_numba_refuses(numba_c
     ptx, ret = cuda.compile_ptx(e_wide, (nb_rec,), device=True, cc=(9, 0))
     assert str(ret) == "complex128"
     assemble(ptx, tmp_path)
+
+
+def test_records_are_part_of_the_disk_cache_key(run_python, mock_driver, tmp_path, monkeypatch):
+    (tmp_path / "recmod.py").write_text(textwrap.dedent("""
+        import cudajit as cuda
+
+        @cuda.jit(cache=True)
+        def k(a, out):
+            i = cuda.grid(1)
+            if i < a.shape[0]:
+                out[i] = a[i].x + a[i].v[1]
+    """))
+    monkeypatch.setenv("CUDAJIT_CACHE_DIR", str(tmp_path / "cache"))
+
+    def launch(align):   # a fresh process: only the disk cache remembers
+        return run_python(f"""
+            import sys
+            sys.path.insert(0, {str(tmp_path)!r})
+            import numpy as np
+            from recmod import k
+            dt = np.dtype([("x", np.float32), ("y", np.int8), ("v", np.float64, (2,))], align={align})
+            k[1, 4](np.zeros(4, dt), np.zeros(4))
+            print(list(k.stats.values())[0]["cache_result"])
+        """, driver=mock_driver).strip()
+
+    # aligned and packed records are two signatures: each misses once, then hits
+    assert [launch(True), launch(False), launch(True), launch(False)] == ["miss", "miss", "hit", "hit"]
