@@ -119,6 +119,7 @@ struct DtypeCache {
     PyObject* dtype = nullptr;
     Scalar scalar = Scalar::Float32;
     bool ok = false;
+    const Type* record = nullptr;   // a structured dtype's record (CuPy 14 has them)
   };
   std::array<Entry, N> entries{};
   size_t used = 0;
@@ -128,21 +129,29 @@ struct DtypeCache {
       if (entries[k].dtype == dtype) return &entries[k];
     return nullptr;
   }
-  const Entry* add(PyObject* dtype, Scalar s, bool ok) {
+  const Entry* add(PyObject* dtype, Scalar s, bool ok, const Type* record = nullptr) {
     static thread_local Entry spare;
     Entry* e = used < N ? &entries[used++] : &spare;
     if (e != &spare) Py_INCREF(dtype);
     e->dtype = dtype;
     e->scalar = s;
     e->ok = ok;
+    e->record = record;
     return e;
   }
 };
 
-// numpy dtype (CuPy arrays carry numpy dtypes).
-Scalar numpyDtypeScalar(size_t index, PyObject* obj, PyObject* dtype) {
+// numpy dtype (CuPy arrays carry numpy dtypes); a structured one sets
+// *record (CuPy 14 makes arrays of them from numpy's).
+Scalar numpyDtypeScalar(size_t index, PyObject* obj, PyObject* dtype, const Type** record) {
   static DtypeCache<48> cache;
   const auto* e = cache.find(dtype);
+  if (!e && bytecode::isStructuredDtype(dtype)) {
+    std::string why;
+    const Type* rec = bytecode::recordFromDtype(dtype, &why);
+    if (!rec) argumentError(index, obj, "its structured dtype has no cudajit record type: " + why);
+    e = cache.add(dtype, Scalar::UInt8, true, rec);
+  }
   if (!e) {
     const Names& n = names();
     py::object kind = attr(dtype, n.kind);
@@ -157,6 +166,7 @@ Scalar numpyDtypeScalar(size_t index, PyObject* obj, PyObject* dtype) {
   if (!e->ok)
     argumentError(index, obj, "arrays of dtype " + py::str(dtype).cast<std::string>() +
                                   " have no cudajit type (or are not native-endian)");
+  *record = e->record;
   return e->scalar;
 }
 
@@ -338,7 +348,9 @@ int readCupyArray(size_t index, PyObject* obj, bool find_device, ArgValue* arg) 
   if (readInts(index, obj, strides.ptr(), arg->array.strides, "strides") != arg->array.ndim)
     argumentError(index, obj, "its strides and shape disagree");
   py::object dtype = attr(obj, n.dtype);
-  setArrayType(arg, numpyDtypeScalar(index, obj, dtype.ptr()));
+  const Type* record = nullptr;
+  const Scalar s = numpyDtypeScalar(index, obj, dtype.ptr(), &record);
+  setArrayType(arg, s, record);
   if (!find_device) return -1;
   py::object dev = attr(data.ptr(), n.device_id);
   return static_cast<int>(asLongLong(dev.ptr()));

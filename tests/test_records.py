@@ -627,3 +627,24 @@ def test_records_are_part_of_the_disk_cache_key(run_python, mock_driver, tmp_pat
 
     # aligned and packed records are two signatures: each misses once, then hits
     assert [launch(True), launch(False), launch(True), launch(False)] == ["miss", "miss", "hit", "hit"]
+
+
+def test_cupy_arrays_of_records(run_python, mock_driver):
+    # CuPy 14 makes arrays of structured dtypes (from numpy's); the stand-in has
+    # cupy.ndarray's attribute shapes (tests/test_launch.py)
+    from test_launch import FAKES
+    out = mock_run(run_python, mock_driver, FAKES + textwrap.dedent("""
+        dt = np.dtype([("x", np.float32), ("y", np.int32)], align=True)
+
+        @cuda.jit
+        def k(a, out):
+            i = cuda.grid(1)
+            if i < a.shape[0]:
+                out[i] = a[i].x + a[i].y
+
+        install(lambda params: None)
+        c = ndarray(cuda.to_device(np.zeros(7, dt)))
+        k[1, 32](c, np.zeros(7))
+        print(list(k.signatures)[0][0])
+    """))
+    assert "Record(x[type=float32;offset=0],y[type=int32;offset=4];8;True)[::1]" in out
