@@ -255,6 +255,17 @@ def local_shared_kernel(a, out):
         out[i] = sh[t].y + loc[1].x + loc[1].z + sh.shape[0] + loc.size
 
 
+def dtype_attr_kernel(a, out):
+    tmp = cuda.local.array(2, a.dtype)    # the array's structured dtype
+    tmp[0] = a[0]
+    out[0] = tmp[0].z
+
+
+def test_the_dtype_attribute_of_an_array_of_records_makes_local_arrays():
+    text = _core.infer_ir(dtype_attr_kernel, [arr(ALIGNED), "float64[::1]"], kernel=True)
+    assert f"array({rec(ALIGNED)}, 1d, C, local) = intrinsic local_array[2]()" in text
+
+
 def test_local_and_shared_arrays_of_records(tmp_path):
     text = _core.infer_ir(local_shared_kernel, [arr(ALIGNED), "float64[::1]"], kernel=True)
     r = rec(ALIGNED)
@@ -365,8 +376,8 @@ def err_intrinsic(a):
     cuda.atomic.add(a, 0, 1)  # L:atomic
 
 
-def err_dtype_attr(a):
-    q = a.dtype  # L:dtype
+def err_view_attr(a):
+    q = a.view  # L:view
 
 
 def err_scalar_setattr(x):
@@ -384,7 +395,7 @@ def err_scalar_setattr(x):
     (err_position, [arr(ALIGNED)], "L:position", ["record index 4 out of range for a record of 4 fields",
                                                   "its fields are: x, y, b, z"]),
     (err_intrinsic, [arr(ALIGNED)], "L:atomic", ["does not take arrays of records"]),
-    (err_dtype_attr, [arr(ALIGNED)], "L:dtype", ["arrays of records have no attribute 'dtype'"]),
+    (err_view_attr, [arr(ALIGNED)], "L:view", ["arrays of records have no attribute 'view'"]),
     (err_scalar_setattr, ["float32"], "L:scalar", ["attribute assignment is supported on records only"]),
 ])
 def test_errors_name_the_file_line_and_field(fn, types, marker, words):

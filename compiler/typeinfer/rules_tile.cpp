@@ -1560,7 +1560,13 @@ const Type* ndimAttrType(const Site&) { return i64Ty(); }
 ir::Instr* ndimAttrLower(const Site& s, Emitter& e) {
   return e.constInt(static_cast<int64_t>(s.receiver->type->shape.size()));
 }
-std::string dtypeSymbol(const Site& s) { return dtypeSymbolOf(s.receiver->type->scalar); }
+// a.dtype: numpy's scalar type, or for an array of records its structured
+// dtype's symbol (cuda.local.array(n, a.dtype) makes records of it).
+std::string dtypeSymbol(const Site& s) {
+  const Type* t = s.receiver->type;
+  if (isRecordArray(t)) return std::string(kRecordDtypeSymbol) + typeToString(t->record);
+  return dtypeSymbolOf(t->scalar);
+}
 const Type* dtypeAttrType(const Site& s) { return symbolTy(dtypeSymbol(s)); }
 ir::Instr* dtypeAttrLower(const Site& s, Emitter& e) {
   return e.constant(ir::Const::symbol(dtypeSymbol(s)), s.instr->type);

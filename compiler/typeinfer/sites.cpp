@@ -66,9 +66,9 @@ Bound bindGetAttr(const FunctionContext& ctx, ir::Instr* in) {
     return Bound{&rules::recordFieldAttr, site};
   }
   if (isRecordArray(t) && in->name != "shape" && in->name != "strides" && in->name != "size" &&
-      in->name != "ndim" && in->name != "itemsize" && in->name != "nbytes" && in->name != "T")
+      in->name != "ndim" && in->name != "itemsize" && in->name != "nbytes" && in->name != "T" && in->name != "dtype")
     ctx.fail(in, "getattr ." + in->name, "arrays of records have no attribute '" + in->name + "' in kernels",
-             "arrays of records support a[i], .shape, .strides, .size, .ndim, .itemsize, .nbytes, .T and len()");
+             "arrays of records support a[i], .shape, .strides, .size, .ndim, .itemsize, .nbytes, .T, .dtype and len()");
   if (const AttributeEntry* attr = findAttribute(t->kind, in->name)) {
     Site site{ctx, in, attr->name, ""};
     site.receiver = obj;
