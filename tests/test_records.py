@@ -9,9 +9,10 @@ and a record scalar copied to the device and back). The GPU comparison with
 numpy is tests/gpu/test_records_gpu.py.
 """
 import inspect
-import textwrap
 import pickle
 import re
+import struct
+import textwrap
 
 import numpy as np
 import pytest
@@ -264,6 +265,29 @@ def dtype_attr_kernel(a, out):
 def test_the_dtype_attribute_of_an_array_of_records_makes_local_arrays():
     text = _core.infer_ir(dtype_attr_kernel, [arr(ALIGNED), "float64[::1]"], kernel=True)
     assert f"array({rec(ALIGNED)}, 1d, C, local) = intrinsic local_array[2]()" in text
+
+
+TABLE = np.zeros(4, ALIGNED)
+TABLE["x"], TABLE["y"], TABLE["z"] = [1, 2, 3, 4], [10, 20, 30, 40], [0.5, 1.5, 2.5, 3.5]
+
+
+def const_table_kernel(idx, out):
+    i = cuda.grid(1)
+    if i < idx.size:
+        c = cuda.const.array_like(TABLE)
+        out[i] = TABLE[idx[i]].x + c[idx[i]].z
+    if i == 0:
+        out[0] = TABLE[1].x + TABLE[3].y      # constant indices: folded at compile time
+
+
+def test_global_arrays_of_records_are_constant_memory(tmp_path):
+    text = _core.infer_ir(const_table_kernel, ["int64[::1]", "float64[::1]"], kernel=True)
+    assert f"array({rec(ALIGNED)}, 1d, C, const, readonly) = const array({rec(ALIGNED)}, (4,), " in text
+    assert _core.parse_print_ir(text) == text
+    ptx = ptx_of(const_table_kernel, ("int64[::1]", "float64[::1]"))
+    assert re.search(r"\.const \.align 16 \.b8 \S+\[96\]", ptx), ptx    # 4 records of 24 bytes
+    assert str(struct.unpack("<q", struct.pack("<d", 42.0))[0]) in ptx   # TABLE[1].x + TABLE[3].y
+    assemble(ptx, tmp_path)
 
 
 def test_local_and_shared_arrays_of_records(tmp_path):

@@ -137,10 +137,16 @@ bool numpyArray(PyObject* obj, Frozen* out) {
   if (!ndarray || PyObject_IsInstance(obj, ndarray.get()) != 1) { PyErr_Clear(); return false; }
   auto fail = [&](std::string why) {
     *out = unsupported("a numpy array " + why,
-                       "constant arrays hold bool, int, uint, float and complex numbers, 1 or more dimensions");
+                       "constant arrays hold bool, int, uint, float and complex numbers or records, 1 or more dimensions");
     return true;
   };
   PyRef dtype = getAttr(obj, "dtype");
+  // A structured dtype: an array of records (numba: constant memory too).
+  const Type* record = nullptr;
+  if (dtype && isStructuredDtype(dtype.get())) {
+    std::string why;
+    if (!(record = recordFromDtype(dtype.get(), &why))) return fail("of a structured dtype: " + why);
+  }
   std::string kind = dtype ? attrString(dtype.get(), "kind") : "";
   PyRef itemsize = dtype ? getAttr(dtype.get(), "itemsize") : PyRef();
   PyRef native = dtype ? getAttr(dtype.get(), "isnative") : PyRef();
@@ -152,8 +158,8 @@ bool numpyArray(PyObject* obj, Frozen* out) {
                             : kind == "f" ? "float" + std::to_string(bytes_per * 8)
                             : kind == "c" ? "complex" + std::to_string(bytes_per * 8)
                                           : "";
-  Scalar dt;
-  if (scalar_name.empty() || !parseScalar(scalar_name, &dt) || scalarByteSize(dt) != bytes_per)
+  Scalar dt = Scalar::UInt8;
+  if (!record && (scalar_name.empty() || !parseScalar(scalar_name, &dt) || scalarByteSize(dt) != bytes_per))
     return fail("of dtype " + (dtype ? strOf(dtype.get()) : std::string("?")));
   if (!native || PyObject_IsTrue(native.get()) != 1) { PyErr_Clear(); return fail("that is not native-endian"); }
   PyRef shape = getAttr(obj, "shape");
@@ -167,7 +173,7 @@ bool numpyArray(PyObject* obj, Frozen* out) {
   if (!raw || !PyBytes_Check(raw.get())) { PyErr_Clear(); return fail("whose bytes cannot be read"); }
   std::string bytes(PyBytes_AS_STRING(raw.get()), static_cast<size_t>(PyBytes_GET_SIZE(raw.get())));
   out->kind = Frozen::Kind::Const;
-  out->value = ir::Const::array(dt, dims, std::move(bytes));
+  out->value = record ? ir::Const::recordArray(record, dims, std::move(bytes)) : ir::Const::array(dt, dims, std::move(bytes));
   return true;
 }
 

@@ -34,18 +34,19 @@ std::string constArrayView(FunctionEmitter& fe, const ir::Const& c, const Type* 
     shape.push_back(d.i);
     count *= d.i;
   }
-  const int64_t item = scalarByteSize(t->scalar);
+  const int64_t item = arrayItemSize(t);
   if (static_cast<int64_t>(c.s.size()) != count * item)
     fe.fail(at, "constant array", "internal error: the array's bytes do not match its shape");
   if (c.s.size() > kConstantMemoryBytes)
     fe.fail(at, "constant array",
             "a global array of " + std::to_string(c.s.size()) + " bytes does not fit in constant memory (64 KiB)");
-  std::string mt = llvmMemType(t->scalar);
+  std::string mt = llvmElemType(t);
   size_t n = c.s.empty() ? 1 : c.s.size();
   std::string bytes_type = "[" + std::to_string(n) + " x i8]";
   std::string init = c.s.empty() ? "zeroinitializer" : bytesLiteral(c.s);
   // One global per distinct array (dtype and bytes): a hash names it.
-  size_t h = std::hash<std::string>{}(c.s) ^ (std::hash<int64_t>{}(c.i) << 1);
+  size_t h = std::hash<std::string>{}(c.s) ^ (std::hash<int64_t>{}(c.i) << 1) ^
+             (c.record ? std::hash<std::string>{}(typeToString(c.record)) << 2 : 0);
   char name[48];
   std::snprintf(name, sizeof name, "__cj_const_%016zx", h);
   std::string g = fe.mod().addGlobalOnce(name, "internal addrspace(4) constant " + bytes_type + " " + init + ", align 16");

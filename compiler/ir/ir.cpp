@@ -55,7 +55,7 @@ bool Const::operator==(const Const& o) const {
     case Kind::Str:
     case Kind::Symbol: return s == o.s;
     case Kind::Tuple: return elems == o.elems;
-    case Kind::Array: return i == o.i && elems == o.elems && s == o.s;
+    case Kind::Array: return i == o.i && record == o.record && elems == o.elems && s == o.s;
   }
   return false;
 }
@@ -137,7 +137,8 @@ std::string constToString(const Const& c) {
       std::string shape = "(";
       for (size_t k = 0; k < c.elems.size(); ++k) shape += (k ? ", " : "") + std::to_string(c.elems[k].i);
       shape += c.elems.size() == 1 ? ",)" : ")";
-      return "array(" + std::string(scalarShortName(c.arrayDtype())) + ", " + shape + ", \"" + hex + "\")";
+      const std::string dtype = c.record ? typeToString(c.record) : std::string(scalarShortName(c.arrayDtype()));
+      return "array(" + dtype + ", " + shape + ", \"" + hex + "\")";
     }
   }
   return "?";
@@ -160,6 +161,8 @@ const Type* constType(const Const& c) {
       return tupleTy(elems);
     }
     case Const::Kind::Array:
+      if (c.record)
+        return recordArrayTy(c.record, static_cast<int>(c.elems.size()), Layout::C, MemSpace::Const, /*readonly=*/true);
       return arrayTy(c.arrayDtype(), static_cast<int>(c.elems.size()), Layout::C, MemSpace::Const,
                      /*readonly=*/true);
   }

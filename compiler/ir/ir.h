@@ -75,6 +75,7 @@ struct Const {
   double f = 0, f_imag = 0;    // Float, Complex
   std::string s;               // Str contents, Symbol qualified name; Array: the elements' bytes, C order
   std::vector<Const> elems;    // Tuple; Array: the shape (Int constants)
+  const Type* record = nullptr;   // Array of records (a structured dtype): its record; `i` unused
 
   static Const none() { return {}; }
   static Const boolean(bool b) { Const c; c.kind = Kind::Bool; c.i = b; return c; }
@@ -94,13 +95,20 @@ struct Const {
     c.s = std::move(bytes);
     return c;
   }
+  // A frozen global numpy array of a structured dtype (numba: constant
+  // memory too): the items' record, the shape, the C-order bytes.
+  static Const recordArray(const Type* rec, const std::vector<int64_t>& shape, std::string bytes) {
+    Const c = array(Scalar::UInt8, shape, std::move(bytes));
+    c.record = rec;
+    return c;
+  }
   Scalar arrayDtype() const { return static_cast<Scalar>(i); }
   bool operator==(const Const& o) const;
   bool operator!=(const Const& o) const { return !(*this == o); }
 };
 // Text form: none, true, false, 42, 1.5 (round-trip exact: %.17g, inf, nan),
 // (1.0+2.0j), "str" (C-escaped), sym(math.sqrt), (1, 2.0, sym(x)),
-// array(f64, (2, 3), "<hex of the bytes>").
+// array(f64, (2, 3), "<hex of the bytes>"), array(record{...}, (4,), "<hex>").
 std::string constToString(const Const& c);
 // The value a tile load pads with (tile.load's padding, ct.PaddingMode) for
 // elements of `dtype`: floats by the mode, integers 0, bools false.

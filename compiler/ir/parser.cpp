@@ -275,12 +275,17 @@ Const parseConst(Line& ln) {
   if (ln.accept("array")) {   // array(f64, (2, 3), "<hex bytes>")
     ln.expect('(', "'(' after array");
     std::string dtype;
-    while (std::isalnum(static_cast<unsigned char>(ln.peekRaw()))) {
-      dtype += ln.peekRaw();
+    int depth = 0;   // a record's text nests braces and holds commas
+    while (ln.peekRaw() != '\0' && (depth > 0 || std::isalnum(static_cast<unsigned char>(ln.peekRaw())) ||
+                                    ln.peekRaw() == '{')) {
+      const char ch = ln.peekRaw();
+      depth += ch == '{' ? 1 : ch == '}' ? -1 : 0;
+      dtype += ch;
       ln.setPos(ln.pos() + 1);
     }
-    Scalar sc;
-    if (!parseScalar(dtype, &sc)) ln.fail("an array constant's dtype");
+    Scalar sc = Scalar::UInt8;
+    const Type* rec = dtype.rfind("record{", 0) == 0 ? parseType(dtype) : nullptr;
+    if (!rec && !parseScalar(dtype, &sc)) ln.fail("an array constant's dtype");
     ln.expect(',', "',' after the dtype");
     ln.expect('(', "the shape tuple");
     Const shape = parseParenConst(ln);
@@ -299,6 +304,7 @@ Const parseConst(Line& ln) {
       bytes += static_cast<char>(std::stoi(hex.substr(k, 2), nullptr, 16));
     }
     ln.expect(')', "')' after an array constant");
+    if (rec) return Const::recordArray(rec, dims, std::move(bytes));
     return Const::array(sc, dims, std::move(bytes));
   }
   if (ln.accept("sym")) {

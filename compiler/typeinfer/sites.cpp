@@ -123,9 +123,10 @@ Bound bindCall(const FunctionContext& ctx, ir::Instr* in) {
   } else {
     ctx.fail(in, "call", "a value of type " + typeToString(t) + " is not callable");
   }
-  // Arrays of records go to device functions and len() only: every other rule
-  // reads an array's scalar dtype, which an array of records has not.
-  if (rule != &rules::deviceCall && name != "builtins.len")
+  // Arrays of records go to device functions, len() and const.array_like()
+  // only: every other rule reads an array's scalar dtype, which an array of
+  // records has not.
+  if (rule != &rules::deviceCall && name != "builtins.len" && name != "cudajit.const.array_like")
     for (size_t k = 1; k < in->operands.size(); ++k)
       if (isRecordArray(in->operands[k]->type))
         ctx.fail(in, std::string(name),

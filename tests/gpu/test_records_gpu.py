@@ -256,6 +256,27 @@ def test_device_arrays_of_records():
     assert_records_equal(host, ref)   # a DeviceRecord is a copy: the host is untouched
 
 
+TABLE = np.zeros(16, NESTED)
+
+
+def table_kernel(idx, out):
+    i = cuda.grid(1)
+    if i < idx.size:
+        t = cuda.const.array_like(TABLE)
+        out[i] = TABLE[idx[i]].inner.w + t[idx[i]].v[2] + TABLE[idx[i]].pts[1].p
+
+
+def test_global_arrays_of_records_are_constants():
+    rng = np.random.default_rng(SEED + 9)
+    TABLE[:] = fill(rng, NESTED, TABLE.size)   # frozen when the kernel compiles, as numba
+    n = int(rng.integers(1000, 3000))
+    idx = rng.integers(0, TABLE.size, n)
+    out = np.full(n, np.nan)
+    cuda.jit(table_kernel)[(n + TPB - 1) // TPB, TPB](idx, out)
+    want = TABLE["inner"]["w"][idx] + TABLE["v"][idx, 2].astype(np.float64) + TABLE["pts"]["p"][idx, 1]
+    np.testing.assert_array_equal(out, want)
+
+
 def test_cupy_arrays_of_records():
     """CuPy 14 makes arrays of structured dtypes from numpy's (and reads single
     fields); older CuPy refuses them, and the test skips saying so."""
