@@ -359,6 +359,23 @@ def test_record_scalar_argument_is_a_pointer_parameter(tmp_path):
     assemble(ptx, tmp_path)
 
 
+@pytest.mark.parametrize("name,types", [
+    ("fields_kernel", [arr(ALIGNED), arr(ALIGNED), "float64[::1]"]),
+    ("nested_kernel", [arr(NESTED), "float64[::1]"]),
+    ("local_shared_kernel", [arr(ALIGNED), "float64[::1]"]),
+    ("const_table_kernel", ["int64[::1]", "float64[::1]"]),
+    ("devfunc_kernel", [arr(PACKED), "float32[::1]"]),
+    ("dtype_attr_kernel", [arr(ALIGNED), "float64[::1]"]),
+    ("positions_kernel", [arr(ALIGNED), "float64[::1]"]),
+])
+def test_typed_ir_verifies_before_and_after_the_pipeline(name, types):
+    text = _core.infer_ir(globals()[name], types, kernel=True)
+    assert _core.verify_ir(text, True) == ""
+    after = _core.run_passes(text, ["default"], True)
+    assert _core.verify_ir(after, True) == ""
+    assert _core.parse_print_ir(after) == after
+
+
 # ---------------------------------------------------------------------------
 # 4. Errors: the kernel's file and line, the field, the fields there are
 # ---------------------------------------------------------------------------

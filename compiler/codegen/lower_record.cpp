@@ -4,7 +4,7 @@
 // align 1: nothing promises more, and a packed dtype really is unaligned. An
 // aligned record's field is accessed at its natural alignment (numpy placed it
 // there and an aligned array's items start at multiples of the alignment).
-#include <numeric>
+#include <algorithm>
 
 #include "codegen/emitter.h"
 
