@@ -277,6 +277,45 @@ def test_global_arrays_of_records_are_constants():
     np.testing.assert_array_equal(out, want)
 
 
+COUNTS = np.dtype([("x", np.float32), ("hits", np.int32, (4,)), ("sum", np.float64)], align=True)
+
+
+def atomics_kernel(a, vals):
+    i = cuda.grid(1)
+    if i < vals.size:
+        cuda.atomic.add(a[0].hits, i % 4, 1)           # atomics on a nested array field
+        cuda.atomic.add(a[1:2][0].hits, 0, 2)
+
+
+def test_atomics_on_nested_array_fields():
+    rng = np.random.default_rng(SEED + 10)
+    n = int(rng.integers(1000, 3000))
+    a = fill(rng, COUNTS, 2)
+    ref = a.copy()
+    cuda.jit(atomics_kernel)[(n + TPB - 1) // TPB, TPB](a, np.zeros(n))
+    want = ref["hits"][0] + np.bincount(np.arange(n) % 4, minlength=4)
+    np.testing.assert_array_equal(a["hits"][0], want)
+    np.testing.assert_array_equal(a["hits"][1], ref["hits"][1] + np.array([2 * n, 0, 0, 0]))
+    np.testing.assert_array_equal(a["x"], ref["x"])
+
+
+def strided_kernel(a):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        a[i].x = a[i].z + i
+
+
+def test_strided_numpy_views_of_records_are_written_back():
+    rng = np.random.default_rng(SEED + 11)
+    n = int(rng.integers(1000, 3000))
+    base = fill(rng, PACKED, 2 * n)
+    ref = base.copy()
+    view = base[::2]                                   # not contiguous: staged as a dense copy
+    cuda.jit(strided_kernel)[(n + TPB - 1) // TPB, TPB](view)
+    np.testing.assert_array_equal(base["x"][::2], (ref["z"][::2] + np.arange(n)).astype(np.float32))
+    np.testing.assert_array_equal(base["x"][1::2], ref["x"][1::2])
+
+
 def test_cupy_arrays_of_records():
     """CuPy 14 makes arrays of structured dtypes from numpy's (and reads single
     fields); older CuPy refuses them, and the test skips saying so."""
