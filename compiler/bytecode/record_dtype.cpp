@@ -66,9 +66,13 @@ const Type* fieldType(PyObject* dtype, const std::string& where, std::string* er
     }
     return scalarTy(s);
   }
+  // Strings: bytes kernels cannot touch, carried by the record (numba types them CharSeq).
+  if (kind == "U" || kind == "S") {
+    if (const Type* t = opaqueFieldTy(attrString(dtype, "str"), intAttr(dtype, "itemsize"))) return t;
+  }
   *error = "field '" + where + "' has dtype " + strOf(dtype) +
            ", which a record in a kernel cannot hold (record fields are bool, int, uint, float and complex "
-           "numbers, nested records and fixed-shape arrays of those)";
+           "numbers, strings (carried, not readable), nested records and fixed-shape arrays of those)";
   return nullptr;
 }
 

@@ -15,8 +15,9 @@ namespace cj::bytecode {
 bool isStructuredDtype(PyObject* dtype);
 // The record type of a structured dtype (in global space), or nullptr with
 // `*error` saying which field cannot be a record field and why. Fields are
-// numeric scalars (native-endian), nested structured dtypes and fixed-shape
-// subarrays of those; names must be Python identifiers (r.name in kernels).
+// numeric scalars (native-endian), strings (U, S: opaque bytes kernels cannot
+// touch), nested structured dtypes and fixed-shape subarrays of those; names
+// must be Python identifiers (r.name in kernels).
 const Type* recordFromDtype(PyObject* dtype, std::string* error);
 // The dtype behind `obj` when it names a record: a structured numpy dtype, or
 // numba's Record type (numba.from_dtype(dtype)); nullptr (no error set) otherwise.

@@ -38,6 +38,12 @@ int recordFieldOrFail(const FunctionContext& ctx, ir::Instr* in, const Type* rec
              "record " + typeToNumbaString(recordInSpace(rec, MemSpace::Global)) + " has no field '" + field +
                  "'",
              "its fields are: " + recordFieldNames(rec));
+  const Type* ft = rec->elems[static_cast<size_t>(k)];
+  if (isOpaqueField(ft))
+    ctx.fail(in, std::string(construct),
+             "field '" + field + "' holds numpy " + ft->name.substr(ft->name.find(':') + 1) +
+                 " strings, which kernels cannot read or write (numba's CharSeq is not supported)",
+             "the record carries them: whole-record copies (a[i] = b[j]) move them");
   return k;
 }
 

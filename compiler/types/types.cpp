@@ -174,10 +174,36 @@ const Type* tileTy(Scalar dtype, const std::vector<int64_t>& shape, const TileLa
 
 bool isRecord(const Type* t) { return t && t->kind == TypeKind::Record; }
 bool isNestedArray(const Type* t) { return t && t->kind == TypeKind::Array && !t->shape.empty(); }
+
+namespace {
+constexpr std::string_view kOpaquePrefix = "bytes:";
+}  // namespace
+
+const Type* opaqueFieldTy(std::string_view numpy_dtype, int64_t size) {
+  if (size <= 0 || numpy_dtype.find_first_of("\"()") != std::string_view::npos) return nullptr;
+  Type t;
+  t.kind = TypeKind::Symbol;
+  t.name = std::string(kOpaquePrefix) + std::string(numpy_dtype);
+  t.size = size;
+  return intern(std::move(t));
+}
+
+bool isOpaqueField(const Type* t) {
+  return t && t->kind == TypeKind::Symbol && t->size > 0 && t->name.rfind(kOpaquePrefix, 0) == 0;
+}
+
+namespace {
+// numba's names of string fields: [unichr x 4] (numpy U4, 4 bytes a
+// character), [char x 3] (S3).
+std::string opaqueNumbaName(const Type* t) {
+  const bool unicode = t->name.find('U', kOpaquePrefix.size()) != std::string::npos;
+  return unicode ? "[unichr x " + std::to_string(t->size / 4) + "]" : "[char x " + std::to_string(t->size) + "]";
+}
+}  // namespace
 bool isRecordArray(const Type* t) { return t && t->kind == TypeKind::Array && t->record != nullptr; }
 
 int64_t memSize(const Type* t) {
-  if (isRecord(t)) return t->size;
+  if (isRecord(t) || isOpaqueField(t)) return t->size;
   if (isNestedArray(t)) {
     int64_t n = 1;
     for (int64_t d : t->shape) n *= d;
@@ -188,6 +214,7 @@ int64_t memSize(const Type* t) {
 
 int64_t memAlign(const Type* t) {
   if (isRecord(t)) return t->align > 0 ? t->align : 1;
+  if (isOpaqueField(t)) return 1;
   if (isNestedArray(t)) return t->record ? memAlign(t->record) : memAlign(scalarTy(t->scalar));
   return scalarKind(t->scalar) == ScalarKind::Complex ? scalarByteSize(complexPart(t->scalar))
                                                       : scalarByteSize(t->scalar);
@@ -206,7 +233,7 @@ const Type* recordTy(const std::vector<RecordField>& fields, int64_t size, int64
     if (!f.type || f.name.empty() || f.offset < 0) return nullptr;
     const bool scalar = f.type->isScalar();
     const bool record = isRecord(f.type) && f.type->space == MemSpace::Global;
-    if (!scalar && !record && !isNestedArray(f.type)) return nullptr;
+    if (!scalar && !record && !isNestedArray(f.type) && !isOpaqueField(f.type)) return nullptr;
     if (f.offset + memSize(f.type) > size) return nullptr;
     t.fields.push_back(f.name);
     t.shape.push_back(f.offset);
@@ -363,8 +390,13 @@ std::string typeToString(const Type* t) {
     case TypeKind::Scalar: return std::string(scalarShortName(t->scalar));
     case TypeKind::Record: {
       std::string s = "record{";
-      for (size_t k = 0; k < t->fields.size(); ++k)
-        s += (k ? ", " : "") + t->fields[k] + ": " + typeToString(t->elems[k]) + " @" + std::to_string(t->shape[k]);
+      for (size_t k = 0; k < t->fields.size(); ++k) {
+        const Type* f = t->elems[k];
+        const std::string ft = isOpaqueField(f) ? "bytes(\"" + f->name.substr(kOpaquePrefix.size()) + "\", " +
+                                                      std::to_string(f->size) + ")"
+                                                : typeToString(f);
+        s += (k ? ", " : "") + t->fields[k] + ": " + ft + " @" + std::to_string(t->shape[k]);
+      }
       s += "; size " + std::to_string(t->size) + ", align " + std::to_string(t->align);
       if (t->aligned) s += ", aligned";
       if (t->space != MemSpace::Global) s += std::string(", ") + spaceName(t->space);
@@ -460,7 +492,19 @@ struct TypeParser {
       while (pos < s.size() && (isalnum(static_cast<unsigned char>(s[pos])) || s[pos] == '_')) ++pos;
       f.name = std::string(s.substr(start, pos - start));
       if (f.name.empty() || !eat(':')) return nullptr;
-      const Type* elem = parse();
+      skipSpace();
+      const Type* elem = nullptr;
+      if (s.substr(pos, 7) == "bytes(\"") {   // an opaque field: bytes("<U4", 16)
+        pos += 7;
+        const size_t close = s.find('"', pos);
+        if (close == std::string_view::npos) return nullptr;
+        std::string_view what = s.substr(pos, close - pos);
+        pos = close + 1;
+        int64_t n = 0;
+        if (!eat(',') || !integer(&n) || !eat(')') || !(elem = opaqueFieldTy(what, n))) return nullptr;
+      } else {
+        elem = parse();
+      }
       if (!elem) return nullptr;
       skipSpace();
       if (pos < s.size() && s[pos] == '[') {   // a nested array: elem[3x2]
@@ -603,8 +647,9 @@ std::string typeToNumbaString(const Type* t) {
     case TypeKind::Record: {   // numba's Record(x[type=float32;offset=0],...;8;False)
       std::string s = "Record(";
       for (size_t k = 0; k < t->fields.size(); ++k)
-        s += (k ? "," : "") + t->fields[k] + "[type=" + typeToNumbaString(t->elems[k]) + ";offset=" +
-             std::to_string(t->shape[k]) + "]";
+        s += (k ? "," : "") + t->fields[k] + "[type=" +
+             (isOpaqueField(t->elems[k]) ? opaqueNumbaName(t->elems[k]) : typeToNumbaString(t->elems[k])) +
+             ";offset=" + std::to_string(t->shape[k]) + "]";
       return s + ";" + std::to_string(t->size) + ";" + (t->aligned ? "True" : "False") + ")";
     }
     case TypeKind::Array: {

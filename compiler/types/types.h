@@ -181,6 +181,11 @@ std::string recordFieldNames(const Type* record);
 // reads it as an ordinary array view of the record's memory.
 const Type* nestedArrayTy(const Type* elem, const std::vector<int64_t>& shape);
 bool isNestedArray(const Type* t);
+// A field kernels cannot read or write but records carry (numpy strings,
+// "<U4" / "S3": numba's CharSeq): `size` bytes that whole-record copies move.
+// Printed bytes("<U4", 16) inside a record.
+const Type* opaqueFieldTy(std::string_view numpy_dtype, int64_t size);
+bool isOpaqueField(const Type* t);
 // The symbol a structured dtype object is frozen to in a kernel:
 // "numpy.dtype:" followed by its record's text form.
 inline constexpr std::string_view kRecordDtypeSymbol = "numpy.dtype:";

@@ -316,6 +316,32 @@ def test_strided_numpy_views_of_records_are_written_back():
     np.testing.assert_array_equal(base["x"][1::2], ref["x"][1::2])
 
 
+STRINGS = np.dtype([("x", np.float32), ("label", "U4"), ("tag", "S3"), ("y", np.int32)])
+
+
+def strings_kernel(a, b):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        b[i] = a[i]                # string fields travel with the record
+        b[i].x = a[i].y
+
+
+def test_records_with_string_fields_copy_whole():
+    rng = np.random.default_rng(SEED + 12)
+    n = int(rng.integers(1000, 3000))
+    a = np.zeros(n, STRINGS)
+    a["x"], a["y"] = rng.random(n), rng.integers(-99, 99, n)
+    a["label"] = [f"L{k % 997}" for k in range(n)]
+    a["tag"] = [f"t{k % 89}".encode() for k in range(n)]
+    b = np.zeros(n, STRINGS)
+    b["label"], b["y"] = "poison", 12345
+    cuda.jit(strings_kernel)[(n + TPB - 1) // TPB, TPB](a, b)
+    np.testing.assert_array_equal(b["label"], a["label"])
+    np.testing.assert_array_equal(b["tag"], a["tag"])
+    np.testing.assert_array_equal(b["y"], a["y"])
+    np.testing.assert_array_equal(b["x"], a["y"].astype(np.float32))
+
+
 def test_cupy_arrays_of_records():
     """CuPy 14 makes arrays of structured dtypes from numpy's (and reads single
     fields); older CuPy refuses them, and the test skips saying so."""
