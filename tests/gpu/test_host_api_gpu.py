@@ -331,3 +331,40 @@ def test_launch_over_a_limit_names_it(config, says, rng):
         _copy_with_shared[config](x, y)
     _copy_with_shared[1, 64, 0, 64 * 4](x, y)
     np.testing.assert_array_equal(y.copy_to_host(), x.copy_to_host())
+
+
+def test_stream_callbacks_run_after_the_work(rng):
+    # numba's Stream.add_callback / async_done: the callback comes on a
+    # driver thread once the kernel before it has finished; the stream's
+    # event recorded before the callback is complete when it runs.
+    import asyncio
+    import threading
+    n = 1 << 20
+    x = rng.standard_normal(n).astype(np.float32)
+    d = cuda.to_device(x)
+    s = cuda.stream()
+    before = cuda.event()
+    busy[(n + 255) // 256, 256, s](d, 300)
+    before.record(s)
+    seen, done = [], threading.Event()
+
+    def cb(stream, status, arg):
+        seen.append((stream, status, arg, before.query()))
+        done.set()
+
+    s.add_callback(cb, "token")
+    assert done.wait(60)
+    stream, status, arg, kernel_done = seen[0]
+    assert stream is s and status == 0 and arg == "token" and kernel_done
+
+    scale[(n + 255) // 256, 256, s](d, np.float32(3.0))
+
+    async def main():
+        return await s.async_done()
+
+    assert asyncio.run(main()) is s
+    assert s.query()
+    want = x.astype(np.float64)
+    for _ in range(300):
+        want = want * 0.999 + 0.001          # busy's update (float64, as numba types it)
+    np.testing.assert_allclose(d.copy_to_host(), want.astype(np.float32) * np.float32(3.0), rtol=1e-5)
