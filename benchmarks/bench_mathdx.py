@@ -284,6 +284,58 @@ def segsum_matvec_kernel(cuda, Matmul, length, segs, threads):
     return k
 
 
+def segsum_matvec_pipelined_kernel(cuda, Matmul, length, segs, threads):
+    """segsum_matvec_kernel with each block looping over groups of S
+    segments and loading the next group into registers during the GEMMs on
+    the current one (as the pipelined bmm kernel does)."""
+    k1 = length // 32
+    m1 = Matmul(size=(32 * segs, 1, k1), precision=np.float32, data_type="real",
+                arrangement=("col_major", "col_major", "col_major"), block_size=threads)
+    m2 = Matmul(size=(1, segs, 32), precision=np.float32, data_type="real",
+                arrangement=("row_major", "col_major", "col_major"), block_size=threads)
+    per = segs * length // threads
+    assert per * threads == segs * length and k1 * 32 == length
+    rows32 = 32 * segs
+
+    @cuda.jit
+    def k(x, out, groups):
+        a = cuda.shared.array(segs * length, np.float32)
+        ones1 = cuda.shared.array(k1, np.float32)
+        c1 = cuda.shared.array(rows32, np.float32)
+        ones2 = cuda.shared.array(32, np.float32)
+        c2 = cuda.shared.array(segs, np.float32)
+        tid = cuda.threadIdx.x
+        r = cuda.local.array(per, np.float32)
+        for i in range(tid, k1, threads):
+            ones1[i] = 1.0
+        if tid < 32:
+            ones2[tid] = 1.0
+        group = cuda.blockIdx.x
+        if group < groups:
+            for q in range(per):
+                j = tid + q * threads
+                r[q] = x[group * segs + j // length, j % length]
+        while group < groups:
+            for q in range(per):
+                j = tid + q * threads
+                c = j % length
+                a[(j // length) * 32 + c % 32 + rows32 * (c // 32)] = r[q]
+            cuda.syncthreads()
+            nxt = group + cuda.gridDim.x
+            if nxt < groups:
+                for q in range(per):
+                    j = tid + q * threads
+                    r[q] = x[nxt * segs + j // length, j % length]
+            m1.execute(1.0, a, ones1, 0.0, c1)
+            cuda.syncthreads()
+            m2.execute(1.0, ones2, c1, 0.0, c2)
+            cuda.syncthreads()
+            if tid < segs:
+                out[group * segs + tid] = c2[tid]
+            group = nxt
+    return k
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
@@ -386,6 +438,14 @@ def main(argv=None):
         kernels = [("1x1xN", segsum_matvec_1xn_kernel(cuda, Matmul, length, threads)[segments, threads])]
         for segs in (int(v) for v in opts.segsum_per_block.split(",")):
             kernels.append((f"S={segs}", segsum_matvec_kernel(cuda, Matmul, length, segs, threads)[segments // segs, threads]))
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        for segs in (int(v) for v in opts.segsum_per_block.split(",")):
+            if segs < 4:
+                continue
+            groups = segments // segs
+            kp = segsum_matvec_pipelined_kernel(cuda, Matmul, length, segs, threads)
+            launch = kp[min(groups, sms * max(1, 2048 // threads)), threads]
+            kernels.append((f"S={segs} pipelined", lambda x, out, launch=launch, groups=groups: launch(x, out, groups)))
         for name, km in kernels:
             got = torch.full((segments,), float("nan"), dtype=torch.float32, device="cuda")
             km(x, got)
