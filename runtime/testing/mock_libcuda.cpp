@@ -297,6 +297,12 @@ CUresult cuMemsetD8_v2(unsigned long long dst, unsigned char v, size_t n) {
   std::memset(reinterpret_cast<void*>(dst), v, n);
   return kOk;
 }
+int g_async_memsets = 0;
+CUresult cuMemsetD8Async(unsigned long long dst, unsigned char v, size_t n, void*) {
+  ++g_async_memsets;
+  return cuMemsetD8_v2(dst, v, n);
+}
+int cjmock_async_memsets() { return g_async_memsets; }
 CUresult cuStreamSynchronize(void*) {
   ++g_stream_syncs;
   return t_current ? kOk : kInvalidValue;
