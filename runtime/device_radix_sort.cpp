@@ -61,15 +61,16 @@ struct Loaded {
   cub::RadixSortPolicy policy;
   cu::CUfunction histogram = nullptr, exclusive_sum = nullptr, onesweep = nullptr, single_tile = nullptr;
   int histogram_blocks = 0;   // occupancy x SMs, as InvokeOnesweep asks the runtime
+  cu::CUcontext context = nullptr;   // loaded into (a reset device's new context loads again)
 };
 
-const Loaded& loaded(const cub::RadixSortSpec& spec, int device) {
+const Loaded& loaded(const cub::RadixSortSpec& spec, int device, cu::CUcontext context) {
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<Loaded>> table;   // a handful per process: never evicted
   std::string key = cub::describe(spec) + "@" + std::to_string(device);
   std::lock_guard<std::mutex> lock(mutex);
   auto it = table.find(key);
-  if (it != table.end()) return *it->second;
+  if (it != table.end() && it->second->context == context) return *it->second;
   cub::RadixSortProgram program = cub::radixSortProgram(spec);
   if (!program.policy.onesweep)
     throw CudaSupportError("radix_sort: CUB's policy for " + cub::describe(spec) +
@@ -84,7 +85,10 @@ const Loaded& loaded(const cub::RadixSortSpec& spec, int device) {
   int per_sm = 0;
   CJ_CU_OPT(cuOccupancyMaxActiveBlocksPerMultiprocessor, &per_sm, l->histogram, program.policy.histogram_threads, 0);
   l->histogram_blocks = std::max(1, per_sm) * deviceInfo(device).multiprocessors;
-  return *table.emplace(key, std::move(l)).first->second;
+  l->context = context;
+  std::unique_ptr<Loaded>& slot = table[key];
+  slot = std::move(l);
+  return *slot;
 }
 
 // Kernel parameters: cuLaunchKernel reads each through a pointer, with the
@@ -102,8 +106,10 @@ void launch(cu::CUfunction fn, unsigned grid, unsigned block, cu::CUstream strea
   CJ_CU(cuLaunchKernel, fn, grid, 1, 1, block, 1, 1, 0, stream, params.data(), nullptr);
 }
 
+// CUB's cudaMemsetAsync of its counters, bins and look-back buffer: each a
+// whole number of 4-byte words at a 256-byte boundary.
 void clear(cu::CUdeviceptr at, uint64_t bytes, cu::CUstream stream) {
-  if (bytes) CJ_CU_OPT(cuMemsetD8Async, at, 0, bytes, stream);
+  if (bytes) CJ_CU_OPT(cuMemsetD32Async, at, 0, bytes / 4, stream);
 }
 
 }  // namespace
@@ -133,7 +139,7 @@ bool radixSort(const RadixSortCall& c) {
   const uint64_t n = c.num_items;
   const bool with_values = c.value_bytes != 0;
   if (n == 0) return false;
-  ensureContext(c.device);
+  const cu::CUcontext context = ensureContext(c.device);
   if (c.begin_bit == c.end_bit) {   // InvokeCopy: a stable sort on no bits keeps the order
     if (c.overwrite) return false;
     CJ_CU_OPT(cuMemcpyDtoDAsync, c.keys_alt, c.keys, n * key_bytes, c.stream);
@@ -147,7 +153,7 @@ bool radixSort(const RadixSortCall& c) {
   spec.descending = c.descending;
   spec.offset64 = radixSortOffset64(n);
   spec.arch = deviceInfo(c.device).arch();
-  const Loaded& k = loaded(spec, c.device);
+  const Loaded& k = loaded(spec, c.device, context);
   const cub::RadixSortPolicy& p = k.policy;
   char decomposer = 0;
   int begin = c.begin_bit, end = c.end_bit;

@@ -342,6 +342,13 @@ def test_double_buffer_bits_streams_and_copies_on_the_mock(run_python, mock_driv
         assert {l["stream"] for l in launches} == {int(s)}
         assert _lib.cjmock_async_memsets() - memsets == 2 + 4   # counters, bins, a look-back clear per pass
         assert (out_k.copy_to_host() == np.sort(keys)).all()
+        # CUB's kernels move bits: an output of another type is an error, not garbage
+        for bad in (cuda.to_device(np.zeros(n, np.float32)), cuda.to_device(np.zeros(n, np.int64))):
+            try:
+                cc.radix_sort(cuda.to_device(keys), bad, None, None, cc.SortOrder.ASCENDING, n)
+                raise SystemExit("a d_out_keys of another type was taken")
+            except TypeError as e:
+                assert "d_out_keys holds" in str(e), e
         print("done")
     """)
     assert out.count("ok") == 4 and "done" in out

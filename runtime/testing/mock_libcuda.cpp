@@ -298,9 +298,11 @@ CUresult cuMemsetD8_v2(unsigned long long dst, unsigned char v, size_t n) {
   return kOk;
 }
 int g_async_memsets = 0;
-CUresult cuMemsetD8Async(unsigned long long dst, unsigned char v, size_t n, void*) {
+CUresult cuMemsetD32Async(unsigned long long dst, unsigned v, size_t n, void*) {
   ++g_async_memsets;
-  return cuMemsetD8_v2(dst, v, n);
+  auto* p = reinterpret_cast<unsigned*>(dst);
+  std::fill(p, p + n, v);
+  return kOk;
 }
 int cjmock_async_memsets() { return g_async_memsets; }
 CUresult cuStreamSynchronize(void*) {

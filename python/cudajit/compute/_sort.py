@@ -144,6 +144,10 @@ def _sort(sorter, cub, temp, d_in_keys, d_out_keys, d_in_values, d_out_values, n
     begin, end = _check_bits(sorter.key_dtype, begin_bit, end_bit)
     with_values = sorter.value_dtype is not None
     have = int(getattr(temp, "nbytes", 0)) if temp is not None else 0
+
+    def same_type(a, what, dtype):   # CUB's kernels move bits: another dtype would be garbage
+        if array_dtype(output(a, what)) != dtype:
+            raise TypeError(f"radix_sort: {what} holds {array_dtype(a)}, the keys' (values') type is {dtype}")
     if isinstance(d_in_keys, DoubleBuffer):
         if with_values and not isinstance(d_in_values, DoubleBuffer):
             raise TypeError("radix_sort: with DoubleBuffer keys, d_in_values must be a DoubleBuffer too (or None)")
@@ -151,6 +155,10 @@ def _sort(sorter, cub, temp, d_in_keys, d_out_keys, d_in_values, d_out_values, n
         for a in kb.d_buffers + (vb.d_buffers if with_values else []):
             if length(output(a, "a DoubleBuffer array")) < n:
                 raise ValueError(f"a DoubleBuffer array holds {length(a)} items, num_items is {n}")
+        for a in kb.d_buffers:
+            same_type(a, "a DoubleBuffer array", sorter.key_dtype)
+        for a in vb.d_buffers if with_values else []:
+            same_type(a, "a DoubleBuffer array", sorter.value_dtype)
         if n == 0:
             return
         flipped = _core.radix_sort(sorter.key_name, sorter.value_bytes, sorter.descending, kb.current(),
@@ -162,10 +170,14 @@ def _sort(sorter, cub, temp, d_in_keys, d_out_keys, d_in_values, d_out_values, n
             vb.selector = kb.selector
         return
     keys_out = output(d_out_keys, "d_out_keys")
+    same_type(d_in_keys, "d_in_keys", sorter.key_dtype)
+    same_type(keys_out, "d_out_keys", sorter.key_dtype)
     if length(keys_out) < n or length(d_in_keys) < n:
         raise ValueError(f"d_in_keys and d_out_keys must hold num_items ({n}) items")
     if with_values:
         vals_out = output(d_out_values, "d_out_values")
+        same_type(d_in_values, "d_in_values", sorter.value_dtype)
+        same_type(vals_out, "d_out_values", sorter.value_dtype)
         if length(vals_out) < n or length(d_in_values) < n:
             raise ValueError(f"d_in_values and d_out_values must hold num_items ({n}) items")
     else:
