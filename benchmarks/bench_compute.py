@@ -16,6 +16,12 @@ Then the host overhead of a cached call (wall time per call of reduce_into
 on 4096 items, back to back) beside one empty cudajit kernel launch (target
 <= 2x), and the first call of reduce_into with a new user operator (ms),
 beside cuda.compute's.
+
+--only radix: the radix rows alone (checked against cupy.sort first), with
+cudajit's object form (temporary storage allocated once) and CUB C++ called
+with an int count (32-bit offsets, as cudajit's sorts below 2^32 items
+take) beside the long long one; CUDAJIT_RADIX_OFFSET_BITS=64 makes
+cudajit's offsets 64-bit too.
 """
 from __future__ import annotations
 
@@ -178,10 +184,9 @@ def radix_rows(args, cp, cc, torch, nvc, cub, timer, keys, vals, keys_out, vals_
     if standalone:
         print_table(args, rows)
         for r in rows:
-            for col in ("cudajit_object", "cub_cpp_int"):
-                if r.get(col):
-                    print(f"{r['name']}: {col} {r[col]:.4f} ms, cudajit/{col} {r['cudajit'] / r[col]:.3f}, "
-                          f"cudajit_object/CUB C++ {C.ratio(r.get('cudajit_object'), r.get('cub_cpp'))}")
+            print(f"{r['name']}: cudajit object form {r.get('cudajit_object')} ms "
+                  f"(/CUB C++: {C.ratio(r.get('cudajit_object'), r.get('cub_cpp'))}); CUB C++ with an int count "
+                  f"{r.get('cub_cpp_int')} ms (cudajit/that: {C.ratio(r.get('cudajit'), r.get('cub_cpp_int'))})")
         C.write_json(args.out, {"rows": rows, "offset_bits": os.environ.get("CUDAJIT_RADIX_OFFSET_BITS", "auto")})
     return 0
 

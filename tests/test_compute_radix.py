@@ -15,6 +15,7 @@
 
 The GPU runs are tests/gpu/test_compute_gpu.py."""
 import os
+import struct
 import subprocess
 import sys
 import textwrap
@@ -37,6 +38,40 @@ def program(key, value_bytes=0, descending=False, offset64=False, arch=90):
     return _core.radix_sort_program(key, value_bytes, descending, offset64, arch)
 
 
+def kernel_params(cubin, kernel):
+    """[(ordinal, offset, size)] of a kernel's parameters, from its
+    .nv.info.<name> section of the cubin (EIATTR_KPARAM_INFO entries)."""
+    shoff, = struct.unpack_from("<Q", cubin, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+    heads = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
+    names = heads[shstrndx][4]
+    data = None
+    for h in heads:
+        if cubin[names + h[0]: cubin.index(b"\0", names + h[0])] == b".nv.info." + kernel.encode():
+            data = cubin[h[4]: h[4] + h[5]]
+    assert data is not None, f"no .nv.info section for {kernel}"
+    at, params = 0, []
+    while at < len(data):
+        fmt, attr = data[at], data[at + 1]
+        if fmt == 4:   # EIFMT_SVAL: u16 size, then the value
+            size, = struct.unpack_from("<H", data, at + 2)
+            if attr == 0x17:   # EIATTR_KPARAM_INFO: index, ordinal, offset, size << 18 | ...
+                _, ordinal, offset, bits = struct.unpack_from("<IHHI", data, at + 4)
+                params.append((ordinal, offset, bits >> 18))
+            at += 4 + size
+        else:          # EIFMT_NVAL (2 bytes), BVAL (2), HVAL (4)
+            at += 4 if fmt == 3 else 2
+    return sorted(params)
+
+
+def param_sizes(offset64):
+    """What runtime/device_radix_sort.cpp packs for each kernel: pointers,
+    OffsetT, ints, CUB's empty identity_decomposer_t (1 byte)."""
+    o = 8 if offset64 else 4
+    return {"histogram": [8, 8, o, 4, 4, 1], "exclusive_sum": [8],
+            "onesweep": [8] * 8 + [4, 4, 4, 1], "single_tile": [8, 8, 8, 8, o, 4, 4, 1]}
+
+
 @pytest.mark.parametrize("key", KEYS)
 @pytest.mark.parametrize("value_bytes", [0, 4])
 @pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
@@ -49,6 +84,9 @@ def test_cub_kernels_compile_to_a_cubin(key, value_bytes, descending):
                          (onesweep, "DeviceRadixSortOnesweepKernel"), (single, "DeviceRadixSortSingleTileKernel")):
         assert kernel in name and "SM_900" in name, name
         assert name.encode() + b"\0" in cubin, f"{kernel} is not in the cubin"
+    # the parameters the dispatch packs are the ones the kernels declare
+    for name, what in zip(p["kernels"], ("histogram", "exclusive_sum", "onesweep", "single_tile")):
+        assert [size for _, _, size in kernel_params(cubin, name)] == param_sizes(False)[what], what
     # the order is a template argument: ...SortOrderE0 (ascending) or E1
     assert f"SortOrderE{int(descending)}E" in onesweep
     pol = p["policy"]
@@ -81,6 +119,9 @@ def test_policy_is_cubs_for_the_arch(key, value_bytes, offset64, arch, items):
 def test_sixteen_byte_values_and_bad_specs():
     p = program("uint64", 16, True)
     assert p["cubin"][:4] == b"\x7fELF" and "cj_bytes16" in p["kernels"][2]
+    wide = program("float64", 16, True, offset64=True)
+    for name, what in zip(wide["kernels"], ("histogram", "exclusive_sum", "onesweep", "single_tile")):
+        assert [size for _, _, size in kernel_params(wide["cubin"], name)] == param_sizes(True)[what], what
     with pytest.raises(cudajit.ToolchainError, match="keys int32, uint32"):
         program("float16")
     with pytest.raises(cudajit.ToolchainError, match="values of 1, 2, 4, 8 or 16 bytes"):
