@@ -393,3 +393,22 @@ def test_double_buffer_bits_streams_and_copies_on_the_mock(run_python, mock_driv
         print("done")
     """)
     assert out.count("ok") == 4 and "done" in out
+
+
+def test_strided_arrays_take_the_fallback_on_the_mock(run_python, mock_driver):
+    # which kernels run (the mock plays none): CUB's for dense arrays, the
+    # fallback's (radix_count, the scan, radix_scatter) for a strided one
+    out = run_python(MOCK_PRELUDE + textwrap.dedent("""
+        import cudajit.compute as cc
+        install(lambda params: None)
+        keys = cuda.to_device(np.arange(20_000, dtype=np.int32))
+        out = cuda.to_device(np.zeros(20_000, np.int32))
+        cc.radix_sort(keys, out, None, None, cc.SortOrder.ASCENDING, 20_000)
+        print(sorted({l["name"].split("radix_sort")[-1][2:40] for l in launches}))
+        del launches[:]
+        cc.radix_sort(keys[::2], out[::2], None, None, cc.SortOrder.ASCENDING, 10_000)
+        print(sorted({l["name"] for l in launches if "radix" in l["name"]}))
+    """), driver=mock_driver)
+    cub, simt = out.splitlines()[-2:]
+    assert "OnesweepKernel" in cub and "HistogramKernel" in cub, cub
+    assert "radix_count" in simt and "radix_scatter" in simt and "Onesweep" not in simt, simt

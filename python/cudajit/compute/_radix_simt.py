@@ -2,20 +2,20 @@
 what CUB's kernels (_sort.py) do not take: strided arrays and values of
 other sizes than 1, 2, 4, 8 and 16 bytes. cub::DeviceRadixSort's results
 (stable, ascending or descending, keys with or without values, a bit
-range): least-significant-digit passes of 8 bits. Each pass counts every tile's digits, scans the
-(digit, tile) counts with _scan.py's exclusive scan, and scatters: a tile
-ranks its keys stably (warp by warp, with match_any_sync), stages them in
-shared memory in sorted order, and writes key i of digit d to
-offset[d, tile] + its rank among the tile's keys of digit d. Keys are compared as CUB does: integers by value, floats by the
+range): least-significant-digit passes of 8 bits. Each pass counts every
+tile's digits, scans the (digit, tile) counts with _scan.py's exclusive
+scan, and scatters: a tile ranks its keys stably (warp by warp, with
+match_any_sync), stages them in shared memory in sorted order, and writes
+key i of digit d to offset[d, tile] + its rank among the tile's keys of
+digit d. Keys are compared as CUB does: integers by value, floats by the
 IEEE order and NaNs by their bits, both through an order-preserving map of
 their bits to unsigned integers, -0.0 taken as +0.0 (as CUB's onesweep
 does: the two compare equal, and keep their order)."""
 import numpy as np
 
 from . import _build as B
-from ._iterators import ProxyArray, array_dtype, length, output
+from ._iterators import ProxyArray, length, output
 from ._ops import OpKind
-from ._reduce import _cached, _count
 from ._scan import _Scan
 from ._sort_types import DoubleBuffer, SortOrder
 
