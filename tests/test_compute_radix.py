@@ -94,6 +94,14 @@ def test_cub_kernels_compile_to_a_cubin(key, value_bytes, descending):
     assert p["spec"] == f"radix_sort {key} v{value_bytes} {'descending' if descending else 'ascending'} o32 sm_90"
 
 
+@pytest.mark.parametrize("key", KEYS)
+def test_cub_kernels_compile_for_sm_80(key):
+    p = program(key, 8, True, arch=80)
+    assert p["cubin"][:4] == b"\x7fELF" and all("SM_800" in k for k in p["kernels"])
+    for name, what in zip(p["kernels"], ("histogram", "exclusive_sum", "onesweep", "single_tile")):
+        assert [size for _, _, size in kernel_params(p["cubin"], name)] == param_sizes(False)[what], what
+
+
 # CUB's sm_90 tuning (tuning_radix_sort.cuh, OnesweepSmallKeyTunedPolicy):
 # 4-byte keys: keys only 20 - OFFSET_64BIT - FLOAT_KEYS items, pairs with
 # values under 8 bytes 23 (17 with 64-bit offsets); 8-byte keys 30 (24
