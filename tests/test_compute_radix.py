@@ -416,7 +416,22 @@ def test_strided_arrays_take_the_fallback_on_the_mock(run_python, mock_driver):
         del launches[:]
         cc.radix_sort(keys[::2], out[::2], None, None, cc.SortOrder.ASCENDING, 10_000)
         print(sorted({l["name"] for l in launches if "radix" in l["name"]}))
+        # CUB's kernels not compiling here (other CCCL headers): the fallback, with a warning
+        import warnings
+        from cudajit.compute import _sort
+        def broken(self, arch, offset64=False):
+            raise cuda.ToolchainError("NVRTC compilation failed (stand-in)")
+        _sort._CubProgram.program = broken
+        del launches[:]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cc.radix_sort(keys, out, None, None, cc.SortOrder.DESCENDING, 20_000)
+            cc.radix_sort(keys, out, None, None, cc.SortOrder.DESCENDING, 20_000)
+        print(len(caught), str(caught[0].message) if caught else "")
+        print(sorted({l["name"] for l in launches if "radix" in l["name"]}))
     """), driver=mock_driver)
-    cub, simt = out.splitlines()[-2:]
+    cub, simt, warned, fallback = out.splitlines()[-4:]
     assert "OnesweepKernel" in cub and "HistogramKernel" in cub, cub
     assert "radix_count" in simt and "radix_scatter" in simt and "Onesweep" not in simt, simt
+    assert warned.startswith("1 radix_sort: CUB's radix sort kernels do not compile here"), warned
+    assert "radix_count" in fallback and "Onesweep" not in fallback, fallback

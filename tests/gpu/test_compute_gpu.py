@@ -497,6 +497,17 @@ def test_radix_sort_torch_and_streams():
     np.testing.assert_array_equal(cko.get(), np.sort(keys))
 
 
+def test_radix_sort_runs_cubs_kernels_here():
+    # the fallback serves only where CUB's kernels cannot: here they must
+    from cudajit import _core
+    from cudajit.compute._sort import _sorter
+    for key in (np.uint32, np.float64):
+        assert _sorter(key, np.int32, cc.SortOrder.ASCENDING).cub_compiles()
+    major, minor = cuda.get_current_device().compute_capability
+    p = _core.radix_sort_program("uint32", 4, False, False, major * 10 + minor)
+    assert p["from"] == "memory" and p["policy"]["onesweep"]
+
+
 def test_radix_sort_large_cupy():
     cp = pytest.importorskip("cupy")
     n = 2**24 + 11

@@ -6,10 +6,13 @@ runtime (runtime/device_radix_sort.h). Stable, ascending or descending,
 keys with or without values, a bit range, DoubleBuffers; floats in IEEE
 order with -0.0 and +0.0 equal, as CUB sorts them.
 
-Two cases CUB's kernels do not take go to the sort written in cudajit's
-own kernel language (_radix_simt.py): strided arrays, and values whose
-items are not 1, 2, 4, 8 or 16 bytes."""
+What CUB's kernels do not take goes to the sort written in cudajit's own
+kernel language (_radix_simt.py): strided arrays, values whose items are
+not 1, 2, 4, 8 or 16 bytes, and, with a warning, everything where CUB's
+kernels do not compile (CCCL headers of another shape than the 3.0 ones
+the instantiation is written for)."""
 import types
+import warnings
 
 import numpy as np
 
@@ -66,6 +69,7 @@ class _RadixSort:
         self.cub_values = self.value_dtype is None or self.value_bytes in VALUE_BYTES
         self.cub = _CubProgram(self)
         self._simt = None
+        self._cub_compiles = None
 
     def simt(self):
         if self._simt is None:
@@ -77,9 +81,31 @@ class _RadixSort:
         """Whether CUB's kernels take these arrays (None: not given). What
         is no device array goes to the fallback, whose checks name it."""
         try:
-            return self.cub_values and all(a is None or isinstance(a, ProxyArray) or contiguous(a) for a in arrays)
+            dense = self.cub_values and all(a is None or isinstance(a, ProxyArray) or contiguous(a) for a in arrays)
         except AttributeError:
             return False
+        return dense and self.cub_compiles()
+
+    def cub_compiles(self):
+        """Whether CUB's kernels compile for this GPU, asked once (the
+        program is then in memory for the sort). Where they do not (CCCL
+        headers whose kernels take other template arguments than the ones
+        cudajit instantiates), the fallback sorts, with a warning. Without
+        a GPU (a size query): assumed."""
+        if self._cub_compiles is None:
+            if not _core.is_available():
+                return True
+            from ..device import get_current_device
+            from ..errors import ToolchainError
+            major, minor = get_current_device().compute_capability
+            try:
+                self.cub.program(major * 10 + minor)
+                self._cub_compiles = True
+            except ToolchainError as e:
+                warnings.warn(f"radix_sort: CUB's radix sort kernels do not compile here ({str(e).splitlines()[0]}); "
+                              "cudajit's own radix sort serves instead", RuntimeWarning, stacklevel=4)
+                self._cub_compiles = False
+        return self._cub_compiles
 
     def temp_bytes(self, n, double_buffer, begin, end, cub):
         if not cub:
