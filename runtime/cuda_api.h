@@ -138,6 +138,8 @@ inline CUstream perThreadStream() { return reinterpret_cast<CUstream>(uintptr_t{
   X(cuMemAllocManaged, "cuMemAllocManaged", (CUdeviceptr * ptr, size_t bytes, unsigned flags)) \
   X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2",                                                 \
     (CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream))                         \
+  X(cuMemsetD32Async, "cuMemsetD32Async",                                                      \
+    (CUdeviceptr dst, unsigned int value, size_t count, CUstream stream))                      \
   X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel",                                    \
     (CUfunction fn, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,       \
      unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream stream, void** params)) \

@@ -298,6 +298,14 @@ CUresult cuMemsetD8_v2(unsigned long long dst, unsigned char v, size_t n) {
   std::memset(reinterpret_cast<void*>(dst), v, n);
   return kOk;
 }
+int g_async_memsets = 0;
+CUresult cuMemsetD32Async(unsigned long long dst, unsigned v, size_t n, void*) {
+  ++g_async_memsets;
+  auto* p = reinterpret_cast<unsigned*>(dst);
+  std::fill(p, p + n, v);
+  return kOk;
+}
+int cjmock_async_memsets() { return g_async_memsets; }
 CUresult cuStreamSynchronize(void*) {
   ++g_stream_syncs;
   return t_current ? kOk : kInvalidValue;
