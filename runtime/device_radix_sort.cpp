@@ -114,12 +114,14 @@ void clear(cu::CUdeviceptr at, uint64_t bytes, cu::CUstream stream) {
 
 }  // namespace
 
-bool radixSortOffset64(uint64_t num_items) {
-  static const bool forced = [] {
+bool radixSortOffset64(uint64_t num_items, int key_bytes, int value_bytes, int arch) {
+  static const int forced = [] {
     const char* v = std::getenv("CUDAJIT_RADIX_OFFSET_BITS");
-    return v && std::string(v) == "64";
+    return v ? std::atoi(v) : 0;
   }();
-  return forced || num_items > 0xFFFFFFFFull;
+  if (num_items > 0xFFFFFFFFull || forced == 64) return true;
+  if (forced == 32) return false;
+  return key_bytes == 4 && value_bytes == 0 && arch == 90;
 }
 
 uint64_t radixSortTempBytes(uint64_t n, int key_bytes, int value_bytes, int begin_bit, int end_bit, bool overwrite) {
@@ -151,8 +153,8 @@ bool radixSort(const RadixSortCall& c) {
   spec.key = c.key;
   spec.value_bytes = c.value_bytes;
   spec.descending = c.descending;
-  spec.offset64 = radixSortOffset64(n);
   spec.arch = deviceInfo(c.device).arch();
+  spec.offset64 = radixSortOffset64(n, key_bytes, c.value_bytes, spec.arch);
   const Loaded& k = loaded(spec, c.device, context);
   const cub::RadixSortPolicy& p = k.policy;
   char decomposer = 0;

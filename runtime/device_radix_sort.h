@@ -56,9 +56,12 @@ uint64_t radixSortTempBytes(uint64_t num_items, int key_bytes, int value_bytes, 
 // too small temporary storage).
 bool radixSort(const RadixSortCall& call);
 
-// Whether the offsets are 64-bit for `num_items` (CUB's choose_offset_t of
-// a 64-bit count when more than 2^32 - 1 items; CUDAJIT_RADIX_OFFSET_BITS=64
-// forces them, to compare tunings).
-bool radixSortOffset64(uint64_t num_items);
+// Whether the offsets are 64-bit: when more than 2^32 - 1 items (CUB's
+// choose_offset_t of a 64-bit count), and where CUB's 64-bit-offset tuning
+// measured faster: 4-byte keys without values on sm_90 (2^26 uint32 keys on
+// an H100: 1.43 ms, against 1.63 ms with the 32-bit tuning; key-value pairs
+// the other way, 2.32 against 2.24 ms). CUDAJIT_RADIX_OFFSET_BITS=64 or 32
+// forces the choice (32 only where the items fit), to compare tunings.
+bool radixSortOffset64(uint64_t num_items, int key_bytes, int value_bytes, int arch);
 
 }  // namespace cj::rt

@@ -208,6 +208,7 @@ def test_temp_bytes_bound():
 # Each CUB kernel played in numpy, from the parameters the runtime packed.
 PLAYER = r"""
 import cudajit.compute as cc
+from cudajit import _core
 KEY = np.dtype(KEY_NAME)
 UNS = np.dtype("u%d" % KEY.itemsize)
 BITS = KEY.itemsize * 8
@@ -230,7 +231,9 @@ def digits(keys, bit, nbits):
 def arr(ptr, n, dtype):
     return view(ptr, (n,), (np.dtype(dtype).itemsize,), dtype)
 
-OFF = "I"
+# the offsets' width (OffsetT: n's parameter) the dispatch picks for these keys and values
+OFF = "Q" if _core.radix_sort_offset64(0, KEY.itemsize, 0 if VAL is None else np.dtype(VAL).itemsize, 90) else "I"
+BIN = np.uint64 if OFF == "Q" else np.uint32   # the bins are OffsetT too
 calls = []
 def play(params):
     name = launches[-1]["name"]
@@ -239,22 +242,22 @@ def play(params):
         bins, keys, n, start, end = q(0), q(1), q(2, OFF), q(3, "i"), q(4, "i")
         calls.append(("histogram", n, start, end))
         passes = -(-(end - start) // 8)
-        b = arr(bins, passes * 256, np.uint32)
+        b = arr(bins, passes * 256, BIN)
         k = arr(keys, n, KEY)
         for p in range(passes):
             bit = start + 8 * p
-            b[p * 256:(p + 1) * 256] += np.bincount(digits(k, bit, min(8, end - bit)), minlength=256).astype(np.uint32)
+            b[p * 256:(p + 1) * 256] += np.bincount(digits(k, bit, min(8, end - bit)), minlength=256).astype(BIN)
     elif "ExclusiveSum" in name:
-        b = arr(q(0), launches[-1]["grid"][0] * 256, np.uint32).reshape(-1, 256)
+        b = arr(q(0), launches[-1]["grid"][0] * 256, BIN).reshape(-1, 256)
         calls.append(("exclusive_sum", b.shape[0]))
         b[:] = np.cumsum(b, axis=1) - b
     elif "Onesweep" in name:
         bins_out, bins_in, keys_out, keys_in, vals_out, vals_in = (q(k) for k in range(2, 8))
-        n, bit, nbits = q(8, "i"), q(9, "i"), q(10, "i")
+        n, bit, nbits = q(8, "i"), q(9, "i"), q(10, "i")   # a portion's count: int
         calls.append(("onesweep", n, bit, nbits, keys_in, keys_out))
         k = arr(keys_in, n, KEY)
         d = digits(k, bit, nbits)
-        bi = arr(bins_in, 256, np.uint32).astype(np.int64)
+        bi = arr(bins_in, 256, BIN).astype(np.int64)
         order = np.argsort(d, kind="stable")
         counts = np.bincount(d, minlength=256)
         starts = np.cumsum(counts) - counts
@@ -266,7 +269,7 @@ def play(params):
         if VAL is not None and vals_in:   # keys only: no values (the pointers are not read)
             arr(vals_out, int(pos.max()) + 1, VAL)[pos] = arr(vals_in, n, VAL)
         if bins_out:
-            arr(bins_out, 256, np.uint32)[:] = (bi + counts).astype(np.uint32)
+            arr(bins_out, 256, BIN)[:] = (bi + counts).astype(BIN)
     elif "SingleTile" in name:
         keys_in, keys_out, vals_in, vals_out = q(0), q(1), q(2), q(3)
         n, begin, end = q(4, OFF), q(5, "i"), q(6, "i")
@@ -342,7 +345,10 @@ def test_dispatch_on_the_mock_driver(run_python, mock_driver, key, value, descen
     assert out.count("ok") == 5 and "ok 200003 histogram" in out and "ok 1000 single_tile" in out
 
 
-def test_double_buffer_bits_streams_and_copies_on_the_mock(run_python, mock_driver):
+def test_double_buffer_bits_streams_and_copies_on_the_mock(run_python, mock_driver, monkeypatch):
+    # one offset width for the pairs and the keys-only sorts below (the
+    # player reads one): 32-bit, which 4-byte keys alone would not take
+    monkeypatch.setenv("CUDAJIT_RADIX_OFFSET_BITS", "32")
     out = mock_sort(run_python, mock_driver, "uint32", "uint32", False, """
         rng = np.random.default_rng(3)
         n = 50_000
@@ -387,9 +393,10 @@ def test_double_buffer_bits_streams_and_copies_on_the_mock(run_python, mock_driv
         except ValueError as e:
             assert "temp_storage holds" in str(e)
         del launches[:]
-        assert obj(cuda.device_array(need, np.uint8), cuda.to_device(keys), out_k, None, None, n, stream=s) == need
-        assert {l["stream"] for l in launches} == {int(s)}
-        assert _lib.cjmock_async_memsets() - memsets == 2 + 4   # counters, bins, a look-back clear per pass
+        got = obj(cuda.device_array(need, np.uint8), cuda.to_device(keys), out_k, None, None, n, stream=s)
+        assert got == need, (got, need)
+        assert {l["stream"] for l in launches} == {int(s)}, launches
+        assert _lib.cjmock_async_memsets() - memsets == 2 + 4, _lib.cjmock_async_memsets() - memsets   # counters, bins, a look-back clear per pass
         assert (out_k.copy_to_host() == np.sort(keys)).all()
         # CUB's kernels move bits: an output of another type is an error, not garbage
         for bad in (cuda.to_device(np.zeros(n, np.float32)), cuda.to_device(np.zeros(n, np.int64))):
@@ -435,3 +442,19 @@ def test_strided_arrays_take_the_fallback_on_the_mock(run_python, mock_driver):
     assert "radix_count" in simt and "radix_scatter" in simt and "Onesweep" not in simt, simt
     assert warned.startswith("1 radix_sort: CUB's radix sort kernels do not compile here"), warned
     assert "radix_count" in fallback and "Onesweep" not in fallback, fallback
+
+
+def test_offset_width_follows_the_measured_tuning():
+    # 64-bit offsets past 2^32 - 1 items, and for 4-byte keys alone on sm_90
+    # (CUB's 64-bit-offset tuning sorted 2^26 uint32 keys 12% faster on an
+    # H100; pairs were 3% slower with it): runtime/device_radix_sort.h
+    off64 = _core.radix_sort_offset64
+    assert off64(1 << 33, 8, 8, 80) and off64(1 << 33, 4, 4, 90)
+    assert off64(1000, 4, 0, 90) and not off64(1000, 4, 4, 90)
+    assert not off64(1000, 4, 0, 80) and not off64(1000, 8, 0, 90)
+    # warm compiles the program a sort of fewer than 2^32 items runs
+    obj = cc.make_radix_sort(cc.ProxyArray(np.float32), cc.ProxyArray(np.float32), None, None,
+                             cc.SortOrder.ASCENDING)
+    [(cub, _)] = obj.sorter.launches()
+    assert cub.program(90)["cubin"] == program("float32", 0, False, True, 90)["cubin"]
+    assert cub.program(80)["cubin"] == program("float32", 0, False, False, 80)["cubin"]

@@ -143,7 +143,9 @@ void bindRadixSort(py::module_& m) {
   m.def("radix_sort_temp_bytes", &cj::rt::radixSortTempBytes, py::arg("num_items"), py::arg("key_bytes"),
         py::arg("value_bytes"), py::arg("begin_bit"), py::arg("end_bit"), py::arg("overwrite"),
         "Bytes of temporary storage a radix sort needs (a bound over every architecture's tuning).");
-  m.def("radix_sort_offset64", &cj::rt::radixSortOffset64, py::arg("num_items"));
+  m.def("radix_sort_offset64", &cj::rt::radixSortOffset64, py::arg("num_items"), py::arg("key_bytes"),
+        py::arg("value_bytes"), py::arg("arch"),
+        "Whether a sort of num_items with these keys and values runs with 64-bit offsets on sm_<arch>.");
   m.def(
       "radix_sort",
       [](const std::string& key, int value_bytes, bool descending, const py::object& keys,

@@ -38,8 +38,12 @@ class _CubProgram:
     def __init__(self, sorter):
         self.sorter = sorter
 
-    def program(self, arch, offset64=False):
+    def program(self, arch, offset64=None):
+        """The program a sort of fewer than 2^32 items runs (offset64=None),
+        or the one with the offsets asked for."""
         s = self.sorter
+        if offset64 is None:
+            offset64 = _core.radix_sort_offset64(0, s.key_bytes, s.value_bytes, int(arch))
         return _core.radix_sort_program(s.key_name, s.value_bytes, s.descending, offset64, int(arch))
 
     def _warm(self, signature, arch, block=None):
