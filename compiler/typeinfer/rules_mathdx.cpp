@@ -64,19 +64,43 @@ std::string dimText(const int64_t* d) {
   return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
 }
 
-// A block-wide routine is built for one block shape: a launch with another
-// is an error (`what`: "Matmul", "FFT").
+// A block-wide routine is built for one block shape. An FFT must be launched
+// with exactly it. A GEMM may run in a larger block, as cuBLASDx's BlockDim
+// allows (nvmath's cublasdx_blockdim_gemm example): with BlockDim of rank r
+// (its last dimension above 1), the launch's first r-1 dimensions equal the
+// descriptor's, its r-th is at least as large, the rest are free; threads
+// past the descriptor's count take no part. `larger` says which rule.
 void checkBlockShape(const Site& s, const std::string& what, const std::array<int64_t, 3>& built,
-                     void (*failure)(const Site&, const std::string&, const std::string&)) {
+                     void (*failure)(const Site&, const std::string&, const std::string&), bool larger = false) {
   const InferOptions& options = s.ctx.specializer().options();
   if (options.block_dims[0] <= 0) return;
+  const int64_t launched[3] = {options.block_dims[0], options.block_dims[1], options.block_dims[2]};
+  int rank = 1;
   for (int d = 0; d < 3; ++d)
-    if (options.block_dims[d] != built[d]) {
-      const int64_t launched[3] = {options.block_dims[0], options.block_dims[1], options.block_dims[2]};
-      failure(s, what + " was built for block_dim " + dimText(built.data()) + "; this kernel is launched with " +
-                     dimText(launched),
-              "launch with " + std::string(what == "FFT" ? "fft" : "MM") + ".block_dim threads per block");
-    }
+    if (built[d] > 1) rank = d + 1;
+  for (int d = 0; d < 3; ++d) {
+    const bool ok = !larger ? launched[d] == built[d]
+                  : d + 1 < rank ? launched[d] == built[d]
+                  : d + 1 == rank ? launched[d] >= built[d]
+                  : true;
+    if (ok) continue;
+    std::string rule = larger ? " (a larger block must keep the first " + std::to_string(rank - 1) +
+                                    " dimension(s) and grow dimension " + std::to_string(rank) + " or later ones)"
+                              : "";
+    failure(s, what + " was built for block_dim " + dimText(built.data()) + "; this kernel is launched with " +
+                   dimText(launched) + rule,
+            "launch with " + std::string(what == "FFT" ? "fft" : "MM") + ".block_dim threads per block");
+  }
+}
+
+// The launch block a GEMM's kernel carries (.reqntid): the launch's where it
+// is known, else the descriptor's. Passed to codegen in the call's names.
+std::string launchBlockName(const Site& s, const std::array<int64_t, 3>& built) {
+  const InferOptions& options = s.ctx.specializer().options();
+  const int64_t* d = options.block_dims[0] > 0 ? nullptr : built.data();
+  int64_t b[3];
+  for (int i = 0; i < 3; ++i) b[i] = d ? d[i] : options.block_dims[i];
+  return "block=" + std::to_string(b[0]) + "x" + std::to_string(b[1]) + "x" + std::to_string(b[2]);
 }
 
 struct Call {
@@ -139,11 +163,13 @@ const Type* mathdxType(const Site& s) {
 
 ir::Instr* mathdxLower(const Site& s, Emitter& e) {
   Call c = analyze(s);
-  checkBlockShape(s, "Matmul", c.mm->block_dim, fail);
+  checkBlockShape(s, "Matmul", c.mm->block_dim, fail, /*larger=*/true);
   const Type* ct = scalarTy(c.value[2]);
   std::vector<ir::Instr*> operands = {e.convert(s.args[0], ct), s.args[1], s.args[2],
                                       e.convert(s.args[3], ct), s.args[4]};
-  makeLibraryCall(e, libcalls::Library::Mathdx, c.key, voidTy(), std::move(operands), "Matmul.execute");
+  ir::Instr* call =
+      makeLibraryCall(e, libcalls::Library::Mathdx, c.key, voidTy(), std::move(operands), "Matmul.execute");
+  call->names.push_back(launchBlockName(s, c.mm->block_dim));
   return nullptr;   // no value (as CUB's void calls)
 }
 

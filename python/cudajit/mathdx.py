@@ -29,7 +29,9 @@ from . import _core
 from .errors import CompileError, DeviceOnlyError
 
 __all__ = ["Matmul", "matmul", "FFT", "fft", "Random", "Dim3", "LeadingDimension", "Arrangement", "TransposeMode",
-           "Alignment", "Precision", "library"]
+           "Alignment", "Precision", "library", "ComputeCapability", "CodeType", "current_device_sm",
+           "current_device_lto", "get_current_device_cc", "complex32", "complex64", "complex128",
+           "float16x2", "float16x4", "float32x2", "float32x4", "float64x2", "float64x4"]
 
 # A cache miss is instantiated by libmathdx in a fresh Python process
 # (compiler/mathdx/mathdx.h says why: in a process that has built a C++
@@ -88,6 +90,54 @@ Arrangement = collections.namedtuple("Arrangement", "a b c")
 TransposeMode = collections.namedtuple("TransposeMode", "a b")
 Alignment = collections.namedtuple("Alignment", "a b c")
 Precision = collections.namedtuple("Precision", "a b c")
+
+
+# --- nvmath.device's helpers (common_cuda, types, vector types), so that a kernel
+# written for nvmath.device imports them from cudajit.mathdx unchanged -----------------
+
+class ComputeCapability(collections.namedtuple("ComputeCapability", "major minor arch", defaults=("",))):
+    """A GPU's compute capability as nvmath.device names it: ``major``,
+    ``minor``, ``arch`` ('' or 'a' / 'f'), ``integer`` (900 for 9.0)."""
+    __slots__ = ()
+
+    @property
+    def integer(self):
+        return self.major * 100 + self.minor * 10
+
+    def __str__(self):
+        return f"{self.major}.{self.minor}{self.arch}"
+
+
+CodeType = collections.namedtuple("CodeType", "kind cc")
+
+
+def get_current_device_cc():
+    """The current GPU's ComputeCapability (nvmath.device.common_cuda's): 'a'
+    from 9.0 on, as nvmath gives it; every routine here accepts it as sm=."""
+    from . import device
+    major, minor = device.get_current_device().compute_capability
+    return ComputeCapability(major, minor, "a" if (major, minor) >= (9, 0) else "")
+
+
+current_device_sm = get_current_device_cc
+
+
+def current_device_lto():
+    """nvmath.device's CodeType('lto', <the current GPU's capability>)."""
+    return CodeType("lto", get_current_device_cc())
+
+
+# Value types as the traits spell them (FFT.value_type == complex64 holds).
+complex32, complex64, complex128 = "complex32", "complex64", "complex128"
+
+# cudajit's vector types (docs/numba_parity.md), under nvmath.device's names.
+def _vector(name):
+    from .stubs import vector_types
+    return vector_types()[name]
+
+
+float16x2, float16x4, float32x2, float32x4, float64x2, float64x4 = (
+    _vector(n) for n in ("float16x2", "float16x4", "float32x2", "float32x4", "float64x2", "float64x4"))
 
 # Precisions numpy has no dtype for, spelled as libmathdx's tables do.
 _EXTRA_PRECISIONS = ("bfloat16", "tfloat32")
@@ -297,15 +347,23 @@ class Matmul(_Routine):
     a_value_type = property(lambda self: self._r["value_type"][0])
     b_value_type = property(lambda self: self._r["value_type"][1])
     c_value_type = property(lambda self: self._r["value_type"][2])
-    a_dim = property(lambda self: (self.size[0], self.size[2]))
-    b_dim = property(lambda self: (self.size[2], self.size[1]))
+    # Shapes as nvmath.device gives them: logical (m, k), (k, n), (m, n); with
+    # the older transpose_mode, A's and B's as stored, reversed where transposed.
+    a_dim = property(lambda self: self._transposed(0, (self.size[0], self.size[2])))
+    b_dim = property(lambda self: self._transposed(1, (self.size[2], self.size[1])))
     c_dim = property(lambda self: (self.size[0], self.size[1]))
+
+    def _transposed(self, i, dims):
+        mode = self._spec["transpose_mode"]
+        return dims[::-1] if mode and mode[i] in ("transposed", "conj_transposed") else dims
     lda = property(lambda self: self.leading_dimension.a)
     ldb = property(lambda self: self.leading_dimension.b)
     ldc = property(lambda self: self.leading_dimension.c)
 
     def _stored(self, i, dims):
         rows, cols = dims
+        if self._spec["transpose_mode"]:   # dims as stored, column-major
+            return self.leading_dimension[i] * cols
         return self.leading_dimension[i] * (rows if self.arrangement[i] == "row_major" else cols)
 
     a_size = property(lambda self: self._stored(0, self.a_dim))
