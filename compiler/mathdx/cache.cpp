@@ -34,6 +34,9 @@ std::mutex g_mutex;
 Store<MatmulResult> g_matmuls;
 Store<FftResult> g_ffts;
 Store<RandomResult> g_randoms;
+// The specs of the FFTs served, by key (fftWithApi makes siblings of them).
+std::map<std::string, FftSpec> g_fft_specs;
+InstantiateFft g_fft_instantiator;
 std::atomic<int64_t> g_memory_hits{0}, g_disk_hits{0}, g_compiles{0};
 
 DiskCache diskCache() { return DiskCache(cacheDirectory(), ".cjmdx", "CJMATHDX", kFormatVersion); }
@@ -176,6 +179,7 @@ struct FftName {
 };
 const FftName kFftNames[] = {
     {"execution", &FftResult::execution},
+    {"api", &FftResult::api},
     {"value_type", &FftResult::value_type},
     {"input_type", &FftResult::input_type},
     {"output_type", &FftResult::output_type},
@@ -293,7 +297,33 @@ std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instant
 }
 
 std::shared_ptr<const FftResult> fft(const FftSpec& spec, const InstantiateFft& elsewhere) {
-  return serve(g_ffts, spec, elsewhere);
+  auto r = serve(g_ffts, spec, elsewhere);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_fft_specs.emplace(specKey(r->spec), spec);
+  return r;
+}
+
+void setFftInstantiator(InstantiateFft instantiate) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_fft_instantiator = std::move(instantiate);
+}
+
+std::shared_ptr<const FftResult> fftWithApi(const std::string& key, const std::string& api) {
+  FftSpec spec;
+  InstantiateFft instantiate;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_fft_specs.find(key);
+    if (it == g_fft_specs.end()) return nullptr;
+    spec = it->second;
+    instantiate = g_fft_instantiator;
+  }
+  if (spec.api == api) return lookup(g_ffts, key);
+  spec.api = api;
+  if (!instantiate)
+    throw ToolchainError("cudajit.mathdx: no instantiator registered for " + spec.toString() +
+                         " (import cudajit.mathdx registers it)");
+  return fft(spec, instantiate);
 }
 
 std::shared_ptr<const RandomResult> random(const RandomSpec& spec, const InstantiateRandom& elsewhere) {

@@ -184,12 +184,32 @@ struct FftCall {
   std::shared_ptr<const mathdx::FftResult> fft;
 };
 
+// The shared-memory API (cuFFTDx's execute(smem) on the block's data in
+// shared memory): an FFT built with execute_api='shared_memory', or the
+// sibling of a Block FFT called with one argument, as nvmath's FFT picks the
+// API by the call.
+void useSharedMemoryApi(const Site& s, FftCall* c) {
+  if (c->fft->api == "shared_memory") return;
+  std::shared_ptr<const mathdx::FftResult> sibling;
+  try {
+    sibling = mathdx::fftWithApi(c->key, "shared_memory");
+  } catch (const CompileError& e) {
+    failFft(s, "the FFT's shared-memory API: " + e.message);
+  } catch (const ToolchainError& e) {
+    failFft(s, std::string("the FFT's shared-memory API: ") + e.what());
+  }
+  if (!sibling) failFft(s, "this FFT was not built in this process (descriptor " + c->key + ")");
+  c->fft = sibling;
+  c->key = mathdx::specKey(sibling->spec);
+}
+
 FftCall analyzeFft(const Site& s) {
   FftCall c;
   std::string method;
   std::tie(c.key, method) = keyAndMethod(s.name, kFftPrefix);
   if (!method.empty() && method != "execute")
-    failFft(s, "FFT." + method + " is not callable inside kernels", "call fft.execute(thread_data[, shared_mem])");
+    failFft(s, "FFT." + method + " is not callable inside kernels",
+            "call fft.execute(thread_data[, shared_mem]) or fft.execute(shared_mem)");
   c.fft = mathdx::servedFft(c.key);
   if (!c.fft) failFft(s, "this FFT was not built in this process (descriptor " + c.key + ")");
   checkTarget(s, "FFT", c.fft->spec, failFft);
@@ -198,13 +218,27 @@ FftCall analyzeFft(const Site& s) {
     failFft(s, "the FFT's value type " + c.fft->value_type + " has no array type in cudajit kernels",
             "half precision FFTs batch two values in one (complex32x2); use float32 or float64");
   const bool block = c.fft->execution == "Block";
+  const bool shared_api = c.fft->api == "shared_memory";
+  if (!s.kw_args.empty()) failFft(s, "FFT.execute takes no keyword arguments");
+  if (shared_api || (block && s.args.size() == 1)) {
+    if (s.args.size() != 1)
+      failFft(s, "an FFT built with execute_api='shared_memory' takes 1 argument (shared_mem), got " +
+                     std::to_string(s.argCount()));
+    const Type* smem = s.argType(0);
+    if (!smem->is(TypeKind::Array) || smem->scalar != value || smem->space != MemSpace::Shared)
+      failFft(s, "a Block FFT's execute takes (thread_data, shared_mem), or (shared_mem) alone for the "
+                 "shared-memory API: shared_mem must be a shared-memory array of " +
+                     std::string(scalarNumbaName(value)) + " (the block's data), got " + typeToString(smem) +
+                     (smem->is(TypeKind::Array) && smem->space != MemSpace::Shared ? " not in shared memory" : ""),
+              "cuda.shared.array(shape=(0,), dtype=fft.value_type) with fft.shared_memory_size bytes at launch");
+    useSharedMemoryApi(s, &c);
+    return c;
+  }
   const size_t want = block ? 2 : 1;
-  if (s.args.size() != want || !s.kw_args.empty())
+  if (s.args.size() != want)
     failFft(s, std::string("a ") + c.fft->execution + " FFT's execute takes " +
-                   (block ? "2 arguments (thread_data, shared_mem)" : "1 argument (thread_data)") + ", got " +
-                   std::to_string(s.argCount()),
-            block && s.args.size() == 1 ? "the shared-memory API (execute(shared_mem) alone) is not supported yet"
-                                        : std::string());
+                   (block ? "2 arguments (thread_data, shared_mem) or 1 (shared_mem)" : "1 argument (thread_data)") +
+                   ", got " + std::to_string(s.argCount()));
   const Type* data = s.argType(0);
   if (!data->is(TypeKind::Array) || data->scalar != value)
     failFft(s, "thread_data must be an array of " + std::string(scalarNumbaName(value)) + " (the FFT's value type), got " +

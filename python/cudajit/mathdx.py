@@ -423,9 +423,10 @@ class FFT(_Routine):
         _reject_foreign(size, "FFT")
         if compiler not in (None, "numba", "cudajit"):
             raise ValueError(f"compiler: {compiler!r}")
-        if execute_api not in (None, "register_memory"):
-            raise NotImplementedError(f"FFT: execute_api={execute_api!r} (only the register-memory API, "
-                                      "execute(thread_data[, shared_mem]), so far)")
+        if execute_api not in (None, "register_memory", "shared_memory"):
+            raise ValueError(f"execute_api: {execute_api!r} (expected 'register_memory' or 'shared_memory')")
+        if execute_api == "shared_memory" and execution != "Block":
+            raise ValueError("execute_api='shared_memory' is for execution='Block'")
         for name, value in (("precision", precision), ("fft_type", fft_type), ("execution", execution)):
             if value is None:
                 raise TypeError(f"FFT needs {name}")
@@ -458,6 +459,9 @@ class FFT(_Routine):
             "ffts_per_block": None if ffts_per_block in (None, "suggested") else int(ffts_per_block),
             "complex_layout": options.get("complex_layout"),
             "real_mode": options.get("real_mode"),
+            # None: the register API, and in kernels the shared-memory one too
+            # (fft.execute(shared_mem) instantiates that sibling at compile time)
+            "api": "shared_memory" if execute_api == "shared_memory" else None,
             "sm": _sm(sm, code_type),
         }
         if ffts_per_block == "suggested":
@@ -470,6 +474,7 @@ class FFT(_Routine):
     fft_type = property(lambda self: self._spec["fft_type"])
     direction = property(lambda self: self._spec["direction"])
     execution = property(lambda self: self._spec["execution"])
+    execute_api = property(lambda self: self._spec.get("api") or "register_memory")
     real_fft_options = property(lambda self: {k: self._spec[k] for k in ("complex_layout", "real_mode")
                                               if self._spec[k]} or None)
 
@@ -509,7 +514,10 @@ class FFT(_Routine):
     def execute(self, *args):
         """The FFT in place on thread_data (storage_size values of value_type a
         thread): execute(thread_data, shared_mem) by all block_dim threads of a
-        block, execute(thread_data) by one thread."""
+        block, execute(thread_data) by one thread; or, for a Block FFT, on the
+        block's ffts_per_block FFTs in shared memory (size values of value_type
+        each, one after the other): execute(shared_mem), cuFFTDx's
+        shared-memory API."""
         raise DeviceOnlyError("FFT.execute can only be called inside a @cudajit.jit kernel")
 
     __call__ = execute
@@ -517,6 +525,11 @@ class FFT(_Routine):
     def __repr__(self):
         return f"cudajit.mathdx.FFT({self._r['spec']})"
 
+
+
+# A kernel calling fft.execute(shared_mem) on a register-API FFT needs its
+# shared-memory sibling, instantiated during the compile (in a fresh process).
+_core.mathdx_set_fft_instantiator(_instantiate_elsewhere)
 
 
 def fft(*, compiler=None, code_type=None, execute_api=None, **kwargs):

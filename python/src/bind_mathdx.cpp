@@ -61,7 +61,7 @@ cj::mathdx::MatmulSpec specFrom(const py::dict& d) {
 }
 
 const char* const kFftKeys[] = {"routine", "size", "precision", "fft_type", "direction", "execution",
-                                "ffts_per_block", "elements_per_thread", "complex_layout", "real_mode", "sm"};
+                                "ffts_per_block", "elements_per_thread", "complex_layout", "real_mode", "api", "sm"};
 
 bool isRoutine(const py::dict& d, const char* routine) {
   return d.contains("routine") && py::cast<std::string>(d["routine"]) == routine;
@@ -79,8 +79,30 @@ cj::mathdx::FftSpec fftSpecFrom(const py::dict& d) {
   setScalar(d, "elements_per_thread", &s.elements_per_thread);
   setScalar(d, "complex_layout", &s.complex_layout);
   setScalar(d, "real_mode", &s.real_mode);
+  setScalar(d, "api", &s.api);
+  if (s.api == "register_memory") s.api.clear();   // the default, not part of the key
   setScalar(d, "sm", &s.sm);
   return s;
+}
+
+// fftSpecFrom's inverse: what cudajit/mathdx.py's instantiator takes.
+py::dict fftSpecDict(const cj::mathdx::FftSpec& s) {
+  py::dict d;
+  auto optional = [](int64_t v) { return v > 0 ? py::object(py::int_(v)) : py::object(py::none()); };
+  auto text = [](const std::string& v) { return v.empty() ? py::object(py::none()) : py::object(py::str(v)); };
+  d["routine"] = "fft";
+  d["size"] = s.size;
+  d["precision"] = s.precision;
+  d["fft_type"] = s.fft_type;
+  d["direction"] = s.direction;
+  d["execution"] = s.execution;
+  d["ffts_per_block"] = optional(s.ffts_per_block);
+  d["elements_per_thread"] = optional(s.elements_per_thread);
+  d["complex_layout"] = text(s.complex_layout);
+  d["real_mode"] = text(s.real_mode);
+  d["api"] = text(s.api);
+  d["sm"] = s.sm;
+  return d;
 }
 
 const char* const kRandomKeys[] = {"routine", "generator", "philox_rounds", "distribution", "output_type",
@@ -162,6 +184,27 @@ void bindMathdx(py::module_& m) {
       "alignment, max_threads_per_block, shared_memory_size}. ImportError without libmathdx, "
       "CompileError for a descriptor it rejects.");
   m.def(
+      "mathdx_set_fft_instantiator",
+      [](const py::object& instantiate) {
+        // Kept for the process's life (released at exit would need the GIL).
+        auto* fn = new py::object(instantiate);
+        cj::mathdx::setFftInstantiator([fn](const cj::mathdx::FftSpec& spec) -> std::string {
+          py::gil_scoped_acquire gil;
+          try {
+            return (*fn)(fftSpecDict(spec)).cast<std::string>();
+          } catch (py::error_already_set& e) {
+            // Inside a kernel's compile: as the compiler's own errors.
+            std::string what = py::str(e.value());
+            if (std::string(py::str(e.type().attr("__name__"))) == "CompileError")
+              throw cj::CompileError("", 0, 0, "mathdx.fft", what);
+            throw cj::ToolchainError("cudajit.mathdx: instantiating " + spec.toString() + ": " + what);
+          }
+        });
+      },
+      py::arg("instantiate"),
+      "Registers instantiate(spec dict) -> mathdx_compile_serialized's bytes, run (in a fresh "
+      "process) when a kernel needs an FFT's sibling with another execute API.");
+  m.def(
       "mathdx_fft",
       [](const py::dict& d, const py::object& elsewhere) {
         cj::mathdx::FftSpec spec = fftSpecFrom(d);
@@ -182,6 +225,7 @@ void bindMathdx(py::module_& m) {
         for (const auto& l : r->ltoir) modules.append(py::bytes(l.data(), l.size()));
         out["ltoir"] = modules;
         out["execution"] = r->execution;
+        out["api"] = r->api.empty() ? "register_memory" : r->api;
         out["value_type"] = r->value_type;
         out["input_type"] = r->input_type;
         out["output_type"] = r->output_type;
