@@ -207,8 +207,11 @@ def main():
         with open(os.path.join(work, "_cj_harness.py"), "w") as f:
             f.write(_HARNESS)
         env = dict(os.environ)
+        # this tree's cudajit where it is built in place (python/cudajit/_core*.so),
+        # else the installed one
         pkg = os.path.join(ROOT, "python")
-        if os.path.exists(os.path.join(pkg, "cudajit", "__init__.py")) and "CUDAJIT_USE_INSTALLED" not in env:
+        built = any(n.startswith("_core") and n.endswith(".so") for n in os.listdir(os.path.join(pkg, "cudajit")))
+        if built and "CUDAJIT_USE_INSTALLED" not in env:
             env["PYTHONPATH"] = pkg + os.pathsep + env.get("PYTHONPATH", "")
         if a.site:
             env["CJ_EXAMPLES_SITE"] = os.pathsep.join(os.path.abspath(d) for d in a.site)

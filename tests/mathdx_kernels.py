@@ -128,3 +128,46 @@ def dynamic_smem_gemm(a, b, c, alpha, beta, output):
     cuda.syncthreads()
     for idx in range(tid, M * N, THREADS):
         output[idx % M, idx // M] = smem_c[idx]
+
+
+# Launch blocks larger than the descriptor's, as cuBLASDx's BlockDim allows
+# (nvmath's cublasdx_batched_gemm_fp64.py and cublasdx_blockdim_gemm_fp16.py):
+# batched_gemm runs two GEMMs a block, one per threadIdx.y, launched with
+# (THREADS, BATCHES, 1); wide_gemm is launched with WIDE > THREADS threads, all
+# of which call execute (those past THREADS take no part in the GEMM).
+BATCHES = 2
+BATCHED_SIG = ("void(float32[:, :, ::1], float32[:, :, ::1], float32[:, :, ::1], float64, float64, "
+               "float32[:, :, ::1])")
+WIDE = THREADS + 64
+
+
+@cuda.jit
+def batched_gemm(a, b, c, alpha, beta, output):
+    bid = cuda.threadIdx.y
+    smem_a = cuda.shared.array(shape=(BATCHES, M, K), dtype=MM.a_value_type)
+    smem_b = cuda.shared.array(shape=(BATCHES, N, K), dtype=MM.b_value_type)
+    smem_c = cuda.shared.array(shape=(BATCHES, N, M), dtype=MM.c_value_type)
+    load_operands(a[bid], b[bid], c[bid], smem_a[bid], smem_b[bid], smem_c[bid])
+    cuda.syncthreads()
+    MM.execute(alpha, smem_a[bid], smem_b[bid], beta, smem_c[bid])
+    cuda.syncthreads()
+    store_result(smem_c[bid], output[bid])
+
+
+@cuda.jit
+def wide_gemm(a, b, c, alpha, beta, output):
+    smem_a = cuda.shared.array(shape=MM.a_dim, dtype=MM.a_value_type)
+    smem_b = cuda.shared.array(shape=MM.b_dim[::-1], dtype=MM.b_value_type)
+    smem_c = cuda.shared.array(shape=MM.c_dim[::-1], dtype=MM.c_value_type)
+    tid, step = cuda.threadIdx.x, cuda.blockDim.x
+    for idx in range(tid, M * K, step):
+        smem_a[idx // K, idx % K] = a[idx // K, idx % K]
+    for idx in range(tid, K * N, step):
+        smem_b[idx // K, idx % K] = b[idx % K, idx // K]
+    for idx in range(tid, M * N, step):
+        smem_c[idx // M, idx % M] = c[idx % M, idx // M]
+    cuda.syncthreads()
+    MM.execute(alpha, smem_a, smem_b, beta, smem_c)
+    cuda.syncthreads()
+    for idx in range(tid, M * N, step):
+        output[idx % M, idx // M] = smem_c[idx // M, idx % M]

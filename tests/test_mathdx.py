@@ -165,11 +165,44 @@ entry:
 
 
 def test_transpose_mode_spelling():
-    """nvmath.device's older spelling: transpose_mode for A and B."""
-    mm = mathdx.Matmul((32, 32, 32), np.float32, "real", sm=80, block_dim=(128, 1, 1),
+    """nvmath.device's older spelling: transpose_mode for A and B. Its
+    a_dim / b_dim are the matrices as stored (a transposed one reversed) and
+    the sizes count leading dimension times columns, as nvmath's do
+    (nvmath's cublasdx_simple_gemm_transpose_mode.py multiplies a @ b.T)."""
+    m, n, k = 32, 16, 64
+    mm = mathdx.Matmul((m, n, k), np.float32, "real", sm=80, block_dim=(128, 1, 1),
                        transpose_mode=("non_transposed", "transposed"))
     assert mm.transpose_mode == ("non_transposed", "transposed")
     assert mm.arrangement.a == "col_major" and mm.arrangement.b == "row_major"
+    assert mm.a_dim == (m, k) and mm.b_dim == (n, k) and mm.c_dim == (m, n)
+    lda, ldb, ldc = mm.leading_dimension
+    assert (lda, ldb, ldc) == (m, n, m)   # tight
+    assert (mm.a_size, mm.b_size, mm.c_size) == (lda * k, ldb * k, ldc * n)
+    # the arrangement spelling keeps the logical shapes
+    mm2 = mathdx.Matmul((m, n, k), np.float32, "real", sm=80, block_dim=(128, 1, 1),
+                        arrangement=("col_major", "row_major", "col_major"))
+    assert mm2.a_dim == (m, k) and mm2.b_dim == (k, n)
+    assert (mm2.a_size, mm2.b_size, mm2.c_size) == (m * k, k * n, m * n)
+
+
+def test_nvmath_helper_names():
+    """nvmath.device's helpers the examples import (common_cuda, types,
+    vector types) under cudajit.mathdx."""
+    cc = mathdx.ComputeCapability(9, 0, "a")
+    assert cc.integer == 900 and str(cc) == "9.0a" and (cc.major, cc.minor) == (9, 0)
+    assert mathdx.ComputeCapability(8, 6).arch == ""
+    assert mathdx.CodeType("lto", cc).cc == cc
+    assert mathdx.complex64 == "complex64" and mathdx.complex128 == "complex128"
+    assert repr(mathdx.float16x2) == repr(cudajit.float16x2)
+    assert mathdx.Dim3(128) == (128, 1, 1)
+    for name in ("ComputeCapability", "current_device_sm", "get_current_device_cc", "float32x2"):
+        assert name in mathdx.__all__
+
+
+def test_descriptor_accepts_a_compute_capability():
+    mm = mathdx.Matmul((32, 32, 32), np.float32, "real", sm=mathdx.ComputeCapability(8, 0),
+                       block_dim=(128, 1, 1), arrangement=("col_major",) * 3)
+    assert mm.sm == 80
 
 
 def test_memory_cache():
@@ -324,6 +357,30 @@ def test_kernel_launched_with_another_block_shape_is_refused():
     text = str(info.value)
     assert "Matmul was built for block_dim (256, 1, 1); this kernel is launched with (128, 1, 1)" in text
     assert info.value.file == mk.__file__
+
+
+@pytest.mark.parametrize("name, block, reqntid", [("batched_gemm", (256, 2), "256, 2, 1"),
+                                                   ("wide_gemm", (320,), "320, 1, 1")])
+def test_kernel_launched_with_a_larger_block(name, block, reqntid):
+    """cuBLASDx's BlockDim: a 1-d GEMM of 256 threads runs in a launch of
+    (256, 2, 1) or (320, 1, 1); the kernel carries the launch's .reqntid."""
+    mk = _kernels()
+    sig = mk.BATCHED_SIG if name == "batched_gemm" else mk.SIG
+    kernel = getattr(mk, name)
+    ptx, _ = cudajit.compile_ptx(kernel, sig, block=block)
+    assert f".reqntid {reqntid}" in ptx and mk.MM.symbol not in ptx
+    assert ptx.count("fma.rn.f32") >= mk.M * mk.N * mk.K // mk.THREADS // 4
+    cubin = cudajit.compile_cubin(kernel, sig, block=block)[0]
+    assert bytes(cubin[:4]) == b"\x7fELF"
+
+
+def test_larger_block_rule_refuses_a_smaller_leading_dimension():
+    mk = _kernels()
+    with pytest.raises(cudajit.CompileError) as info:
+        cudajit.compile_ptx(mk.batched_gemm, mk.BATCHED_SIG, block=(128, 4))
+    text = str(info.value)
+    assert "Matmul was built for block_dim (256, 1, 1); this kernel is launched with (128, 4, 1)" in text
+    assert "grow dimension 1 or later ones" in text and info.value.file == mk.__file__
 
 
 def test_kernel_without_a_block_shape_gets_the_descriptors():
