@@ -171,3 +171,52 @@ def wide_gemm(a, b, c, alpha, beta, output):
     cuda.syncthreads()
     for idx in range(tid, M * N, step):
         output[idx % M, idx // M] = smem_c[idx // M, idx % M]
+
+
+# Leading dimensions given at run time (nvmath's
+# cublasdx_simple_gemm_leading_dimensions.py): MM_LD is built without them;
+# MM_LD.execute(alpha, a, lda, b, ldb, beta, c, ldc) is cuBLASDx's dynamic-LD
+# API (the descriptor's sibling, instantiated during the compile). A is
+# row-major at lda, B and C column-major at ldb, ldc, in one dynamic buffer
+# of MM_LD.get_shared_storage_size(lda, ldb, ldc) bytes.
+LD_SIZE = (30, 31, 33)
+LDS = (34, 33, 31)
+MM_LD = Matmul(size=LD_SIZE, precision=np.float64, data_type="real",
+               arrangement=("row_major", "col_major", "col_major"), execution="Block",
+               block_dim=(16, 16, 1), sm=90)
+LD_SIG = ("void(float64, float64[:, ::1], int64, float64[:, ::1], int64, float64, float64[:, ::1], int64, "
+          "float64[:, ::1])")
+
+
+@cuda.jit
+def runtime_ld_gemm(alpha, a, lda, b, ldb, beta, c, ldc, output):
+    m, n, k = LD_SIZE
+    smem = cuda.shared.array(shape=(0,), dtype=np.float64)
+    smem_a = smem[0:]
+    smem_b = smem[m * lda:]              # A: m rows of lda (8-byte alignment: no padding)
+    smem_c = smem[m * lda + n * ldb:]    # B: n columns of ldb
+    start = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
+    step = cuda.blockDim.x * cuda.blockDim.y
+    for idx in range(start, m * k, step):
+        smem_a[(idx // k) * lda + idx % k] = a[idx // k, idx % k]
+    for idx in range(start, k * n, step):
+        smem_b[(idx % n) * ldb + idx // n] = b[idx // n, idx % n]
+    for idx in range(start, m * n, step):
+        smem_c[(idx % n) * ldc + idx // n] = c[idx // n, idx % n]
+    cuda.syncthreads()
+    MM_LD.execute(alpha, smem_a, lda, smem_b, ldb, beta, smem_c, ldc)
+    cuda.syncthreads()
+    for idx in range(start, m * n, step):
+        output[idx // n, idx % n] = smem_c[(idx % n) * ldc + idx // n]
+
+
+@cuda.jit
+def runtime_ld_float_ld(alpha, a, x):
+    smem = cuda.shared.array(shape=(0,), dtype=np.float64)
+    MM_LD.execute(alpha, smem, x, smem, 33, alpha, smem, 31)   # L:ldtype
+
+
+@cuda.jit
+def wrong_arity(a):
+    smem = cuda.shared.array(shape=(M, K), dtype=np.float32)
+    MM.execute(1.0, smem, smem, 0.0)   # L:arity

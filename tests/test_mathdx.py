@@ -383,6 +383,40 @@ def test_larger_block_rule_refuses_a_smaller_leading_dimension():
     assert "grow dimension 1 or later ones" in text and info.value.file == mk.__file__
 
 
+def test_runtime_leading_dimensions():
+    """MM.execute(alpha, a, lda, b, ldb, beta, c, ldc): cuBLASDx's dynamic-LD
+    API, the descriptor's sibling made during the compile; the leading
+    dimensions pass as unsigned 32-bit values by pointer; no call remains."""
+    mk = _kernels()
+    ptx, _ = cudajit.compile_ptx(mk.runtime_ld_gemm, mk.LD_SIG, block=(16, 16))
+    body = ptx.split(".entry", 1)[1]
+    assert ".reqntid 16, 16, 1" in ptx and "call" not in body.replace("call.uni", ""), body[-2000:]
+    assert "fma.rn.f64" in body
+    cubin = cudajit.compile_cubin(mk.runtime_ld_gemm, mk.LD_SIG, block=(16, 16))[0]
+    assert bytes(cubin[:4]) == b"\x7fELF"
+    # the storage at given leading dimensions equals a descriptor built with them
+    m, n, k = mk.LD_SIZE
+    static = mathdx.Matmul(mk.LD_SIZE, np.float64, "real", arrangement=("row_major", "col_major", "col_major"),
+                           block_dim=(16, 16, 1), leading_dimension=mk.LDS, sm=90)
+    lda, ldb, ldc = mk.LDS
+    assert mk.MM_LD.get_shared_storage_size(*mk.LDS) == static.get_shared_storage_size() \
+        == (m * lda + n * ldb + n * ldc) * 8
+    with pytest.raises(ValueError, match="0 or 3 integer"):
+        mk.MM_LD.get_shared_storage_size(34, 33)
+
+
+def test_runtime_leading_dimension_errors():
+    mk = _kernels()
+    with pytest.raises(cudajit.CompileError) as info:
+        cudajit.compile_ptx(mk.runtime_ld_float_ld, "void(float64, float64[::1], float64)", block=(16, 16))
+    import inspect
+    lines, first = inspect.getsourcelines(mk.runtime_ld_float_ld.py_func)
+    assert "Matmul.execute's lda must be an integer, got f64" in str(info.value)
+    assert info.value.line == first + next(i for i, s in enumerate(lines) if "L:ldtype" in s)
+    with pytest.raises(cudajit.CompileError, match="takes 5 positional arguments .* or 8"):
+        cudajit.compile_ptx(mk.wrong_arity, "void(float32[:, ::1])", block=(256,))
+
+
 def test_kernel_without_a_block_shape_gets_the_descriptors():
     mk = _kernels()
     ptx, _ = cudajit.compile_ptx(mk.simple_gemm, mk.SIG)

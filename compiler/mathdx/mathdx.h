@@ -39,6 +39,10 @@ struct MatmulSpec {
   std::array<int64_t, 3> alignment{0, 0, 0};  // bytes
   std::string function = "MM";
   std::string execution = "Block";
+  // "": the pointer API with the descriptor's leading dimensions,
+  // void(alpha*, a*, b*, beta*, c*); "dynamic_ld": leading dimensions given at
+  // the call, void(alpha*, a*, unsigned* lda, b*, unsigned* ldb, beta*, c*, unsigned* ldc).
+  std::string api;
   int sm = 0;                                 // 80, 90, ...
 
   // One line, every field, the key of the caches: "MM(size=32x32x32, ...)".
@@ -49,6 +53,7 @@ struct MatmulResult {
   std::string spec;                    // MatmulSpec::toString()
   std::vector<std::vector<char>> ltoir;  // one or more LTO-IR modules
   std::string symbol;                  // extern "C" entry point
+  std::string api;                     // MatmulSpec::api
   std::array<std::string, 3> value_type;   // A, B, C: "float32", "complex64", ...
   std::array<int64_t, 3> value_size{0, 0, 0};  // bytes
   std::array<int64_t, 3> size{0, 0, 0};
@@ -182,6 +187,10 @@ std::shared_ptr<const RandomResult> servedRandom(const std::string& key);
 // when no instantiator is registered.
 std::shared_ptr<const FftResult> fftWithApi(const std::string& key, const std::string& api);
 void setFftInstantiator(InstantiateFft instantiate);
+// The same for a GEMM: MM.execute(alpha, a, lda, b, ldb, beta, c, ldc) is
+// cuBLASDx's dynamic leading-dimension API (MatmulSpec::api "dynamic_ld").
+std::shared_ptr<const MatmulResult> matmulWithApi(const std::string& key, const std::string& api);
+void setMatmulInstantiator(Instantiate instantiate);
 
 // "libmathdx 0.4.1 at /.../libmathdx.so.0"; throws LibraryMissing.
 std::string libraryDescription();

@@ -26,7 +26,7 @@ std::string MatmulSpec::toString() const {
          ", data_type=" + data_type + ", arrangement=" + join(arrangement, ",") +
          ", transpose_mode=" + join(transpose_mode, ",") + ", block_dim=" + join(block_dim, "x") +
          ", leading_dimension=" + join(leading_dimension, ",") + ", alignment=" + join(alignment, ",") +
-         ", execution=" + execution + ", sm=" + std::to_string(sm) + ")";
+         ", execution=" + execution + (api.empty() ? "" : ", api=" + api) + ", sm=" + std::to_string(sm) + ")";
 }
 
 std::string FftSpec::toString() const {

@@ -107,6 +107,7 @@ struct Call {
   std::string key;
   std::shared_ptr<const mathdx::MatmulResult> mm;
   Scalar value[3];   // A, B, C
+  bool dynamic_ld = false;   // execute(alpha, a, lda, b, ldb, beta, c, ldc)
 };
 
 // Errors name the call as the user wrote it ("FFT.execute", "Random.init",
@@ -135,23 +136,43 @@ Call analyze(const Site& s) {
     if (!parseScalar(c.mm->value_type[i], &c.value[i]))
       fail(s, "Matmul's " + std::string(1, "abc"[i]) + " value type " + c.mm->value_type[i] +
                   " has no array type in cudajit kernels");
-  if (s.args.size() != 5 || !s.kw_args.empty())
-    fail(s, "Matmul.execute takes 5 positional arguments (alpha, a, b, beta, c), got " +
-                std::to_string(s.argCount()),
-         s.args.size() == 8 ? "the runtime leading-dimension form (alpha, a, lda, b, ldb, beta, c, ldc) "
-                              "is not supported yet: give leading_dimension to the Matmul"
-                            : std::string());
+  // (alpha, a, b, beta, c), or with runtime leading dimensions (alpha, a, lda,
+  // b, ldb, beta, c, ldc): cuBLASDx's dynamic-LD API, the descriptor's sibling.
+  c.dynamic_ld = s.args.size() == 8;
+  if ((s.args.size() != 5 && !c.dynamic_ld) || !s.kw_args.empty())
+    fail(s, "Matmul.execute takes 5 positional arguments (alpha, a, b, beta, c) or 8 (alpha, a, lda, b, ldb, "
+            "beta, c, ldc), got " + std::to_string(s.argCount()));
+  const size_t at_a = 1, at_b = c.dynamic_ld ? 3 : 2, at_beta = c.dynamic_ld ? 5 : 3, at_c = c.dynamic_ld ? 6 : 4;
+  const size_t at[3] = {at_a, at_b, at_c};
   for (int i = 0; i < 3; ++i) {
-    const size_t at = i == 2 ? 4 : static_cast<size_t>(i + 1);   // a, b, c
-    const Type* t = s.argType(at);
+    const Type* t = s.argType(at[i]);
     if (!t->is(TypeKind::Array) || t->scalar != c.value[i])
       fail(s, "Matmul.execute's " + std::string(1, "abc"[i]) + " must be an array of " +
                   std::string(scalarNumbaName(c.value[i])) + ", got " + typeToString(t));
+    if (c.dynamic_ld && (!s.argType(at[i] + 1)->is(TypeKind::Scalar) || !s.argType(at[i] + 1)->isInt()))
+      fail(s, "Matmul.execute's ld" + std::string(1, "abc"[i]) + " must be an integer, got " +
+                  typeToString(s.argType(at[i] + 1)));
   }
-  for (size_t at : {size_t{0}, size_t{3}}) {
-    const Type* t = s.argType(at);
+  for (size_t i : {size_t{0}, at_beta}) {
+    const Type* t = s.argType(i);
     if (!t->is(TypeKind::Scalar))
-      fail(s, std::string(at == 0 ? "alpha" : "beta") + " must be a number, got " + typeToString(t));
+      fail(s, std::string(i == 0 ? "alpha" : "beta") + " must be a number, got " + typeToString(t));
+  }
+  if (c.dynamic_ld && c.mm->api != "dynamic_ld") {
+    std::shared_ptr<const mathdx::MatmulResult> sibling;
+    try {
+      sibling = mathdx::matmulWithApi(c.key, "dynamic_ld");
+    } catch (const CompileError& e) {
+      fail(s, "the Matmul's runtime leading-dimension API: " + e.message);
+    } catch (const ToolchainError& e) {
+      fail(s, std::string("the Matmul's runtime leading-dimension API: ") + e.what());
+    }
+    if (!sibling) fail(s, "this Matmul was not built in this process (descriptor " + c.key + ")");
+    c.mm = sibling;
+    c.key = mathdx::specKey(sibling->spec);
+  } else if (!c.dynamic_ld && c.mm->api == "dynamic_ld") {
+    fail(s, "a Matmul built with execute_api='dynamic_leading_dimensions' takes 8 arguments "
+            "(alpha, a, lda, b, ldb, beta, c, ldc), got 5");
   }
   return c;
 }
@@ -165,8 +186,14 @@ ir::Instr* mathdxLower(const Site& s, Emitter& e) {
   Call c = analyze(s);
   checkBlockShape(s, "Matmul", c.mm->block_dim, fail, /*larger=*/true);
   const Type* ct = scalarTy(c.value[2]);
-  std::vector<ir::Instr*> operands = {e.convert(s.args[0], ct), s.args[1], s.args[2],
-                                      e.convert(s.args[3], ct), s.args[4]};
+  std::vector<ir::Instr*> operands;
+  if (c.dynamic_ld) {   // leading dimensions as unsigned 32-bit, by pointer
+    const Type* u32 = scalarTy(Scalar::UInt32);
+    operands = {e.convert(s.args[0], ct), s.args[1], e.convert(s.args[2], u32), s.args[3], e.convert(s.args[4], u32),
+                e.convert(s.args[5], ct), s.args[6], e.convert(s.args[7], u32)};
+  } else {
+    operands = {e.convert(s.args[0], ct), s.args[1], s.args[2], e.convert(s.args[3], ct), s.args[4]};
+  }
   ir::Instr* call =
       makeLibraryCall(e, libcalls::Library::Mathdx, c.key, voidTy(), std::move(operands), "Matmul.execute");
   call->names.push_back(launchBlockName(s, c.mm->block_dim));

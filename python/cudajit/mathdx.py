@@ -290,9 +290,9 @@ class Matmul(_Routine):
         for name, value in zip(_NOT_YET, (static_block_dim, with_pipeline, enable_input_streaming)):
             if value:
                 raise NotImplementedError(f"Matmul: {name} is not supported by cudajit.mathdx yet")
-        if execute_api not in (None, "static_leading_dimensions"):
+        if execute_api not in (None, "static_leading_dimensions", "dynamic_leading_dimensions"):
             raise NotImplementedError(f"Matmul: execute_api={execute_api!r} (only the shared-memory "
-                                      "pointer API with static leading dimensions so far)")
+                                      "pointer API, with static or dynamic leading dimensions, so far)")
         if tensor_types is not None or global_memory_alignment is not None:
             raise NotImplementedError("Matmul: the tensor API (tensor_types, global_memory_alignment) "
                                       "is not supported by cudajit.mathdx yet")
@@ -316,6 +316,10 @@ class Matmul(_Routine):
             "arrangement": _triple(arrangement, "arrangement"),
             "transpose_mode": _triple(transpose_mode, "transpose_mode", "ab"),
             "alignment": _triple(alignment, "alignment"),
+            # None: static leading dimensions, and in kernels the runtime ones too
+            # (MM.execute(alpha, a, lda, b, ldb, beta, c, ldc) instantiates that
+            # sibling at compile time)
+            "api": "dynamic_ld" if execute_api == "dynamic_leading_dimensions" else None,
         }
         if leading_dimension == "suggested":
             leading_dimension = _instantiate(spec)["suggested_leading_dimension"]
@@ -360,11 +364,12 @@ class Matmul(_Routine):
     ldb = property(lambda self: self.leading_dimension.b)
     ldc = property(lambda self: self.leading_dimension.c)
 
-    def _stored(self, i, dims):
+    def _stored(self, i, dims, ld=None):
         rows, cols = dims
+        ld = self.leading_dimension[i] if ld is None else ld
         if self._spec["transpose_mode"]:   # dims as stored, column-major
-            return self.leading_dimension[i] * cols
-        return self.leading_dimension[i] * (rows if self.arrangement[i] == "row_major" else cols)
+            return ld * cols
+        return ld * (rows if self.arrangement[i] == "row_major" else cols)
 
     a_size = property(lambda self: self._stored(0, self.a_dim))
     b_size = property(lambda self: self._stored(1, self.b_dim))
@@ -377,17 +382,31 @@ class Matmul(_Routine):
 
     # --- inside kernels ------------------------------------------------------------
 
-    def execute(self, alpha, a, b, beta, c):
+    def execute(self, *args):
         """C = alpha * A @ B + beta * C by the whole block, inside a kernel
-        launched with block_dim threads; a, b, c in shared (or any) memory, laid
-        out as the arrangement and leading dimensions say."""
+        launched with block_dim threads: execute(alpha, a, b, beta, c), a, b, c
+        in shared (or any) memory, laid out as the arrangement and leading
+        dimensions say; or execute(alpha, a, lda, b, ldb, beta, c, ldc) with
+        leading dimensions given at run time (cuBLASDx's dynamic-LD API)."""
         raise DeviceOnlyError("Matmul.execute can only be called inside a @cudajit.jit kernel")
 
     __call__ = execute   # nvmath.device's older spelling, MM(alpha, a, b, beta, c)
 
-    def get_shared_storage_size(self):
-        """Bytes of shared memory for A, B and C (each at its alignment)."""
-        return self.shared_memory_size
+    def get_shared_storage_size(self, *lds):
+        """Bytes of shared memory for A, B and C, one after the other, each at
+        its alignment: at the descriptor's leading dimensions, or at the
+        runtime ones given, get_shared_storage_size(lda, ldb, ldc)."""
+        if not lds:
+            return self.shared_memory_size
+        if len(lds) != 3 or not all(isinstance(x, (int, np.integer)) for x in lds):
+            raise ValueError("get_shared_storage_size() takes 0 or 3 integer arguments (lda, ldb, ldc)")
+        sizes = [self._stored(i, dims, int(ld)) * int(self._r["value_size"][i])
+                 for i, (dims, ld) in enumerate(zip((self.a_dim, self.b_dim, self.c_dim), lds))]
+        offset = 0
+        for size, align in zip(sizes, self.alignment):
+            align = max(int(align), 1)
+            offset = (offset + align - 1) // align * align + size
+        return offset
 
     def __repr__(self):
         return f"cudajit.mathdx.Matmul({self._r['spec']})"
@@ -529,7 +548,7 @@ class FFT(_Routine):
 
 # A kernel calling fft.execute(shared_mem) on a register-API FFT needs its
 # shared-memory sibling, instantiated during the compile (in a fresh process).
-_core.mathdx_set_fft_instantiator(_instantiate_elsewhere)
+_core.mathdx_set_instantiators(_instantiate_elsewhere)
 
 
 def fft(*, compiler=None, code_type=None, execute_api=None, **kwargs):

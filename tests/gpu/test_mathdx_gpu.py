@@ -93,3 +93,22 @@ def test_gemm_in_a_wider_block(mk):
     want = 2.0 * (a.astype(np.float64) @ b) + 0.25 * c
     got = out.copy_to_host()
     assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5, f"seed {SEED}"
+
+
+def test_runtime_leading_dimensions_match_numpy(mk):
+    """MM.execute(alpha, a, lda, b, ldb, beta, c, ldc) (nvmath's
+    cublasdx_simple_gemm_leading_dimensions.py): padded leading dimensions
+    given at run time, a 30x31x33 float64 GEMM in a (16, 16) block."""
+    rng = np.random.default_rng(SEED + 4)
+    m, n, k = mk.LD_SIZE
+    a = rng.standard_normal((m, k))
+    b = rng.standard_normal((k, n))
+    c = rng.standard_normal((m, n))
+    out = cudajit.to_device(np.full((m, n), np.nan))   # poisoned
+    lda, ldb, ldc = mk.LDS
+    smem = mk.MM_LD.get_shared_storage_size(lda, ldb, ldc)
+    mk.runtime_ld_gemm[1, (16, 16, 1), 0, smem](0.75, cudajit.to_device(a), lda, cudajit.to_device(b), ldb,
+                                                 -1.25, cudajit.to_device(c), ldc, out)
+    want = 0.75 * (a @ b) - 1.25 * c
+    got = out.copy_to_host()
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-12, f"seed {SEED}"
