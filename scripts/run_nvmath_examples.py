@@ -125,7 +125,9 @@ def build_mock_driver(tmp):
     return out
 
 
-def run_one(name, work, mode, timeout, env, logs):
+def run_one(name, work, mode, timeout, env, logs, deadline=None):
+    if deadline is not None and time.time() > deadline:
+        return name, "not run", "the run's --budget was spent before it started", 0.0
     path = os.path.join(work, name)
     result = os.path.join(work, f".{name}.json")
     t0 = time.time()
@@ -177,6 +179,8 @@ def main():
     ap.add_argument("--perf-timeout", type=float, default=60,
                     help="seconds a *_performance / autotuning example may take")
     ap.add_argument("--skip-performance", action="store_true", help="leave the timing examples out")
+    ap.add_argument("--budget", type=float, help="seconds for the whole run: examples not started by then "
+                                                  "are reported 'not run'")
     ap.add_argument("--only", nargs="*", help="example names (with or without .py)")
     ap.add_argument("--logs", help="a folder for each example's output")
     ap.add_argument("--site", action="append", default=[],
@@ -219,6 +223,7 @@ def main():
             env["CUDAJIT_CUDA_DRIVER"] = build_mock_driver(tmp)
 
         rows, skipped = [], []
+        deadline = time.time() + a.budget if a.budget else None
         with cf.ThreadPoolExecutor(a.jobs) as pool:
             futs = []
             for n in names:
@@ -228,7 +233,7 @@ def main():
                     rows.append((n, "skipped", "a timing example (--skip-performance)", 0.0))
                     continue
                 t = min(a.timeout, a.perf_timeout) if perf and mode == "gpu" else a.timeout
-                futs.append(pool.submit(run_one, n, work, mode, t, env, a.logs))
+                futs.append(pool.submit(run_one, n, work, mode, t, env, a.logs, deadline))
             for fu in cf.as_completed(futs):
                 rows.append(fu.result())
                 r = rows[-1]
