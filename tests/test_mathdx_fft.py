@@ -203,6 +203,51 @@ def test_shared_memory_api_errors_name_the_line():
     assert info.value.line == line and info.value.file == fk.__file__
 
 
+def test_sibling_instantiation_errors_name_the_call(tmp_path):
+    """A sibling the instantiator fails to make (here a stand-in that raises)
+    is a CompileError at the kernel's line, not a crash; a fresh cache
+    directory makes sure the sibling is not served from disk."""
+    code = """
+import sys
+import numpy as np
+import cudajit
+from cudajit import _core, mathdx
+f = mathdx.FFT(fft_type="c2c", size=32, precision=np.float32, direction="inverse",
+               elements_per_thread=4, ffts_per_block=1, execution="Block", sm=90)
+
+def refuse(spec):
+    raise cudajit.CompileError("libmathdx refused " + spec["api"])
+
+def broken(spec):
+    raise RuntimeError("the child process died")
+
+@cudajit.jit
+def k(x):
+    smem = cudajit.shared.array(shape=(0,), dtype=f.value_type)
+    f.execute(smem)   # L:sibling
+    x[0] = smem[0]
+
+line = next(i + 1 for i, t in enumerate(open(__file__).read().splitlines()) if "L:sibling" in t and "for" not in t)
+for stand_in, text in ((refuse, "libmathdx refused shared_memory"), (broken, "the child process died")):
+    _core.mathdx_set_instantiators(stand_in)
+    try:
+        cudajit.compile_ptx(k, "void(complex64[::1])", block=tuple(f.block_dim))
+    except cudajit.CompileError as e:
+        assert "the FFT's shared-memory API" in str(e) and text in str(e), str(e)
+        assert e.line == line, (e.line, line)
+    else:
+        sys.exit("no error")
+print("ok")
+"""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(cudajit.__file__)))
+    env = dict(os.environ, CUDAJIT_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=package + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    script = tmp_path / "sibling_errors.py"
+    script.write_text(code)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr[-3000:]
+
+
 def test_half_precision_value_type_is_refused_in_kernels():
     f = mathdx.FFT(size=64, precision=np.float16, fft_type="c2c", direction="forward",
                    execution="Thread", sm=90)
