@@ -417,6 +417,28 @@ def test_runtime_leading_dimension_errors():
         cudajit.compile_ptx(mk.wrong_arity, "void(float32[:, ::1])", block=(256,))
 
 
+def test_larger_block_rule_for_a_2d_descriptor():
+    """BlockDim (32, 4): x must stay 32, y may grow, z is free (nvmath's
+    blockdim example, scenario (32, 4) in (32, 4, 2))."""
+    mm = mathdx.Matmul((32, 32, 32), np.float32, "real", arrangement=("col_major",) * 3,
+                       block_dim=(32, 4, 1), sm=90)
+
+    @cudajit.jit
+    def k(a):
+        smem = cudajit.shared.array(shape=(3 * 32 * 32,), dtype=np.float32)
+        if cudajit.threadIdx.z == 0:
+            mm.execute(1.0, smem[0:], smem[1024:], 0.0, smem[2048:])   # L:2d
+        a[0] = smem[0]
+
+    for block in [(32, 4, 2), (32, 8, 1), (32, 4, 1)]:
+        ptx, _ = cudajit.compile_ptx(k, "void(float32[::1])", block=block)
+        assert ".reqntid " + ", ".join(map(str, block)) in ptx and mm.symbol not in ptx
+    for block in [(64, 4, 1), (32, 2, 2), (16, 8, 1)]:
+        with pytest.raises(cudajit.CompileError, match=r"built for block_dim \(32, 4, 1\); this kernel is launched "
+                                                        r"with .*keep the first 1 dimension"):
+            cudajit.compile_ptx(k, "void(float32[::1])", block=block)
+
+
 def test_kernel_without_a_block_shape_gets_the_descriptors():
     mk = _kernels()
     ptx, _ = cudajit.compile_ptx(mk.simple_gemm, mk.SIG)
