@@ -221,6 +221,11 @@ def main():
             env["CJ_EXAMPLES_SITE"] = os.pathsep.join(os.path.abspath(d) for d in a.site)
         if mode == "mock":
             env["CUDAJIT_CUDA_DRIVER"] = build_mock_driver(tmp)
+            # cuda-bindings, which the examples' helpers call, loads libcuda.so.1
+            # by name: the same mock there
+            os.makedirs(os.path.join(tmp, "driver"))
+            shutil.copy(env["CUDAJIT_CUDA_DRIVER"], os.path.join(tmp, "driver", "libcuda.so.1"))
+            env["LD_LIBRARY_PATH"] = os.path.join(tmp, "driver") + os.pathsep + env.get("LD_LIBRARY_PATH", "")
 
         rows, skipped = [], []
         deadline = time.time() + a.budget if a.budget else None
