@@ -439,6 +439,45 @@ def test_larger_block_rule_for_a_2d_descriptor():
             cudajit.compile_ptx(k, "void(float32[::1])", block=block)
 
 
+def test_runtime_ld_sibling_errors_name_the_call(tmp_path):
+    """A dynamic-LD sibling the instantiator fails to make is a CompileError
+    at the kernel's line (a fresh cache directory, so it is not on disk)."""
+    code = """
+import sys
+import numpy as np
+import cudajit
+from cudajit import _core, mathdx
+mm = mathdx.Matmul((16, 16, 16), np.float32, "real", arrangement=("col_major",) * 3, block_dim=(64, 1, 1), sm=90)
+
+def refuse(spec):
+    raise cudajit.CompileError("libmathdx refused " + spec["api"])
+
+@cudajit.jit
+def k(x, ld):
+    smem = cudajit.shared.array(shape=(768,), dtype=np.float32)
+    mm.execute(1.0, smem[0:], ld, smem[256:], ld, 0.0, smem[512:], ld)   # L:ld
+    x[0] = smem[0]
+
+line = next(i + 1 for i, t in enumerate(open(__file__).read().splitlines()) if "L:ld" in t and "for" not in t)
+_core.mathdx_set_instantiators(refuse)
+try:
+    cudajit.compile_ptx(k, "void(float32[::1], int32)", block=(64,))
+except cudajit.CompileError as e:
+    assert "runtime leading-dimension API" in str(e) and "libmathdx refused dynamic_ld" in str(e), str(e)
+    assert e.line == line, (e.line, line)
+else:
+    sys.exit("no error")
+print("ok")
+"""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(cudajit.__file__)))
+    env = dict(os.environ, CUDAJIT_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=package + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    script = tmp_path / "ld_errors.py"
+    script.write_text(code)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr[-3000:]
+
+
 def test_kernel_without_a_block_shape_gets_the_descriptors():
     mk = _kernels()
     ptx, _ = cudajit.compile_ptx(mk.simple_gemm, mk.SIG)
