@@ -16,6 +16,12 @@ Then the host overhead of a cached call (wall time per call of reduce_into
 on 4096 items, back to back) beside one empty cudajit kernel launch (target
 <= 2x), and the first call of reduce_into with a new user operator (ms),
 beside cuda.compute's.
+
+--only radix: the radix rows alone (checked against cupy.sort first), with
+cudajit's object form (temporary storage allocated once) and CUB C++ called
+with an int count (32-bit offsets, as cudajit's sorts below 2^32 items
+take) beside the long long one; CUDAJIT_RADIX_OFFSET_BITS=64 makes
+cudajit's offsets 64-bit too.
 """
 from __future__ import annotations
 
@@ -57,7 +63,8 @@ def load_cub(path):
                 return None
     lib = ctypes.CDLL(path)
     for name in ("cub_reduce_sum_f32", "cub_inclusive_sum_f32", "cub_segmented_sum_f32",
-                 "cub_radix_sort_keys_u32", "cub_radix_sort_pairs_u32"):
+                 "cub_radix_sort_keys_u32", "cub_radix_sort_pairs_u32", "cub_radix_sort_keys_u32_i32",
+                 "cub_radix_sort_pairs_u32_i32"):
         getattr(lib, name).restype = ctypes.c_int
     return lib
 
@@ -84,12 +91,114 @@ def ptr(a):
     return ctypes.c_void_p(a.data.ptr)
 
 
+def timed_row(args, timer, rows, name, impls):
+    """Each implementation's median over --runs calls, the calls
+    interleaved (one of each in turn), so that a GPU's clocks ramping or
+    drifting weigh on all of them alike."""
+    r = {"name": name}
+    live = {}
+    for key, fn in impls.items():
+        if fn is None:
+            continue
+        try:
+            for _ in range(3):
+                timer.time_ms(fn)
+            live[key] = fn
+        except Exception as e:  # noqa: BLE001
+            C.note(f"{name}/{key}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+    samples = {key: [] for key in live}
+    for _ in range(args.runs):
+        for key, fn in live.items():
+            samples[key].append(timer.time_ms(fn))
+    for key, times in samples.items():
+        r[key] = float(np.median(times))
+    rows.append(r)
+    print(name, {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}, flush=True)
+
+
+def print_table(args, rows):
+    table = C.Table("device time per call, ms (median of %d); ratio to CUB C++" % args.runs,
+                    ["algorithm", "cudajit", "CUB C++", "CuPy", "PyTorch", "cuda.compute", "cudajit/CUB",
+                     f"<= {TARGET}"])
+    for r in rows:
+        ratio = C.ratio(r.get("cudajit"), r.get("cub_cpp"))
+        r["ratio_vs_cub"] = ratio
+        table.add(r["name"], r.get("cudajit"), r.get("cub_cpp"), r.get("cupy"), r.get("torch"), r.get("cuda_compute"),
+                  ratio, None if ratio is None else ("yes" if ratio <= TARGET else "NO"))
+    print(table.render())
+
+
+def radix_rows(args, cp, cc, torch, nvc, cub, timer, keys, vals, keys_out, vals_out, n_sort, rows=None):
+    """The radix sort rows: 2^26 uint32 keys, and key-value pairs; cudajit's
+    one-call form and its object form (temporary storage allocated once, as
+    the CUB C++ column's), CUB C++ with a 64-bit count (long long) and with
+    an int count (32-bit offsets), CuPy, PyTorch, cuda.compute. The results
+    are checked against cupy.sort first."""
+    standalone = rows is None
+    rows = [] if rows is None else rows
+
+    def row(name, impls):
+        timed_row(args, timer, rows, name, impls)
+
+    want = cp.sort(keys)
+    cc.radix_sort(keys, keys_out, vals, vals_out, cc.SortOrder.ASCENDING, n_sort)
+    assert bool((keys_out == want).all()), "radix sort pairs: keys"
+
+    def packed(k, v):
+        return cp.sort((k.astype(cp.uint64) << 32) | v.astype(cp.uint64))
+    assert bool((packed(keys, vals) == packed(keys_out, vals_out)).all()), "radix sort pairs: values"
+    keys_out.fill(0)
+    cc.radix_sort(keys, keys_out, None, None, cc.SortOrder.ASCENDING, n_sort)
+    assert bool((keys_out == want).all()), "radix sort keys"
+    del want
+    obj_k = cc.make_radix_sort(keys, keys_out, None, None, cc.SortOrder.ASCENDING)
+    tmp_k = cp.empty(max(obj_k(None, keys, keys_out, None, None, n_sort), 1), cp.uint8)
+    obj_p = cc.make_radix_sort(keys, keys_out, vals, vals_out, cc.SortOrder.ASCENDING)
+    tmp_p = cp.empty(max(obj_p(None, keys, keys_out, vals, vals_out, n_sort), 1), cp.uint8)
+    tk = torch.as_tensor(keys.view(cp.int32), device="cuda") if torch is not None else None
+    row(f"radix sort 2^{int(np.log2(n_sort))} u32 keys", {
+        "cudajit": lambda: cc.radix_sort(keys, keys_out, None, None, cc.SortOrder.ASCENDING, n_sort),
+        "cudajit_object": lambda: obj_k(tmp_k, keys, keys_out, None, None, n_sort),
+        "cub_cpp": CubCall(cp, cub.cub_radix_sort_keys_u32, ptr(keys), ptr(keys_out), ctypes.c_longlong(n_sort))
+        if cub else None,
+        "cub_cpp_int": CubCall(cp, cub.cub_radix_sort_keys_u32_i32, ptr(keys), ptr(keys_out), ctypes.c_int(n_sort))
+        if cub else None,
+        "cupy": lambda: cp.sort(keys),
+        "torch": (lambda: torch.sort(tk)) if torch is not None else None,
+        "cuda_compute": (lambda: nvc.radix_sort(d_in_keys=keys, d_out_keys=keys_out, d_in_values=None,
+                                                d_out_values=None, order=nvc.SortOrder.ASCENDING,
+                                                num_items=n_sort)) if nvc is not None else None,
+    })
+    row(f"radix sort 2^{int(np.log2(n_sort))} u32 pairs", {
+        "cudajit": lambda: cc.radix_sort(keys, keys_out, vals, vals_out, cc.SortOrder.ASCENDING, n_sort),
+        "cudajit_object": lambda: obj_p(tmp_p, keys, keys_out, vals, vals_out, n_sort),
+        "cub_cpp": CubCall(cp, cub.cub_radix_sort_pairs_u32, ptr(keys), ptr(keys_out), ptr(vals), ptr(vals_out),
+                           ctypes.c_longlong(n_sort)) if cub else None,
+        "cub_cpp_int": CubCall(cp, cub.cub_radix_sort_pairs_u32_i32, ptr(keys), ptr(keys_out), ptr(vals),
+                               ptr(vals_out), ctypes.c_int(n_sort)) if cub else None,
+        "cuda_compute": (lambda: nvc.radix_sort(d_in_keys=keys, d_out_keys=keys_out, d_in_values=vals,
+                                                d_out_values=vals_out, order=nvc.SortOrder.ASCENDING,
+                                                num_items=n_sort)) if nvc is not None else None,
+    })
+
+    if standalone:
+        print_table(args, rows)
+        for r in rows:
+            print(f"{r['name']}: cudajit object form {r.get('cudajit_object')} ms "
+                  f"(/CUB C++: {C.ratio(r.get('cudajit_object'), r.get('cub_cpp'))}); CUB C++ with an int count "
+                  f"{r.get('cub_cpp_int')} ms (cudajit/that: {C.ratio(r.get('cudajit'), r.get('cub_cpp_int'))})")
+        C.write_json(args.out, {"rows": rows, "offset_bits": os.environ.get("CUDAJIT_RADIX_OFFSET_BITS", "auto")})
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--scale", type=float, default=1.0, help="size factor (1.0: 2^28 items, 65536 segments)")
     ap.add_argument("--cub-lib", help="a prebuilt cub_device.cu library (else nvcc builds one)")
     ap.add_argument("--out", help="write the results as JSON here")
+    ap.add_argument("--only", choices=["radix"], help="radix: the radix sort rows alone (after a check of their "
+                    "results against cupy.sort), no host-overhead or first-call measures")
     args = ap.parse_args()
 
     cj = C.load_cudajit()
@@ -113,7 +222,7 @@ def main():
     timer = C.DeviceTimer(raw, cp)
     rng = np.random.default_rng(17)
 
-    n = int(2**28 * args.scale)
+    n = int(2**28 * args.scale) if args.only != "radix" else 1024
     segs, seg_len = int(65536 * args.scale), 1024
     n_sort = int(2**26 * args.scale)
     x = cp.asarray(rng.random(n, dtype=np.float32))
@@ -128,6 +237,8 @@ def main():
     keys_out, vals_out = cp.empty_like(keys), cp.empty_like(vals)
     tx = torch.as_tensor(x, device="cuda") if torch is not None else None
 
+    if args.only == "radix":
+        return radix_rows(args, cp, cc, torch, nvc, cub, timer, keys, vals, keys_out, vals_out, n_sort)
     # correctness first: every implementation against numpy (float sums to a relative 1e-5)
     xh = cp.asnumpy(x)
     want_sum = xh.astype(np.float64).sum()
@@ -144,28 +255,7 @@ def main():
     rows = []
 
     def row(name, impls):
-        """Each implementation's median over --runs calls, the calls
-        interleaved (one of each in turn), so that a GPU's clocks ramping or
-        drifting weigh on all of them alike."""
-        r = {"name": name}
-        live = {}
-        for key, fn in impls.items():
-            if fn is None:
-                continue
-            try:
-                for _ in range(3):
-                    timer.time_ms(fn)
-                live[key] = fn
-            except Exception as e:  # noqa: BLE001
-                C.note(f"{name}/{key}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
-        samples = {key: [] for key in live}
-        for _ in range(args.runs):
-            for key, fn in live.items():
-                samples[key].append(timer.time_ms(fn))
-        for key, times in samples.items():
-            r[key] = float(np.median(times))
-        rows.append(r)
-        print(name, {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}, flush=True)
+        timed_row(args, timer, rows, name, impls)
 
     red = cc.make_reduce_into(x, out1, cc.OpKind.PLUS, h0)
     red_tmp = cp.empty(max(red(None, x, out1, n, None, h0), 1), cp.uint8)
@@ -201,37 +291,9 @@ def main():
                                                       start_offsets_in=starts, end_offsets_in=ends,
                                                       op=nvc.OpKind.PLUS, h_init=h0)) if nvc is not None else None,
     })
-    tk = torch.as_tensor(keys.view(cp.int32), device="cuda") if torch is not None else None
-    row(f"radix sort 2^{int(np.log2(n_sort))} u32 keys", {
-        "cudajit": (lambda: cc.radix_sort(keys, keys_out, None, None, cc.SortOrder.ASCENDING, n_sort))
-        if hasattr(cc, "radix_sort") else None,
-        "cub_cpp": CubCall(cp, cub.cub_radix_sort_keys_u32, ptr(keys), ptr(keys_out), ctypes.c_longlong(n_sort))
-        if cub else None,
-        "cupy": lambda: cp.sort(keys),
-        "torch": (lambda: torch.sort(tk)) if torch is not None else None,
-        "cuda_compute": (lambda: nvc.radix_sort(d_in_keys=keys, d_out_keys=keys_out, d_in_values=None,
-                                                d_out_values=None, order=nvc.SortOrder.ASCENDING,
-                                                num_items=n_sort)) if nvc is not None else None,
-    })
-    row(f"radix sort 2^{int(np.log2(n_sort))} u32 pairs", {
-        "cudajit": (lambda: cc.radix_sort(keys, keys_out, vals, vals_out, cc.SortOrder.ASCENDING, n_sort))
-        if hasattr(cc, "radix_sort") else None,
-        "cub_cpp": CubCall(cp, cub.cub_radix_sort_pairs_u32, ptr(keys), ptr(keys_out), ptr(vals), ptr(vals_out),
-                           ctypes.c_longlong(n_sort)) if cub else None,
-        "cuda_compute": (lambda: nvc.radix_sort(d_in_keys=keys, d_out_keys=keys_out, d_in_values=vals,
-                                                d_out_values=vals_out, order=nvc.SortOrder.ASCENDING,
-                                                num_items=n_sort)) if nvc is not None else None,
-    })
+    radix_rows(args, cp, cc, torch, nvc, cub, timer, keys, vals, keys_out, vals_out, n_sort, rows)
 
-    table = C.Table("device time per call, ms (median of %d); ratio to CUB C++" % args.runs,
-                    ["algorithm", "cudajit", "CUB C++", "CuPy", "PyTorch", "cuda.compute", "cudajit/CUB",
-                     f"<= {TARGET}"])
-    for r in rows:
-        ratio = C.ratio(r.get("cudajit"), r.get("cub_cpp"))
-        r["ratio_vs_cub"] = ratio
-        table.add(r["name"], r.get("cudajit"), r.get("cub_cpp"), r.get("cupy"), r.get("torch"), r.get("cuda_compute"),
-                  ratio, None if ratio is None else ("yes" if ratio <= TARGET else "NO"))
-    print(table.render())
+    print_table(args, rows)
 
     # host overhead of a cached call against one kernel launch
     small = cp.asarray(rng.random(4096, dtype=np.float32))

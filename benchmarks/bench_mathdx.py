@@ -17,10 +17,18 @@ Rows:
                    looping over batches and loading the next one's operands during
                    the current GEMM (--bmm-copy: pipelined, wide, element), vs
                    torch.bmm (cuBLAS batched).
+  segsum S         the seed talk's segmented sum (65536 segments of 1024 float32) as
+                   in-kernel mat-vecs with ones vectors, S segments a block: the rows
+                   staged in shared memory, then two cuBLASDx GEMMs (32 partial sums
+                   of each row, then their sum) vs the same sum with cuda.block.sum
+                   (CUB's BlockReduce), one block a segment. Also "segsum 1x1xN": one
+                   ones(1, N) @ row GEMM a block (examples/segmented_reduction.py's
+                   first form).
 
 Every result is checked against torch first. Timing: CUDA events around a batch of
 back-to-back launches after warm-up, the median over --reps batches.
-Issue 13's targets: fft >= 0.9x torch, conv >= 1.5x torch, bmm >= 1.0x torch.
+Issue 13's targets: fft >= 0.9x torch, conv >= 1.5x torch, bmm >= 1.0x torch,
+segsum within 10% of cuda.block.sum (>= 0.9x).
 """
 from __future__ import annotations
 
@@ -193,12 +201,148 @@ def bmm_kernel_pipelined(cuda, mm, s, itemsize):
     return k
 
 
+def segsum_block_kernel(cuda, threads):
+    @cuda.jit
+    def k(x, out):
+        seg = cuda.blockIdx.x
+        acc = np.float32(0.0)
+        for i in range(cuda.threadIdx.x, x.shape[1], threads):
+            acc += x[seg, i]
+        total = cuda.block.sum(acc)
+        if cuda.threadIdx.x == 0:
+            out[seg] = total
+    return k
+
+
+def segsum_matvec_1xn_kernel(cuda, Matmul, length, threads):
+    """One ones(1, N) @ row GEMM a block (the example's first form)."""
+    mm = Matmul(size=(1, 1, length), precision=np.float32, data_type="real",
+                arrangement=("row_major", "col_major", "col_major"), block_size=threads)
+
+    @cuda.jit
+    def k(x, out):
+        seg = cuda.blockIdx.x
+        ones = cuda.shared.array(length, np.float32)
+        row = cuda.shared.array(length, np.float32)
+        total = cuda.shared.array(1, np.float32)
+        for i in range(cuda.threadIdx.x, length, threads):
+            ones[i] = 1.0
+            row[i] = x[seg, i]
+        cuda.syncthreads()
+        mm.execute(1.0, ones, row, 0.0, total)
+        cuda.syncthreads()
+        if cuda.threadIdx.x == 0:
+            out[seg] = total[0]
+    return k
+
+
+def segsum_matvec_kernel(cuda, Matmul, length, segs, threads):
+    """S segments a block as two mat-vecs. The S rows go to shared memory as
+    one column-major (32 S) x (N / 32) matrix A (row g's element c at
+    A[32 g + c % 32, c // 32]), so that C1 = A @ ones(N / 32) holds 32 partial
+    sums of each row, and C1 viewed as a 32 x S matrix gives the S sums as
+    ones(1, 32) @ C1. Each thread loads its elements into registers first
+    (all loads in flight before the first store)."""
+    k1 = length // 32
+    m1 = Matmul(size=(32 * segs, 1, k1), precision=np.float32, data_type="real",
+                arrangement=("col_major", "col_major", "col_major"), block_size=threads)
+    m2 = Matmul(size=(1, segs, 32), precision=np.float32, data_type="real",
+                arrangement=("row_major", "col_major", "col_major"), block_size=threads)
+    per = segs * length // threads
+    assert per * threads == segs * length and k1 * 32 == length
+    rows32 = 32 * segs
+
+    @cuda.jit
+    def k(x, out):
+        a = cuda.shared.array(segs * length, np.float32)
+        ones1 = cuda.shared.array(k1, np.float32)
+        c1 = cuda.shared.array(rows32, np.float32)
+        ones2 = cuda.shared.array(32, np.float32)
+        c2 = cuda.shared.array(segs, np.float32)
+        seg0 = cuda.blockIdx.x * segs
+        tid = cuda.threadIdx.x
+        r = cuda.local.array(per, np.float32)
+        for q in range(per):
+            j = tid + q * threads
+            r[q] = x[seg0 + j // length, j % length]
+        for q in range(per):
+            j = tid + q * threads
+            g = j // length
+            c = j % length
+            a[g * 32 + c % 32 + rows32 * (c // 32)] = r[q]
+        for i in range(tid, k1, threads):
+            ones1[i] = 1.0
+        if tid < 32:
+            ones2[tid] = 1.0
+        cuda.syncthreads()
+        m1.execute(1.0, a, ones1, 0.0, c1)
+        cuda.syncthreads()
+        m2.execute(1.0, ones2, c1, 0.0, c2)
+        cuda.syncthreads()
+        if tid < segs:
+            out[seg0 + tid] = c2[tid]
+    return k
+
+
+def segsum_matvec_pipelined_kernel(cuda, Matmul, length, segs, threads):
+    """segsum_matvec_kernel with each block looping over groups of S
+    segments and loading the next group into registers during the GEMMs on
+    the current one (as the pipelined bmm kernel does)."""
+    k1 = length // 32
+    m1 = Matmul(size=(32 * segs, 1, k1), precision=np.float32, data_type="real",
+                arrangement=("col_major", "col_major", "col_major"), block_size=threads)
+    m2 = Matmul(size=(1, segs, 32), precision=np.float32, data_type="real",
+                arrangement=("row_major", "col_major", "col_major"), block_size=threads)
+    per = segs * length // threads
+    assert per * threads == segs * length and k1 * 32 == length
+    rows32 = 32 * segs
+
+    @cuda.jit
+    def k(x, out, groups):
+        a = cuda.shared.array(segs * length, np.float32)
+        ones1 = cuda.shared.array(k1, np.float32)
+        c1 = cuda.shared.array(rows32, np.float32)
+        ones2 = cuda.shared.array(32, np.float32)
+        c2 = cuda.shared.array(segs, np.float32)
+        tid = cuda.threadIdx.x
+        r = cuda.local.array(per, np.float32)
+        for i in range(tid, k1, threads):
+            ones1[i] = 1.0
+        if tid < 32:
+            ones2[tid] = 1.0
+        group = cuda.blockIdx.x
+        if group < groups:
+            for q in range(per):
+                j = tid + q * threads
+                r[q] = x[group * segs + j // length, j % length]
+        while group < groups:
+            for q in range(per):
+                j = tid + q * threads
+                c = j % length
+                a[(j // length) * 32 + c % 32 + rows32 * (c // 32)] = r[q]
+            cuda.syncthreads()
+            nxt = group + cuda.gridDim.x
+            if nxt < groups:
+                for q in range(per):
+                    j = tid + q * threads
+                    r[q] = x[nxt * segs + j // length, j % length]
+            m1.execute(1.0, a, ones1, 0.0, c1)
+            cuda.syncthreads()
+            m2.execute(1.0, ones2, c1, 0.0, c2)
+            cuda.syncthreads()
+            if tid < segs:
+                out[group * segs + tid] = c2[tid]
+            group = nxt
+    return k
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--json")
-    p.add_argument("--only", default="fft,bmm", help="rows: fft (with conv), bmm")
+    p.add_argument("--only", default="fft,bmm,segsum", help="rows: fft (with conv), bmm, segsum")
+    p.add_argument("--segsum-per-block", default="1,2,4,8", help="segments a block of the mat-vec segsum rows")
     p.add_argument("--bmm-threads", type=int, default=128, help="threads a block of the GEMM kernels")
     p.add_argument("--bmm-copy", choices=("pipelined", "wide", "element"), default="pipelined",
                    help="a block loops over batches loading the next one during the GEMM (pipelined); "
@@ -280,6 +424,35 @@ def main(argv=None):
             ours = timed(lambda: launch_b(*flat), opts.reps, 10)
             theirs = timed(lambda: torch.bmm(a, b), opts.reps, 10)
             row(f"bmm {s} {np.dtype(dt).name} {opts.bmm_threads}t {opts.bmm_copy}", ours, theirs, 3 * a.numel() * a.element_size(), 1.0, "torch.bmm")
+
+    if "segsum" in opts.only:
+        length, threads = 1024, 256
+        segments = 8192 if opts.quick else 65536
+        x = torch.randn(segments, length, dtype=torch.float32, device="cuda", generator=gen)
+        want = x.double().sum(dim=1)
+        ref = torch.full((segments,), float("nan"), dtype=torch.float32, device="cuda")
+        kb = segsum_block_kernel(cuda, threads)[segments, threads]
+        kb(x, ref)
+        assert torch.allclose(ref.double(), want, rtol=1e-4, atol=1e-3), "segsum: cuda.block.sum is wrong"
+        theirs = timed(lambda: kb(x, ref), opts.reps, 20)
+        kernels = [("1x1xN", segsum_matvec_1xn_kernel(cuda, Matmul, length, threads)[segments, threads])]
+        for segs in (int(v) for v in opts.segsum_per_block.split(",")):
+            kernels.append((f"S={segs}", segsum_matvec_kernel(cuda, Matmul, length, segs, threads)[segments // segs, threads]))
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        for segs in (int(v) for v in opts.segsum_per_block.split(",")):
+            if segs < 4:
+                continue
+            groups = segments // segs
+            kp = segsum_matvec_pipelined_kernel(cuda, Matmul, length, segs, threads)
+            launch = kp[min(groups, sms * max(1, 2048 // threads)), threads]
+            kernels.append((f"S={segs} pipelined", lambda x, out, launch=launch, groups=groups: launch(x, out, groups)))
+        for name, km in kernels:
+            got = torch.full((segments,), float("nan"), dtype=torch.float32, device="cuda")
+            km(x, got)
+            assert torch.allclose(got.double(), want, rtol=1e-4, atol=1e-3), \
+                f"segsum {name}: max error {(got.double() - want).abs().max().item()}"
+            ours = timed(lambda: km(x, got), opts.reps, 20)
+            row(f"segsum {name}", ours, theirs, x.numel() * 4, 0.9, "block.sum")
 
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, {cuda._core.mathdx_library()}")
     if opts.json:

@@ -70,6 +70,10 @@ constexpr int CU_JIT_GENERATE_LINE_INFO = 13;
 constexpr int CU_JIT_INPUT_PTX = 1;
 
 // Special stream handles (cuda.h: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD).
+// Called on a driver thread once the stream's earlier work is done (or
+// failed: status is the error).
+using CUstreamCallback = void (*)(CUstream stream, CUresult status, void* user);
+
 inline CUstream legacyStream() { return reinterpret_cast<CUstream>(uintptr_t{1}); }
 inline CUstream perThreadStream() { return reinterpret_cast<CUstream>(uintptr_t{2}); }
 
@@ -134,6 +138,8 @@ inline CUstream perThreadStream() { return reinterpret_cast<CUstream>(uintptr_t{
   X(cuMemAllocManaged, "cuMemAllocManaged", (CUdeviceptr * ptr, size_t bytes, unsigned flags)) \
   X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2",                                                 \
     (CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream))                         \
+  X(cuMemsetD32Async, "cuMemsetD32Async",                                                      \
+    (CUdeviceptr dst, unsigned int value, size_t count, CUstream stream))                      \
   X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel",                                    \
     (CUfunction fn, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,       \
      unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream stream, void** params)) \
@@ -151,6 +157,8 @@ inline CUstream perThreadStream() { return reinterpret_cast<CUstream>(uintptr_t{
   X(cuLinkComplete, "cuLinkComplete", (CUlinkState state, void** cubin, size_t* bytes))         \
   X(cuLinkDestroy, "cuLinkDestroy", (CUlinkState state))                                       \
   X(cuProfilerStop, "cuProfilerStop", ())                                                      \
+  X(cuStreamAddCallback, "cuStreamAddCallback",                                                \
+    (CUstream stream, CUstreamCallback callback, void* user, unsigned flags))                  \
   X(cuFuncGetAttribute, "cuFuncGetAttribute", (int* value, int attribute, CUfunction fn))     \
   X(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled",                                          \
     (void* map, int dtype, unsigned rank, void* address, const uint64_t* dims,                 \

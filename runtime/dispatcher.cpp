@@ -809,6 +809,20 @@ int Dispatcher::maxCooperativeGridBlocks(Overload& ov, Block block, unsigned sha
                         shared_bytes);
 }
 
+cu::CUfunction Dispatcher::functionOnCurrentDevice(Overload& ov) {
+  driver();
+  return loadedOnCurrentDevice(ov).function;
+}
+
+int Dispatcher::activeBlocksPerMultiprocessor(Overload& ov, unsigned threads, unsigned shared_bytes) {
+  driver();
+  if (threads < 1) throw ArgumentValueError("get_active_blocks_per_multiprocessor: the block size must be positive");
+  int blocks = 0;
+  CJ_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, &blocks, loadedOnCurrentDevice(ov).function,
+        static_cast<int>(threads), shared_bytes);
+  return blocks;
+}
+
 int Dispatcher::functionAttribute(Overload& ov, FunctionAttribute attribute) {
   int value = 0;
   CJ_CU_OPT(cuFuncGetAttribute, &value, attribute, loadedOnCurrentDevice(ov).function);

@@ -169,6 +169,14 @@ class Dispatcher {
   };
   // cuFuncGetAttribute of the overload loaded on the current device.
   int functionAttribute(Overload& ov, FunctionAttribute attribute);
+  // The overload's CUfunction on the current device, loaded there if need be
+  // (numba's _Kernel.library.get_cufunc().handle, which nvmath's examples
+  // give to cuda-bindings' cuFuncSetAttribute).
+  cu::CUfunction functionOnCurrentDevice(Overload& ov);
+  // numba's Context.get_active_blocks_per_multiprocessor for the overload:
+  // blocks of `threads` threads (and `shared_bytes` of dynamic shared memory)
+  // one SM of the current device holds at once.
+  int activeBlocksPerMultiprocessor(Overload& ov, unsigned threads, unsigned shared_bytes);
 
   const std::vector<Overload*>& overloads() const { return order_; }
   // The same, each held: a caller that may run Python code (or compile)

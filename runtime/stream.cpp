@@ -32,4 +32,28 @@ bool Stream::done() const {
   return true;
 }
 
+namespace {
+struct PendingCallback {
+  StreamCallback callback;
+  void* user;
+};
+
+void onStreamDone(cu::CUstream, cu::CUresult status, void* data) {
+  const PendingCallback pending = *static_cast<PendingCallback*>(data);
+  delete static_cast<PendingCallback*>(data);
+  pending.callback(pending.user, status);
+}
+}  // namespace
+
+void addStreamCallback(cu::CUstream stream, StreamCallback callback, void* user) {
+  ensureContext();
+  auto* pending = new PendingCallback{callback, user};
+  try {
+    CJ_CU_OPT(cuStreamAddCallback, stream, &onStreamDone, pending, 0u);
+  } catch (...) {
+    delete pending;   // never queued: the caller still owns `user`
+    throw;
+  }
+}
+
 }  // namespace cj::rt

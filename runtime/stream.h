@@ -24,4 +24,9 @@ class Stream {
   int device_ = 0;
 };
 
+// Queues `callback(user, status)` on a driver thread after the work queued
+// so far on `stream` (cuStreamAddCallback). The callback must not call CUDA.
+using StreamCallback = void (*)(void* user, int status);
+void addStreamCallback(cu::CUstream stream, StreamCallback callback, void* user);
+
 }  // namespace cj::rt

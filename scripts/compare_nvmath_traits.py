@@ -1,7 +1,8 @@
-"""Compares cudajit.mathdx.FFT's traits with nvmath-python's for the same
-descriptors (issue 13: "traits match nvmath-python's where it is installed").
+"""Compares cudajit.mathdx.FFT's and Matmul's traits with nvmath-python's for
+the same descriptors (issue 13: "traits match nvmath-python's where it is
+installed").
 
-    python scripts/compare_nvmath_traits.py --nvmath-python /path/to/venv/bin/python
+    python scripts/compare_nvmath_traits.py --nvmath-python /path/to/venv/bin/python [--routines fft,matmul]
 
 nvmath-python (pip install "nvmath-python[cu13-dx]") usually lives in an
 environment of its own: its side runs under the interpreter given, ours in
@@ -39,26 +40,75 @@ SPECS = [
 FIELDS = ["block_dim", "storage_size", "stride", "shared_memory_size", "ffts_per_block", "elements_per_thread",
           "implicit_type_batching"]
 
+# GEMMs: real and complex, the three precisions, both arrangements, the
+# older transpose_mode, suggested and explicit block sizes, padded leading
+# dimensions, mixed precision.
+MM_SPECS = [
+    dict(size=(32, 32, 32), precision="float32", data_type="real",
+         arrangement=("row_major", "col_major", "col_major"), block_size=128),
+    dict(size=(64, 64, 64), precision="float64", data_type="real",
+         arrangement=("row_major", "row_major", "row_major"), block_size=128),
+    dict(size=(32, 16, 64), precision="float32", data_type="real",
+         arrangement=("row_major", "col_major", "col_major"), block_size=256),
+    dict(size=(16, 16, 16), precision="float16", data_type="real",
+         arrangement=("col_major", "col_major", "col_major")),
+    dict(size=(16, 8, 32), precision="float32", data_type="complex",
+         arrangement=("col_major", "row_major", "col_major"), block_size=64),
+    dict(size=(8, 8, 8), precision="float64", data_type="complex", transpose_mode=("non_transposed", "transposed"),
+         block_size=32),
+    dict(size=(32, 32, 32), precision="float32", data_type="real",
+         arrangement=("col_major", "col_major", "col_major"), block_size=128, leading_dimension=(33, 33, 33)),
+    dict(size=(64, 32, 16), precision=("float16", "float16", "float32"), data_type="real",
+         arrangement=("row_major", "col_major", "row_major"), block_size=128),
+]
+MM_FIELDS = ["block_dim", "block_size", "leading_dimension", "a_dim", "b_dim", "c_dim", "a_size", "b_size", "c_size",
+             "a_value_type", "b_value_type", "c_value_type", "max_threads_per_block", "shared_memory_size",
+             "arrangement", "alignment"]
+
 SIDE = r"""
 import json, sys
 import numpy as np
-specs, fields, which = json.loads(sys.stdin.read())
+routine, specs, fields, which = json.loads(sys.stdin.read())
 if which == "nvmath":
-    from nvmath.device import FFT
+    from nvmath.device import FFT, Matmul
 else:
-    from cudajit.mathdx import FFT
+    from cudajit.mathdx import FFT, Matmul
+
+
+def plain(v):
+    # Dim3, LeadingDimension, Arrangement, Alignment (namedtuples) and numpy
+    # types as JSON: lists, and the dtype's name.
+    if isinstance(v, tuple):
+        return [plain(x) for x in v]
+    if isinstance(v, type) or isinstance(v, np.dtype):
+        return np.dtype(v).name
+    return v
+
+
+def trait(obj, k):
+    if k == "shared_memory_size" and not hasattr(obj, k):
+        return obj.get_shared_storage_size()      # nvmath's Matmul names it so
+    return getattr(obj, k)
+
+
 rows = []
 for s in specs:
-    s = dict(s, precision=np.dtype(s["precision"]).type)
-    f = FFT(sm=90, **s)
-    rows.append({k: (list(getattr(f, k)) if k == "block_dim" and getattr(f, k) is not None else getattr(f, k))
-                 for k in fields})
+    p = s["precision"]
+    s = dict(s, precision=tuple(np.dtype(x).type for x in p) if isinstance(p, list) else np.dtype(p).type)
+    for key in ("size", "arrangement", "transpose_mode", "leading_dimension"):
+        if key in s:
+            s[key] = tuple(s[key])
+    try:
+        obj = (FFT if routine == "fft" else Matmul)(sm=90, **s)
+        rows.append({k: plain(trait(obj, k)) for k in fields})
+    except Exception as e:
+        rows.append({"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"})
 print(json.dumps(rows))
 """
 
 
-def side(python, which, env):
-    out = subprocess.run([python, "-c", SIDE], input=json.dumps([SPECS, FIELDS, which]), capture_output=True,
+def side(python, which, env, routine, specs, fields):
+    out = subprocess.run([python, "-c", SIDE], input=json.dumps([routine, specs, fields, which]), capture_output=True,
                          text=True, env=env, timeout=1800)
     if out.returncode != 0:
         sys.exit(f"{which} side failed ({out.returncode}):\n{out.stderr[-3000:]}")
@@ -68,24 +118,34 @@ def side(python, which, env):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nvmath-python", required=True, help="an interpreter that can import nvmath.device")
+    ap.add_argument("--nvmath-path", default="", help="prepended to PYTHONPATH for nvmath's side only")
+    ap.add_argument("--routines", default="fft,matmul")
     a = ap.parse_args()
     env = dict(os.environ)
-    with tempfile.TemporaryDirectory() as tmp:
-        if not os.path.exists("/dev/nvidia0"):
-            cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
-            subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC",
-                            os.path.join(ROOT, "runtime", "testing", "mock_libcuda.cpp"), "-o",
-                            os.path.join(tmp, "libcuda.so.1")], check=True)
-            env["LD_LIBRARY_PATH"] = tmp + os.pathsep + env.get("LD_LIBRARY_PATH", "")
-        theirs = side(a.nvmath_python, "nvmath", env)
-    ours = side(sys.executable, "cudajit", dict(os.environ))
-    same = 0
-    for spec, x, y in zip(SPECS, theirs, ours):
-        ok = x == y
-        same += ok
-        print(f"{'EQUAL' if ok else 'DIFF '} {spec}" + ("" if ok else f"\n    nvmath  {x}\n    cudajit {y}"))
-    print(f"{same} of {len(SPECS)} descriptors have equal traits ({', '.join(FIELDS)})")
-    return 0 if same == len(SPECS) else 1
+    if a.nvmath_path:
+        env["PYTHONPATH"] = a.nvmath_path + os.pathsep + env.get("PYTHONPATH", "")
+    todo = [r for r in (("fft", SPECS, FIELDS), ("matmul", MM_SPECS, MM_FIELDS)) if r[0] in a.routines.split(",")]
+    total = same = 0
+    for routine, specs, fields in todo:
+        with tempfile.TemporaryDirectory() as tmp:
+            if not os.path.exists("/dev/nvidia0"):
+                cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+                subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC",
+                                os.path.join(ROOT, "runtime", "testing", "mock_libcuda.cpp"), "-o",
+                                os.path.join(tmp, "libcuda.so.1")], check=True)
+                env["LD_LIBRARY_PATH"] = tmp + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+            theirs = side(a.nvmath_python, "nvmath", env, routine, specs, fields)
+        ours = side(sys.executable, "cudajit", dict(os.environ), routine, specs, fields)
+        n = 0
+        for spec, x, y in zip(specs, theirs, ours):
+            ok = x == y and "error" not in x
+            n += ok
+            print(f"{'EQUAL' if ok else 'DIFF '} {routine} {spec}"
+                  + ("" if ok else f"\n    nvmath  {x}\n    cudajit {y}"))
+        print(f"{routine}: {n} of {len(specs)} descriptors have equal traits ({', '.join(fields)})")
+        total += len(specs)
+        same += n
+    return 0 if same == total else 1
 
 
 if __name__ == "__main__":

@@ -78,6 +78,44 @@ def thread_fft(data):
         data[local_fft_id, i] = thread_data[i]
 
 
+# cuFFTDx's shared-memory API (simple_fft_block_shared.py): the block's FFTs
+# in shared memory, fft(shared_mem) alone. BLOCK called so takes its
+# shared-memory sibling (instantiated during the compile); SHARED is built
+# for that API up front.
+SHARED = FFT(fft_type="c2c", size=64, precision=np.float64, direction="inverse",
+             elements_per_thread=4, ffts_per_block=2, execution="Block", execute_api="shared_memory", sm=90)
+SHARED_SIG = "void(complex128[:, ::1], complex128[:, ::1])"
+
+
+def shared_kernel(f):
+    """Rows of x, f.ffts_per_block a block, through shared memory into y by
+    f.execute(shared_mem)."""
+    @cuda.jit
+    def k(x, y):
+        smem = cuda.shared.array(shape=(0,), dtype=f.value_type)
+        local = cuda.threadIdx.y
+        fft_id = cuda.blockIdx.x * f.ffts_per_block + local
+        row = fft_id if fft_id < x.shape[0] else x.shape[0] - 1   # every thread takes part
+        index = cuda.threadIdx.x
+        for _ in range(f.elements_per_thread):
+            if index < f.size:
+                smem[local * f.size + index] = x[row, index]
+            index += f.stride
+        cuda.syncthreads()
+        f.execute(smem)
+        cuda.syncthreads()
+        index = cuda.threadIdx.x
+        for _ in range(f.elements_per_thread):
+            if index < f.size and fft_id < x.shape[0]:
+                y[row, index] = smem[local * f.size + index]
+            index += f.stride
+    return k
+
+
+shared_block_fft = shared_kernel(BLOCK)     # BLOCK's sibling
+shared_fft = shared_kernel(SHARED)
+
+
 # Errors (the markers name the lines the messages must point at).
 @cuda.jit
 def wrong_value_type(data):
@@ -90,6 +128,13 @@ def wrong_value_type(data):
 def missing_shared_memory(data):
     thread_data = cuda.local.array(shape=(8,), dtype=np.complex64)
     BLOCK.execute(thread_data)   # L:arity
+
+
+@cuda.jit
+def shared_api_with_two_arguments(data):
+    thread_data = cuda.local.array(shape=(8,), dtype=np.complex128)
+    shared_mem = cuda.shared.array(shape=(0,), dtype=np.complex128)
+    SHARED.execute(thread_data, shared_mem)   # L:shared2
 
 
 @cuda.jit

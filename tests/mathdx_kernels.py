@@ -128,3 +128,95 @@ def dynamic_smem_gemm(a, b, c, alpha, beta, output):
     cuda.syncthreads()
     for idx in range(tid, M * N, THREADS):
         output[idx % M, idx // M] = smem_c[idx]
+
+
+# Launch blocks larger than the descriptor's, as cuBLASDx's BlockDim allows
+# (nvmath's cublasdx_batched_gemm_fp64.py and cublasdx_blockdim_gemm_fp16.py):
+# batched_gemm runs two GEMMs a block, one per threadIdx.y, launched with
+# (THREADS, BATCHES, 1); wide_gemm is launched with WIDE > THREADS threads, all
+# of which call execute (those past THREADS take no part in the GEMM).
+BATCHES = 2
+BATCHED_SIG = ("void(float32[:, :, ::1], float32[:, :, ::1], float32[:, :, ::1], float64, float64, "
+               "float32[:, :, ::1])")
+WIDE = THREADS + 64
+
+
+@cuda.jit
+def batched_gemm(a, b, c, alpha, beta, output):
+    bid = cuda.threadIdx.y
+    smem_a = cuda.shared.array(shape=(BATCHES, M, K), dtype=MM.a_value_type)
+    smem_b = cuda.shared.array(shape=(BATCHES, N, K), dtype=MM.b_value_type)
+    smem_c = cuda.shared.array(shape=(BATCHES, N, M), dtype=MM.c_value_type)
+    load_operands(a[bid], b[bid], c[bid], smem_a[bid], smem_b[bid], smem_c[bid])
+    cuda.syncthreads()
+    MM.execute(alpha, smem_a[bid], smem_b[bid], beta, smem_c[bid])
+    cuda.syncthreads()
+    store_result(smem_c[bid], output[bid])
+
+
+@cuda.jit
+def wide_gemm(a, b, c, alpha, beta, output):
+    smem_a = cuda.shared.array(shape=MM.a_dim, dtype=MM.a_value_type)
+    smem_b = cuda.shared.array(shape=MM.b_dim[::-1], dtype=MM.b_value_type)
+    smem_c = cuda.shared.array(shape=MM.c_dim[::-1], dtype=MM.c_value_type)
+    tid, step = cuda.threadIdx.x, cuda.blockDim.x
+    for idx in range(tid, M * K, step):
+        smem_a[idx // K, idx % K] = a[idx // K, idx % K]
+    for idx in range(tid, K * N, step):
+        smem_b[idx // K, idx % K] = b[idx % K, idx // K]
+    for idx in range(tid, M * N, step):
+        smem_c[idx // M, idx % M] = c[idx % M, idx // M]
+    cuda.syncthreads()
+    MM.execute(alpha, smem_a, smem_b, beta, smem_c)
+    cuda.syncthreads()
+    for idx in range(tid, M * N, step):
+        output[idx % M, idx // M] = smem_c[idx // M, idx % M]
+
+
+# Leading dimensions given at run time (nvmath's
+# cublasdx_simple_gemm_leading_dimensions.py): MM_LD is built without them;
+# MM_LD.execute(alpha, a, lda, b, ldb, beta, c, ldc) is cuBLASDx's dynamic-LD
+# API (the descriptor's sibling, instantiated during the compile). A is
+# row-major at lda, B and C column-major at ldb, ldc, in one dynamic buffer
+# of MM_LD.get_shared_storage_size(lda, ldb, ldc) bytes.
+LD_SIZE = (30, 31, 33)
+LDS = (34, 33, 31)
+MM_LD = Matmul(size=LD_SIZE, precision=np.float64, data_type="real",
+               arrangement=("row_major", "col_major", "col_major"), execution="Block",
+               block_dim=(16, 16, 1), sm=90)
+LD_SIG = ("void(float64, float64[:, ::1], int64, float64[:, ::1], int64, float64, float64[:, ::1], int64, "
+          "float64[:, ::1])")
+
+
+@cuda.jit
+def runtime_ld_gemm(alpha, a, lda, b, ldb, beta, c, ldc, output):
+    m, n, k = LD_SIZE
+    smem = cuda.shared.array(shape=(0,), dtype=np.float64)
+    smem_a = smem[0:]
+    smem_b = smem[m * lda:]              # A: m rows of lda (8-byte alignment: no padding)
+    smem_c = smem[m * lda + n * ldb:]    # B: n columns of ldb
+    start = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
+    step = cuda.blockDim.x * cuda.blockDim.y
+    for idx in range(start, m * k, step):
+        smem_a[(idx // k) * lda + idx % k] = a[idx // k, idx % k]
+    for idx in range(start, k * n, step):
+        smem_b[(idx % n) * ldb + idx // n] = b[idx // n, idx % n]
+    for idx in range(start, m * n, step):
+        smem_c[(idx % n) * ldc + idx // n] = c[idx // n, idx % n]
+    cuda.syncthreads()
+    MM_LD.execute(alpha, smem_a, lda, smem_b, ldb, beta, smem_c, ldc)
+    cuda.syncthreads()
+    for idx in range(start, m * n, step):
+        output[idx // n, idx % n] = smem_c[(idx % n) * ldc + idx // n]
+
+
+@cuda.jit
+def runtime_ld_float_ld(alpha, a, x):
+    smem = cuda.shared.array(shape=(0,), dtype=np.float64)
+    MM_LD.execute(alpha, smem, x, smem, 33, alpha, smem, 31)   # L:ldtype
+
+
+@cuda.jit
+def wrong_arity(a):
+    smem = cuda.shared.array(shape=(M, K), dtype=np.float32)
+    MM.execute(1.0, smem, smem, 0.0)   # L:arity

@@ -238,6 +238,79 @@ def test_mock_streams(run_python, mock_driver):
     assert out.strip().endswith("OK")
 
 
+def test_mock_stream_callbacks(run_python, mock_driver):
+    # numba's Stream.add_callback(callback, arg) / async_done(): the mock
+    # driver calls back on a thread of its own, as the real one does, so the
+    # callback must take the GIL there.
+    out = host_run(run_python, mock_driver, """
+        import asyncio, threading, warnings
+        s = cuda.stream()
+        seen, done = [], threading.Event()
+        def cb(stream, status, arg):
+            seen.append((stream, status, arg, threading.get_ident()))
+            done.set()
+        token = object()
+        s.add_callback(cb, token)
+        assert done.wait(10), "callback never ran"
+        stream, status, arg, thread = seen[0]
+        assert stream is s and status == 0 and arg is token and thread != threading.get_ident()
+        # arg defaults to None; the default stream takes callbacks too
+        done.clear(); seen.clear()
+        cuda.default_stream().add_callback(cb)
+        assert done.wait(10) and seen[0][2] is None and seen[0][0] == cuda.default_stream()
+        # an exception in the callback is a warning, not a crash
+        raised = threading.Event()
+        def bad(stream, status, arg):
+            raised.set()
+            raise ValueError("boom")
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            s.add_callback(bad)
+            assert raised.wait(10)
+            for _ in range(100):
+                if w:
+                    break
+                threading.Event().wait(0.05)
+        assert any("boom" in str(x.message) for x in w), [str(x.message) for x in w]
+        try:
+            s.add_callback(42)
+        except TypeError as e:
+            assert "callable" in str(e)
+        else:
+            raise AssertionError("a non-callable was accepted")
+        async def main():
+            return await s.async_done()
+        assert asyncio.run(main()) is s
+        try:
+            s.async_done()          # no running loop
+        except RuntimeError as e:
+            assert "loop" in str(e)
+        else:
+            raise AssertionError("async_done outside a loop")
+        print("OK")
+    """)
+    assert out.strip().endswith("OK")
+
+
+def test_mock_stream_callback_sees_a_failed_stream(run_python, mock_driver, monkeypatch):
+    monkeypatch.setenv("CJMOCK_CALLBACK_STATUS", "700")   # CUDA_ERROR_ILLEGAL_ADDRESS
+    out = host_run(run_python, mock_driver, """
+        import asyncio, threading
+        s = cuda.stream()
+        got, done = [], threading.Event()
+        s.add_callback(lambda stream, status, arg: (got.append(status), done.set()))
+        assert done.wait(10) and got == [700]
+        async def main():
+            try:
+                await s.async_done()
+            except cuda.CudaAPIError as e:
+                return e.code
+        assert asyncio.run(main()) == 700
+        print("OK")
+    """)
+    assert out.strip().endswith("OK")
+
+
 def test_mock_pinned_mapped_managed_memory(run_python, mock_driver):
     out = host_run(run_python, mock_driver, """
         rng = np.random.default_rng(3)
@@ -270,6 +343,30 @@ def test_mock_pinned_mapped_managed_memory(run_python, mock_driver):
         assert tail.__cuda_array_interface__["strides"] == (8,)
         mapped_like = cuda.mapped_array_like(np.zeros((2, 3), order="F"))
         assert mapped_like.flags.f_contiguous and mapped_like.__cuda_array_interface__["strides"] == (8, 16)
+        # numba's device-array copies and split on mapped (and managed) arrays
+        syncs = _lib.cjmock_stream_syncs()
+        host = m.copy_to_host()
+        assert type(host) is np.ndarray and np.array_equal(host, m) and host.ctypes.data != m.ctypes.data
+        fresh = rng.random(16).astype(np.float32)
+        m.copy_to_device(fresh, stream=cuda.stream())
+        assert _lib.cjmock_stream_syncs() == syncs + 1          # the stream given is waited for
+        into = np.full(16, np.nan, np.float32)
+        assert m.copy_to_host(into) is into and np.array_equal(into, fresh)
+        parts = m.split(5)
+        assert [len(x) for x in parts] == [5, 5, 5, 1] and all(type(x) is type(m) for x in parts)
+        assert parts[1].__cuda_array_interface__["data"][0] == m.ctypes.data + 20
+        for bad in (lambda: m.copy_to_device(np.zeros(15, np.float32)),
+                    lambda: m.copy_to_host(np.zeros(16, np.float64)),
+                    lambda: mapped_like.split(2), lambda: m.split(0)):
+            try:
+                bad()
+            except ValueError:
+                pass
+            else:
+                raise AssertionError("accepted")
+        g = cuda.managed_array(6, dtype=np.int64)
+        g.copy_to_device(np.arange(6))
+        assert np.array_equal(g.copy_to_host(), np.arange(6)) and len(g.split(4)) == 2
 
         seen = []
         def play(params):

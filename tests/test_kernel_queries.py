@@ -50,3 +50,35 @@ def test_resource_queries_mock(run_python, mock_driver, tmp_path, monkeypatch):
     # the mock's recognisable answers (runtime/testing/mock_libcuda.cpp)
     assert out[0] == "40 512 16 64 1024"
     assert out[1] == "{('float32[::1]',): 40}"
+
+
+def test_compile_answers_numbas_get_cufunc_mock(run_python, mock_driver):
+    """kernel.compile(sig) is still the signature key, and as numba's _Kernel
+    answers .library.get_cufunc().handle (the CUfunction, a ctypes.c_void_p)
+    and current_context().get_active_blocks_per_multiprocessor(cufunc, ...),
+    what nvmath-python's examples/device timing helpers call."""
+    out = run_python("""
+        import ctypes
+        import cudajit as cuda
+
+        @cuda.jit
+        def k(x):
+            x[cuda.grid(1)] = 1.0
+
+        key = k.compile("void(float32[::1])")
+        assert key == ("float32[::1]",) and isinstance(key, tuple)
+        f = key.library.get_cufunc()
+        assert isinstance(f.handle, ctypes.c_void_p) and f.handle.value
+        # the same function again: loaded once per context
+        assert k.compile("void(float32[::1])").library.get_cufunc().handle.value == f.handle.value
+        n = cuda.current_context().get_active_blocks_per_multiprocessor(f, 128, 0)
+        assert isinstance(n, int) and n > 0, n
+        try:
+            cuda.current_context().get_active_blocks_per_multiprocessor(object(), 128, 0)
+        except TypeError as e:
+            assert "get_cufunc" in str(e)
+        else:
+            raise SystemExit("no TypeError")
+        print("ok", n)
+    """, driver=mock_driver)
+    assert out.startswith("ok ")

@@ -165,11 +165,44 @@ entry:
 
 
 def test_transpose_mode_spelling():
-    """nvmath.device's older spelling: transpose_mode for A and B."""
-    mm = mathdx.Matmul((32, 32, 32), np.float32, "real", sm=80, block_dim=(128, 1, 1),
+    """nvmath.device's older spelling: transpose_mode for A and B. Its
+    a_dim / b_dim are the matrices as stored (a transposed one reversed) and
+    the sizes count leading dimension times columns, as nvmath's do
+    (nvmath's cublasdx_simple_gemm_transpose_mode.py multiplies a @ b.T)."""
+    m, n, k = 32, 16, 64
+    mm = mathdx.Matmul((m, n, k), np.float32, "real", sm=80, block_dim=(128, 1, 1),
                        transpose_mode=("non_transposed", "transposed"))
     assert mm.transpose_mode == ("non_transposed", "transposed")
     assert mm.arrangement.a == "col_major" and mm.arrangement.b == "row_major"
+    assert mm.a_dim == (m, k) and mm.b_dim == (n, k) and mm.c_dim == (m, n)
+    lda, ldb, ldc = mm.leading_dimension
+    assert (lda, ldb, ldc) == (m, n, m)   # tight
+    assert (mm.a_size, mm.b_size, mm.c_size) == (lda * k, ldb * k, ldc * n)
+    # the arrangement spelling keeps the logical shapes
+    mm2 = mathdx.Matmul((m, n, k), np.float32, "real", sm=80, block_dim=(128, 1, 1),
+                        arrangement=("col_major", "row_major", "col_major"))
+    assert mm2.a_dim == (m, k) and mm2.b_dim == (k, n)
+    assert (mm2.a_size, mm2.b_size, mm2.c_size) == (m * k, k * n, m * n)
+
+
+def test_nvmath_helper_names():
+    """nvmath.device's helpers the examples import (common_cuda, types,
+    vector types) under cudajit.mathdx."""
+    cc = mathdx.ComputeCapability(9, 0, "a")
+    assert cc.integer == 900 and str(cc) == "9.0a" and (cc.major, cc.minor) == (9, 0)
+    assert mathdx.ComputeCapability(8, 6).arch == ""
+    assert mathdx.CodeType("lto", cc).cc == cc
+    assert mathdx.complex64 == "complex64" and mathdx.complex128 == "complex128"
+    assert repr(mathdx.float16x2) == repr(cudajit.float16x2)
+    assert mathdx.Dim3(128) == (128, 1, 1)
+    for name in ("ComputeCapability", "current_device_sm", "get_current_device_cc", "float32x2"):
+        assert name in mathdx.__all__
+
+
+def test_descriptor_accepts_a_compute_capability():
+    mm = mathdx.Matmul((32, 32, 32), np.float32, "real", sm=mathdx.ComputeCapability(8, 0),
+                       block_dim=(128, 1, 1), arrangement=("col_major",) * 3)
+    assert mm.sm == 80
 
 
 def test_memory_cache():
@@ -324,6 +357,125 @@ def test_kernel_launched_with_another_block_shape_is_refused():
     text = str(info.value)
     assert "Matmul was built for block_dim (256, 1, 1); this kernel is launched with (128, 1, 1)" in text
     assert info.value.file == mk.__file__
+
+
+@pytest.mark.parametrize("name, block, reqntid", [("batched_gemm", (256, 2), "256, 2, 1"),
+                                                   ("wide_gemm", (320,), "320, 1, 1")])
+def test_kernel_launched_with_a_larger_block(name, block, reqntid):
+    """cuBLASDx's BlockDim: a 1-d GEMM of 256 threads runs in a launch of
+    (256, 2, 1) or (320, 1, 1); the kernel carries the launch's .reqntid."""
+    mk = _kernels()
+    sig = mk.BATCHED_SIG if name == "batched_gemm" else mk.SIG
+    kernel = getattr(mk, name)
+    ptx, _ = cudajit.compile_ptx(kernel, sig, block=block)
+    assert f".reqntid {reqntid}" in ptx and mk.MM.symbol not in ptx
+    assert ptx.count("fma.rn.f32") >= mk.M * mk.N * mk.K // mk.THREADS // 4
+    cubin = cudajit.compile_cubin(kernel, sig, block=block)[0]
+    assert bytes(cubin[:4]) == b"\x7fELF"
+
+
+def test_larger_block_rule_refuses_a_smaller_leading_dimension():
+    mk = _kernels()
+    with pytest.raises(cudajit.CompileError) as info:
+        cudajit.compile_ptx(mk.batched_gemm, mk.BATCHED_SIG, block=(128, 4))
+    text = str(info.value)
+    assert "Matmul was built for block_dim (256, 1, 1); this kernel is launched with (128, 4, 1)" in text
+    assert "grow dimension 1 or later ones" in text and info.value.file == mk.__file__
+
+
+def test_runtime_leading_dimensions():
+    """MM.execute(alpha, a, lda, b, ldb, beta, c, ldc): cuBLASDx's dynamic-LD
+    API, the descriptor's sibling made during the compile; the leading
+    dimensions pass as unsigned 32-bit values by pointer; no call remains."""
+    mk = _kernels()
+    ptx, _ = cudajit.compile_ptx(mk.runtime_ld_gemm, mk.LD_SIG, block=(16, 16))
+    body = ptx.split(".entry", 1)[1]
+    assert ".reqntid 16, 16, 1" in ptx and "call" not in body.replace("call.uni", ""), body[-2000:]
+    assert "fma.rn.f64" in body
+    cubin = cudajit.compile_cubin(mk.runtime_ld_gemm, mk.LD_SIG, block=(16, 16))[0]
+    assert bytes(cubin[:4]) == b"\x7fELF"
+    # the storage at given leading dimensions equals a descriptor built with them
+    m, n, k = mk.LD_SIZE
+    static = mathdx.Matmul(mk.LD_SIZE, np.float64, "real", arrangement=("row_major", "col_major", "col_major"),
+                           block_dim=(16, 16, 1), leading_dimension=mk.LDS, sm=90)
+    lda, ldb, ldc = mk.LDS
+    assert mk.MM_LD.get_shared_storage_size(*mk.LDS) == static.get_shared_storage_size() \
+        == (m * lda + n * ldb + n * ldc) * 8
+    with pytest.raises(ValueError, match="0 or 3 integer"):
+        mk.MM_LD.get_shared_storage_size(34, 33)
+
+
+def test_runtime_leading_dimension_errors():
+    mk = _kernels()
+    with pytest.raises(cudajit.CompileError) as info:
+        cudajit.compile_ptx(mk.runtime_ld_float_ld, "void(float64, float64[::1], float64)", block=(16, 16))
+    import inspect
+    lines, first = inspect.getsourcelines(mk.runtime_ld_float_ld.py_func)
+    assert "Matmul.execute's lda must be an integer, got f64" in str(info.value)
+    assert info.value.line == first + next(i for i, s in enumerate(lines) if "L:ldtype" in s)
+    with pytest.raises(cudajit.CompileError, match="takes 5 positional arguments .* or 8"):
+        cudajit.compile_ptx(mk.wrong_arity, "void(float32[:, ::1])", block=(256,))
+
+
+def test_larger_block_rule_for_a_2d_descriptor():
+    """BlockDim (32, 4): x must stay 32, y may grow, z is free (nvmath's
+    blockdim example, scenario (32, 4) in (32, 4, 2))."""
+    mm = mathdx.Matmul((32, 32, 32), np.float32, "real", arrangement=("col_major",) * 3,
+                       block_dim=(32, 4, 1), sm=90)
+
+    @cudajit.jit
+    def k(a):
+        smem = cudajit.shared.array(shape=(3 * 32 * 32,), dtype=np.float32)
+        if cudajit.threadIdx.z == 0:
+            mm.execute(1.0, smem[0:], smem[1024:], 0.0, smem[2048:])   # L:2d
+        a[0] = smem[0]
+
+    for block in [(32, 4, 2), (32, 8, 1), (32, 4, 1)]:
+        ptx, _ = cudajit.compile_ptx(k, "void(float32[::1])", block=block)
+        assert ".reqntid " + ", ".join(map(str, block)) in ptx and mm.symbol not in ptx
+    for block in [(64, 4, 1), (32, 2, 2), (16, 8, 1)]:
+        with pytest.raises(cudajit.CompileError, match=r"built for block_dim \(32, 4, 1\); this kernel is launched "
+                                                        r"with .*keep the first 1 dimension"):
+            cudajit.compile_ptx(k, "void(float32[::1])", block=block)
+
+
+def test_runtime_ld_sibling_errors_name_the_call(tmp_path):
+    """A dynamic-LD sibling the instantiator fails to make is a CompileError
+    at the kernel's line (a fresh cache directory, so it is not on disk)."""
+    code = """
+import sys
+import numpy as np
+import cudajit
+from cudajit import _core, mathdx
+mm = mathdx.Matmul((16, 16, 16), np.float32, "real", arrangement=("col_major",) * 3, block_dim=(64, 1, 1), sm=90)
+
+def refuse(spec):
+    raise cudajit.CompileError("libmathdx refused " + spec["api"])
+
+@cudajit.jit
+def k(x, ld):
+    smem = cudajit.shared.array(shape=(768,), dtype=np.float32)
+    mm.execute(1.0, smem[0:], ld, smem[256:], ld, 0.0, smem[512:], ld)   # L:ld
+    x[0] = smem[0]
+
+line = next(i + 1 for i, t in enumerate(open(__file__).read().splitlines()) if "L:ld" in t and "for" not in t)
+_core.mathdx_set_instantiators(refuse)
+try:
+    cudajit.compile_ptx(k, "void(float32[::1], int32)", block=(64,))
+except cudajit.CompileError as e:
+    assert "runtime leading-dimension API" in str(e) and "libmathdx refused dynamic_ld" in str(e), str(e)
+    assert e.line == line, (e.line, line)
+else:
+    sys.exit("no error")
+print("ok")
+"""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(cudajit.__file__)))
+    env = dict(os.environ, CUDAJIT_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=package + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    script = tmp_path / "ld_errors.py"
+    script.write_text(code)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr[-3000:]
 
 
 def test_kernel_without_a_block_shape_gets_the_descriptors():

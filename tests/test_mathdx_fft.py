@@ -75,8 +75,10 @@ def test_suggested_ffts_per_block():
      ValueError, "execution"),
     (dict(size=64, precision=np.int32, fft_type="c2c", direction="forward", execution="Block"),
      ValueError, "precision"),
+    (dict(size=64, precision=np.float32, fft_type="c2c", direction="forward", execution="Thread",
+          execute_api="shared_memory"), ValueError, "is for execution='Block'"),
     (dict(size=64, precision=np.float32, fft_type="c2c", direction="forward", execution="Block",
-          execute_api="shared_memory"), NotImplementedError, "register-memory"),
+          execute_api="registers"), ValueError, "execute_api"),
     (dict(size=64, precision=np.float32, fft_type="r2c", execution="Block",
           real_fft_options={"layout": "packed"}), ValueError, "real_fft_options"),
     (dict(size=64, fft_type="c2c", direction="forward", execution="Block"), TypeError, "precision"),
@@ -150,7 +152,7 @@ def test_kernel_errors_name_the_line():
     fk = _kernels()
     for kernel, marker, text in [
             (fk.wrong_value_type, "L:dtype", "thread_data must be an array of complex64"),
-            (fk.missing_shared_memory, "L:arity", "a Block FFT's execute takes 2 arguments"),
+            (fk.missing_shared_memory, "L:arity", "shared_mem must be a shared-memory array of complex64"),
             (fk.other_method, "L:method", "FFT.valid is not callable inside kernels")]:
         with pytest.raises(cudajit.CompileError) as info:
             cudajit.compile_ptx(kernel, "void(complex64[::1])")
@@ -158,6 +160,92 @@ def test_kernel_errors_name_the_line():
         line = first + next(i for i, s in enumerate(lines) if marker in s)
         assert text in str(info.value) and info.value.line == line, str(info.value)
         assert info.value.construct.startswith("FFT"), str(info.value)
+
+
+@pytest.mark.parametrize("name", ["shared_fft", "shared_block_fft"])
+def test_shared_memory_api_links_into_a_cubin(name):
+    """cuFFTDx's shared-memory API: fft.execute(shared_mem) on an FFT built
+    with execute_api='shared_memory', or on a register-API Block FFT (its
+    sibling is instantiated during the compile, as nvmath picks the API by
+    the call)."""
+    fk = _kernels()
+    f = fk.SHARED if name == "shared_fft" else fk.BLOCK
+    sig = fk.SHARED_SIG if name == "shared_fft" else "void(complex64[:, ::1], complex64[:, ::1])"
+    kernel = getattr(fk, name)
+    ptx, _ = cudajit.compile_ptx(kernel, sig, block=tuple(f.block_dim))
+    body = ptx.split(".entry", 1)[1]
+    assert f.symbol not in ptx and "call" not in body.replace("call.uni", ""), body[-2000:]
+    assert ".reqntid " + ", ".join(str(d) for d in f.block_dim) in ptx
+    # the data goes through shared memory both ways, the butterflies in between
+    assert "ld.shared" in body and "st.shared" in body
+    assert body.count("add.f") + body.count("sub.f") + body.count("fma.rn.f") >= 4 * f.elements_per_thread
+    cubin = cudajit.compile_cubin(kernel, sig, block=tuple(f.block_dim))[0]
+    assert bytes(cubin[:4]) == b"\x7fELF"
+
+
+def test_shared_memory_api_descriptor():
+    fk = _kernels()
+    assert fk.SHARED.execute_api == "shared_memory" and fk.BLOCK.execute_api == "register_memory"
+    assert "api=shared_memory" in repr(fk.SHARED) and "api=" not in repr(fk.BLOCK)
+    assert fk.SHARED.block_dim.y == fk.SHARED.ffts_per_block == 2
+    assert fk.SHARED.value_type == "complex128" and fk.SHARED.shared_memory_size > 0
+    # pickled, it stays a shared-memory FFT
+    assert pickle.loads(pickle.dumps(fk.SHARED)).execute_api == "shared_memory"
+
+
+def test_shared_memory_api_errors_name_the_line():
+    fk = _kernels()
+    with pytest.raises(cudajit.CompileError) as info:
+        cudajit.compile_ptx(fk.shared_api_with_two_arguments, "void(complex128[::1])")
+    lines, first = inspect.getsourcelines(fk.shared_api_with_two_arguments.py_func)
+    line = first + next(i for i, s in enumerate(lines) if "L:shared2" in s)
+    assert "execute_api='shared_memory' takes 1 argument (shared_mem), got 2" in str(info.value)
+    assert info.value.line == line and info.value.file == fk.__file__
+
+
+def test_sibling_instantiation_errors_name_the_call(tmp_path):
+    """A sibling the instantiator fails to make (here a stand-in that raises)
+    is a CompileError at the kernel's line, not a crash; a fresh cache
+    directory makes sure the sibling is not served from disk."""
+    code = """
+import sys
+import numpy as np
+import cudajit
+from cudajit import _core, mathdx
+f = mathdx.FFT(fft_type="c2c", size=32, precision=np.float32, direction="inverse",
+               elements_per_thread=4, ffts_per_block=1, execution="Block", sm=90)
+
+def refuse(spec):
+    raise cudajit.CompileError("libmathdx refused " + spec["api"])
+
+def broken(spec):
+    raise RuntimeError("the child process died")
+
+@cudajit.jit
+def k(x):
+    smem = cudajit.shared.array(shape=(0,), dtype=f.value_type)
+    f.execute(smem)   # L:sibling
+    x[0] = smem[0]
+
+line = next(i + 1 for i, t in enumerate(open(__file__).read().splitlines()) if "L:sibling" in t and "for" not in t)
+for stand_in, text in ((refuse, "libmathdx refused shared_memory"), (broken, "the child process died")):
+    _core.mathdx_set_instantiators(stand_in)
+    try:
+        cudajit.compile_ptx(k, "void(complex64[::1])", block=tuple(f.block_dim))
+    except cudajit.CompileError as e:
+        assert "the FFT's shared-memory API" in str(e) and text in str(e), str(e)
+        assert e.line == line, (e.line, line)
+    else:
+        sys.exit("no error")
+print("ok")
+"""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(cudajit.__file__)))
+    env = dict(os.environ, CUDAJIT_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=package + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    script = tmp_path / "sibling_errors.py"
+    script.write_text(code)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr[-3000:]
 
 
 def test_half_precision_value_type_is_refused_in_kernels():

@@ -9,6 +9,7 @@
 // their data pointers. A kernel calling a block-wide routine is required to
 // run with the block shape the descriptor was built for (.reqntid).
 #include <array>
+#include <cstdio>
 
 #include "codegen/emitter.h"
 #include "codegen/llvm_types.h"
@@ -35,7 +36,11 @@ void lowerMathdxCall(FunctionEmitter& fe, const ir::Instr& in) {
   // A block-wide routine is built for one block shape (a Thread FFT is not).
   const std::array<int64_t, 3>* dims = mm ? &mm->block_dim : fft && fft->execution == "Block" ? &fft->block_dim : nullptr;
   if (dims) {
-    const int block[3] = {static_cast<int>((*dims)[0]), static_cast<int>((*dims)[1]), static_cast<int>((*dims)[2])};
+    int block[3] = {static_cast<int>((*dims)[0]), static_cast<int>((*dims)[1]), static_cast<int>((*dims)[2])};
+    // A GEMM may run in a larger launch block (typeinfer/rules_mathdx.cpp):
+    // the call names the one its kernel is compiled for, "block=XxYxZ".
+    for (const std::string& n : in.names)
+      if (n.rfind("block=", 0) == 0) std::sscanf(n.c_str(), "block=%dx%dx%d", &block[0], &block[1], &block[2]);
     fe.mod().requireBlock(block);
   }
 

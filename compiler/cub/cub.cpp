@@ -120,6 +120,13 @@ std::vector<std::string> compileOptions(int arch) {
   return {"-arch=compute_" + std::to_string(arch), "-dlto", "-std=c++17", "-default-device"};
 }
 
+std::string toolchainIdentity() {
+  const Toolchain& t = toolchain();
+  return "nvrtc " + t.nvrtc_identity + "\ncccl " + t.cccl_identity;
+}
+
+std::string ccclIncludeDir() { return toolchain().cccl_dir; }
+
 std::string toolchainDescription() {
   const Toolchain& t = toolchain();
   const Nvrtc& nvrtc = Nvrtc::get();

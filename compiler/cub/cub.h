@@ -87,6 +87,11 @@ std::string cacheDirectory();
 
 // NVRTC options used (without -I / PCH flags, which do not change the output).
 std::vector<std::string> compileOptions(int arch);
+// What every key of NVRTC's output depends on besides its source and
+// options (NVRTC's identity, the CCCL version headers' text; cheap after the
+// first call), and the CCCL include directory (device_radix_sort.cpp).
+std::string toolchainIdentity();
+std::string ccclIncludeDir();
 // "NVRTC 13.0, CCCL 3000001 (/usr/local/cuda/include/cccl)"
 std::string toolchainDescription();
 

@@ -27,6 +27,8 @@ struct Nvrtc::Api {
   nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char* const*);
   nvrtcResult (*GetLTOIRSize)(nvrtcProgram, size_t*);
   nvrtcResult (*GetLTOIR)(nvrtcProgram, char*);
+  nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*);
   nvrtcResult (*GetProgramLogSize)(nvrtcProgram, size_t*);
   nvrtcResult (*GetProgramLog)(nvrtcProgram, char*);
   nvrtcResult (*AddNameExpression)(nvrtcProgram, const char*);
@@ -62,6 +64,8 @@ Nvrtc::Nvrtc() {
     bind(handle_, path_, "nvrtcCompileProgram", api->CompileProgram);
     bind(handle_, path_, "nvrtcGetLTOIRSize", api->GetLTOIRSize);
     bind(handle_, path_, "nvrtcGetLTOIR", api->GetLTOIR);
+    bind(handle_, path_, "nvrtcGetCUBINSize", api->GetCUBINSize);
+    bind(handle_, path_, "nvrtcGetCUBIN", api->GetCUBIN);
     bind(handle_, path_, "nvrtcGetProgramLogSize", api->GetProgramLogSize);
     bind(handle_, path_, "nvrtcGetProgramLog", api->GetProgramLog);
     bind(handle_, path_, "nvrtcAddNameExpression", api->AddNameExpression);
@@ -94,6 +98,18 @@ const Nvrtc& Nvrtc::get() {
 NvrtcOutput Nvrtc::compileToLtoIr(const std::string& source, const std::string& program_name,
                                   const std::vector<std::string>& options,
                                   const std::vector<std::string>& name_expressions) const {
+  return compileProgram(source, program_name, options, name_expressions, false);
+}
+
+NvrtcOutput Nvrtc::compileToCubin(const std::string& source, const std::string& program_name,
+                                  const std::vector<std::string>& options,
+                                  const std::vector<std::string>& name_expressions) const {
+  return compileProgram(source, program_name, options, name_expressions, true);
+}
+
+NvrtcOutput Nvrtc::compileProgram(const std::string& source, const std::string& program_name,
+                                  const std::vector<std::string>& options,
+                                  const std::vector<std::string>& name_expressions, bool cubin) const {
   const Api& a = *api_;
   auto check = [&](nvrtcResult r, const char* what, const std::string& log = {}) {
     if (r == NVRTC_SUCCESS) return;
@@ -128,10 +144,17 @@ NvrtcOutput Nvrtc::compileToLtoIr(const std::string& source, const std::string& 
   check(compiled, "compilation", out.log + "\n--- source ---\n" + source);
 
   size_t size = 0;
-  check(a.GetLTOIRSize(prog.get(), &size), "nvrtcGetLTOIRSize");
-  if (size == 0) throw ToolchainError("NVRTC produced no LTO-IR for " + program_name + " (is -dlto set?)");
-  out.ltoir.resize(size);
-  check(a.GetLTOIR(prog.get(), out.ltoir.data()), "nvrtcGetLTOIR");
+  if (cubin) {
+    check(a.GetCUBINSize(prog.get(), &size), "nvrtcGetCUBINSize");
+    if (size == 0) throw ToolchainError("NVRTC produced no cubin for " + program_name + " (is -arch=sm_XX set?)");
+    out.ltoir.resize(size);
+    check(a.GetCUBIN(prog.get(), out.ltoir.data()), "nvrtcGetCUBIN");
+  } else {
+    check(a.GetLTOIRSize(prog.get(), &size), "nvrtcGetLTOIRSize");
+    if (size == 0) throw ToolchainError("NVRTC produced no LTO-IR for " + program_name + " (is -dlto set?)");
+    out.ltoir.resize(size);
+    check(a.GetLTOIR(prog.get(), out.ltoir.data()), "nvrtcGetLTOIR");
+  }
 
   for (const auto& e : name_expressions) {
     const char* lowered = nullptr;

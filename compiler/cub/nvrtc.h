@@ -9,7 +9,7 @@
 namespace cj::cub {
 
 struct NvrtcOutput {
-  std::vector<char> ltoir;
+  std::vector<char> ltoir;                 // LTO-IR (compileToLtoIr) or a cubin (compileToCubin)
   std::vector<std::string> lowered_names;  // one per name expression, in order
   std::string log;                         // warnings, PCH notes
 };
@@ -30,12 +30,20 @@ class Nvrtc {
   NvrtcOutput compileToLtoIr(const std::string& source, const std::string& program_name,
                              const std::vector<std::string>& options,
                              const std::vector<std::string>& name_expressions) const;
+  // The same, for whole kernels: `options` name a real architecture
+  // (-arch=sm_90) and the output (in `ltoir`) is a cubin, ready to load.
+  NvrtcOutput compileToCubin(const std::string& source, const std::string& program_name,
+                             const std::vector<std::string>& options,
+                             const std::vector<std::string>& name_expressions) const;
 
   struct Api;  // the dlsym'ed entry points (nvrtc.cpp)
   ~Nvrtc();
 
  private:
   Nvrtc();
+  NvrtcOutput compileProgram(const std::string& source, const std::string& program_name,
+                             const std::vector<std::string>& options,
+                             const std::vector<std::string>& name_expressions, bool cubin) const;
   void* handle_ = nullptr;
   std::string path_;
   std::string version_;

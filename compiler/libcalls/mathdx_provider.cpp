@@ -63,9 +63,9 @@ class MathdxProvider : public Provider {
         if (!rng) throw ToolchainError("MathDx descriptor " + key + " was not instantiated in this process");
         out.push_back(randomEntry(*rng, key.substr(colon + 1)));
       } else if (auto mm = mathdx::servedResult(key)) {
-        out.push_back(entry(mm->spec, mm->symbol, mm->ltoir, 5));
+        out.push_back(entry(mm->spec, mm->symbol, mm->ltoir, mm->api == "dynamic_ld" ? 8 : 5));
       } else if (auto fft = mathdx::servedFft(key)) {
-        out.push_back(entry(fft->spec, fft->symbol, fft->ltoir, fft->execution == "Block" ? 2 : 1));
+        out.push_back(entry(fft->spec, fft->symbol, fft->ltoir, fft->execution == "Block" && fft->api.empty() ? 2 : 1));
       } else {
         throw ToolchainError("MathDx descriptor " + key + " was not instantiated in this process");
       }

@@ -34,6 +34,12 @@ std::mutex g_mutex;
 Store<MatmulResult> g_matmuls;
 Store<FftResult> g_ffts;
 Store<RandomResult> g_randoms;
+// The specs served, by key (fftWithApi / matmulWithApi make siblings of
+// them), and the instantiators the binding registered for siblings.
+std::map<std::string, FftSpec> g_fft_specs;
+std::map<std::string, MatmulSpec> g_matmul_specs;
+InstantiateFft g_fft_instantiator;
+Instantiate g_matmul_instantiator;
 std::atomic<int64_t> g_memory_hits{0}, g_disk_hits{0}, g_compiles{0};
 
 DiskCache diskCache() { return DiskCache(cacheDirectory(), ".cjmdx", "CJMATHDX", kFormatVersion); }
@@ -125,6 +131,7 @@ bool readEntry(const std::string& body, const std::string& spec, std::string* sy
 std::string serialize(const MatmulResult& r) {
   Lines lines = {{"max_threads_per_block", std::to_string(r.max_threads_per_block)},
                  {"shared_memory_size", std::to_string(r.shared_memory_size)}};
+  if (!r.api.empty()) lines.push_back({"api", r.api});
   for (const auto& f : kArrays) {
     const auto& v = r.*f.field;
     lines.push_back({f.name, std::to_string(v[0]) + " " + std::to_string(v[1]) + " " + std::to_string(v[2])});
@@ -141,6 +148,7 @@ bool deserialize(const std::string& body, const std::string& spec, MatmulResult*
   return readEntry(body, spec, &r->symbol, &r->ltoir,
                    [&](const std::string& key, const std::string&, const std::vector<std::string>& w) {
                      if (key == "max_threads_per_block" && w.size() == 1) r->max_threads_per_block = number(w[0]);
+                     if (key == "api" && w.size() == 1) r->api = w[0];
                      if (key == "shared_memory_size" && w.size() == 1) r->shared_memory_size = number(w[0]);
                      for (const auto& f : kArrays)
                        if (key == f.name && w.size() == 3)
@@ -176,6 +184,7 @@ struct FftName {
 };
 const FftName kFftNames[] = {
     {"execution", &FftResult::execution},
+    {"api", &FftResult::api},
     {"value_type", &FftResult::value_type},
     {"input_type", &FftResult::input_type},
     {"output_type", &FftResult::output_type},
@@ -288,12 +297,60 @@ std::string compileSerialized(const MatmulSpec& spec) { return serialize(compile
 std::string compileSerialized(const FftSpec& spec) { return serialize(compileFft(spec)); }
 std::string compileSerialized(const RandomSpec& spec) { return serialize(compileRandom(spec)); }
 
+template <class Result, class Spec, class Elsewhere>
+std::shared_ptr<const Result> serveRecorded(Store<Result>& store, std::map<std::string, Spec>& specs, const Spec& spec,
+                                            const Elsewhere& elsewhere) {
+  auto r = serve(store, spec, elsewhere);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  specs.emplace(specKey(r->spec), spec);
+  return r;
+}
+
+// The served spec of `key` with another api, through the registered instantiator.
+template <class Result, class Spec, class Elsewhere>
+std::shared_ptr<const Result> sibling(Store<Result>& store, std::map<std::string, Spec>& specs,
+                                      const Elsewhere& registered, const std::string& key, const std::string& api) {
+  Spec spec;
+  Elsewhere instantiate;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = specs.find(key);
+    if (it == specs.end()) return nullptr;
+    spec = it->second;
+    instantiate = registered;
+  }
+  if (spec.api == api) return lookup(store, key);
+  spec.api = api;
+  if (!instantiate)
+    throw ToolchainError("cudajit.mathdx: no instantiator registered for " + spec.toString() +
+                         " (import cudajit.mathdx registers it)");
+  return serveRecorded(store, specs, spec, instantiate);
+}
+
 std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instantiate& elsewhere) {
-  return serve(g_matmuls, spec, elsewhere);
+  return serveRecorded(g_matmuls, g_matmul_specs, spec, elsewhere);
 }
 
 std::shared_ptr<const FftResult> fft(const FftSpec& spec, const InstantiateFft& elsewhere) {
-  return serve(g_ffts, spec, elsewhere);
+  return serveRecorded(g_ffts, g_fft_specs, spec, elsewhere);
+}
+
+void setFftInstantiator(InstantiateFft instantiate) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_fft_instantiator = std::move(instantiate);
+}
+
+void setMatmulInstantiator(Instantiate instantiate) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_matmul_instantiator = std::move(instantiate);
+}
+
+std::shared_ptr<const FftResult> fftWithApi(const std::string& key, const std::string& api) {
+  return sibling(g_ffts, g_fft_specs, g_fft_instantiator, key, api);
+}
+
+std::shared_ptr<const MatmulResult> matmulWithApi(const std::string& key, const std::string& api) {
+  return sibling(g_matmuls, g_matmul_specs, g_matmul_instantiator, key, api);
 }
 
 std::shared_ptr<const RandomResult> random(const RandomSpec& spec, const InstantiateRandom& elsewhere) {

@@ -22,8 +22,9 @@ enum Trait : int {
   kTraitOutputLength = 12, kTraitInputElementsPerThread = 13, kTraitOutputElementsPerThread = 14,
   kTraitSuggestedFftsPerBlock = 15,
 };
-// cufftdxApi: thread data in registers, void(value_type* thread_data[, value_type* smem]).
-constexpr long long kApiRegisters = 0;
+// cufftdxApi: thread data in registers, void(value_type* thread_data[, value_type* smem]);
+// the block's data in shared memory, void(value_type* smem).
+constexpr long long kApiRegisters = 0, kApiSharedMemory = 1;
 
 // The scalar traits; `block_only` ones libmathdx defines for Block execution only.
 struct IntTrait {
@@ -65,6 +66,10 @@ std::vector<Operator> operatorsOf(const FftSpec& s) {
     throw CompileError("", 0, 0, "mathdx.fft", "a c2c FFT needs direction ('forward' or 'inverse')");
   const int execution = parseEnum(EnumKind::Execution, s.execution);
   if (s.execution == "Warp") throw CompileError("", 0, 0, "mathdx.fft", "execution is 'Block' or 'Thread'");
+  if (!s.api.empty() && s.api != "shared_memory")
+    throw CompileError("", 0, 0, "mathdx.fft", "execute_api is 'register_memory' or 'shared_memory', got '" + s.api + "'");
+  if (s.api == "shared_memory" && s.execution != "Block")
+    throw CompileError("", 0, 0, "mathdx.fft", "the shared-memory API (execute_api='shared_memory') is for Block execution");
   std::vector<Operator> ops = {
       {kOpSize, "SIZE", {s.size}},
       {kOpType, "TYPE", {parseEnum(EnumKind::FftType, s.fft_type)}},
@@ -72,7 +77,7 @@ std::vector<Operator> operatorsOf(const FftSpec& s) {
       {kOpPrecision, "PRECISION", {parseEnum(EnumKind::Precision, s.precision)}},
       {kOpSm, "SM", {static_cast<long long>(s.sm) * 10}},
       {kOpExecution, "EXECUTION", {execution}},
-      {kOpApi, "API", {kApiRegisters}},
+      {kOpApi, "API", {s.api.empty() ? kApiRegisters : kApiSharedMemory}},
   };
   if (s.elements_per_thread > 0) ops.push_back({kOpElementsPerThread, "ELEMENTS_PER_THREAD", {s.elements_per_thread}});
   if (s.ffts_per_block > 0) {
@@ -96,6 +101,7 @@ FftResult compileFft(const FftSpec& spec) {
   FftResult r;
   r.spec = key;
   r.execution = spec.execution;
+  r.api = spec.api;
   r.size = spec.size;
   Handle desc{a.cufftdxDestroyDescriptor};
   check(a, a.cufftdxCreateDescriptor(&desc.h), "cufftdxCreateDescriptor", key);

@@ -39,6 +39,10 @@ struct MatmulSpec {
   std::array<int64_t, 3> alignment{0, 0, 0};  // bytes
   std::string function = "MM";
   std::string execution = "Block";
+  // "": the pointer API with the descriptor's leading dimensions,
+  // void(alpha*, a*, b*, beta*, c*); "dynamic_ld": leading dimensions given at
+  // the call, void(alpha*, a*, unsigned* lda, b*, unsigned* ldb, beta*, c*, unsigned* ldc).
+  std::string api;
   int sm = 0;                                 // 80, 90, ...
 
   // One line, every field, the key of the caches: "MM(size=32x32x32, ...)".
@@ -49,6 +53,7 @@ struct MatmulResult {
   std::string spec;                    // MatmulSpec::toString()
   std::vector<std::vector<char>> ltoir;  // one or more LTO-IR modules
   std::string symbol;                  // extern "C" entry point
+  std::string api;                     // MatmulSpec::api
   std::array<std::string, 3> value_type;   // A, B, C: "float32", "complex64", ...
   std::array<int64_t, 3> value_size{0, 0, 0};  // bytes
   std::array<int64_t, 3> size{0, 0, 0};
@@ -76,6 +81,10 @@ struct FftSpec {
   int64_t elements_per_thread = 0;
   std::string complex_layout;     // real FFTs: "natural" | "packed" | "full"
   std::string real_mode;          // real FFTs: "normal" | "folded"
+  // "" : the register API, void(value_type* thread_data[, value_type* smem]);
+  // "shared_memory": cuFFTDx's shared-memory API (Block only), void(value_type* smem)
+  // on the block's data in shared memory.
+  std::string api;
   int sm = 0;
 
   // "FFT(size=128, ...)": every field, the key of the caches.
@@ -91,6 +100,7 @@ struct FftResult {
   std::vector<std::vector<char>> ltoir;
   std::string symbol;                   // void(value_type* thread_data[, value_type* smem])
   std::string execution;                // "Block" | "Thread"
+  std::string api;                      // FftSpec::api
   std::string value_type, input_type, output_type;   // "complex64", "float32", ...
   int64_t size = 0, elements_per_thread = 0, storage_size = 0, stride = 0;
   int64_t implicit_type_batching = 0, input_length = 0, output_length = 0;
@@ -167,6 +177,20 @@ std::string specKey(const std::string& spec_text);
 std::shared_ptr<const MatmulResult> servedResult(const std::string& key);
 std::shared_ptr<const FftResult> servedFft(const std::string& key);
 std::shared_ptr<const RandomResult> servedRandom(const std::string& key);
+
+// A served FFT's sibling with another execute API (FftSpec::api): nvmath's
+// FFT picks the API by the call (fft(smem) on a Block FFT is cuFFTDx's
+// shared-memory API), so a kernel may need the sibling of the FFT it names.
+// Served like fft(), a miss instantiated through the function
+// setFftInstantiator() registered (the Python binding's fresh process);
+// nullptr for a key not served here. Throws as fft() does, ToolchainError
+// when no instantiator is registered.
+std::shared_ptr<const FftResult> fftWithApi(const std::string& key, const std::string& api);
+void setFftInstantiator(InstantiateFft instantiate);
+// The same for a GEMM: MM.execute(alpha, a, lda, b, ldb, beta, c, ldc) is
+// cuBLASDx's dynamic leading-dimension API (MatmulSpec::api "dynamic_ld").
+std::shared_ptr<const MatmulResult> matmulWithApi(const std::string& key, const std::string& api);
+void setMatmulInstantiator(Instantiate instantiate);
 
 // "libmathdx 0.4.1 at /.../libmathdx.so.0"; throws LibraryMissing.
 std::string libraryDescription();

@@ -24,8 +24,9 @@ enum Trait : int {
   kTraitSymbolName = 5, kTraitArrangement = 6, kTraitAlignment = 7,
   kTraitSuggestedLeadingDimension = 8, kTraitSuggestedBlockDim = 9, kTraitMaxThreadsPerBlock = 10,
 };
-// cublasdxApi: the shared-memory pointer API, void(alpha*, a*, b*, beta*, c*).
-constexpr long long kApiSmem = 0;
+// cublasdxApi: the shared-memory pointer API, void(alpha*, a*, b*, beta*, c*);
+// with leading dimensions at the call, void(alpha*, a*, lda*, b*, ldb*, beta*, c*, ldc*).
+constexpr long long kApiSmem = 0, kApiSmemDynamicLd = 1;
 
 // The integer-array traits and where they go. (BLOCK_SIZE is left out:
 // libmathdx 0.4 answers it with COMMONDX_INTERNAL_ERROR; MAX_THREADS_PER_BLOCK
@@ -56,6 +57,8 @@ std::vector<long long> parseAll(EnumKind kind, const std::array<std::string, N>&
 
 // The operators a spec sets, in cuBLASDx's order; optional ones only when given.
 std::vector<Operator> operatorsOf(const MatmulSpec& s) {
+  if (!s.api.empty() && s.api != "dynamic_ld")
+    throw CompileError("", 0, 0, "mathdx.matmul", "api is '' or 'dynamic_ld', got '" + s.api + "'");
   std::vector<Operator> ops = {
       {kOpFunction, "FUNCTION", {parseEnum(EnumKind::Function, s.function)}},
       {kOpSize, "SIZE", {s.size[0], s.size[1], s.size[2]}},
@@ -63,7 +66,7 @@ std::vector<Operator> operatorsOf(const MatmulSpec& s) {
       {kOpPrecision, "PRECISION", parseAll(EnumKind::Precision, s.precision)},
       {kOpSm, "SM", {static_cast<long long>(s.sm) * 10}},   // 800 for sm_80
       {kOpExecution, "EXECUTION", {parseEnum(EnumKind::Execution, s.execution)}},
-      {kOpApi, "API", {kApiSmem}},
+      {kOpApi, "API", {s.api.empty() ? kApiSmem : kApiSmemDynamicLd}},
   };
   if (anySet(s.block_dim)) ops.push_back({kOpBlockDim, "BLOCK_DIM", {s.block_dim.begin(), s.block_dim.end()}});
   if (anySet(s.leading_dimension))
@@ -105,6 +108,7 @@ MatmulResult compileMatmul(const MatmulSpec& spec) {
 
   MatmulResult r;
   r.spec = key;
+  r.api = spec.api;
   Handle desc{a.cublasdxDestroyDescriptor};
   check(a, a.cublasdxCreateDescriptor(&desc.h), "cublasdxCreateDescriptor", key);
   setOperators(a, desc.h, ops, {"cublasdx", a.cublasdxSetOperatorInt64, a.cublasdxSetOperatorInt64s}, key);

@@ -26,14 +26,15 @@ std::string MatmulSpec::toString() const {
          ", data_type=" + data_type + ", arrangement=" + join(arrangement, ",") +
          ", transpose_mode=" + join(transpose_mode, ",") + ", block_dim=" + join(block_dim, "x") +
          ", leading_dimension=" + join(leading_dimension, ",") + ", alignment=" + join(alignment, ",") +
-         ", execution=" + execution + ", sm=" + std::to_string(sm) + ")";
+         ", execution=" + execution + (api.empty() ? "" : ", api=" + api) + ", sm=" + std::to_string(sm) + ")";
 }
 
 std::string FftSpec::toString() const {
   return "FFT(size=" + std::to_string(size) + ", precision=" + precision + ", fft_type=" + fft_type +
          ", direction=" + direction + ", execution=" + execution + ", ffts_per_block=" +
          std::to_string(ffts_per_block) + ", elements_per_thread=" + std::to_string(elements_per_thread) +
-         ", complex_layout=" + complex_layout + ", real_mode=" + real_mode + ", sm=" + std::to_string(sm) + ")";
+         ", complex_layout=" + complex_layout + ", real_mode=" + real_mode + (api.empty() ? "" : ", api=" + api) +
+         ", sm=" + std::to_string(sm) + ")";
 }
 
 std::string RandomSpec::toString() const {

@@ -64,25 +64,50 @@ std::string dimText(const int64_t* d) {
   return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
 }
 
-// A block-wide routine is built for one block shape: a launch with another
-// is an error (`what`: "Matmul", "FFT").
+// A block-wide routine is built for one block shape. An FFT must be launched
+// with exactly it. A GEMM may run in a larger block, as cuBLASDx's BlockDim
+// allows (nvmath's cublasdx_blockdim_gemm example): with BlockDim of rank r
+// (its last dimension above 1), the launch's first r-1 dimensions equal the
+// descriptor's, its r-th is at least as large, the rest are free; threads
+// past the descriptor's count take no part. `larger` says which rule.
 void checkBlockShape(const Site& s, const std::string& what, const std::array<int64_t, 3>& built,
-                     void (*failure)(const Site&, const std::string&, const std::string&)) {
+                     void (*failure)(const Site&, const std::string&, const std::string&), bool larger = false) {
   const InferOptions& options = s.ctx.specializer().options();
   if (options.block_dims[0] <= 0) return;
+  const int64_t launched[3] = {options.block_dims[0], options.block_dims[1], options.block_dims[2]};
+  int rank = 1;
   for (int d = 0; d < 3; ++d)
-    if (options.block_dims[d] != built[d]) {
-      const int64_t launched[3] = {options.block_dims[0], options.block_dims[1], options.block_dims[2]};
-      failure(s, what + " was built for block_dim " + dimText(built.data()) + "; this kernel is launched with " +
-                     dimText(launched),
-              "launch with " + std::string(what == "FFT" ? "fft" : "MM") + ".block_dim threads per block");
-    }
+    if (built[d] > 1) rank = d + 1;
+  for (int d = 0; d < 3; ++d) {
+    const bool ok = !larger ? launched[d] == built[d]
+                  : d + 1 < rank ? launched[d] == built[d]
+                  : d + 1 == rank ? launched[d] >= built[d]
+                  : true;
+    if (ok) continue;
+    std::string rule = larger ? " (a larger block must keep the first " + std::to_string(rank - 1) +
+                                    " dimension(s) and grow dimension " + std::to_string(rank) + " or later ones)"
+                              : "";
+    failure(s, what + " was built for block_dim " + dimText(built.data()) + "; this kernel is launched with " +
+                   dimText(launched) + rule,
+            "launch with " + std::string(what == "FFT" ? "fft" : "MM") + ".block_dim threads per block");
+  }
+}
+
+// The launch block a GEMM's kernel carries (.reqntid): the launch's where it
+// is known, else the descriptor's. Passed to codegen in the call's names.
+std::string launchBlockName(const Site& s, const std::array<int64_t, 3>& built) {
+  const InferOptions& options = s.ctx.specializer().options();
+  const int64_t* d = options.block_dims[0] > 0 ? nullptr : built.data();
+  int64_t b[3];
+  for (int i = 0; i < 3; ++i) b[i] = d ? d[i] : options.block_dims[i];
+  return "block=" + std::to_string(b[0]) + "x" + std::to_string(b[1]) + "x" + std::to_string(b[2]);
 }
 
 struct Call {
   std::string key;
   std::shared_ptr<const mathdx::MatmulResult> mm;
   Scalar value[3];   // A, B, C
+  bool dynamic_ld = false;   // execute(alpha, a, lda, b, ldb, beta, c, ldc)
 };
 
 // Errors name the call as the user wrote it ("FFT.execute", "Random.init",
@@ -111,23 +136,43 @@ Call analyze(const Site& s) {
     if (!parseScalar(c.mm->value_type[i], &c.value[i]))
       fail(s, "Matmul's " + std::string(1, "abc"[i]) + " value type " + c.mm->value_type[i] +
                   " has no array type in cudajit kernels");
-  if (s.args.size() != 5 || !s.kw_args.empty())
-    fail(s, "Matmul.execute takes 5 positional arguments (alpha, a, b, beta, c), got " +
-                std::to_string(s.argCount()),
-         s.args.size() == 8 ? "the runtime leading-dimension form (alpha, a, lda, b, ldb, beta, c, ldc) "
-                              "is not supported yet: give leading_dimension to the Matmul"
-                            : std::string());
+  // (alpha, a, b, beta, c), or with runtime leading dimensions (alpha, a, lda,
+  // b, ldb, beta, c, ldc): cuBLASDx's dynamic-LD API, the descriptor's sibling.
+  c.dynamic_ld = s.args.size() == 8;
+  if ((s.args.size() != 5 && !c.dynamic_ld) || !s.kw_args.empty())
+    fail(s, "Matmul.execute takes 5 positional arguments (alpha, a, b, beta, c) or 8 (alpha, a, lda, b, ldb, "
+            "beta, c, ldc), got " + std::to_string(s.argCount()));
+  const size_t at_a = 1, at_b = c.dynamic_ld ? 3 : 2, at_beta = c.dynamic_ld ? 5 : 3, at_c = c.dynamic_ld ? 6 : 4;
+  const size_t at[3] = {at_a, at_b, at_c};
   for (int i = 0; i < 3; ++i) {
-    const size_t at = i == 2 ? 4 : static_cast<size_t>(i + 1);   // a, b, c
-    const Type* t = s.argType(at);
+    const Type* t = s.argType(at[i]);
     if (!t->is(TypeKind::Array) || t->scalar != c.value[i])
       fail(s, "Matmul.execute's " + std::string(1, "abc"[i]) + " must be an array of " +
                   std::string(scalarNumbaName(c.value[i])) + ", got " + typeToString(t));
+    if (c.dynamic_ld && (!s.argType(at[i] + 1)->is(TypeKind::Scalar) || !s.argType(at[i] + 1)->isInt()))
+      fail(s, "Matmul.execute's ld" + std::string(1, "abc"[i]) + " must be an integer, got " +
+                  typeToString(s.argType(at[i] + 1)));
   }
-  for (size_t at : {size_t{0}, size_t{3}}) {
-    const Type* t = s.argType(at);
+  for (size_t i : {size_t{0}, at_beta}) {
+    const Type* t = s.argType(i);
     if (!t->is(TypeKind::Scalar))
-      fail(s, std::string(at == 0 ? "alpha" : "beta") + " must be a number, got " + typeToString(t));
+      fail(s, std::string(i == 0 ? "alpha" : "beta") + " must be a number, got " + typeToString(t));
+  }
+  if (c.dynamic_ld && c.mm->api != "dynamic_ld") {
+    std::shared_ptr<const mathdx::MatmulResult> sibling;
+    try {
+      sibling = mathdx::matmulWithApi(c.key, "dynamic_ld");
+    } catch (const CompileError& e) {
+      fail(s, "the Matmul's runtime leading-dimension API: " + e.message);
+    } catch (const ToolchainError& e) {
+      fail(s, std::string("the Matmul's runtime leading-dimension API: ") + e.what());
+    }
+    if (!sibling) fail(s, "this Matmul was not built in this process (descriptor " + c.key + ")");
+    c.mm = sibling;
+    c.key = mathdx::specKey(sibling->spec);
+  } else if (!c.dynamic_ld && c.mm->api == "dynamic_ld") {
+    fail(s, "a Matmul built with execute_api='dynamic_leading_dimensions' takes 8 arguments "
+            "(alpha, a, lda, b, ldb, beta, c, ldc), got 5");
   }
   return c;
 }
@@ -139,11 +184,19 @@ const Type* mathdxType(const Site& s) {
 
 ir::Instr* mathdxLower(const Site& s, Emitter& e) {
   Call c = analyze(s);
-  checkBlockShape(s, "Matmul", c.mm->block_dim, fail);
+  checkBlockShape(s, "Matmul", c.mm->block_dim, fail, /*larger=*/true);
   const Type* ct = scalarTy(c.value[2]);
-  std::vector<ir::Instr*> operands = {e.convert(s.args[0], ct), s.args[1], s.args[2],
-                                      e.convert(s.args[3], ct), s.args[4]};
-  makeLibraryCall(e, libcalls::Library::Mathdx, c.key, voidTy(), std::move(operands), "Matmul.execute");
+  std::vector<ir::Instr*> operands;
+  if (c.dynamic_ld) {   // leading dimensions as unsigned 32-bit, by pointer
+    const Type* u32 = scalarTy(Scalar::UInt32);
+    operands = {e.convert(s.args[0], ct), s.args[1], e.convert(s.args[2], u32), s.args[3], e.convert(s.args[4], u32),
+                e.convert(s.args[5], ct), s.args[6], e.convert(s.args[7], u32)};
+  } else {
+    operands = {e.convert(s.args[0], ct), s.args[1], s.args[2], e.convert(s.args[3], ct), s.args[4]};
+  }
+  ir::Instr* call =
+      makeLibraryCall(e, libcalls::Library::Mathdx, c.key, voidTy(), std::move(operands), "Matmul.execute");
+  call->names.push_back(launchBlockName(s, c.mm->block_dim));
   return nullptr;   // no value (as CUB's void calls)
 }
 
@@ -158,12 +211,32 @@ struct FftCall {
   std::shared_ptr<const mathdx::FftResult> fft;
 };
 
+// The shared-memory API (cuFFTDx's execute(smem) on the block's data in
+// shared memory): an FFT built with execute_api='shared_memory', or the
+// sibling of a Block FFT called with one argument, as nvmath's FFT picks the
+// API by the call.
+void useSharedMemoryApi(const Site& s, FftCall* c) {
+  if (c->fft->api == "shared_memory") return;
+  std::shared_ptr<const mathdx::FftResult> sibling;
+  try {
+    sibling = mathdx::fftWithApi(c->key, "shared_memory");
+  } catch (const CompileError& e) {
+    failFft(s, "the FFT's shared-memory API: " + e.message);
+  } catch (const ToolchainError& e) {
+    failFft(s, std::string("the FFT's shared-memory API: ") + e.what());
+  }
+  if (!sibling) failFft(s, "this FFT was not built in this process (descriptor " + c->key + ")");
+  c->fft = sibling;
+  c->key = mathdx::specKey(sibling->spec);
+}
+
 FftCall analyzeFft(const Site& s) {
   FftCall c;
   std::string method;
   std::tie(c.key, method) = keyAndMethod(s.name, kFftPrefix);
   if (!method.empty() && method != "execute")
-    failFft(s, "FFT." + method + " is not callable inside kernels", "call fft.execute(thread_data[, shared_mem])");
+    failFft(s, "FFT." + method + " is not callable inside kernels",
+            "call fft.execute(thread_data[, shared_mem]) or fft.execute(shared_mem)");
   c.fft = mathdx::servedFft(c.key);
   if (!c.fft) failFft(s, "this FFT was not built in this process (descriptor " + c.key + ")");
   checkTarget(s, "FFT", c.fft->spec, failFft);
@@ -172,13 +245,27 @@ FftCall analyzeFft(const Site& s) {
     failFft(s, "the FFT's value type " + c.fft->value_type + " has no array type in cudajit kernels",
             "half precision FFTs batch two values in one (complex32x2); use float32 or float64");
   const bool block = c.fft->execution == "Block";
+  const bool shared_api = c.fft->api == "shared_memory";
+  if (!s.kw_args.empty()) failFft(s, "FFT.execute takes no keyword arguments");
+  if (shared_api || (block && s.args.size() == 1)) {
+    if (s.args.size() != 1)
+      failFft(s, "an FFT built with execute_api='shared_memory' takes 1 argument (shared_mem), got " +
+                     std::to_string(s.argCount()));
+    const Type* smem = s.argType(0);
+    if (!smem->is(TypeKind::Array) || smem->scalar != value || smem->space != MemSpace::Shared)
+      failFft(s, "a Block FFT's execute takes (thread_data, shared_mem), or (shared_mem) alone for the "
+                 "shared-memory API: shared_mem must be a shared-memory array of " +
+                     std::string(scalarNumbaName(value)) + " (the block's data), got " + typeToString(smem) +
+                     (smem->is(TypeKind::Array) && smem->space != MemSpace::Shared ? " not in shared memory" : ""),
+              "cuda.shared.array(shape=(0,), dtype=fft.value_type) with fft.shared_memory_size bytes at launch");
+    useSharedMemoryApi(s, &c);
+    return c;
+  }
   const size_t want = block ? 2 : 1;
-  if (s.args.size() != want || !s.kw_args.empty())
+  if (s.args.size() != want)
     failFft(s, std::string("a ") + c.fft->execution + " FFT's execute takes " +
-                   (block ? "2 arguments (thread_data, shared_mem)" : "1 argument (thread_data)") + ", got " +
-                   std::to_string(s.argCount()),
-            block && s.args.size() == 1 ? "the shared-memory API (execute(shared_mem) alone) is not supported yet"
-                                        : std::string());
+                   (block ? "2 arguments (thread_data, shared_mem) or 1 (shared_mem)" : "1 argument (thread_data)") +
+                   ", got " + std::to_string(s.argCount()));
   const Type* data = s.argType(0);
   if (!data->is(TypeKind::Array) || data->scalar != value)
     failFft(s, "thread_data must be an array of " + std::string(scalarNumbaName(value)) + " (the FFT's value type), got " +

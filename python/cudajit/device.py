@@ -212,6 +212,16 @@ class Context:
         with _on_device(self.device.id):
             return MemoryInfo(*_core.memory_info())
 
+    def get_active_blocks_per_multiprocessor(self, func, blocksize, memsize, flags=None):
+        """numba's: blocks of ``blocksize`` threads and ``memsize`` bytes of
+        dynamic shared memory one SM holds at once, for ``func`` (what
+        ``kernel.compile(sig).library.get_cufunc()`` gives)."""
+        overload = getattr(func, "overload", None)
+        if overload is None:
+            raise TypeError("get_active_blocks_per_multiprocessor takes kernel.compile(sig).library.get_cufunc()")
+        with _on_device(self.device.id):
+            return overload._active_blocks_per_multiprocessor(int(blocksize), int(memsize))
+
     def synchronize(self):
         with _on_device(self.device.id):
             _core.synchronize()

@@ -139,12 +139,57 @@ class Dispatcher(_core.Dispatcher):
         """True for a kernel made by specialize() (numba's attribute)."""
         return getattr(self, "_specialized", False)
 
+    def compile(self, signature, block=None):
+        """Compiles one signature now (no GPU needed); block=(256,) for kernels
+        specialised on their launch block. Returns the overload's signature
+        key (a tuple); as numba's _Kernel, it also answers
+        ``.library.get_cufunc()`` (the CUfunction on the current device, in
+        ``.handle`` a ctypes.c_void_p), which nvmath's examples hand to
+        cuda-bindings (cuFuncSetAttribute) and to
+        ``current_context().get_active_blocks_per_multiprocessor``."""
+        return CompiledKey(super().compile(signature, block), self)
+
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         """A 1-d launch over ``ntasks`` threads (numba's forall): for kernels
         whose thread ``cuda.grid(1)`` does task i and skips i >= ntasks.
         Without ``tpb`` the block size is the driver's occupancy
         calculator's choice for the compiled kernel."""
         return ForAll(self, ntasks, tpb, stream, sharedmem)
+
+
+class CompiledKey(tuple):
+    """What ``kernel.compile(sig)`` returns: the signature key, and numba's
+    ``_Kernel.library`` beside it."""
+
+    def __new__(cls, key, kernel):
+        self = super().__new__(cls, key)
+        self._kernel = kernel
+        return self
+
+    @property
+    def library(self):
+        return _Library(self._kernel.overloads[tuple(self)])
+
+
+class _Library:
+    """numba's CUDACodeLibrary, as far as get_cufunc() goes."""
+
+    def __init__(self, overload):
+        self._overload = overload
+
+    def get_cufunc(self):
+        return CuFunction(self._overload)
+
+
+class CuFunction:
+    """numba's CUDA function object: ``handle`` is the CUfunction (loaded on
+    the current device), as a ctypes.c_void_p as numba's ctypes binding
+    gives it."""
+
+    def __init__(self, overload):
+        import ctypes
+        self.overload = overload
+        self.handle = ctypes.c_void_p(overload._function_handle())
 
 
 class ForAll:

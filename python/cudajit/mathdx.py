@@ -29,7 +29,9 @@ from . import _core
 from .errors import CompileError, DeviceOnlyError
 
 __all__ = ["Matmul", "matmul", "FFT", "fft", "Random", "Dim3", "LeadingDimension", "Arrangement", "TransposeMode",
-           "Alignment", "Precision", "library"]
+           "Alignment", "Precision", "library", "ComputeCapability", "CodeType", "current_device_sm",
+           "current_device_lto", "get_current_device_cc", "complex32", "complex64", "complex128",
+           "float16x2", "float16x4", "float32x2", "float32x4", "float64x2", "float64x4"]
 
 # A cache miss is instantiated by libmathdx in a fresh Python process
 # (compiler/mathdx/mathdx.h says why: in a process that has built a C++
@@ -88,6 +90,54 @@ Arrangement = collections.namedtuple("Arrangement", "a b c")
 TransposeMode = collections.namedtuple("TransposeMode", "a b")
 Alignment = collections.namedtuple("Alignment", "a b c")
 Precision = collections.namedtuple("Precision", "a b c")
+
+
+# --- nvmath.device's helpers (common_cuda, types, vector types), so that a kernel
+# written for nvmath.device imports them from cudajit.mathdx unchanged -----------------
+
+class ComputeCapability(collections.namedtuple("ComputeCapability", "major minor arch", defaults=("",))):
+    """A GPU's compute capability as nvmath.device names it: ``major``,
+    ``minor``, ``arch`` ('' or 'a' / 'f'), ``integer`` (900 for 9.0)."""
+    __slots__ = ()
+
+    @property
+    def integer(self):
+        return self.major * 100 + self.minor * 10
+
+    def __str__(self):
+        return f"{self.major}.{self.minor}{self.arch}"
+
+
+CodeType = collections.namedtuple("CodeType", "kind cc")
+
+
+def get_current_device_cc():
+    """The current GPU's ComputeCapability (nvmath.device.common_cuda's): 'a'
+    from 9.0 on, as nvmath gives it; every routine here accepts it as sm=."""
+    from . import device
+    major, minor = device.get_current_device().compute_capability
+    return ComputeCapability(major, minor, "a" if (major, minor) >= (9, 0) else "")
+
+
+current_device_sm = get_current_device_cc
+
+
+def current_device_lto():
+    """nvmath.device's CodeType('lto', <the current GPU's capability>)."""
+    return CodeType("lto", get_current_device_cc())
+
+
+# Value types as the traits spell them (FFT.value_type == complex64 holds).
+complex32, complex64, complex128 = "complex32", "complex64", "complex128"
+
+# cudajit's vector types (docs/numba_parity.md), under nvmath.device's names.
+def _vector(name):
+    from .stubs import vector_types
+    return vector_types()[name]
+
+
+float16x2, float16x4, float32x2, float32x4, float64x2, float64x4 = (
+    _vector(n) for n in ("float16x2", "float16x4", "float32x2", "float32x4", "float64x2", "float64x4"))
 
 # Precisions numpy has no dtype for, spelled as libmathdx's tables do.
 _EXTRA_PRECISIONS = ("bfloat16", "tfloat32")
@@ -240,9 +290,9 @@ class Matmul(_Routine):
         for name, value in zip(_NOT_YET, (static_block_dim, with_pipeline, enable_input_streaming)):
             if value:
                 raise NotImplementedError(f"Matmul: {name} is not supported by cudajit.mathdx yet")
-        if execute_api not in (None, "static_leading_dimensions"):
+        if execute_api not in (None, "static_leading_dimensions", "dynamic_leading_dimensions"):
             raise NotImplementedError(f"Matmul: execute_api={execute_api!r} (only the shared-memory "
-                                      "pointer API with static leading dimensions so far)")
+                                      "pointer API, with static or dynamic leading dimensions, so far)")
         if tensor_types is not None or global_memory_alignment is not None:
             raise NotImplementedError("Matmul: the tensor API (tensor_types, global_memory_alignment) "
                                       "is not supported by cudajit.mathdx yet")
@@ -266,6 +316,10 @@ class Matmul(_Routine):
             "arrangement": _triple(arrangement, "arrangement"),
             "transpose_mode": _triple(transpose_mode, "transpose_mode", "ab"),
             "alignment": _triple(alignment, "alignment"),
+            # None: static leading dimensions, and in kernels the runtime ones too
+            # (MM.execute(alpha, a, lda, b, ldb, beta, c, ldc) instantiates that
+            # sibling at compile time)
+            "api": "dynamic_ld" if execute_api == "dynamic_leading_dimensions" else None,
         }
         if leading_dimension == "suggested":
             leading_dimension = _instantiate(spec)["suggested_leading_dimension"]
@@ -297,16 +351,25 @@ class Matmul(_Routine):
     a_value_type = property(lambda self: self._r["value_type"][0])
     b_value_type = property(lambda self: self._r["value_type"][1])
     c_value_type = property(lambda self: self._r["value_type"][2])
-    a_dim = property(lambda self: (self.size[0], self.size[2]))
-    b_dim = property(lambda self: (self.size[2], self.size[1]))
+    # Shapes as nvmath.device gives them: logical (m, k), (k, n), (m, n); with
+    # the older transpose_mode, A's and B's as stored, reversed where transposed.
+    a_dim = property(lambda self: self._transposed(0, (self.size[0], self.size[2])))
+    b_dim = property(lambda self: self._transposed(1, (self.size[2], self.size[1])))
     c_dim = property(lambda self: (self.size[0], self.size[1]))
+
+    def _transposed(self, i, dims):
+        mode = self._spec["transpose_mode"]
+        return dims[::-1] if mode and mode[i] in ("transposed", "conj_transposed") else dims
     lda = property(lambda self: self.leading_dimension.a)
     ldb = property(lambda self: self.leading_dimension.b)
     ldc = property(lambda self: self.leading_dimension.c)
 
-    def _stored(self, i, dims):
+    def _stored(self, i, dims, ld=None):
         rows, cols = dims
-        return self.leading_dimension[i] * (rows if self.arrangement[i] == "row_major" else cols)
+        ld = self.leading_dimension[i] if ld is None else ld
+        if self._spec["transpose_mode"]:   # dims as stored, column-major
+            return ld * cols
+        return ld * (rows if self.arrangement[i] == "row_major" else cols)
 
     a_size = property(lambda self: self._stored(0, self.a_dim))
     b_size = property(lambda self: self._stored(1, self.b_dim))
@@ -319,17 +382,31 @@ class Matmul(_Routine):
 
     # --- inside kernels ------------------------------------------------------------
 
-    def execute(self, alpha, a, b, beta, c):
+    def execute(self, *args):
         """C = alpha * A @ B + beta * C by the whole block, inside a kernel
-        launched with block_dim threads; a, b, c in shared (or any) memory, laid
-        out as the arrangement and leading dimensions say."""
+        launched with block_dim threads: execute(alpha, a, b, beta, c), a, b, c
+        in shared (or any) memory, laid out as the arrangement and leading
+        dimensions say; or execute(alpha, a, lda, b, ldb, beta, c, ldc) with
+        leading dimensions given at run time (cuBLASDx's dynamic-LD API)."""
         raise DeviceOnlyError("Matmul.execute can only be called inside a @cudajit.jit kernel")
 
     __call__ = execute   # nvmath.device's older spelling, MM(alpha, a, b, beta, c)
 
-    def get_shared_storage_size(self):
-        """Bytes of shared memory for A, B and C (each at its alignment)."""
-        return self.shared_memory_size
+    def get_shared_storage_size(self, *lds):
+        """Bytes of shared memory for A, B and C, one after the other, each at
+        its alignment: at the descriptor's leading dimensions, or at the
+        runtime ones given, get_shared_storage_size(lda, ldb, ldc)."""
+        if not lds:
+            return self.shared_memory_size
+        if len(lds) != 3 or not all(isinstance(x, (int, np.integer)) for x in lds):
+            raise ValueError("get_shared_storage_size() takes 0 or 3 integer arguments (lda, ldb, ldc)")
+        sizes = [self._stored(i, dims, int(ld)) * int(self._r["value_size"][i])
+                 for i, (dims, ld) in enumerate(zip((self.a_dim, self.b_dim, self.c_dim), lds))]
+        offset = 0
+        for size, align in zip(sizes, self.alignment):
+            align = max(int(align), 1)
+            offset = (offset + align - 1) // align * align + size
+        return offset
 
     def __repr__(self):
         return f"cudajit.mathdx.Matmul({self._r['spec']})"
@@ -365,9 +442,10 @@ class FFT(_Routine):
         _reject_foreign(size, "FFT")
         if compiler not in (None, "numba", "cudajit"):
             raise ValueError(f"compiler: {compiler!r}")
-        if execute_api not in (None, "register_memory"):
-            raise NotImplementedError(f"FFT: execute_api={execute_api!r} (only the register-memory API, "
-                                      "execute(thread_data[, shared_mem]), so far)")
+        if execute_api not in (None, "register_memory", "shared_memory"):
+            raise ValueError(f"execute_api: {execute_api!r} (expected 'register_memory' or 'shared_memory')")
+        if execute_api == "shared_memory" and execution != "Block":
+            raise ValueError("execute_api='shared_memory' is for execution='Block'")
         for name, value in (("precision", precision), ("fft_type", fft_type), ("execution", execution)):
             if value is None:
                 raise TypeError(f"FFT needs {name}")
@@ -400,6 +478,9 @@ class FFT(_Routine):
             "ffts_per_block": None if ffts_per_block in (None, "suggested") else int(ffts_per_block),
             "complex_layout": options.get("complex_layout"),
             "real_mode": options.get("real_mode"),
+            # None: the register API, and in kernels the shared-memory one too
+            # (fft.execute(shared_mem) instantiates that sibling at compile time)
+            "api": "shared_memory" if execute_api == "shared_memory" else None,
             "sm": _sm(sm, code_type),
         }
         if ffts_per_block == "suggested":
@@ -412,6 +493,7 @@ class FFT(_Routine):
     fft_type = property(lambda self: self._spec["fft_type"])
     direction = property(lambda self: self._spec["direction"])
     execution = property(lambda self: self._spec["execution"])
+    execute_api = property(lambda self: self._spec.get("api") or "register_memory")
     real_fft_options = property(lambda self: {k: self._spec[k] for k in ("complex_layout", "real_mode")
                                               if self._spec[k]} or None)
 
@@ -451,7 +533,10 @@ class FFT(_Routine):
     def execute(self, *args):
         """The FFT in place on thread_data (storage_size values of value_type a
         thread): execute(thread_data, shared_mem) by all block_dim threads of a
-        block, execute(thread_data) by one thread."""
+        block, execute(thread_data) by one thread; or, for a Block FFT, on the
+        block's ffts_per_block FFTs in shared memory (size values of value_type
+        each, one after the other): execute(shared_mem), cuFFTDx's
+        shared-memory API."""
         raise DeviceOnlyError("FFT.execute can only be called inside a @cudajit.jit kernel")
 
     __call__ = execute
@@ -459,6 +544,11 @@ class FFT(_Routine):
     def __repr__(self):
         return f"cudajit.mathdx.FFT({self._r['spec']})"
 
+
+
+# A kernel calling fft.execute(shared_mem) on a register-API FFT needs its
+# shared-memory sibling, instantiated during the compile (in a fresh process).
+_core.mathdx_set_instantiators(_instantiate_elsewhere)
 
 
 def fft(*, compiler=None, code_type=None, execute_api=None, **kwargs):

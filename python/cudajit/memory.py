@@ -106,10 +106,51 @@ def _make_device_visible_class(name, doc, device_base_of, host_base_of):
             raise AttributeError("this array is not in device-visible memory")
         return _device_view_interface(self, device_base_of(mem), host_base_of(mem))
 
+    # numba's DeviceNDArray methods. The memory is host memory the device
+    # also sees, so a copy is a numpy copy once the kernels that may write it
+    # have finished: the stream given, or (0, numba's default) every stream.
+    def _settle(stream):
+        if stream:
+            stream.synchronize()
+        else:
+            _core.synchronize()
+
+    def copy_to_host(self, ary=None, stream=0):
+        """A numpy copy (into ``ary`` if given, of the same shape and dtype)."""
+        _settle(stream)
+        if ary is None:
+            return np.array(self, copy=True, subok=False)
+        if ary.shape != self.shape or ary.dtype != self.dtype:
+            raise ValueError(f"copy_to_host(): ary has shape {ary.shape} and dtype {ary.dtype}, "
+                             f"this array {self.shape} and {self.dtype}")
+        np.copyto(ary, self)
+        return ary
+
+    def copy_to_device(self, ary, stream=0):
+        """Copies ``ary`` (same shape and dtype) into this array."""
+        ary = np.asarray(ary)
+        if ary.shape != self.shape or ary.dtype != self.dtype:
+            raise ValueError(f"copy_to_device(): ary has shape {ary.shape} and dtype {ary.dtype}, "
+                             f"this array {self.shape} and {self.dtype}")
+        _settle(stream)
+        np.copyto(self, ary)
+
+    def split(self, section, stream=0):
+        """Views of ``section`` elements each (the last may be shorter) of a
+        1-D contiguous array."""
+        if self.ndim != 1 or not self.flags["C_CONTIGUOUS"]:
+            raise ValueError("split() needs a one-dimensional contiguous array")
+        if section <= 0:
+            raise ValueError("split(): section must be positive")
+        return [self[i:i + section] for i in range(0, self.shape[0], section)]
+
     return type(name, (np.ndarray,), {
         "__doc__": doc,
         "__array_finalize__": __array_finalize__,
         "__cuda_array_interface__": property(__cuda_array_interface__),
+        "copy_to_host": copy_to_host,
+        "copy_to_device": copy_to_device,
+        "split": split,
     })
 
 

@@ -471,6 +471,13 @@ void bindOverload(py::module_& m) {
       .def_property_readonly("cooperative", [](const Overload& o) { return o.compiled.cooperative; },
                              "Whether it synchronises its grid (cuda.cg.this_grid().sync()): launched "
                              "cooperatively, every block resident at once.")
+      .def("_function_handle", [](Overload& o) {
+        return reinterpret_cast<uintptr_t>(o.owner->functionOnCurrentDevice(o));
+      }, py::doc("The CUfunction (an address) of this overload on the current device, loaded there "
+                 "if need be: what numba's _Kernel.library.get_cufunc().handle holds."))
+      .def("_active_blocks_per_multiprocessor", [](Overload& o, unsigned threads, unsigned shared_bytes) {
+        return o.owner->activeBlocksPerMultiprocessor(o, threads, shared_bytes);
+      }, py::arg("threads"), py::arg("shared_bytes") = 0)
       .def("max_cooperative_grid_blocks", [](Overload& o, const py::object& blockdim, unsigned dynsmemsize) {
         return o.owner->maxCooperativeGridBlocks(o, blockFrom(blockdim), dynsmemsize);
       }, py::arg("blockdim"), py::arg("dynsmemsize") = 0,

@@ -29,7 +29,7 @@ void setScalar(const py::dict& d, const char* key, T* out) {
 }
 
 const char* const kKeys[] = {"size", "precision", "data_type", "arrangement", "transpose_mode", "block_dim",
-                             "leading_dimension", "alignment", "function", "execution", "sm"};
+                             "leading_dimension", "alignment", "function", "execution", "api", "sm"};
 
 // The dict cudajit/mathdx.py builds (normalized spellings, sm as 80/90).
 // Refuses a key the spec does not have (a typo in cudajit/mathdx.py).
@@ -56,12 +56,59 @@ cj::mathdx::MatmulSpec specFrom(const py::dict& d) {
   setArray(d, "alignment", &s.alignment);
   setScalar(d, "function", &s.function);
   setScalar(d, "execution", &s.execution);
+  setScalar(d, "api", &s.api);
   setScalar(d, "sm", &s.sm);
   return s;
 }
 
+// specFrom's inverse: what cudajit/mathdx.py's instantiator takes.
+template <class T, size_t N>
+py::object listOrNone(const std::array<T, N>& v, bool set) {
+  if (!set) return py::none();
+  py::list l;
+  for (const auto& x : v) l.append(x);
+  return std::move(l);
+}
+
+py::dict matmulSpecDict(const cj::mathdx::MatmulSpec& s) {
+  auto any = [](const std::array<int64_t, 3>& v) { return v[0] || v[1] || v[2]; };
+  py::dict d;
+  d["size"] = listOrNone(s.size, true);
+  d["precision"] = listOrNone(s.precision, true);
+  d["data_type"] = s.data_type;
+  d["arrangement"] = listOrNone(s.arrangement, !s.arrangement[0].empty());
+  d["transpose_mode"] = listOrNone(s.transpose_mode, !s.transpose_mode[0].empty());
+  d["block_dim"] = listOrNone(s.block_dim, any(s.block_dim));
+  d["leading_dimension"] = listOrNone(s.leading_dimension, any(s.leading_dimension));
+  d["alignment"] = listOrNone(s.alignment, any(s.alignment));
+  d["function"] = s.function;
+  d["execution"] = s.execution;
+  d["api"] = s.api.empty() ? py::object(py::none()) : py::object(py::str(s.api));
+  d["sm"] = s.sm;
+  return d;
+}
+
+// Registers a Python instantiator (cudajit/mathdx.py's fresh process) for
+// the siblings a kernel's compile asks for; its errors become the compiler's.
+template <class Spec, class ToDict>
+std::function<std::string(const Spec&)> pythonInstantiator(const py::object& instantiate, ToDict toDict,
+                                                           const char* construct) {
+  auto* fn = new py::object(instantiate);   // kept for the process's life
+  return [fn, toDict, construct](const Spec& spec) -> std::string {
+    py::gil_scoped_acquire gil;
+    try {
+      return (*fn)(toDict(spec)).template cast<std::string>();
+    } catch (py::error_already_set& e) {
+      std::string what = py::str(e.value());
+      if (std::string(py::str(e.type().attr("__name__"))) == "CompileError")
+        throw cj::CompileError("", 0, 0, construct, what);
+      throw cj::ToolchainError("cudajit.mathdx: instantiating " + spec.toString() + ": " + what);
+    }
+  };
+}
+
 const char* const kFftKeys[] = {"routine", "size", "precision", "fft_type", "direction", "execution",
-                                "ffts_per_block", "elements_per_thread", "complex_layout", "real_mode", "sm"};
+                                "ffts_per_block", "elements_per_thread", "complex_layout", "real_mode", "api", "sm"};
 
 bool isRoutine(const py::dict& d, const char* routine) {
   return d.contains("routine") && py::cast<std::string>(d["routine"]) == routine;
@@ -79,8 +126,30 @@ cj::mathdx::FftSpec fftSpecFrom(const py::dict& d) {
   setScalar(d, "elements_per_thread", &s.elements_per_thread);
   setScalar(d, "complex_layout", &s.complex_layout);
   setScalar(d, "real_mode", &s.real_mode);
+  setScalar(d, "api", &s.api);
+  if (s.api == "register_memory") s.api.clear();   // the default, not part of the key
   setScalar(d, "sm", &s.sm);
   return s;
+}
+
+// fftSpecFrom's inverse: what cudajit/mathdx.py's instantiator takes.
+py::dict fftSpecDict(const cj::mathdx::FftSpec& s) {
+  py::dict d;
+  auto optional = [](int64_t v) { return v > 0 ? py::object(py::int_(v)) : py::object(py::none()); };
+  auto text = [](const std::string& v) { return v.empty() ? py::object(py::none()) : py::object(py::str(v)); };
+  d["routine"] = "fft";
+  d["size"] = s.size;
+  d["precision"] = s.precision;
+  d["fft_type"] = s.fft_type;
+  d["direction"] = s.direction;
+  d["execution"] = s.execution;
+  d["ffts_per_block"] = optional(s.ffts_per_block);
+  d["elements_per_thread"] = optional(s.elements_per_thread);
+  d["complex_layout"] = text(s.complex_layout);
+  d["real_mode"] = text(s.real_mode);
+  d["api"] = text(s.api);
+  d["sm"] = s.sm;
+  return d;
 }
 
 const char* const kRandomKeys[] = {"routine", "generator", "philox_rounds", "distribution", "output_type",
@@ -162,6 +231,18 @@ void bindMathdx(py::module_& m) {
       "alignment, max_threads_per_block, shared_memory_size}. ImportError without libmathdx, "
       "CompileError for a descriptor it rejects.");
   m.def(
+      "mathdx_set_instantiators",
+      [](const py::object& instantiate) {
+        cj::mathdx::setFftInstantiator(
+            pythonInstantiator<cj::mathdx::FftSpec>(instantiate, fftSpecDict, "mathdx.fft"));
+        cj::mathdx::setMatmulInstantiator(
+            pythonInstantiator<cj::mathdx::MatmulSpec>(instantiate, matmulSpecDict, "mathdx.matmul"));
+      },
+      py::arg("instantiate"),
+      "Registers instantiate(spec dict) -> mathdx_compile_serialized's bytes, run (in a fresh "
+      "process) when a kernel needs a routine's sibling with another API: an FFT's shared-memory "
+      "API, a GEMM's runtime leading dimensions.");
+  m.def(
       "mathdx_fft",
       [](const py::dict& d, const py::object& elsewhere) {
         cj::mathdx::FftSpec spec = fftSpecFrom(d);
@@ -182,6 +263,7 @@ void bindMathdx(py::module_& m) {
         for (const auto& l : r->ltoir) modules.append(py::bytes(l.data(), l.size()));
         out["ltoir"] = modules;
         out["execution"] = r->execution;
+        out["api"] = r->api.empty() ? "register_memory" : r->api;
         out["value_type"] = r->value_type;
         out["input_type"] = r->input_type;
         out["output_type"] = r->output_type;

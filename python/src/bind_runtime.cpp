@@ -57,6 +57,59 @@ NATIVE_CLASS_CASTER(StreamRef, "Stream")
 namespace {
 
 // stream.auto_synchronize(): `with` yields the stream and synchronises it on exit.
+// Stream callbacks: the Python (stream, callback, arg) triple travels to the
+// driver thread as one owned reference; the thread takes the GIL to call it.
+// At interpreter shutdown the triple is left alone (taking the GIL then can
+// hang), which leaks it: nothing is left to use it anyway.
+void runPythonStreamCallback(void* user, int status) {
+#if PY_VERSION_HEX >= 0x030D0000
+  if (Py_IsFinalizing()) return;
+#else
+  if (_Py_IsFinalizing()) return;
+#endif
+  py::gil_scoped_acquire gil;
+  py::tuple job = py::reinterpret_steal<py::tuple>(static_cast<PyObject*>(user));
+  try {
+    job[1](job[0], status, job[2]);
+  } catch (py::error_already_set& e) {
+    const std::string what = e.what();
+    try {
+      py::module_::import("warnings").attr("warn")("Exception in stream callback: " + what);
+    } catch (py::error_already_set&) {
+      PyErr_Clear();
+    }
+  }
+}
+
+void addCallback(py::object self, py::object callback, py::object arg) {
+  if (!PyCallable_Check(callback.ptr()))
+    throw py::type_error("Stream.add_callback(): callback must be callable, got " +
+                         std::string(py::str(py::type::of(callback).attr("__name__"))));
+  const cj::rt::cu::CUstream h = cj::py_native::checkedValue<StreamRef>(self).handle;
+  py::tuple job = py::make_tuple(self, callback, arg);
+  cj::rt::addStreamCallback(h, &runPythonStreamCallback, job.ptr());
+  job.release();   // owned by the pending callback now
+}
+
+py::object asyncDone(py::object self) {
+  py::object loop = py::module_::import("asyncio").attr("get_running_loop")();
+  py::object future = loop.attr("create_future")();
+  // Runs on the loop's thread (call_soon_threadsafe), not the driver's.
+  py::object resolve = py::cpp_function([](py::object future, py::object stream, int status) {
+    if (future.attr("done")().cast<bool>()) return;
+    if (status == 0)
+      future.attr("set_result")(stream);
+    else
+      future.attr("set_exception")(py::module_::import("cudajit.errors").attr("CudaAPIError")(
+          "the stream's work failed (CUresult " + std::to_string(status) + ")", status, "cuStreamAddCallback"));
+  });
+  py::object on_done = py::cpp_function([loop, resolve](py::object stream, int status, py::object future) {
+    loop.attr("call_soon_threadsafe")(resolve, future, stream, status);
+  });
+  addCallback(self, on_done, future);
+  return future;
+}
+
 struct StreamSyncGuard {
   py::object stream;
 };
@@ -151,6 +204,15 @@ void bindRuntime(py::module_& m) {
         cj::rt::check(r, "cuStreamQuery");
         return true;
       }, py::doc("True when all work queued on the stream has finished (never waits)."))
+      .def("add_callback", [](py::object self, py::object callback, py::object arg) {
+        addCallback(std::move(self), std::move(callback), std::move(arg));
+      }, py::arg("callback"), py::arg("arg") = py::none(),
+           py::doc("Calls callback(stream, status, arg) on a driver thread once the work queued so far is "
+                   "done (status 0) or failed (the CUresult); it must not call CUDA. An exception it "
+                   "raises becomes a warning."))
+      .def("async_done", [](py::object self) { return asyncDone(std::move(self)); },
+           py::doc("An asyncio future, resolved to the stream once the work queued so far is done (an "
+                   "exception if it failed); call it inside a running event loop."))
       .def("auto_synchronize", [](py::object self) { return StreamSyncGuard{std::move(self)}; },
            py::doc("A context manager that synchronises the stream on exit: "
                    "`with s.auto_synchronize():`."))

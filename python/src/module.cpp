@@ -15,6 +15,7 @@ void bindCub(py::module_& m);        // bind_cub.cpp
 void bindLibcalls(py::module_& m);   // bind_libcalls.cpp
 void bindTypes(py::module_& m);      // bind_types.cpp
 void bindMathdx(py::module_& m);     // bind_mathdx.cpp
+void bindRadixSort(py::module_& m);  // bind_radix_sort.cpp
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "cudajit's C++ core";
@@ -29,4 +30,5 @@ PYBIND11_MODULE(_core, m) {
   bindLibcalls(m);
   bindTypes(m);
   bindMathdx(m);
+  bindRadixSort(m);
 }

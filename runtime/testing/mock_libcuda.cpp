@@ -17,6 +17,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -297,9 +298,28 @@ CUresult cuMemsetD8_v2(unsigned long long dst, unsigned char v, size_t n) {
   std::memset(reinterpret_cast<void*>(dst), v, n);
   return kOk;
 }
+int g_async_memsets = 0;
+CUresult cuMemsetD32Async(unsigned long long dst, unsigned v, size_t n, void*) {
+  ++g_async_memsets;
+  auto* p = reinterpret_cast<unsigned*>(dst);
+  std::fill(p, p + n, v);
+  return kOk;
+}
+int cjmock_async_memsets() { return g_async_memsets; }
 CUresult cuStreamSynchronize(void*) {
   ++g_stream_syncs;
   return t_current ? kOk : kInvalidValue;
+}
+// Work is synchronous here, so a callback is due at once; it runs on a
+// thread of its own, as the driver's do (CJMOCK_CALLBACK_STATUS: the status
+// it gets, to play a failed stream).
+CUresult cuStreamAddCallback(void* stream, void (*callback)(void*, CUresult, void*), void* user, unsigned flags) {
+  if (!t_current) return kInvalidValue;
+  if (!callback || flags != 0) return kInvalidValue;
+  const char* s = std::getenv("CJMOCK_CALLBACK_STATUS");
+  const CUresult status = s ? std::atoi(s) : kOk;
+  std::thread([=] { callback(stream, status, user); }).detach();
+  return kOk;
 }
 CUresult cuPointerGetAttribute(void* data, int attribute, unsigned long long ptr) {
   if (attribute != 9) return kInvalidValue;   // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL only

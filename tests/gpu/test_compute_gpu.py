@@ -334,7 +334,7 @@ def _keys(rng, n, dtype):
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
         k = (rng.random(n) * 2 - 1) * 1000
-        k[k == 0] = 1.5   # -0.0 sorts before +0.0 here (bits), numpy calls them equal
+        k[k == 0] = 1.5   # zeros: test_radix_sort_float_zeros_nans_and_value_sizes
         return k.astype(dtype)
     info = np.iinfo(dtype)
     k = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
@@ -348,8 +348,14 @@ def _stable_order(keys, descending):
     return np.lexsort((idx, -rank if descending else rank))
 
 
+# Sizes around CUB's single-tile limit (256 threads x 19 items for 4-byte
+# keys and values, x 9 with an 8-byte key or value), its onesweep tiles
+# (384 x 23, 20, 19, 15, 12 items on an H100) and past 2^24.
+RADIX_SIZES = [0, 1, 2303, 2304, 2305, 4095, 4864, 4865, 7681, 8833, 1_000_003, 2**24 + 5]
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64])
-@pytest.mark.parametrize("n", [0, 1, 4095, 4096, 4097, 1_000_003])
+@pytest.mark.parametrize("n", RADIX_SIZES)
 @pytest.mark.parametrize("order", [cc.SortOrder.ASCENDING, cc.SortOrder.DESCENDING])
 def test_radix_sort_pairs_stable(dtype, n, order):
     rng = np.random.default_rng(SEED + n)
@@ -381,6 +387,125 @@ def test_radix_sort_keys_bit_range_and_double_buffer():
     need = obj(None, cuda.to_device(keys), out, None, None, n)
     obj(cuda.device_array(need, np.uint8), cuda.to_device(keys), out, None, None, n)
     np.testing.assert_array_equal(out.copy_to_host(), np.sort(keys)[::-1])
+
+
+def _cub_order(keys, descending, begin=0, end=None):
+    """CUB's order of keys: by their bits mapped to unsigned order (floats:
+    -0.0 as +0.0, NaNs by their bits), stable."""
+    dtype = keys.dtype
+    uns = np.dtype(f"u{dtype.itemsize}")
+    bits = dtype.itemsize * 8
+    u = keys.view(uns).copy()
+    sign = uns.type(1) << uns.type(bits - 1)
+    if dtype.kind == "f":
+        u[u == sign] = 0
+        u = np.where((u & sign) != 0, ~u, u | sign)
+    elif dtype.kind == "i":
+        u = u ^ sign
+    if descending:
+        u = ~u
+    end = bits if end is None else end
+    if end - begin < bits:
+        u = (u >> uns.type(begin)) & uns.type((1 << (end - begin)) - 1)
+    return np.argsort(u, kind="stable")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("order", [cc.SortOrder.ASCENDING, cc.SortOrder.DESCENDING])
+def test_radix_sort_float_zeros_nans_and_value_sizes(dtype, order):
+    # -0.0 and +0.0 are equal (kept in order), NaNs sort by their bits, as
+    # CUB does; values of 1, 2, 8 and 16 bytes move with their keys
+    rng = np.random.default_rng(SEED + 11)
+    for n in (3000, 200_001):
+        keys = ((rng.random(n) - 0.5) * 100).astype(dtype)
+        keys[rng.random(n) < 0.2] = 0.0
+        keys[rng.random(n) < 0.2] = -0.0
+        keys[rng.random(n) < 0.01] = np.nan
+        keys[rng.random(n) < 0.01] = -np.inf
+        want = _cub_order(keys, order is cc.SortOrder.DESCENDING)
+        for vdtype in (np.int8, np.float16, np.complex64, np.complex128):
+            vals = (rng.integers(-100, 100, n) + 1j * rng.integers(-5, 5, n) if np.dtype(vdtype).kind == "c"
+                    else rng.integers(-100, 100, n)).astype(vdtype)
+            ko, vo = poison(n, dtype), cuda.to_device(np.zeros(n, vdtype))
+            cc.radix_sort(cuda.to_device(keys), ko, cuda.to_device(vals), vo, order, n)
+            np.testing.assert_array_equal(ko.copy_to_host().view(f"u{keys.itemsize}"),
+                                          keys[want].view(f"u{keys.itemsize}"))
+            np.testing.assert_array_equal(vo.copy_to_host(), vals[want])
+
+
+def test_radix_sort_double_buffer_single_tile_odd_passes_and_objects():
+    rng = np.random.default_rng(SEED + 5)
+    for n, begin, end in ((3000, 0, 32), (3000, 3, 11), (700_001, 0, 24), (700_001, 8, 16), (700_001, 0, 32),
+                          (700_001, 5, 5)):
+        keys = rng.integers(0, 2**32, n, dtype=np.uint32)
+        vals = rng.random(n)
+        kb = cc.DoubleBuffer(cuda.to_device(keys), poison(n, np.uint32))
+        vb = cc.DoubleBuffer(cuda.to_device(vals), poison(n, np.float64))
+        cc.radix_sort(kb, None, vb, None, cc.SortOrder.DESCENDING, n, begin_bit=begin, end_bit=end)
+        want = _cub_order(keys, True, begin, end)
+        assert vb.selector == kb.selector
+        np.testing.assert_array_equal(kb.current().copy_to_host(), keys[want])
+        np.testing.assert_array_equal(vb.current().copy_to_host(), vals[want])
+        # the object form with its own storage, arrays in and out
+        obj = cc.make_radix_sort(kb.current(), kb.alternate(), vb.current(), vb.alternate(), cc.SortOrder.ASCENDING)
+        ko, vo = poison(n, np.uint32), poison(n, np.float64)
+        need = obj(None, cuda.to_device(keys), ko, cuda.to_device(vals), vo, n, begin, end)
+        assert obj(cuda.device_array(max(need, 1), np.uint8), cuda.to_device(keys), ko, cuda.to_device(vals), vo,
+                   n, begin, end) == need
+        want = _cub_order(keys, False, begin, end)
+        np.testing.assert_array_equal(ko.copy_to_host(), keys[want])
+        np.testing.assert_array_equal(vo.copy_to_host(), vals[want])
+
+
+def test_radix_sort_strided_arrays_take_the_fallback():
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(SEED + 9)
+    n = 300_001
+    keys = rng.integers(-2**31, 2**31, 2 * n, dtype=np.int64).astype(np.int32)
+    vals = rng.integers(0, 1000, 2 * n).astype(np.int64)
+    ko, vo = cp.full(2 * n, -1, cp.int32), cp.full(2 * n, -1, cp.int64)
+    cc.radix_sort(cp.asarray(keys)[::2], ko[1::2], cp.asarray(vals)[::2], vo[::2], cc.SortOrder.ASCENDING, n)
+    want = _cub_order(keys[::2], False)
+    np.testing.assert_array_equal(ko.get()[1::2], keys[::2][want])
+    np.testing.assert_array_equal(vo.get()[::2], vals[::2][want])
+    assert (ko.get()[::2] == -1).all()
+
+
+def test_radix_sort_torch_and_streams():
+    torch = pytest.importorskip("torch")
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(SEED + 13)
+    n = 2**20 + 7
+    keys = rng.integers(-2**62, 2**62, n, dtype=np.int64)
+    tk = torch.as_tensor(keys, device="cuda")
+    tv = torch.arange(n, device="cuda", dtype=torch.int32)
+    ko = torch.full((n,), -1, dtype=torch.int64, device="cuda")
+    vo = torch.full((n,), -1, dtype=torch.int32, device="cuda")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):   # no stream given: PyTorch's current one
+        cc.radix_sort(tk, ko, tv, vo, cc.SortOrder.DESCENDING, n)
+    s.synchronize()
+    want = _cub_order(keys, True)
+    np.testing.assert_array_equal(ko.cpu().numpy(), keys[want])
+    np.testing.assert_array_equal(vo.cpu().numpy(), want.astype(np.int32))
+    # CuPy arrays on a CuPy stream given explicitly
+    cs = cp.cuda.Stream(non_blocking=True)
+    ck = cp.asarray(keys)
+    cko = cp.full(n, -1, cp.int64)
+    cc.radix_sort(ck, cko, None, None, cc.SortOrder.ASCENDING, n, stream=cs)
+    cs.synchronize()
+    np.testing.assert_array_equal(cko.get(), np.sort(keys))
+
+
+def test_radix_sort_runs_cubs_kernels_here():
+    # the fallback serves only where CUB's kernels cannot: here they must
+    from cudajit import _core
+    from cudajit.compute._sort import _sorter
+    for key in (np.uint32, np.float64):
+        assert _sorter(key, np.int32, cc.SortOrder.ASCENDING).cub_compiles()
+    major, minor = cuda.get_current_device().compute_capability
+    p = _core.radix_sort_program("uint32", 4, False, False, major * 10 + minor)
+    assert p["from"] == "memory" and p["policy"]["onesweep"]
 
 
 def test_radix_sort_large_cupy():

@@ -331,3 +331,53 @@ def test_launch_over_a_limit_names_it(config, says, rng):
         _copy_with_shared[config](x, y)
     _copy_with_shared[1, 64, 0, 64 * 4](x, y)
     np.testing.assert_array_equal(y.copy_to_host(), x.copy_to_host())
+
+
+@cuda.jit
+def slow_square(x, y, rounds):
+    i = cuda.grid(1)
+    if i < x.size:
+        v = x[i]
+        for _ in range(rounds):
+            v = v * 0.999 + 0.001
+        y[i] = v * v
+
+
+def test_stream_callbacks_run_after_the_work(rng):
+    # numba's Stream.add_callback / async_done: the callback comes on a
+    # driver thread once the kernel before it has finished. It may not call
+    # CUDA, so it reads what the kernel wrote in mapped memory (host memory).
+    import asyncio
+    import threading
+    n = 1 << 20
+    x = rng.standard_normal(n).astype(np.float32)
+    want = x.astype(np.float64)
+    for _ in range(300):
+        want = want * 0.999 + 0.001          # slow_square's update (float64, as numba types it)
+    want = want * want
+    y = cuda.mapped_array(n, dtype=np.float32)
+    y[:] = np.nan
+    s = cuda.stream()
+    d = cuda.to_device(x, stream=s)
+    slow_square[(n + 255) // 256, 256, s](d, y, 300)
+    seen, done = [], threading.Event()
+
+    def cb(stream, status, arg):
+        seen.append((stream, status, arg, np.array(y)))
+        done.set()
+
+    s.add_callback(cb, "token")
+    assert done.wait(60)
+    stream, status, arg, written = seen[0]
+    assert stream is s and status == 0 and arg == "token"
+    np.testing.assert_allclose(written, want, rtol=1e-5)
+
+    y[:] = np.nan
+    slow_square[(n + 255) // 256, 256, s](d, y, 300)
+
+    async def main():
+        return await s.async_done()
+
+    assert asyncio.run(main()) is s
+    assert s.query()
+    np.testing.assert_allclose(np.array(y), want, rtol=1e-5)

@@ -83,3 +83,47 @@ def test_namedtuple_arguments_by_field():
     out = cuda.to_device(np.full(4, np.nan))
     use[1, 1](Pt(1.5, 2.0), Box(-1.0, 4.0, 7), out)
     np.testing.assert_array_equal(out.copy_to_host(), [17.0, 5.0, 7.0, 5.5])
+
+
+def test_dropped_overload_unloads_while_its_kernel_runs():
+    # issue 15: with the in-memory bound at 1, launching a second overload
+    # drops the first and unloads its module while the first overload's
+    # kernel is still running on the GPU (launches are asynchronous; it
+    # sleeps about 0.3 s before its work, longer than the second overload's
+    # compile). Its results must still come out whole, and nothing may fail.
+    import time
+    import cudajit.cache
+
+    @cuda.jit
+    def slow_add(x, delta, sleeps):
+        i = cuda.grid(1)
+        for _ in range(sleeps):
+            cuda.nanosleep(1000000)
+        if i < x.size:
+            x[i] += delta
+
+    rng = np.random.default_rng()
+    n = 1 << 16
+    x32 = rng.standard_normal(n).astype(np.float32)
+    x64 = rng.standard_normal(n)
+    d32, d64 = cuda.to_device(x32), cuda.to_device(x64)
+    s1, s2 = cuda.stream(), cuda.stream()
+    grid = (n + 255) // 256
+    old = cudajit.cache.memory_cache_limit()
+    cudajit.cache.set_memory_cache_limit(1)
+    try:
+        slow_add[grid, 256, s1](d32, np.float32(1.5), 300)     # float32 overload, still running ...
+        t0 = time.perf_counter()
+        slow_add[grid, 256, s2](d64, 2.5, 0)                   # ... when float64's drops it
+        launched = time.perf_counter() - t0
+        assert [s[:2] for s in slow_add.signatures] == [("float64[::1]", "float64")], slow_add.signatures
+        still_running = not s1.query()
+        cuda.synchronize()
+        slow_add[grid, 256, s1](d32, np.float32(1.5), 0)       # float32 again
+        cuda.synchronize()
+    finally:
+        cudajit.cache.set_memory_cache_limit(old)
+    np.testing.assert_array_equal(d32.copy_to_host(), (x32 + np.float32(1.5)) + np.float32(1.5))
+    np.testing.assert_array_equal(d64.copy_to_host(), x64 + 2.5)
+    # what the run exercised (not a pass condition: the driver may wait in cuModuleUnload)
+    print(f"float64 launch took {launched * 1e3:.1f} ms; float32 kernel still running after it: {still_running}")

@@ -151,3 +151,23 @@ def test_fft_convolution_example(fk):
     out = subprocess.run([sys.executable, os.path.join(root, "examples", "fft_convolution.py"),
                           "--size", "512", "--batch", "1001"], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("name", ["shared_fft", "shared_block_fft"])
+@pytest.mark.parametrize("batch", [2, 7])
+def test_shared_memory_api(fk, name, batch):
+    """cuFFTDx's shared-memory API, fft.execute(shared_mem): an FFT built with
+    execute_api='shared_memory' (complex128, inverse) and a register-API
+    Block FFT called so (its sibling; complex64, forward), over several
+    blocks with a ragged last one (nvmath's simple_fft_block_shared.py)."""
+    f = fk.SHARED if name == "shared_fft" else fk.BLOCK
+    dtype = np.complex128 if name == "shared_fft" else np.complex64
+    direction = "inverse" if name == "shared_fft" else "forward"
+    rng = np.random.default_rng(SEED + 20 + batch)
+    x = random_complex(rng, (batch, f.size), dtype)
+    y = cudajit.to_device(np.full((batch, f.size), np.nan, dtype))   # poisoned
+    blocks = (batch + f.ffts_per_block - 1) // f.ffts_per_block
+    smem = max(f.shared_memory_size, f.ffts_per_block * f.size * np.dtype(dtype).itemsize)
+    getattr(fk, name)[blocks, f.block_dim, 0, smem](cudajit.to_device(x), y)
+    tol = 1e-12 if dtype == np.complex128 else 1e-5
+    assert relative_error(y.copy_to_host(), reference(x, direction)) < tol, f"seed {SEED}"

@@ -61,3 +61,54 @@ def test_mixed_precision_gemm_matches_numpy(mk):
     want = 1.5 * (a.astype(np.float64) @ b.astype(np.float64)) + 0.5 * c
     got = out.copy_to_host()
     assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-3, f"seed {SEED}"
+
+
+def test_batched_gemm_in_a_larger_block(mk):
+    """Two GEMMs a block, one per threadIdx.y, in a (256, 2, 1) launch of a
+    256-thread descriptor (nvmath's cublasdx_batched_gemm_fp64.py)."""
+    rng = np.random.default_rng(SEED + 2)
+    shape_a, shape_b, shape_c = (mk.BATCHES, mk.M, mk.K), (mk.BATCHES, mk.K, mk.N), (mk.BATCHES, mk.M, mk.N)
+    a = rng.standard_normal(shape_a).astype(np.float32)
+    b = rng.standard_normal(shape_b).astype(np.float32)
+    c = rng.standard_normal(shape_c).astype(np.float32)
+    out = cudajit.to_device(np.full(shape_c, np.nan, np.float32))   # poisoned
+    alpha, beta = 1.5, -0.5
+    mk.batched_gemm[1, (mk.THREADS, mk.BATCHES, 1)](cudajit.to_device(a), cudajit.to_device(b),
+                                                     cudajit.to_device(c), alpha, beta, out)
+    got = out.copy_to_host()
+    for i in range(mk.BATCHES):
+        want = alpha * (a[i].astype(np.float64) @ b[i]) + beta * c[i]
+        assert np.linalg.norm(got[i] - want) / np.linalg.norm(want) < 1e-5, f"batch {i}, seed {SEED}"
+
+
+def test_gemm_in_a_wider_block(mk):
+    """All WIDE > 256 threads call execute; those past the descriptor's take
+    no part (nvmath's cublasdx_blockdim_gemm_fp16.py, scenario 128 in 255)."""
+    rng = np.random.default_rng(SEED + 3)
+    a = rng.standard_normal((mk.M, mk.K)).astype(np.float32)
+    b = rng.standard_normal((mk.K, mk.N)).astype(np.float32)
+    c = rng.standard_normal((mk.M, mk.N)).astype(np.float32)
+    out = cudajit.to_device(np.full((mk.M, mk.N), np.nan, np.float32))
+    mk.wide_gemm[1, mk.WIDE](cudajit.to_device(a), cudajit.to_device(b), cudajit.to_device(c), 2.0, 0.25, out)
+    want = 2.0 * (a.astype(np.float64) @ b) + 0.25 * c
+    got = out.copy_to_host()
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5, f"seed {SEED}"
+
+
+def test_runtime_leading_dimensions_match_numpy(mk):
+    """MM.execute(alpha, a, lda, b, ldb, beta, c, ldc) (nvmath's
+    cublasdx_simple_gemm_leading_dimensions.py): padded leading dimensions
+    given at run time, a 30x31x33 float64 GEMM in a (16, 16) block."""
+    rng = np.random.default_rng(SEED + 4)
+    m, n, k = mk.LD_SIZE
+    a = rng.standard_normal((m, k))
+    b = rng.standard_normal((k, n))
+    c = rng.standard_normal((m, n))
+    out = cudajit.to_device(np.full((m, n), np.nan))   # poisoned
+    lda, ldb, ldc = mk.LDS
+    smem = mk.MM_LD.get_shared_storage_size(lda, ldb, ldc)
+    mk.runtime_ld_gemm[1, (16, 16, 1), 0, smem](0.75, cudajit.to_device(a), lda, cudajit.to_device(b), ldb,
+                                                 -1.25, cudajit.to_device(c), ldc, out)
+    want = 0.75 * (a @ b) - 1.25 * c
+    got = out.copy_to_host()
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-12, f"seed {SEED}"

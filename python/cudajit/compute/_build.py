@@ -176,6 +176,9 @@ def compile_for(launches, cc=(9, 0)):
     from ..decorators import compile_cubin
     out = []
     for k, args in launches:
+        if hasattr(k, "cubin_for"):   # CUB's own kernels (radix_sort): one NVRTC program
+            out.append((k.py_func.__name__, k.cubin_for(cc)))
+            continue
         sig = "void(" + ", ".join(numba_type(a) for a in args) + ")"
         cubin, symbol = compile_cubin(k.py_func, sig, cc=cc, block=(_blocks.get(k, BLOCK),))
         out.append((k.py_func.__name__, cubin))

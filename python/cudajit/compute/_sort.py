@@ -1,170 +1,62 @@
-"""radix_sort (cub::DeviceRadixSort's results: stable, ascending or
-descending, keys with or without values, a bit range): least-significant-
-digit passes of 8 bits. Each pass counts every tile's digits, scans the
-(digit, tile) counts with _scan.py's exclusive scan, and scatters: a tile
-ranks its keys stably (warp by warp, with match_any_sync), stages them in
-shared memory in sorted order, and writes key i of digit d to
-offset[d, tile] + its rank among the tile's keys of digit d. Keys are compared as CUB does: integers by value, floats by the
-IEEE order with -0.0 before +0.0 and NaNs by their bits, both through an
-order-preserving map of their bits to unsigned integers."""
-import enum
+"""radix_sort: cub::DeviceRadixSort's own kernels (the onesweep histogram,
+exclusive sum, onesweep and single-tile kernels), compiled by NVRTC for the
+GPU's architecture and cached in memory and on disk (compiler/cub/
+device_radix_sort.h), with CUB's host dispatch done in C++ by cudajit's
+runtime (runtime/device_radix_sort.h). Stable, ascending or descending,
+keys with or without values, a bit range, DoubleBuffers; floats in IEEE
+order with -0.0 and +0.0 equal, as CUB sorts them.
+
+What CUB's kernels do not take goes to the sort written in cudajit's own
+kernel language (_radix_simt.py): strided arrays, values whose items are
+not 1, 2, 4, 8 or 16 bytes, and, with a warning, everything where CUB's
+kernels do not compile (CCCL headers of another shape than the 3.0 ones
+the instantiation is written for)."""
+import types
+import warnings
 
 import numpy as np
 
+from .. import _core
 from . import _build as B
-from ._iterators import ProxyArray, array_dtype, length, output
-from ._ops import OpKind
+from ._iterators import ProxyArray, array_dtype, contiguous, length, output
 from ._reduce import _cached, _count
-from ._scan import _Scan
+from ._sort_types import DoubleBuffer, SortOrder
 
-RADIX_BITS = 8
-DIGITS = 1 << RADIX_BITS
-WARPS = B.BLOCK // 32         # B.BLOCK == DIGITS: the scatter's thread d owns digit d
-
-
-def _keys_per_thread(key_dtype, value_dtype):
-    """16, or 8 with an 8-byte key or value: the staged tile (keys and
-    values) stays within the 48 KB of static shared memory."""
-    wide = np.dtype(key_dtype).itemsize > 4 or (value_dtype is not None and np.dtype(value_dtype).itemsize > 4)
-    return 8 if wide else 16
-
-
-class SortOrder(enum.Enum):
-    ASCENDING = 0
-    DESCENDING = 1
-
-
-class DoubleBuffer:
-    """Two arrays of one size: the sort reads `current()`, may use the
-    other, and leaves its result in `current()` (the selector moves)."""
-
-    def __init__(self, d_current, d_alternate):
-        self.d_buffers = [d_current, d_alternate]
-        self.selector = 0
-
-    def current(self):
-        return self.d_buffers[self.selector]
-
-    def alternate(self):
-        return self.d_buffers[self.selector ^ 1]
-
-
-_UNSIGNED = {4: np.uint32, 8: np.uint64}
 KEY_DTYPES = [np.dtype(t) for t in (np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64)]
+VALUE_BYTES = (1, 2, 4, 8, 16)   # values are moved as bits of their size
 
-# The digit of key `k` at `shift`: its bits as an unsigned U, mapped so that
-# unsigned order is the keys' order (signed: the sign bit flipped; floats:
-# all bits flipped when negative, else the sign bit), reversed for
-# DESCENDING.
-# (SIGN, ALL, TOP: U constants, the sign bit, all bits, bits - 1.)
-_DIGIT = """
-def digit_of(k, shift, mask):
-    u = k.view(U)
-    {order}
-    return np.int32((u >> shift) & mask)
-"""
+__all__ = ["DoubleBuffer", "SortOrder", "make_radix_sort", "radix_sort"]
 
 
-def _digit_source(dtype, descending):
-    if dtype.kind == "u":
-        order = "u = u"
-    elif dtype.kind == "i":
-        order = "u = u ^ SIGN"
-    else:
-        order = "u = u ^ (ALL if (u >> TOP) != U(0) else SIGN)"
-    if descending:
-        order += "\n    u = u ^ ALL"
-    return _DIGIT.format(order=order)
+class _CubProgram:
+    """CUB's radix sort kernels of one sorter, as `python -m cudajit warm`
+    and compile_for see a kernel: `_warm(signature, arch, block)` compiles
+    them for an architecture into the disk cache (no GPU needed)."""
+    _cache = True
+    py_func = types.SimpleNamespace(__name__="cub_radix_sort")   # the name warm reports
 
+    def __init__(self, sorter):
+        self.sorter = sorter
 
-_COUNT = """
-def radix_count(keys, n, counts, shift, mask, num_tiles):
-    tid = cuda.threadIdx.x
-    hist = cuda.shared.array(DIGITS, np.int32)
-    for d in range(tid, DIGITS, BLOCK):
-        hist[d] = 0
-    cuda.syncthreads()
-    base = np.int64(cuda.blockIdx.x) * TILE
-    for k in range(IPT):
-        i = base + k * BLOCK + tid
-        if i < n:
-            cuda.atomic.add(hist, digit_of(keys[i], shift, mask), 1)
-    cuda.syncthreads()
-    for d in range(tid, DIGITS, BLOCK):
-        counts[d * num_tiles + cuda.blockIdx.x] = hist[d]
-"""
+    def program(self, arch, offset64=None):
+        """The program a sort of fewer than 2^32 items runs (offset64=None),
+        or the one with the offsets asked for."""
+        s = self.sorter
+        if offset64 is None:
+            offset64 = _core.radix_sort_offset64(0, s.key_bytes, s.value_bytes, int(arch))
+        return _core.radix_sort_program(s.key_name, s.value_bytes, s.descending, offset64, int(arch))
 
-# Stable ranks: warp w holds keys base + w*32*IPT + k*32 + lane; item by
-# item, the lanes with the same digit (match_any_sync) rank by lane, and the
-# lowest of them adds the group to the warp's count of that digit. Thread d
-# then turns digit d's warp counts into offsets within the tile's keys of
-# digit d, and a block-wide exclusive sum gives where each digit starts in
-# the tile. The keys (and values) are staged in shared memory in their
-# sorted order within the tile, and written out from there: consecutive
-# threads write consecutive keys of one digit to consecutive places, so the
-# writes coalesce (as CUB's onesweep stages them).
-_SCATTER = """
-def radix_scatter(keys, {vals_in}keys_out, {vals_out}n, offsets, shift, mask, num_tiles):
-    tid = cuda.threadIdx.x
-    lane = tid % 32
-    warp = tid // 32
-    counts = cuda.shared.array((WARPS, DIGITS), np.int32)
-    for d in range(tid, WARPS * DIGITS, BLOCK):
-        counts[d // DIGITS, d % DIGITS] = 0
-    cuda.syncthreads()
-    tile_base = np.int64(cuda.blockIdx.x) * TILE
-    base = tile_base + warp * (32 * IPT)
-    below = np.uint32((1 << lane) - 1)
-    ranks = cuda.local.array(IPT, np.int32)
-    digits = cuda.local.array(IPT, np.int32)
-    for k in range(IPT):
-        i = base + k * 32 + lane
-        d = DIGITS
-        if i < n:
-            d = digit_of(keys[i], shift, mask)
-        peers = cuda.match_any_sync(0xFFFFFFFF, d)
-        before = cuda.popc(peers & below)
-        if d < DIGITS:
-            ranks[k] = counts[warp, d] + before
-        cuda.syncwarp()
-        if d < DIGITS and before == 0:
-            counts[warp, d] += cuda.popc(peers)
-        cuda.syncwarp()
-        digits[k] = d
-    cuda.syncthreads()
-    starts = cuda.shared.array(DIGITS, np.int32)
-    outs = cuda.shared.array(DIGITS, np.int64)
-    total = np.int32(0)
-    for w in range(WARPS):          # BLOCK == DIGITS: thread tid owns digit tid
-        c = counts[w, tid]
-        counts[w, tid] = total
-        total += c
-    start = cuda.block.exclusive_sum(total)
-    starts[tid] = start
-    outs[tid] = np.int64(offsets[tid * num_tiles + cuda.blockIdx.x]) - start
-    staged = cuda.shared.array(TILE, K)
-    {stage_decl}
-    cuda.syncthreads()
-    for k in range(IPT):
-        i = base + k * 32 + lane
-        if i < n:
-            d = digits[k]
-            at = starts[d] + counts[warp, d] + ranks[k]
-            staged[at] = keys[i]
-            {stage_value}
-    cuda.syncthreads()
-    valid = n - tile_base
-    for k in range(IPT):
-        q = k * BLOCK + tid
-        if q < valid:
-            key = staged[q]
-            at = outs[digit_of(key, shift, mask)] + q
-            keys_out[at] = key
-            {move_value}
-"""
+    def _warm(self, signature, arch, block=None):
+        return self.program(arch)["from"] == "compiled"
+
+    def cubin_for(self, cc):
+        return self.program(cc[0] * 10 + cc[1])["cubin"]
 
 
 class _RadixSort:
+    """One key type, value type and order: CUB's kernels, and the fallback
+    sorter made when first needed."""
+
     def __init__(self, key_dtype, value_dtype, order):
         self.key_dtype = np.dtype(key_dtype)
         if self.key_dtype not in KEY_DTYPES:
@@ -174,79 +66,60 @@ class _RadixSort:
         if not isinstance(order, SortOrder):
             raise TypeError(f"radix_sort: order must be a cudajit.compute.SortOrder, got {order!r}")
         self.order = order
-        U = _UNSIGNED[self.key_dtype.itemsize]
-        self.ipt = _keys_per_thread(self.key_dtype, self.value_dtype)
-        self.tile = B.BLOCK * self.ipt
-        env = {"U": U, "DIGITS": DIGITS, "IPT": self.ipt, "TILE": self.tile, "WARPS": WARPS,
-               "K": self.key_dtype.type, "V": None if self.value_dtype is None else self.value_dtype.type}
-        bits = self.key_dtype.itemsize * 8
-        digit_ns = {"np": np, "U": U, "SIGN": U(1 << (bits - 1)), "ALL": U((1 << bits) - 1), "TOP": U(bits - 1)}
-        exec(compile(_digit_source(self.key_dtype, order is SortOrder.DESCENDING),
-                     f"<cudajit.compute radix digit {self.key_dtype}>", "exec"), digit_ns)
-        from ..decorators import jit
-        env["digit_of"] = jit(device=True)(digit_ns["digit_of"])
-        key = ("radix", self.key_dtype.str, order.value, self.ipt)
-        self.count = B.kernel(key + ("count",), "radix_count", _COUNT, env)
-        with_values = self.value_dtype is not None
-        source = _SCATTER.format(vals_in="vals, " if with_values else "", vals_out="vals_out, " if with_values else "",
-                                 stage_decl="staged_values = cuda.shared.array(TILE, V)" if with_values else "",
-                                 stage_value="staged_values[at] = vals[i]" if with_values else "",
-                                 move_value="vals_out[at] = staged_values[q]" if with_values else "")
-        self.scatter = B.kernel(key + ("scatter", with_values), "radix_scatter", source, env)
-        self.scans = {}
+        self.descending = order is SortOrder.DESCENDING
+        self.key_name = self.key_dtype.name
+        self.key_bytes = self.key_dtype.itemsize
+        self.value_bytes = 0 if self.value_dtype is None else self.value_dtype.itemsize
+        self.cub_values = self.value_dtype is None or self.value_bytes in VALUE_BYTES
+        self.cub = _CubProgram(self)
+        self._simt = None
+        self._cub_compiles = None
 
-    def _scan(self, count_dtype):
-        s = self.scans.get(count_dtype)
-        if s is None:
-            P = ProxyArray(count_dtype)
-            s = self.scans[count_dtype] = _Scan(P, P, OpKind.PLUS, np.zeros(1, count_dtype), True)
-        return s
+    def simt(self):
+        if self._simt is None:
+            from ._radix_simt import _RadixSort as Simt
+            self._simt = Simt(self.key_dtype, self.value_dtype, self.order)
+        return self._simt
 
-    def _layout(self, n):
-        tiles = max(1, -(-n // self.tile))
-        count_dtype = np.dtype(np.int32 if n < 2**31 else np.int64)
-        counts = B.align(DIGITS * tiles * count_dtype.itemsize)
-        scan = B.align(self._scan(count_dtype).temp_bytes(DIGITS * tiles))
-        keys = B.align(n * self.key_dtype.itemsize)
-        vals = B.align(n * self.value_dtype.itemsize) if self.value_dtype is not None else 0
-        return tiles, count_dtype, counts, scan, keys, vals
+    def serves(self, arrays):
+        """Whether CUB's kernels take these arrays (None: not given). What
+        is no device array goes to the fallback, whose checks name it."""
+        try:
+            dense = self.cub_values and all(a is None or isinstance(a, ProxyArray) or contiguous(a) for a in arrays)
+        except AttributeError:
+            return False
+        return dense and self.cub_compiles()
 
-    def temp_bytes(self, n, double_buffer=False):
-        if n == 0:
-            return 0
-        tiles, _, counts, scan, keys, vals = self._layout(n)
-        return 2 * counts + scan + (0 if double_buffer else keys + vals)
+    def cub_compiles(self):
+        """Whether CUB's kernels compile for this GPU, asked once (the
+        program is then in memory for the sort). Where they do not (CCCL
+        headers whose kernels take other template arguments than the ones
+        cudajit instantiates), the fallback sorts, with a warning. Without
+        a GPU (a size query): assumed."""
+        if self._cub_compiles is None:
+            if not _core.is_available():
+                return True
+            from ..device import get_current_device
+            from ..errors import ToolchainError
+            major, minor = get_current_device().compute_capability
+            try:
+                self.cub.program(major * 10 + minor)
+                self._cub_compiles = True
+            except ToolchainError as e:
+                warnings.warn(f"radix_sort: CUB's radix sort kernels do not compile here ({str(e).splitlines()[0]}); "
+                              "cudajit's own radix sort serves instead", RuntimeWarning, stacklevel=4)
+                self._cub_compiles = False
+        return self._cub_compiles
+
+    def temp_bytes(self, n, double_buffer, begin, end, cub):
+        if not cub:
+            return self.simt().temp_bytes(n, double_buffer)
+        return _core.radix_sort_temp_bytes(n, self.key_bytes, self.value_bytes, begin, end, double_buffer)
 
     def launches(self):
-        K = ProxyArray(self.key_dtype)
-        shift = _UNSIGNED[self.key_dtype.itemsize](0)
-        out = [(self.count, [K, np.int64(0), ProxyArray(np.int32), shift, shift, np.int64(1)])]
-        vals = [ProxyArray(self.value_dtype)] if self.value_dtype is not None else []
-        for count_dtype in (np.int32, np.int64):
-            out.append((self.scatter, [K] + vals + [K] + vals + [np.int64(0), ProxyArray(count_dtype), shift,
-                                                                shift, np.int64(1)]))
-        return out + self._scan(np.dtype(np.int32)).launches()
-
-    def passes(self, temp, n, begin, end, passes, src, dst, stream, with_values):
-        """Runs `passes` digit passes over bits [begin, end) from
-        src=(keys, vals) through the destinations `dst(p)` (pairs) of pass p."""
-        tiles, count_dtype, counts_b, scan_b, _, _ = self._layout(n)
-        counts = B.typed_view(temp, count_dtype, DIGITS * tiles)
-        offsets = B.typed_view(temp, count_dtype, DIGITS * tiles, counts_b)
-        scan_temp = B.typed_view(temp, np.uint8, scan_b, 2 * counts_b) if scan_b else None
-        scan = self._scan(count_dtype)
-        U = _UNSIGNED[self.key_dtype.itemsize]
-        zero = count_dtype.type(0)
-        for p in range(passes):
-            low = begin + p * RADIX_BITS
-            shift, mask = U(low), U((1 << min(RADIX_BITS, end - low)) - 1)
-            keys, vals = src
-            B.launch(self.count, tiles, stream, [keys, n, counts, shift, mask, tiles])
-            scan.run(scan_temp, counts, offsets, zero, DIGITS * tiles, stream)
-            keys_out, vals_out = dst(p)
-            args = [keys] + ([vals] if with_values else []) + [keys_out] + ([vals_out] if with_values else [])
-            B.launch(self.scatter, tiles, stream, args + [n, offsets, shift, mask, tiles])
-            src = (keys_out, vals_out)
+        """What warming compiles: CUB's kernels (the fallback's are compiled
+        when a strided array first needs them)."""
+        return [(self.cub, [])]
 
 
 def _check_bits(dtype, begin_bit, end_bit):
@@ -256,12 +129,25 @@ def _check_bits(dtype, begin_bit, end_bit):
     if not 0 <= begin <= end <= bits:
         raise ValueError(f"radix_sort: need 0 <= begin_bit <= end_bit <= {bits} for {dtype} keys, "
                          f"got {begin}, {end}")
-    return begin, end, -(-(end - begin) // RADIX_BITS)
+    return begin, end
 
 
 def _sorter(key_dtype, value_dtype, order):
     key = ("radix_sort", np.dtype(key_dtype).str, None if value_dtype is None else np.dtype(value_dtype).str, order)
     return _cached(_RadixSort, key, key_dtype, value_dtype, order)
+
+
+def _arrays(d_in_keys, d_out_keys, d_in_values, d_out_values):
+    if isinstance(d_in_keys, DoubleBuffer):
+        return d_in_keys.d_buffers + (d_in_values.d_buffers if isinstance(d_in_values, DoubleBuffer) else [])
+    return [d_in_keys, d_out_keys, d_in_values, d_out_values]
+
+
+def _plan(sorter, d_in_keys, d_out_keys, d_in_values, d_out_values, n, begin_bit, end_bit):
+    """(whether CUB's kernels serve the call, bytes of temporary storage)."""
+    begin, end = _check_bits(sorter.key_dtype, begin_bit, end_bit)
+    cub = sorter.serves(_arrays(d_in_keys, d_out_keys, d_in_values, d_out_values))
+    return cub, sorter.temp_bytes(n, isinstance(d_in_keys, DoubleBuffer), begin, end, cub)
 
 
 class _RadixSortObject:
@@ -273,15 +159,25 @@ class _RadixSortObject:
     def __call__(self, temp_storage=None, d_in_keys=None, d_out_keys=None, d_in_values=None, d_out_values=None,
                  num_items=None, begin_bit=None, end_bit=None, stream=None):
         n = _count(num_items)
-        need = self.sorter.temp_bytes(n, isinstance(d_in_keys, DoubleBuffer))
-        return B.two_phase(temp_storage, need, lambda temp: _sort(self.sorter, temp, d_in_keys, d_out_keys,
+        cub, need = _plan(self.sorter, d_in_keys, d_out_keys, d_in_values, d_out_values, n, begin_bit, end_bit)
+        return B.two_phase(temp_storage, need, lambda temp: _sort(self.sorter, cub, temp, d_in_keys, d_out_keys,
                                                                   d_in_values, d_out_values, n, begin_bit,
                                                                   end_bit, stream))
 
 
-def _sort(sorter, temp, d_in_keys, d_out_keys, d_in_values, d_out_values, n, begin_bit, end_bit, stream):
-    begin, end, passes = _check_bits(sorter.key_dtype, begin_bit, end_bit)
+def _sort(sorter, cub, temp, d_in_keys, d_out_keys, d_in_values, d_out_values, n, begin_bit, end_bit,
+          stream):
+    if not cub:
+        from ._radix_simt import sort
+        return sort(sorter.simt(), temp, d_in_keys, d_out_keys, d_in_values, d_out_values, n, begin_bit, end_bit,
+                    stream)
+    begin, end = _check_bits(sorter.key_dtype, begin_bit, end_bit)
     with_values = sorter.value_dtype is not None
+    have = int(getattr(temp, "nbytes", 0)) if temp is not None else 0
+
+    def same_type(a, what, dtype):   # CUB's kernels move bits: another dtype would be garbage
+        if array_dtype(output(a, what)) != dtype:
+            raise TypeError(f"radix_sort: {what} holds {array_dtype(a)}, the keys' (values') type is {dtype}")
     if isinstance(d_in_keys, DoubleBuffer):
         if with_values and not isinstance(d_in_values, DoubleBuffer):
             raise TypeError("radix_sort: with DoubleBuffer keys, d_in_values must be a DoubleBuffer too (or None)")
@@ -289,45 +185,37 @@ def _sort(sorter, temp, d_in_keys, d_out_keys, d_in_values, d_out_values, n, beg
         for a in kb.d_buffers + (vb.d_buffers if with_values else []):
             if length(output(a, "a DoubleBuffer array")) < n:
                 raise ValueError(f"a DoubleBuffer array holds {length(a)} items, num_items is {n}")
-        if n == 0 or passes == 0:
+        for a in kb.d_buffers:
+            same_type(a, "a DoubleBuffer array", sorter.key_dtype)
+        for a in vb.d_buffers if with_values else []:
+            same_type(a, "a DoubleBuffer array", sorter.value_dtype)
+        if n == 0:
             return
-        sel = kb.selector
-        src = (kb.d_buffers[sel], vb.d_buffers[sel] if with_values else None)
-
-        def dst(p):
-            s = sel ^ ((p + 1) & 1)
-            return kb.d_buffers[s], (vb.d_buffers[s] if with_values else None)
-        sorter.passes(temp, n, begin, end, passes, src, dst, stream, with_values)
-        kb.selector = sel ^ (passes & 1)
+        flipped = _core.radix_sort(sorter.key_name, sorter.value_bytes, sorter.descending, kb.current(),
+                                   kb.alternate(), vb.current() if with_values else None,
+                                   vb.alternate() if with_values else None, n, begin, end, True, temp, have, stream)
+        if flipped:
+            kb.selector ^= 1
         if with_values:
             vb.selector = kb.selector
         return
     keys_out = output(d_out_keys, "d_out_keys")
+    same_type(d_in_keys, "d_in_keys", sorter.key_dtype)
+    same_type(keys_out, "d_out_keys", sorter.key_dtype)
     if length(keys_out) < n or length(d_in_keys) < n:
         raise ValueError(f"d_in_keys and d_out_keys must hold num_items ({n}) items")
     if with_values:
         vals_out = output(d_out_values, "d_out_values")
+        same_type(d_in_values, "d_in_values", sorter.value_dtype)
+        same_type(vals_out, "d_out_values", sorter.value_dtype)
         if length(vals_out) < n or length(d_in_values) < n:
             raise ValueError(f"d_in_values and d_out_values must hold num_items ({n}) items")
     else:
         vals_out = None
     if n == 0:
         return
-    if passes == 0:   # an empty bit range: a stable sort leaves the order as it is
-        from ._transform import unary_transform
-        from ._ops import OpKind as K
-        unary_transform(d_in_keys, keys_out, K.IDENTITY, n, stream)
-        if with_values:
-            unary_transform(d_in_values, vals_out, K.IDENTITY, n, stream)
-        return
-    _, _, counts_b, scan_b, keys_b, _ = sorter._layout(n)
-    spare_at = 2 * counts_b + scan_b
-    spare_keys = B.typed_view(temp, sorter.key_dtype, n, spare_at)
-    spare_vals = B.typed_view(temp, sorter.value_dtype, n, spare_at + keys_b) if with_values else None
-
-    def dst(p):   # the last pass writes d_out; the ones before alternate with the spare
-        return (keys_out, vals_out) if (passes - 1 - p) % 2 == 0 else (spare_keys, spare_vals)
-    sorter.passes(temp, n, begin, end, passes, (d_in_keys, d_in_values), dst, stream, with_values)
+    _core.radix_sort(sorter.key_name, sorter.value_bytes, sorter.descending, d_in_keys, keys_out,
+                     d_in_values if with_values else None, vals_out, n, begin, end, False, temp, have, stream)
 
 
 def make_radix_sort(d_in_keys=None, d_out_keys=None, d_in_values=None, d_out_values=None,
@@ -347,6 +235,6 @@ def radix_sort(d_in_keys=None, d_out_keys=None, d_in_values=None, d_out_values=N
     sorter = _sorter(array_dtype(output(keys, "d_in_keys")),
                      None if values is None else array_dtype(output(values, "d_in_values")), order)
     n = _count(num_items)
-    need = sorter.temp_bytes(n, isinstance(d_in_keys, DoubleBuffer))
-    _sort(sorter, B.scratch(need, stream) if need else None, d_in_keys, d_out_keys, d_in_values, d_out_values, n,
-          begin_bit, end_bit, stream)
+    cub, need = _plan(sorter, d_in_keys, d_out_keys, d_in_values, d_out_values, n, begin_bit, end_bit)
+    _sort(sorter, cub, B.scratch(need, stream) if need else None, d_in_keys, d_out_keys, d_in_values,
+          d_out_values, n, begin_bit, end_bit, stream)
