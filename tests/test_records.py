@@ -35,7 +35,11 @@ NESTED = np.dtype([("id", np.int32), ("inner", INNER), ("v", np.float32, (3,)), 
                    ("pts", INNER, (2,))], align=True)
 SCALARS = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
            np.float16, np.float32, np.float64, np.complex64, np.complex128]
-EVERY_KIND = np.dtype([(f"f{k}", t) for k, t in enumerate(SCALARS)] + [("inner", INNER), ("arr", np.int16, (2, 3))])
+# The subarray first and a byte of padding: packed, its int16 elements stay
+# 2-byte aligned (an item is 94 bytes), which cudajit requires of a subarray
+# (test_misaligned_subarrays_of_packed_records_are_refused).
+EVERY_KIND = np.dtype([("arr", np.int16, (2, 3))] + [(f"f{k}", t) for k, t in enumerate(SCALARS)] +
+                      [("inner", INNER), ("pad", np.uint8)])
 
 
 def rec(dtype):
@@ -708,7 +712,8 @@ def test_records_are_part_of_the_disk_cache_key(run_python, mock_driver, tmp_pat
             sys.path.insert(0, {str(tmp_path)!r})
             import numpy as np
             from recmod import k
-            dt = np.dtype([("x", np.float32), ("y", np.int8), ("v", np.float64, (2,))], align={align})
+            dt = np.dtype([("v", np.float32, (2,)), ("y", np.int8), ("x", np.float64), ("w", np.int8),
+                           ("u", np.int16)], align={align})
             k[1, 4](np.zeros(4, dt), np.zeros(4))
             print(list(k.stats.values())[0]["cache_result"])
         """, driver=mock_driver).strip()
@@ -736,3 +741,36 @@ def test_cupy_arrays_of_records(run_python, mock_driver):
         print(list(k.signatures)[0][0])
     """))
     assert "Record(x[type=float32;offset=0],y[type=int32;offset=4];8;True)[::1]" in out
+
+
+def test_misaligned_subarrays_of_packed_records_are_refused():
+    # A packed record's subarray whose elements would not sit at their
+    # alignment (its offset, or the items' spacing, is not a multiple of
+    # it) is refused with the field named: array views load elements whole.
+    # numba-cuda refuses fields at misaligned offsets too.
+    for dt, field in ((np.dtype([("x", np.float32), ("y", np.int8), ("v", np.float64, (2,))]), "v"),
+                      (np.dtype([("v", np.float32, (2,)), ("y", np.int8)]), "v"),          # items 9 bytes apart
+                      (np.dtype([("i", [("b", np.int8), ("w", np.int16, (2,))])]), "i.w")):
+        with pytest.raises(TypeError, match=f"field '{field}' is an array of .* align=True"):
+            rec(dt)
+        rec(np.dtype(dt.descr, align=True))          # aligned: fine
+
+
+def test_aligned_records_inside_packed_ones_are_read_bytewise():
+    # numpy keeps an align=True dtype's flag when it is a field of a packed
+    # record, where its fields need not be aligned at all (the H100 run of
+    # tests/gpu/test_records_gpu.py met a misaligned address there): such a
+    # nested record is read with align 1, one left at its alignment keeps
+    # whole loads.
+    outer = np.dtype([("id", np.int16), ("inner", INNER), ("pad", np.int16, (1,)), ("pts", INNER, (2,))])
+    text = rec(outer)
+    assert "inner: record{p: i16 @0, q: c64 @4; size 12, align 4} @2" in text      # no longer "aligned"
+    assert "pts: record{p: i16 @0, q: c64 @4; size 12, align 4, aligned}[2] @16" in text
+
+    def f(a, out):
+        i = cuda.grid(1)
+        if i < a.shape[0]:
+            out[i] = a[i].inner.q.real + a[i].pts[1].q.real
+
+    ptx = ptx_of(f, (arr(outer), "float64[::1]"))
+    assert "ld.global.u8" in ptx and "ld.global.f32" in ptx

@@ -1,5 +1,6 @@
 #include "bytecode/record_dtype.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "bytecode/pyref.h"
@@ -117,6 +118,67 @@ const Type* recordOf(PyObject* dtype, const std::string& path, std::string* erro
   return t;
 }
 
+// ---- Where the bytes really are aligned ------------------------------------
+// numpy's flags describe a dtype alone: a record made with align=True keeps
+// its flag when it is a field of a packed record, and a packed record's
+// subarray field can start anywhere. Code generation accesses the fields of
+// an aligned record, and the elements of any array view, at their natural
+// alignment, so the types must promise only what holds where the bytes are:
+// an array's items start at multiples of the itemsize (its data at 16 bytes
+// or more), a field `offset` bytes into them.
+
+int64_t lowBit(int64_t v) { return v > 0 ? (v & -v) : int64_t(1) << 20; }
+
+// `t` with every record in it marked unaligned (fields accessed bytewise).
+const Type* loosened(const Type* t) {
+  if (isRecord(t)) {
+    std::vector<RecordField> fields;
+    for (size_t k = 0; k < t->fields.size(); ++k) {
+      RecordField f = recordField(t, static_cast<int>(k));
+      f.type = loosened(f.type);
+      fields.push_back(std::move(f));
+    }
+    return recordTy(fields, t->size, t->align, /*aligned=*/false, t->space);
+  }
+  if (isNestedArray(t) && t->record) return nestedArrayTy(loosened(t->record), t->shape);
+  return t;
+}
+
+// `rec` for bytes that start at a multiple of `start` (a power of two): its
+// records loosened where that does not reach their alignment; nullptr and
+// *error for a subarray of numbers whose elements would be misaligned (an
+// array view cannot load them bytewise).
+const Type* placed(const Type* rec, int64_t start, const std::string& path, std::string* error) {
+  if (rec->aligned && start < rec->align) return loosened(rec);
+  std::vector<RecordField> fields;
+  bool changed = false;
+  for (size_t k = 0; k < rec->fields.size(); ++k) {
+    RecordField f = recordField(rec, static_cast<int>(k));
+    const int64_t at = std::min(start, lowBit(f.offset));
+    const Type* ft = f.type;
+    if (isRecord(ft)) {
+      ft = placed(ft, at, path + f.name + ".", error);
+    } else if (isNestedArray(ft) && ft->record) {
+      ft = placed(ft->record, std::min(at, lowBit(ft->record->size)), path + f.name + ".", error);
+      if (ft) ft = nestedArrayTy(ft, f.type->shape);
+    } else if (isNestedArray(ft)) {
+      const int64_t need = memAlign(scalarTy(ft->scalar));
+      if (std::min(at, lowBit(scalarByteSize(ft->scalar))) < need) {
+        *error = "field '" + path + f.name + "' is an array of " + std::string(scalarShortName(ft->scalar)) +
+                 " at offset " + std::to_string(f.offset) + " of a packed record whose items are " +
+                 std::to_string(rec->size) + " bytes apart: its elements are not " + std::to_string(need) +
+                 "-byte aligned (numba refuses unaligned fields too); make the dtype with align=True";
+        return nullptr;
+      }
+    }
+    if (!ft) return nullptr;
+    changed |= ft != f.type;
+    f.type = ft;
+    fields.push_back(std::move(f));
+  }
+  return changed ? recordTy(fields, rec->size, rec->align, rec->aligned, rec->space) : rec;
+}
+
 }  // namespace
 
 bool isStructuredDtype(PyObject* dtype) {
@@ -134,7 +196,10 @@ const Type* recordFromDtype(PyObject* dtype, std::string* error) {
     *error = "dtype " + strOf(dtype) + " has no fields";
     return nullptr;
   }
-  return recordOf(dtype, "", error);
+  const Type* t = recordOf(dtype, "", error);
+  // An array's items (kernel arguments, local and shared arrays: 16 bytes
+  // or more at their start) are itemsize bytes apart.
+  return t ? placed(t, std::min<int64_t>(16, lowBit(t->size)), "", error) : nullptr;
 }
 
 PyObject* recordDtypeObject(PyObject* obj) {
