@@ -17,9 +17,10 @@ and timed:
             segmented_reduce call with OpKind.PLUS; the segment offsets are
             iterators (s * length and (s + 1) * length), not arrays
   mathdx    cudajit with cudajit.mathdx (cuBLASDx, linked as LTO-IR): the
-            seed talk's block-level mat-vec with a ones vector, one
-            ones(1, length) @ x[s, :] GEMM a block in shared memory
-            (needs libmathdx: pip install nvidia-libmathdx-cu13)
+            seed talk's block-level mat-vecs with ones vectors, 8 rows a
+            block staged in shared memory, two GEMMs (32 partial sums of
+            each row, then their sums; needs libmathdx: pip install
+            nvidia-libmathdx-cu13; --segments a multiple of 8)
   matvec    CuPy: x @ ones(length), a matrix-vector product (cuBLAS)
   cupy.sum  CuPy: x.sum(axis=-1)
 
@@ -85,31 +86,58 @@ def segment_sums_compute(x, out, segments, length):
                              np.zeros(1, np.float32), segments)
 
 
-def matvec_kernel(length):
-    """A kernel summing rows of `length` values as ones(1, length) @ row
-    with a cuBLASDx block GEMM, or None (with the reason) without libmathdx."""
+def matvec_kernel(length, segs=8):
+    """A kernel summing rows of `length` values with cuBLASDx block GEMMs
+    (mat-vecs with ones vectors), `segs` rows a block, or None (with the
+    reason) without libmathdx. The rows go to shared memory as one
+    column-major (32 segs) x (length / 32) matrix A, so that
+    C1 = A @ ones(length / 32) holds 32 partial sums of each row; C1 seen as a
+    32 x segs matrix gives the sums as ones(1, 32) @ C1. (One
+    ones(1, length) @ row GEMM a block is 20x slower: cuBLASDx gives an
+    N = 1 product's whole row to one thread; docs/mathdx.md.)"""
+    if length % 32 or (segs * length) % TPB:
+        return None, f"the mathdx form needs a length that is a multiple of 32, got {length}"
     try:
         from cudajit.mathdx import Matmul
-        mm = Matmul(size=(1, 1, length), precision=np.float32, data_type="real",
-                    arrangement=("row_major", "col_major", "col_major"), block_size=TPB,
-                    sm=None if cuda.is_available() else 90)
+        sm = None if cuda.is_available() else 90
+        k1 = length // 32
+        m1 = Matmul(size=(32 * segs, 1, k1), precision=np.float32, data_type="real",
+                    arrangement=("col_major", "col_major", "col_major"), block_size=TPB, sm=sm)
+        m2 = Matmul(size=(1, segs, 32), precision=np.float32, data_type="real",
+                    arrangement=("row_major", "col_major", "col_major"), block_size=TPB, sm=sm)
     except ImportError as e:
         return None, str(e).splitlines()[0]
+    per = segs * length // TPB
+    rows32 = 32 * segs
 
     @cuda.jit
     def segment_sums_matvec(x, out):
-        seg = cuda.blockIdx.x
-        ones = cuda.shared.array(length, np.float32)
-        row = cuda.shared.array(length, np.float32)
-        total = cuda.shared.array(1, np.float32)
-        for i in range(cuda.threadIdx.x, length, TPB):
-            ones[i] = 1.0
-            row[i] = x[seg, i]
+        a = cuda.shared.array(segs * length, np.float32)
+        ones1 = cuda.shared.array(k1, np.float32)
+        c1 = cuda.shared.array(rows32, np.float32)
+        ones2 = cuda.shared.array(32, np.float32)
+        c2 = cuda.shared.array(segs, np.float32)
+        seg0 = cuda.blockIdx.x * segs
+        tid = cuda.threadIdx.x
+        r = cuda.local.array(per, np.float32)
+        for q in range(per):                      # every load in flight before the first store
+            j = tid + q * TPB
+            r[q] = x[seg0 + j // length, j % length]
+        for q in range(per):
+            j = tid + q * TPB
+            c = j % length
+            a[(j // length) * 32 + c % 32 + rows32 * (c // 32)] = r[q]
+        for i in range(tid, k1, TPB):
+            ones1[i] = 1.0
+        if tid < 32:
+            ones2[tid] = 1.0
         cuda.syncthreads()
-        mm.execute(1.0, ones, row, 0.0, total)   # total = ones @ row
+        m1.execute(1.0, a, ones1, 0.0, c1)        # c1 = A @ ones: 32 partial sums a row
         cuda.syncthreads()
-        if cuda.threadIdx.x == 0:
-            out[seg] = total[0]
+        m2.execute(1.0, ones2, c1, 0.0, c2)       # c2 = ones @ c1: the rows' sums
+        cuda.syncthreads()
+        if tid < segs:
+            out[seg0 + tid] = c2[tid]
     return segment_sums_matvec, None
 
 
@@ -174,9 +202,11 @@ def main():
     forms["tile"] = (lambda: segment_sums_tile[a.segments](x, out_tile, tile), lambda: out_tile)
     forms["compute"] = (lambda: segment_sums_compute(x, out_compute, a.segments, a.length), lambda: out_compute)
     matvec, why = matvec_kernel(a.length)
+    if matvec is not None and a.segments % 8:
+        matvec, why = None, f"--segments {a.segments} is not a multiple of 8 (its rows a block)"
     if matvec is not None:
         out_matvec = new_out()
-        forms["mathdx"] = (lambda: matvec[a.segments, TPB](x, out_matvec), lambda: out_matvec)
+        forms["mathdx"] = (lambda: matvec[a.segments // 8, TPB](x, out_matvec), lambda: out_matvec)
     else:
         print(f"mathdx form skipped: {why}")
     if cp is not None:
