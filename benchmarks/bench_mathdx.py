@@ -18,12 +18,12 @@ Rows:
                    the current GEMM (--bmm-copy: pipelined, wide, element), vs
                    torch.bmm (cuBLAS batched).
   segsum S         the seed talk's segmented sum (65536 segments of 1024 float32) as
-                   in-kernel mat-vecs with ones vectors, S segments a block: the rows
-                   staged in shared memory, then two cuBLASDx GEMMs (32 partial sums
-                   of each row, then their sum) vs the same sum with cuda.block.sum
-                   (CUB's BlockReduce), one block a segment. Also "segsum 1x1xN": one
-                   ones(1, N) @ row GEMM a block (examples/segmented_reduction.py's
-                   first form).
+                   in-kernel mat-vecs with ones vectors, S segments a block
+                   (examples/segmented_reduction.py's kernel): the rows staged in
+                   shared memory, then two cuBLASDx GEMMs (32 partial sums of each
+                   row, then their sum) vs the same sum with cuda.block.sum (CUB's
+                   BlockReduce), one block a segment. Also "segsum 1x1xN": one
+                   ones(1, N) @ row GEMM a block.
 
 Every result is checked against torch first. Timing: CUDA events around a batch of
 back-to-back launches after warm-up, the median over --reps batches.
@@ -236,104 +236,16 @@ def segsum_matvec_1xn_kernel(cuda, Matmul, length, threads):
     return k
 
 
-def segsum_matvec_kernel(cuda, Matmul, length, segs, threads):
-    """S segments a block as two mat-vecs. The S rows go to shared memory as
-    one column-major (32 S) x (N / 32) matrix A (row g's element c at
-    A[32 g + c % 32, c // 32]), so that C1 = A @ ones(N / 32) holds 32 partial
-    sums of each row, and C1 viewed as a 32 x S matrix gives the S sums as
-    ones(1, 32) @ C1. Each thread loads its elements into registers first
-    (all loads in flight before the first store)."""
-    k1 = length // 32
-    m1 = Matmul(size=(32 * segs, 1, k1), precision=np.float32, data_type="real",
-                arrangement=("col_major", "col_major", "col_major"), block_size=threads)
-    m2 = Matmul(size=(1, segs, 32), precision=np.float32, data_type="real",
-                arrangement=("row_major", "col_major", "col_major"), block_size=threads)
-    per = segs * length // threads
-    assert per * threads == segs * length and k1 * 32 == length
-    rows32 = 32 * segs
-
-    @cuda.jit
-    def k(x, out):
-        a = cuda.shared.array(segs * length, np.float32)
-        ones1 = cuda.shared.array(k1, np.float32)
-        c1 = cuda.shared.array(rows32, np.float32)
-        ones2 = cuda.shared.array(32, np.float32)
-        c2 = cuda.shared.array(segs, np.float32)
-        seg0 = cuda.blockIdx.x * segs
-        tid = cuda.threadIdx.x
-        r = cuda.local.array(per, np.float32)
-        for q in range(per):
-            j = tid + q * threads
-            r[q] = x[seg0 + j // length, j % length]
-        for q in range(per):
-            j = tid + q * threads
-            g = j // length
-            c = j % length
-            a[g * 32 + c % 32 + rows32 * (c // 32)] = r[q]
-        for i in range(tid, k1, threads):
-            ones1[i] = 1.0
-        if tid < 32:
-            ones2[tid] = 1.0
-        cuda.syncthreads()
-        m1.execute(1.0, a, ones1, 0.0, c1)
-        cuda.syncthreads()
-        m2.execute(1.0, ones2, c1, 0.0, c2)
-        cuda.syncthreads()
-        if tid < segs:
-            out[seg0 + tid] = c2[tid]
-    return k
-
-
-def segsum_matvec_pipelined_kernel(cuda, Matmul, length, segs, threads):
-    """segsum_matvec_kernel with each block looping over groups of S
-    segments and loading the next group into registers during the GEMMs on
-    the current one (as the pipelined bmm kernel does)."""
-    k1 = length // 32
-    m1 = Matmul(size=(32 * segs, 1, k1), precision=np.float32, data_type="real",
-                arrangement=("col_major", "col_major", "col_major"), block_size=threads)
-    m2 = Matmul(size=(1, segs, 32), precision=np.float32, data_type="real",
-                arrangement=("row_major", "col_major", "col_major"), block_size=threads)
-    per = segs * length // threads
-    assert per * threads == segs * length and k1 * 32 == length
-    rows32 = 32 * segs
-
-    @cuda.jit
-    def k(x, out, groups):
-        a = cuda.shared.array(segs * length, np.float32)
-        ones1 = cuda.shared.array(k1, np.float32)
-        c1 = cuda.shared.array(rows32, np.float32)
-        ones2 = cuda.shared.array(32, np.float32)
-        c2 = cuda.shared.array(segs, np.float32)
-        tid = cuda.threadIdx.x
-        r = cuda.local.array(per, np.float32)
-        for i in range(tid, k1, threads):
-            ones1[i] = 1.0
-        if tid < 32:
-            ones2[tid] = 1.0
-        group = cuda.blockIdx.x
-        if group < groups:
-            for q in range(per):
-                j = tid + q * threads
-                r[q] = x[group * segs + j // length, j % length]
-        while group < groups:
-            for q in range(per):
-                j = tid + q * threads
-                c = j % length
-                a[(j // length) * 32 + c % 32 + rows32 * (c // 32)] = r[q]
-            cuda.syncthreads()
-            nxt = group + cuda.gridDim.x
-            if nxt < groups:
-                for q in range(per):
-                    j = tid + q * threads
-                    r[q] = x[nxt * segs + j // length, j % length]
-            m1.execute(1.0, a, ones1, 0.0, c1)
-            cuda.syncthreads()
-            m2.execute(1.0, ones2, c1, 0.0, c2)
-            cuda.syncthreads()
-            if tid < segs:
-                out[group * segs + tid] = c2[tid]
-            group = nxt
-    return k
+def segsum_matvec_kernel(segs):
+    """examples/segmented_reduction.py's mat-vec form (two GEMMs, `segs`
+    rows a block, 256 threads), the kernel the example runs."""
+    import os
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
+    from segmented_reduction import matvec_kernel
+    kernel, why = matvec_kernel(1024, segs)
+    if kernel is None:
+        raise RuntimeError(why)
+    return kernel
 
 
 def main(argv=None):
@@ -437,15 +349,7 @@ def main(argv=None):
         theirs = timed(lambda: kb(x, ref), opts.reps, 20)
         kernels = [("1x1xN", segsum_matvec_1xn_kernel(cuda, Matmul, length, threads)[segments, threads])]
         for segs in (int(v) for v in opts.segsum_per_block.split(",")):
-            kernels.append((f"S={segs}", segsum_matvec_kernel(cuda, Matmul, length, segs, threads)[segments // segs, threads]))
-        sms = torch.cuda.get_device_properties(0).multi_processor_count
-        for segs in (int(v) for v in opts.segsum_per_block.split(",")):
-            if segs < 4:
-                continue
-            groups = segments // segs
-            kp = segsum_matvec_pipelined_kernel(cuda, Matmul, length, segs, threads)
-            launch = kp[min(groups, sms * max(1, 2048 // threads)), threads]
-            kernels.append((f"S={segs} pipelined", lambda x, out, launch=launch, groups=groups: launch(x, out, groups)))
+            kernels.append((f"S={segs}", segsum_matvec_kernel(segs)[segments // segs, threads]))
         for name, km in kernels:
             got = torch.full((segments,), float("nan"), dtype=torch.float32, device="cuda")
             km(x, got)

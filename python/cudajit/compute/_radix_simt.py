@@ -32,7 +32,6 @@ def _keys_per_thread(key_dtype, value_dtype):
 
 
 _UNSIGNED = {4: np.uint32, 8: np.uint64}
-KEY_DTYPES = [np.dtype(t) for t in (np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64)]
 
 # The digit of key `k` at `shift`: its bits as an unsigned U, mapped so that
 # unsigned order is the keys' order (signed: the sign bit flipped; floats:
@@ -147,14 +146,11 @@ def radix_scatter(keys, {vals_in}keys_out, {vals_out}n, offsets, shift, mask, nu
 
 
 class _RadixSort:
+    """The fallback sorter; _sort._RadixSort makes it from types it checked."""
+
     def __init__(self, key_dtype, value_dtype, order):
         self.key_dtype = np.dtype(key_dtype)
-        if self.key_dtype not in KEY_DTYPES:
-            raise TypeError(f"radix_sort: keys must be one of {', '.join(str(d) for d in KEY_DTYPES)}, "
-                            f"got {self.key_dtype}")
         self.value_dtype = None if value_dtype is None else np.dtype(value_dtype)
-        if not isinstance(order, SortOrder):
-            raise TypeError(f"radix_sort: order must be a cudajit.compute.SortOrder, got {order!r}")
         self.order = order
         U = _UNSIGNED[self.key_dtype.itemsize]
         self.ipt = _keys_per_thread(self.key_dtype, self.value_dtype)
