@@ -469,10 +469,16 @@ else:
     sys.exit("no error")
 print("ok")
 """
+    run_script_prints_ok(tmp_path, "ld_errors.py", code)
+
+
+def run_script_prints_ok(tmp_path, name, code):
+    """Runs `code` as the file tmp_path/name (so that its own lines can be
+    looked up) in a fresh process with a fresh cache; it must print "ok"."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(cudajit.__file__)))
     env = dict(os.environ, CUDAJIT_CACHE_DIR=str(tmp_path / "cache"),
                PYTHONPATH=package + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    script = tmp_path / "ld_errors.py"
+    script = tmp_path / name
     script.write_text(code)
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr[-3000:]

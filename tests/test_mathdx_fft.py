@@ -239,13 +239,8 @@ for stand_in, text in ((refuse, "libmathdx refused shared_memory"), (broken, "th
         sys.exit("no error")
 print("ok")
 """
-    package = os.path.dirname(os.path.dirname(os.path.abspath(cudajit.__file__)))
-    env = dict(os.environ, CUDAJIT_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=package + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    script = tmp_path / "sibling_errors.py"
-    script.write_text(code)
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
-    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr[-3000:]
+    from test_mathdx import run_script_prints_ok
+    run_script_prints_ok(tmp_path, "sibling_errors.py", code)
 
 
 def test_half_precision_value_type_is_refused_in_kernels():

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "cub/cub.h"
+#include "cub/disk_cache.h"
 #include "cub/nvrtc.h"
 #include "support/disk_cache.h"
 #include "support/error.h"
@@ -138,15 +139,6 @@ bool parsePolicy(const std::string& text, RadixSortPolicy* p) {
 // Entry body: lines "policy ...", "histogram NAME", "exclusive_sum NAME",
 // "onesweep NAME", "single_tile NAME", then an empty line; u64 source size,
 // the source (a key collision reads as corrupt); the cubin.
-void putU64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
-}
-uint64_t getU64(std::string_view in, size_t pos) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= uint64_t(uint8_t(in[pos + i])) << (8 * i);
-  return v;
-}
-
 std::string entryBody(const RadixSortProgram& p, const std::string& source) {
   std::string body = "policy " + policyText(p.policy) + "\nhistogram " + p.histogram + "\nexclusive_sum " +
                      p.exclusive_sum + "\nonesweep " + p.onesweep + "\nsingle_tile " + p.single_tile + "\n\n";

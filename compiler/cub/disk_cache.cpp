@@ -6,14 +6,6 @@ namespace {
 constexpr uint32_t kFormatVersion = 2;   // 2: the shared support/disk_cache framing
 constexpr size_t kBodyHeader = 3 * 8;
 
-void putU64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
-}
-uint64_t getU64(std::string_view in, size_t pos) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= uint64_t(uint8_t(in[pos + i])) << (8 * i);
-  return v;
-}
 
 bool parseBody(std::string_view body, CacheEntry* out) {
   if (body.size() < kBodyHeader) return false;

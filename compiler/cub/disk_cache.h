@@ -13,11 +13,23 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "support/disk_cache.h"
 
 namespace cj::cub {
+
+// Little-endian u64s of the entry bodies (this file's and the radix sort
+// programs', device_radix_sort.cpp).
+inline void putU64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
+}
+inline uint64_t getU64(std::string_view in, size_t pos) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t(uint8_t(in[pos + i])) << (8 * i);
+  return v;
+}
 
 struct CacheEntry {
   std::string source;
