@@ -80,6 +80,33 @@ def test_transform_iterator_value_type():
     assert it.value_dtype == np.bool_
 
 
+def test_zip_iterator():
+    # cuda.compute's ZipIterator: an operator receives the items side by
+    # side as a tuple (x[0], x[1]); transforms and the iterators that wrap
+    # others take it, the algorithms that need struct items refuse it.
+    P = cc.ProxyArray
+    z = cc.ZipIterator(P(np.float32), cc.CountingIterator(np.int32(5)))
+    params, expr, _ = z._items("p_")
+    assert [n for n, _ in params] == ["p_z0_a", "p_z1_start"]
+    assert expr == "(p_z0_a[i], p_z1_T(p_z1_start + i),)"
+    assert z.value_dtype == np.dtype([("f0", np.float32), ("f1", np.int32)])
+    assert compiled(cc.make_unary_transform(z, P(np.float64), lambda t: t[0] * t[1])) == ["transform"]
+    assert compiled(cc.make_binary_transform(cc.ZipIterator([P(np.int64), P(np.int64)]), P(np.float32),
+                                             P(np.float32), lambda t, y: (t[0] - t[1]) * y)) == ["transform"]
+    squared = cc.TransformIterator(z, lambda t: t[0] * t[0] + t[1])
+    assert squared.value_dtype == np.float64
+    compiled(cc.make_reduce_into(squared, P(np.float64), cc.OpKind.PLUS, np.zeros(1, np.float64)))
+    picked = cc.PermutationIterator(z, cc.ReverseIterator(P(np.int64)))
+    assert picked.tuple_items
+    assert compiled(cc.make_unary_transform(picked, P(np.float32), lambda t: t[0])) == ["transform"]
+    for make in (lambda: cc.make_reduce_into(z, P(np.float32), cc.OpKind.PLUS, np.zeros(1, np.float32)),
+                 lambda: cc.make_inclusive_scan(picked, P(np.float32), cc.OpKind.PLUS, None)):
+        with pytest.raises(TypeError, match="d_in: a ZipIterator's items are tuples, which this algorithm"):
+            make()
+    with pytest.raises(ValueError, match="at least one"):
+        cc.ZipIterator()
+
+
 def test_operator_result_type_is_checked():
     P = cc.ProxyArray
     with pytest.raises(TypeError, match="returns float64 for int32 operands: the result must be int32"):

@@ -242,6 +242,30 @@ def test_transforms(dtype):
     close(out.copy_to_host(), (np.arange(1, n + 1) + b).astype(dtype), dtype)
 
 
+def test_zip_iterator():
+    # an operator gets the zipped items as a tuple (t[0], t[1], ...)
+    rng = np.random.default_rng(SEED + 17)
+    n = 100_003
+    a, b = rand(rng, n, np.float32), rand(rng, n, np.int64)
+    da, db = cuda.to_device(a), cuda.to_device(b)
+    out = poison(n, np.float64)
+    cc.unary_transform(cc.ZipIterator(da, db), out, lambda t: t[0] * t[1], n)
+    close(out.copy_to_host(), a.astype(np.float64) * b, np.float64)
+    cc.binary_transform(cc.ZipIterator(da, cc.CountingIterator(np.int64(3))), db, out,
+                        lambda t, y: t[0] + t[1] - y, n)
+    close(out.copy_to_host(), a.astype(np.float64) + np.arange(3, n + 3) - b, np.float64)
+    # a reduction of TransformIterator(zip, op): the dot product, no temporary array
+    res = poison(1, np.float64)
+    cc.reduce_into(cc.TransformIterator(cc.ZipIterator(da, db), lambda t: t[0] * t[1]), res, cc.OpKind.PLUS,
+                   n, np.zeros(1, np.float64))
+    close(res.copy_to_host(), [np.dot(a.astype(np.float64), b)], np.float64, n)
+    # a permutation of zipped items
+    idx = rng.permutation(n).astype(np.int64)
+    cc.unary_transform(cc.PermutationIterator(cc.ZipIterator(da, db), cuda.to_device(idx)), out,
+                       lambda t: t[1] - t[0], n)
+    close(out.copy_to_host(), b[idx] - a[idx].astype(np.float64), np.float64)
+
+
 def test_cupy_and_torch_inputs_and_streams():
     cp = pytest.importorskip("cupy")
     rng = np.random.default_rng(SEED)

@@ -13,7 +13,7 @@ changing ``import cuda.compute`` to ``import cudajit.compute``.
 """
 from ._iterators import (CacheModifiedInputIterator, ConstantIterator, CountingIterator, IteratorBase,
                          PermutationIterator, ProxyArray, ReverseInputIterator, ReverseIterator,
-                         TransformIterator)
+                         TransformIterator, ZipIterator)
 from ._ops import OpKind
 from ._reduce import Determinism, make_reduce_into, make_segmented_reduce, reduce_into, segmented_reduce
 from ._build import compile_for, warm
@@ -26,7 +26,8 @@ from ._scan import exclusive_scan, inclusive_scan, make_exclusive_scan, make_inc
 
 __all__ = [
     "CacheModifiedInputIterator", "ConstantIterator", "CountingIterator", "Determinism", "IteratorBase", "OpKind",
-    "PermutationIterator", "ProxyArray", "ReverseInputIterator", "ReverseIterator", "TransformIterator", "compile_for", "warm",
+    "PermutationIterator", "ProxyArray", "ReverseInputIterator", "ReverseIterator", "TransformIterator",
+    "ZipIterator", "compile_for", "warm",
     "binary_transform", "make_binary_transform", "make_unary_transform", "unary_transform",
     "histogram_even", "make_histogram_even", "make_select", "make_unique_by_key", "select", "unique_by_key",
     "DoubleBuffer", "SortOrder", "make_radix_sort", "radix_sort", "make_merge_sort", "merge_sort",

@@ -13,6 +13,7 @@ from ._ops import device_op
 class IteratorBase:
     """An input sequence that is not an array."""
     dtype = None
+    tuple_items = False   # items are tuples (ZipIterator): only some algorithms take them
 
     def _items(self, prefix):
         """(kernel params [(name, value)], expression of item `i`, globals {name: object})."""
@@ -70,7 +71,7 @@ class TransformIterator(IteratorBase):
     """op(it[i]) for an array or iterator `it` (no temporary array)."""
 
     def __init__(self, it, op):
-        self.it = as_input(it, "TransformIterator input")
+        self.it = as_input(it, "TransformIterator input", tuples=True)
         self.op = device_op(op, 1, "TransformIterator op")
 
     def _items(self, p):
@@ -137,8 +138,9 @@ class PermutationIterator(IteratorBase):
     `values` are not checked (as CUB's)."""
 
     def __init__(self, values, indices):
-        self.values = as_input(values, "PermutationIterator values")
+        self.values = as_input(values, "PermutationIterator values", tuples=True)
         self.indices = as_input(indices, "PermutationIterator indices")
+        self.tuple_items = self.values.tuple_items
         if np.dtype(self.indices.value_dtype).kind not in "iu":
             raise TypeError("PermutationIterator indices must be integers, got "
                             f"{np.dtype(self.indices.value_dtype)}")
@@ -158,6 +160,40 @@ class PermutationIterator(IteratorBase):
     @property
     def value_dtype(self):
         return self.values.value_dtype
+
+
+class ZipIterator(IteratorBase):
+    """(it0[i], it1[i], ...): the items of several arrays or iterators side
+    by side. An operator receives a tuple (x[0], x[1], ...: cuda.compute's
+    struct fields by position). Its value type is a structured dtype of
+    fields f0, f1, ... (what a record of its items holds). Taken by
+    unary_transform / binary_transform, TransformIterator and
+    PermutationIterator; the other algorithms need struct items (records
+    as values), not there yet, and refuse it."""
+    tuple_items = True
+
+    def __init__(self, *iterators):
+        if len(iterators) == 1 and isinstance(iterators[0], (list, tuple)):
+            iterators = tuple(iterators[0])       # ZipIterator([a, b]) too
+        if not iterators:
+            raise ValueError("ZipIterator needs at least one array or iterator")
+        self.inputs = [as_input(it, f"ZipIterator input {k}") for k, it in enumerate(iterators)]
+        self.dtype = np.dtype([(f"f{k}", np.dtype(it.value_dtype)) for k, it in enumerate(self.inputs)])
+
+    def _items(self, p):
+        params, exprs, env = [], [], {}
+        for k, it in enumerate(self.inputs):
+            kp, ke, kg = it._items(f"{p}z{k}_")
+            params += kp
+            exprs.append(ke)
+            env.update(kg)
+        return params, "(" + ", ".join(exprs) + ",)", env
+
+    def _args(self):
+        return [a for it in self.inputs for a in it._args()]
+
+    def _key(self):
+        return ("zip", tuple(it._key() for it in self.inputs))
 
 
 class ProxyArray:
@@ -216,9 +252,14 @@ def _scalar(value, what):
     raise TypeError(f"{what} must be a number or a numpy scalar, got {type(value).__name__}")
 
 
-def as_input(obj, what="d_in"):
-    """An array or iterator as an input sequence."""
+def as_input(obj, what="d_in", tuples=False):
+    """An array or iterator as an input sequence; one of tuples
+    (ZipIterator) only where `tuples` says the caller takes them."""
     if isinstance(obj, IteratorBase):
+        if obj.tuple_items and not tuples:
+            raise TypeError(f"{what}: a ZipIterator's items are tuples, which this algorithm does not take yet "
+                            "(cudajit.compute takes them in unary_transform, binary_transform, TransformIterator "
+                            "and PermutationIterator; reduce over TransformIterator(zip, op) to a number instead)")
         return obj
     return _ArrayInput(obj, what)
 
@@ -309,11 +350,11 @@ _result_dtypes = {}
 def result_dtype(op, arg_dtypes):
     """The result dtype of device function `op` on `arg_dtypes`, from the
     compiler's type inference (compile_ptx of the device function)."""
-    key = (op, tuple(np.dtype(d).str for d in arg_dtypes))
+    names = [_numba_name(d) for d in arg_dtypes]
+    key = (op, tuple(names))
     found = _result_dtypes.get(key)
     if found is None:
         from ..decorators import compile_ptx
-        names = [_numba_name(d) for d in arg_dtypes]
         _, ret = compile_ptx(op.py_func, f"({', '.join(names)})", device=True)
         found = np.dtype("bool" if ret == "bool" else ret)
         _result_dtypes[key] = found
@@ -321,7 +362,11 @@ def result_dtype(op, arg_dtypes):
 
 
 def _numba_name(dtype):
+    """numba's name of a number's dtype; a ZipIterator's (fields f0, f1, ...)
+    is the tuple its items are."""
     dtype = np.dtype(dtype)
+    if dtype.names:
+        return "Tuple(" + ", ".join(_numba_name(dtype.fields[n][0]) for n in dtype.names) + ")"
     return "boolean" if dtype.kind == "b" else dtype.name
 
 

@@ -19,7 +19,7 @@ def transform({params}, out, n):
 
 class _Transform:
     def __init__(self, inputs, d_out, op, arity):
-        self.srcs = [as_input(d, f"d_in{k + 1}" if arity > 1 else "d_in") for k, d in enumerate(inputs)]
+        self.srcs = [as_input(d, f"d_in{k + 1}" if arity > 1 else "d_in", tuples=True) for k, d in enumerate(inputs)]
         self.out_dtype = as_output(d_out, "d_out").dtype
         self.op = device_op(op, arity, "op")
         params, items, env = B.params_and_items(self.srcs)
