@@ -6,7 +6,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 
 #include "python/src/native_class.h"
 #include "runtime/args.h"
@@ -60,8 +63,41 @@ namespace {
 // Stream callbacks: the Python (stream, callback, arg) triple travels to the
 // driver thread as one owned reference; the thread takes the GIL to call it.
 // At interpreter shutdown the triple is left alone (taking the GIL then can
-// hang), which leaks it: nothing is left to use it anyway.
+// hang), which leaks it: nothing is left to use it anyway. Callbacks queued
+// and not finished are counted, so that an exit handler can wait (without
+// the GIL) for those already due: a driver thread still releasing the GIL
+// while the interpreter finalizes crashes the process.
+struct PendingCallbacks {
+  std::mutex mutex;
+  std::condition_variable done;
+  int count = 0;
+};
+PendingCallbacks& pendingCallbacks() {
+  static auto* p = new PendingCallbacks;   // never destroyed: driver threads may outlive static destructors
+  return *p;
+}
+void callbackQueued() {
+  std::lock_guard<std::mutex> lock(pendingCallbacks().mutex);
+  ++pendingCallbacks().count;
+}
+void callbackFinished() {
+  PendingCallbacks& p = pendingCallbacks();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  --p.count;
+  p.done.notify_all();
+}
+// atexit: give callbacks due by now up to two seconds to finish.
+void waitForCallbacks() {
+  py::gil_scoped_release no_gil;
+  PendingCallbacks& p = pendingCallbacks();
+  std::unique_lock<std::mutex> lock(p.mutex);
+  p.done.wait_for(lock, std::chrono::seconds(2), [&] { return p.count == 0; });
+}
+
 void runPythonStreamCallback(void* user, int status) {
+  struct Finished {
+    ~Finished() { callbackFinished(); }   // last: after the GIL is released
+  } finished;
 #if PY_VERSION_HEX >= 0x030D0000
   if (Py_IsFinalizing()) return;
 #else
@@ -87,7 +123,13 @@ void addCallback(py::object self, py::object callback, py::object arg) {
                          std::string(py::str(py::type::of(callback).attr("__name__"))));
   const cj::rt::cu::CUstream h = cj::py_native::checkedValue<StreamRef>(self).handle;
   py::tuple job = py::make_tuple(self, callback, arg);
-  cj::rt::addStreamCallback(h, &runPythonStreamCallback, job.ptr());
+  callbackQueued();
+  try {
+    cj::rt::addStreamCallback(h, &runPythonStreamCallback, job.ptr());
+  } catch (...) {
+    callbackFinished();   // never queued
+    throw;
+  }
   job.release();   // owned by the pending callback now
 }
 
@@ -157,6 +199,7 @@ py::dict cacheEntryInfo(const std::string& path) {
 }  // namespace
 
 void bindRuntime(py::module_& m) {
+  py::module_::import("atexit").attr("register")(py::cpp_function(&waitForCallbacks));
   m.def("is_available", &cj::rt::driverAvailable,
         "True when a CUDA driver and at least one GPU can be used.");
   m.def("unavailable_reason", &cj::rt::driverUnavailableReason,
