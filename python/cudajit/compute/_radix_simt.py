@@ -17,7 +17,7 @@ from . import _build as B
 from ._iterators import ProxyArray, length, output
 from ._ops import OpKind
 from ._scan import _Scan
-from ._sort_types import DoubleBuffer, SortOrder
+from ._sort_types import DoubleBuffer, SortOrder, check_bits
 
 RADIX_BITS = 8
 DIGITS = 1 << RADIX_BITS
@@ -227,18 +227,9 @@ class _RadixSort:
             src = (keys_out, vals_out)
 
 
-def _check_bits(dtype, begin_bit, end_bit):
-    bits = dtype.itemsize * 8
-    begin = 0 if begin_bit is None else int(begin_bit)
-    end = bits if end_bit is None else int(end_bit)
-    if not 0 <= begin <= end <= bits:
-        raise ValueError(f"radix_sort: need 0 <= begin_bit <= end_bit <= {bits} for {dtype} keys, "
-                         f"got {begin}, {end}")
-    return begin, end, -(-(end - begin) // RADIX_BITS)
-
-
 def sort(sorter, temp, d_in_keys, d_out_keys, d_in_values, d_out_values, n, begin_bit, end_bit, stream):
-    begin, end, passes = _check_bits(sorter.key_dtype, begin_bit, end_bit)
+    begin, end = check_bits(sorter.key_dtype, begin_bit, end_bit)
+    passes = -(-(end - begin) // RADIX_BITS)
     with_values = sorter.value_dtype is not None
     if isinstance(d_in_keys, DoubleBuffer):
         if with_values and not isinstance(d_in_values, DoubleBuffer):

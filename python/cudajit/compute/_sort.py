@@ -20,7 +20,7 @@ from .. import _core
 from . import _build as B
 from ._iterators import ProxyArray, array_dtype, contiguous, length, output
 from ._reduce import _cached, _count
-from ._sort_types import DoubleBuffer, SortOrder
+from ._sort_types import DoubleBuffer, SortOrder, check_bits
 
 KEY_DTYPES = [np.dtype(t) for t in (np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64)]
 VALUE_BYTES = (1, 2, 4, 8, 16)   # values are moved as bits of their size
@@ -122,16 +122,6 @@ class _RadixSort:
         return [(self.cub, [])]
 
 
-def _check_bits(dtype, begin_bit, end_bit):
-    bits = dtype.itemsize * 8
-    begin = 0 if begin_bit is None else int(begin_bit)
-    end = bits if end_bit is None else int(end_bit)
-    if not 0 <= begin <= end <= bits:
-        raise ValueError(f"radix_sort: need 0 <= begin_bit <= end_bit <= {bits} for {dtype} keys, "
-                         f"got {begin}, {end}")
-    return begin, end
-
-
 def _sorter(key_dtype, value_dtype, order):
     key = ("radix_sort", np.dtype(key_dtype).str, None if value_dtype is None else np.dtype(value_dtype).str, order)
     return _cached(_RadixSort, key, key_dtype, value_dtype, order)
@@ -145,7 +135,7 @@ def _arrays(d_in_keys, d_out_keys, d_in_values, d_out_values):
 
 def _plan(sorter, d_in_keys, d_out_keys, d_in_values, d_out_values, n, begin_bit, end_bit):
     """(whether CUB's kernels serve the call, bytes of temporary storage)."""
-    begin, end = _check_bits(sorter.key_dtype, begin_bit, end_bit)
+    begin, end = check_bits(sorter.key_dtype, begin_bit, end_bit)
     cub = sorter.serves(_arrays(d_in_keys, d_out_keys, d_in_values, d_out_values))
     return cub, sorter.temp_bytes(n, isinstance(d_in_keys, DoubleBuffer), begin, end, cub)
 
@@ -171,7 +161,7 @@ def _sort(sorter, cub, temp, d_in_keys, d_out_keys, d_in_values, d_out_values, n
         from ._radix_simt import sort
         return sort(sorter.simt(), temp, d_in_keys, d_out_keys, d_in_values, d_out_values, n, begin_bit, end_bit,
                     stream)
-    begin, end = _check_bits(sorter.key_dtype, begin_bit, end_bit)
+    begin, end = check_bits(sorter.key_dtype, begin_bit, end_bit)
     with_values = sorter.value_dtype is not None
     have = int(getattr(temp, "nbytes", 0)) if temp is not None else 0
 

@@ -20,3 +20,14 @@ class DoubleBuffer:
 
     def alternate(self):
         return self.d_buffers[self.selector ^ 1]
+
+
+def check_bits(dtype, begin_bit, end_bit):
+    """(begin, end) of a sort's bit range over keys of `dtype` (None: all)."""
+    bits = dtype.itemsize * 8
+    begin = 0 if begin_bit is None else int(begin_bit)
+    end = bits if end_bit is None else int(end_bit)
+    if not 0 <= begin <= end <= bits:
+        raise ValueError(f"radix_sort: need 0 <= begin_bit <= end_bit <= {bits} for {dtype} keys, "
+                         f"got {begin}, {end}")
+    return begin, end
