@@ -70,6 +70,8 @@ import json, sys
 import numpy as np
 routine, specs, fields, which = json.loads(sys.stdin.read())
 if which == "nvmath":
+    if not hasattr(np, "row_stack"):   # numba-cuda 0.30 names it; numpy 2.5 removed it
+        np.row_stack = np.vstack
     from nvmath.device import FFT, Matmul
 else:
     from cudajit.mathdx import FFT, Matmul
