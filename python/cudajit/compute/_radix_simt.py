@@ -17,7 +17,7 @@ from . import _build as B
 from ._iterators import ProxyArray, length, output
 from ._ops import OpKind
 from ._scan import _Scan
-from ._sort_types import DoubleBuffer, SortOrder, check_bits
+from ._sort_types import DoubleBuffer, SortOrder, check_bits, check_double_buffers
 
 RADIX_BITS = 8
 DIGITS = 1 << RADIX_BITS
@@ -232,12 +232,8 @@ def sort(sorter, temp, d_in_keys, d_out_keys, d_in_values, d_out_values, n, begi
     passes = -(-(end - begin) // RADIX_BITS)
     with_values = sorter.value_dtype is not None
     if isinstance(d_in_keys, DoubleBuffer):
-        if with_values and not isinstance(d_in_values, DoubleBuffer):
-            raise TypeError("radix_sort: with DoubleBuffer keys, d_in_values must be a DoubleBuffer too (or None)")
+        check_double_buffers(d_in_keys, d_in_values, with_values, n)
         kb, vb = d_in_keys, d_in_values
-        for a in kb.d_buffers + (vb.d_buffers if with_values else []):
-            if length(output(a, "a DoubleBuffer array")) < n:
-                raise ValueError(f"a DoubleBuffer array holds {length(a)} items, num_items is {n}")
         if n == 0 or passes == 0:
             return
         sel = kb.selector

@@ -20,7 +20,7 @@ from .. import _core
 from . import _build as B
 from ._iterators import ProxyArray, array_dtype, contiguous, length, output
 from ._reduce import _cached, _count
-from ._sort_types import DoubleBuffer, SortOrder, check_bits
+from ._sort_types import DoubleBuffer, SortOrder, check_bits, check_double_buffers
 
 KEY_DTYPES = [np.dtype(t) for t in (np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64)]
 VALUE_BYTES = (1, 2, 4, 8, 16)   # values are moved as bits of their size
@@ -169,12 +169,8 @@ def _sort(sorter, cub, temp, d_in_keys, d_out_keys, d_in_values, d_out_values, n
         if array_dtype(output(a, what)) != dtype:
             raise TypeError(f"radix_sort: {what} holds {array_dtype(a)}, the keys' (values') type is {dtype}")
     if isinstance(d_in_keys, DoubleBuffer):
-        if with_values and not isinstance(d_in_values, DoubleBuffer):
-            raise TypeError("radix_sort: with DoubleBuffer keys, d_in_values must be a DoubleBuffer too (or None)")
+        check_double_buffers(d_in_keys, d_in_values, with_values, n)
         kb, vb = d_in_keys, d_in_values
-        for a in kb.d_buffers + (vb.d_buffers if with_values else []):
-            if length(output(a, "a DoubleBuffer array")) < n:
-                raise ValueError(f"a DoubleBuffer array holds {length(a)} items, num_items is {n}")
         for a in kb.d_buffers:
             same_type(a, "a DoubleBuffer array", sorter.key_dtype)
         for a in vb.d_buffers if with_values else []:

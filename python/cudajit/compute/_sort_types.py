@@ -1,6 +1,8 @@
 """radix_sort's argument types (cuda.compute's names)."""
 import enum
 
+from ._iterators import length, output
+
 
 class SortOrder(enum.Enum):
     ASCENDING = 0
@@ -31,3 +33,13 @@ def check_bits(dtype, begin_bit, end_bit):
         raise ValueError(f"radix_sort: need 0 <= begin_bit <= end_bit <= {bits} for {dtype} keys, "
                          f"got {begin}, {end}")
     return begin, end
+
+
+def check_double_buffers(keys, values, with_values, n):
+    """DoubleBuffer keys: the values are a DoubleBuffer too, and every array
+    holds n items."""
+    if with_values and not isinstance(values, DoubleBuffer):
+        raise TypeError("radix_sort: with DoubleBuffer keys, d_in_values must be a DoubleBuffer too (or None)")
+    for a in keys.d_buffers + (values.d_buffers if with_values else []):
+        if length(output(a, "a DoubleBuffer array")) < n:
+            raise ValueError(f"a DoubleBuffer array holds {length(a)} items, num_items is {n}")
