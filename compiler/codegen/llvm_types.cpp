@@ -28,7 +28,16 @@ std::string llvmMemType(Scalar s) {
   return s == Scalar::Bool ? "i8" : llvmScalarType(s);
 }
 
+// An array's item in memory: a scalar, a record's bytes, or a vector: n = 2
+// and 4 as an LLVM vector (<4 x half>: its size is the item's), n = 1 and 3
+// as an LLVM array (<3 x float> would take 16 bytes). lower_array.cpp loads
+// and stores them.
 std::string llvmElemType(const Type* a) {
+  if (a->vector) {
+    const size_t n = a->vector->elems.size();
+    const std::string t = llvmMemType(a->scalar);
+    return n == 2 || n == 4 ? "<" + std::to_string(n) + " x " + t + ">" : "[" + std::to_string(n) + " x " + t + "]";
+  }
   return a->record ? "[" + std::to_string(a->record->size) + " x i8]" : llvmMemType(a->scalar);
 }
 

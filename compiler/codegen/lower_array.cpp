@@ -206,10 +206,95 @@ std::string loadElement(FunctionEmitter& fe, Scalar dtype, const std::string& pt
 
 void storeElement(FunctionEmitter& fe, Scalar dtype, const std::string& ptr, const std::string& v) {
   std::string mt = llvmMemType(dtype);
+  if (dtype == Scalar::Float16) {   // as its bits: storeVectorItem says why
+    std::string bits = fe.emit("bitcast half " + v + " to i16");
+    std::string ip = fe.emit("bitcast half* " + ptr + " to i16*");
+    fe.emitLine("store i16 " + bits + ", i16* " + ip + ", align 2");
+    return;
+  }
   std::string stored = dtype == Scalar::Bool ? fe.emit("zext i1 " + v + " to i8") : v;
   fe.emitLine("store " + mt + " " + stored + ", " + mt + "* " + ptr + ", align " +
               std::to_string(elementAlign(dtype)));
 }
+
+namespace {
+
+// A vector item (float16x4 & co) at `ptr` (llvmElemType: <n x T>* for n = 2
+// and 4, one vector access at the item's alignment: ld.v4.b16, ld.v2.f32,
+// ...; [n x T]* for n = 1 and 3, component by component); the value is the
+// tuple's struct.
+std::string loadVectorItem(FunctionEmitter& fe, const Type* vec, const std::string& ptr) {
+  const int n = static_cast<int>(vec->elems.size());
+  const std::string t = llvmMemType(vec->elems[0]->scalar);
+  const std::string arr = "[" + std::to_string(n) + " x " + t + "]";
+  const std::string st = llvmType(vec);
+  std::string out = "undef";
+  if (n == 2 || n == 4) {
+    const std::string vt = "<" + std::to_string(n) + " x " + t + ">";
+    std::string v = fe.emit("load " + vt + ", " + vt + "* " + ptr + ", align " + std::to_string(itemAlign(vec)));
+    for (int k = 0; k < n; ++k) {
+      std::string c = fe.emit("extractelement " + vt + " " + v + ", i32 " + std::to_string(k));
+      out = fe.emit("insertvalue " + st + " " + out + ", " + t + " " + c + ", " + std::to_string(k));
+    }
+    return out;
+  }
+  for (int k = 0; k < n; ++k) {
+    std::string p = fe.emit("getelementptr inbounds " + arr + ", " + arr + "* " + ptr + ", i64 0, i64 " + std::to_string(k));
+    std::string c = fe.emit("load " + t + ", " + t + "* " + p + ", align " + std::to_string(itemAlign(vec->elems[0])));
+    out = fe.emit("insertvalue " + st + " " + out + ", " + t + " " + c + ", " + std::to_string(k));
+  }
+  return out;
+}
+
+void storeVectorItem(FunctionEmitter& fe, const Type* vec, const std::string& ptr, const std::string& value) {
+  const int n = static_cast<int>(vec->elems.size());
+  const std::string t = llvmMemType(vec->elems[0]->scalar);
+  const std::string st = llvmType(vec);
+  std::vector<std::string> parts;
+  for (int k = 0; k < n; ++k) parts.push_back(fe.emit("extractvalue " + st + " " + value + ", " + std::to_string(k)));
+  const std::string mt = llvmElemType(arrayOfItems(vec, 1, Layout::C));
+  if (vec->elems[0]->scalar == Scalar::Float16) {
+    // Halves are stored as the integers of their bits, packed with integer
+    // operations: libNVVM (CUDA 13.0) deletes a store of computed halves as
+    // a <2 x half> (or as two neighbouring halves built into one) to shared
+    // memory that other threads read after a barrier, which packed integers
+    // keep (tests/test_vector_arrays.py).
+    std::vector<std::string> bits;
+    for (const std::string& p : parts) bits.push_back(fe.emit("bitcast half " + p + " to i16"));
+    if (n == 2 || n == 4) {
+      const std::string it = "i" + std::to_string(16 * n);
+      std::string word;
+      for (int k = 0; k < n; ++k) {
+        std::string z = fe.emit("zext i16 " + bits[k] + " to " + it);
+        if (k) z = fe.emit("shl " + it + " " + z + ", " + std::to_string(16 * k));
+        word = k ? fe.emit("or " + it + " " + word + ", " + z) : z;
+      }
+      std::string ip = fe.emit("bitcast " + mt + "* " + ptr + " to " + it + "*");
+      fe.emitLine("store " + it + " " + word + ", " + it + "* " + ip + ", align " + std::to_string(itemAlign(vec)));
+      return;
+    }
+    std::string ip = fe.emit("bitcast " + mt + "* " + ptr + " to i16*");
+    for (int k = 0; k < n; ++k) {
+      std::string p = fe.emit("getelementptr inbounds i16, i16* " + ip + ", i64 " + std::to_string(k));
+      fe.emitLine("store i16 " + bits[k] + ", i16* " + p + ", align 2");
+    }
+    return;
+  }
+  if (n == 2 || n == 4) {
+    const std::string vt = "<" + std::to_string(n) + " x " + t + ">";
+    std::string v = "undef";
+    for (int k = 0; k < n; ++k)
+      v = fe.emit("insertelement " + vt + " " + v + ", " + t + " " + parts[k] + ", i32 " + std::to_string(k));
+    fe.emitLine("store " + vt + " " + v + ", " + vt + "* " + ptr + ", align " + std::to_string(itemAlign(vec)));
+    return;
+  }
+  for (int k = 0; k < n; ++k) {
+    std::string p = fe.emit("getelementptr inbounds " + mt + ", " + mt + "* " + ptr + ", i64 0, i64 " + std::to_string(k));
+    fe.emitLine("store " + t + " " + parts[k] + ", " + t + "* " + p + ", align " + std::to_string(itemAlign(vec->elems[0])));
+  }
+}
+
+}  // namespace
 
 void lowerArrayOp(FunctionEmitter& fe, const ir::Instr& in) {
   const ir::Instr* arr = in.operands.at(0);
@@ -243,7 +328,7 @@ void lowerArrayOp(FunctionEmitter& fe, const ir::Instr& in) {
         fe.bind(in, fe.emit("bitcast " + llvmElemType(a) + "* " + p + " to i8*"));
         return;
       }
-      fe.bind(in, loadElement(fe, a->scalar, p));
+      fe.bind(in, a->vector ? loadVectorItem(fe, a->vector, p) : loadElement(fe, a->scalar, p));
       return;
     }
     case Op::ArrayStore: {
@@ -251,9 +336,13 @@ void lowerArrayOp(FunctionEmitter& fe, const ir::Instr& in) {
       if (a->record) fe.fail(in, "setitem", "store into an array of records (type inference emits record_copy)");
       std::vector<const ir::Instr*> idx(in.operands.begin() + 1, in.operands.end() - 1);
       const ir::Instr* value = in.operands.back();
-      if (value->type != scalarTy(a->scalar)) {
+      if (value->type != arrayElementType(a)) {
         fe.fail(in, "setitem", "storing a " + typeToString(value->type) + " into an array of " +
-                                   typeToString(scalarTy(a->scalar)) + " (type inference must insert a cast)");
+                                   typeToString(arrayElementType(a)) + " (type inference must insert a cast)");
+      }
+      if (a->vector) {
+        storeVectorItem(fe, a->vector, elementPointer(fe, arr, idx, in.facts), fe.val(value));
+        return;
       }
       storeElement(fe, a->scalar, elementPointer(fe, arr, idx, in.facts), fe.val(value));
       return;

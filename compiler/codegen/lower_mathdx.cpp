@@ -50,10 +50,24 @@ void lowerMathdxCall(FunctionEmitter& fe, const ir::Instr& in) {
   std::string list;
   for (size_t i = 0; i < params; ++i) {
     const ir::Instr* v = in.operands[i];
-    const std::string t = llvmScalarType(v->type->scalar);   // the element type, or the scalar's
+    // an array's item type, a scalar's type, or a vector's struct (alpha and
+    // beta of a complex half GEMM: float16x2)
+    const std::string t = v->type->is(TypeKind::Array) ? llvmElemType(v->type)
+                          : isVectorType(v->type)      ? llvmType(v->type)
+                                                       : llvmScalarType(v->type->scalar);
     std::string p;
     if (v->type->is(TypeKind::Array)) {
       p = bytePointer(fe.emit("extractvalue " + llvmViewType(v->type) + " " + fe.val(v) + ", 0"), t);
+    } else if (isVectorType(v->type)) {   // by pointer, component by component
+      std::string slot = fe.entryAlloca(t, 16);
+      for (size_t k = 0; k < v->type->elems.size(); ++k) {
+        const std::string ct = llvmScalarType(v->type->elems[k]->scalar);
+        std::string c = fe.emit("extractvalue " + t + " " + fe.val(v) + ", " + std::to_string(k));
+        std::string at = fe.emit("getelementptr inbounds " + t + ", " + t + "* " + slot + ", i32 0, i32 " +
+                                 std::to_string(k));
+        fe.emitLine("store " + ct + " " + c + ", " + ct + "* " + at);
+      }
+      p = bytePointer(slot, t);
     } else if (i + 1 == params && packed > 1) {   // generate's (a, b)
       const std::string pair = "[" + std::to_string(packed) + " x " + t + "]";
       std::string slot = fe.entryAlloca(pair, 16);

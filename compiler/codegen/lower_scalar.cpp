@@ -280,10 +280,25 @@ std::string convertScalar(FunctionEmitter& fe, const std::string& v, Scalar from
     return fe.emit("icmp ne " + ft + " " + v + ", 0");
   }
   bool from_signed = fk != ScalarKind::Bool && scalarSigned(from);
+  if (to == Scalar::Float16 && fk == ScalarKind::Float) {
+    // PTX's cvt.rn.f16.f32 / .f64 as inline assembly, as numba-cuda does,
+    // not fptrunc: libNVVM (CUDA 13.0) deletes the stores of two fptrunc'd
+    // halves to neighbouring shared-memory elements (it merges them into a
+    // truncating <2 x half> store and loses it), so that a shared float16
+    // array written in pairs, or a float16x2 item, read back after a
+    // barrier held garbage (tests/test_vector_arrays.py).
+    const char* src = from == Scalar::Float64 ? "f64" : "f32";
+    const char* con = from == Scalar::Float64 ? "d" : "f";
+    return fe.emit("call half asm \"cvt.rn.f16." + std::string(src) + " $0, $1;\", \"=h," + con + "\"(" + ft + " " + v +
+                   ")");
+  }
   if (fk == ScalarKind::Float && tk == ScalarKind::Float) {
     return conv(scalarBits(to) > scalarBits(from) ? "fpext" : "fptrunc");
   }
   if (fk == ScalarKind::Float) return conv(scalarSigned(to) ? "fptosi" : "fptoui");
+  // an integer to float16: exactly to float32 first (every integer float16
+  // reaches below 2^24 is exact there), then rounded once, as above
+  if (to == Scalar::Float16) return convertScalar(fe, convertScalar(fe, v, from, Scalar::Float32), Scalar::Float32, to);
   if (tk == ScalarKind::Float) return conv(from_signed ? "sitofp" : "uitofp");
   // integer (or bool) -> integer
   int fb = scalarBits(from), tb = scalarBits(to);

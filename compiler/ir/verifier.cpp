@@ -850,7 +850,7 @@ class Verifier {
         if (arr->readonly) fail(b, in, "store to a read-only array");
         expectIndices(b, in, 1, arr->ndim);
         if (arr->record) fail(b, in, "store to an array of records (records are copied with record_copy)");
-        expectType(b, in, in->operands.back()->type, scalarTy(arr->scalar), "stored value");
+        expectType(b, in, in->operands.back()->type, arrayElementType(arr), "stored value");
         break;
       }
       default: break;

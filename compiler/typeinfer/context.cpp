@@ -194,13 +194,26 @@ ir::Instr* Emitter::convert(ir::Instr* v, const Type* to) {
     intrinsic(ir::Intrinsic::NoneCheck, voidTy(), {element(v, 1), value});
     return convert(value, to);
   }
+  // nvmath's vector types of two floats and complex numbers convert both
+  // ways, the real part in x and the imaginary part in y: what lets a
+  // complex64 array's item be stored into a float16x2 array (complex32) and back.
+  if (from->isComplex() && isComplexPairVector(to)) {
+    const Type* part = scalarTy(complexPart(from->scalar));
+    ir::Instr* re = intrinsic(ir::Intrinsic::ComplexReal, part, {v});
+    ir::Instr* im = intrinsic(ir::Intrinsic::ComplexImag, part, {v});
+    return emit(ir::Op::TupleMake, to, {convert(re, to->elems[0]), convert(im, to->elems[1])});
+  }
+  if (isComplexPairVector(from) && to->isComplex()) {
+    const Type* part = scalarTy(complexPart(to->scalar));
+    return intrinsic(ir::Intrinsic::ComplexMake, to, {convert(element(v, 0), part), convert(element(v, 1), part)});
+  }
   if (from->is(TypeKind::Tuple) && to->is(TypeKind::Tuple) && from->elems.size() == to->elems.size()) {
     std::vector<ir::Instr*> elems;
     for (size_t i = 0; i < to->elems.size(); ++i)
       elems.push_back(convert(element(v, static_cast<int64_t>(i)), to->elems[i]));
     return emit(ir::Op::TupleMake, to, std::move(elems));
   }
-  if (from->is(TypeKind::Array) && to->is(TypeKind::Array) && from->scalar == to->scalar && from->record == to->record &&
+  if (from->is(TypeKind::Array) && to->is(TypeKind::Array) && from->scalar == to->scalar && from->record == to->record && from->vector == to->vector &&
       from->ndim == to->ndim && from->space == to->space &&
       (to->layout == Layout::A || to->layout == from->layout)) {
     // numba's layout merge (C or F joining A at a block parameter): the same

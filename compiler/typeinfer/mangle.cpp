@@ -30,7 +30,9 @@ std::string mangleType(const Type* t) {
     case TypeKind::Scalar: return std::string(scalarShortName(t->scalar));
     case TypeKind::Array: {
       std::string s = "a" + std::to_string(t->ndim) +
-                      (t->record ? recordMangle(t->record) : std::string(scalarShortName(t->scalar)));
+                      (t->vector   ? "v" + vectorName(t->vector)
+                       : t->record ? recordMangle(t->record)
+                                   : std::string(scalarShortName(t->scalar)));
       s += t->layout == Layout::C ? "C" : t->layout == Layout::F ? "F" : "A";
       if (t->space == MemSpace::Shared) s += "s";
       if (t->space == MemSpace::Local) s += "l";

@@ -43,6 +43,16 @@ const AttributeEntry* findAttribute(TypeKind kind, std::string_view name);
 // The scalar a dtype argument names: sym(numpy.float32), the string
 // "float32", or builtins.float / int / bool. nullopt otherwise.
 std::optional<Scalar> dtypeOf(const ir::Instr* v);
+// The vector type a dtype argument names: a vector type's symbol
+// (cudajit.float16x4, cudajit.half4), a string naming one ("float16x4"), or
+// a name of vector_dtype_names.def ("complex32x2"). nullptr otherwise.
+const Type* vectorDtypeOf(const ir::Instr* v);
+// The vector type `name` names ("float16x4", "half4"; with dtype_names the
+// names of vector_dtype_names.def too), or nullptr.
+const Type* vectorNamed(std::string_view name, bool dtype_names);
+// The item type a dtype argument names: a vector type, else the scalar of
+// dtypeOf; nullptr when it names neither.
+const Type* itemDtypeOf(const ir::Instr* v);
 
 namespace rules {
 // The special register of each dimension x, y, z (cuda.threadIdx & co, ct.bid & co).

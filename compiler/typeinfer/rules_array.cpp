@@ -67,23 +67,34 @@ ir::Instr* viewAttrLower(const Site& s, Emitter& e) {
 const Type* viewCallType(const Site& s) {
   s.expectArgs(1);
   const Type* from = s.receiver->type->elems[1];
-  std::optional<Scalar> to = dtypeOf(s.args[0]);
-  if (!to) s.fail("view(): the argument must be a numpy dtype (np.float32, ...), got " + typeToString(s.argType(0)));
-  const int old_size = scalarByteSize(from->scalar), new_size = scalarByteSize(*to);
+  const Type* to = itemDtypeOf(s.args[0]);
+  if (!to)
+    s.fail("view(): the argument must be a numpy dtype (np.float32, ...) or a vector type (float16x2), got " +
+           typeToString(s.argType(0)));
+  if (from->record) s.fail("view(): an array of records has no view as another type here");
+  const int64_t old_size = arrayItemSize(from), new_size = itemSize(to);
   if (old_size != new_size) {
     if (from->ndim == 0 || from->layout != Layout::C)
-      s.fail("view(): a view as " + std::string(scalarNumbaName(*to)) + " changes the item size, which needs the "
+      s.fail("view(): a view as " + typeToNumbaString(to) + " changes the item size, which needs the "
              "last axis contiguous: a C-contiguous array, got " + typeToString(from),
              "declare the argument C-contiguous (float32[:, ::1]) or view a local / shared array");
   }
-  return arrayTy(*to, from->ndim, from->layout, from->space, from->readonly);
+  // Vector loads assume the item's alignment: only memory cudajit placed
+  // (local and shared arrays, aligned to 16 bytes) is known to have it.
+  if (isVectorType(to) && itemAlign(to) > itemAlign(arrayElementType(from)) && from->space != MemSpace::Local &&
+      from->space != MemSpace::Shared)
+    s.fail("view(): a view of " + typeToString(from) + " as " + typeToNumbaString(to) + " needs " +
+               std::to_string(itemAlign(to)) + "-byte aligned items, which only local and shared arrays are "
+               "known to have",
+           "copy the data into a cuda.local.array / cuda.shared.array of " + typeToNumbaString(to));
+  return arrayOfItems(to, from->ndim, from->layout, from->space, from->readonly);
 }
 
 ir::Instr* viewCallLower(const Site& s, Emitter& e) {
   ir::Instr* arr = e.element(s.receiver, 1);
   const Type* from = arr->type;
   const Type* to = viewCallType(s);
-  const int old_size = scalarByteSize(from->scalar), new_size = scalarByteSize(to->scalar);
+  const int64_t old_size = arrayItemSize(from), new_size = arrayItemSize(to);
   std::vector<ir::Instr*> shape, strides;
   for (int d = 0; d < from->ndim; ++d) {
     shape.push_back(e.arrayDim(arr, d));

@@ -101,7 +101,15 @@ struct ArraySpec {
   std::vector<int64_t> shape;
   int64_t alignment = 0;   // bytes (numba's alignment=); 0: the default
   const Type* record = nullptr;   // a structured dtype: the items are records
+  const Type* vector = nullptr;   // a vector type (float16x4, MathDx's complex32x2): the items are vectors
 };
+
+// What a dtype argument that names no type was, for the message: a
+// string's text ('complex16'), else its type.
+std::string dtypeArgText(const ir::Instr* v) {
+  if (auto c = constantOf(v); c && c->kind == ir::Const::Kind::Str) return "the string '" + c->s + "'";
+  return typeToString(v->type);
+}
 
 ArraySpec arraySpec(const Site& s) {
   std::vector<ir::Instr*> a = s.bind({"shape", "dtype", "alignment"}, 2);
@@ -124,20 +132,28 @@ ArraySpec arraySpec(const Site& s) {
   if (spec.shape.size() > 3)
     s.fail(std::string(s.name) + "(): at most 3 dimensions are supported");
   spec.record = recordDtypeOf(a[1]);   // a structured dtype: an array of records
-  auto dtype = spec.record ? std::optional<Scalar>(Scalar::UInt8) : dtypeOf(a[1]);
+  spec.vector = spec.record ? nullptr : vectorDtypeOf(a[1]);
+  auto dtype = spec.record ? std::optional<Scalar>(Scalar::UInt8)
+               : spec.vector ? std::optional<Scalar>(spec.vector->elems[0]->scalar)
+                             : dtypeOf(a[1]);
   if (!dtype)
     s.fail(std::string(s.name) + "(): dtype must be a numpy scalar type (numpy.float32) or "
-                                 "its name ('float32'), got " + typeToString(a[1]->type));
+                                 "its name ('float32'), a vector type (cudajit.float16x4) or a structured dtype, got " +
+           dtypeArgText(a[1]));
   spec.dtype = *dtype;
   if (a[2]) {
     auto align = constantOf(a[2]);
     if (align && align->kind == ir::Const::Kind::None) return spec;
     if (!align || align->kind != ir::Const::Kind::Int || align->i <= 0 || (align->i & (align->i - 1)) || align->i > 4096)
       s.fail(std::string(s.name) + "(): alignment must be a constant power of two up to 4096 (bytes)");
-    const int64_t need = spec.record ? memAlign(spec.record) : scalarByteSize(spec.dtype);
+    const int64_t need = spec.record   ? memAlign(spec.record)
+                         : spec.vector ? itemAlign(spec.vector)
+                                       : scalarByteSize(spec.dtype);
     if (align->i < need)
       s.fail(std::string(s.name) + "(): alignment " + std::to_string(align->i) + " is smaller than the " +
-             (spec.record ? typeToNumbaString(spec.record) : std::string(scalarNumbaName(spec.dtype))) +
+             (spec.record   ? typeToNumbaString(spec.record)
+              : spec.vector ? vectorName(spec.vector)
+                            : std::string(scalarNumbaName(spec.dtype))) +
              " elements (" + std::to_string(need) + " bytes)");
     spec.alignment = align->i;
   }
@@ -147,6 +163,7 @@ ArraySpec arraySpec(const Site& s) {
 const Type* memArrayType(const Site& s, MemSpace space) {
   ArraySpec spec = arraySpec(s);
   if (spec.record) return recordArrayTy(spec.record, static_cast<int>(spec.shape.size()), Layout::C, space);
+  if (spec.vector) return vectorArrayTy(spec.vector, static_cast<int>(spec.shape.size()), Layout::C, space);
   return arrayTy(spec.dtype, static_cast<int>(spec.shape.size()), Layout::C, space);
 }
 const Type* sharedType(const Site& s) { return memArrayType(s, MemSpace::Shared); }

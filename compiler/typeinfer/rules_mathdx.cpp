@@ -103,10 +103,24 @@ std::string launchBlockName(const Site& s, const std::array<int64_t, 3>& built) 
   return "block=" + std::to_string(b[0]) + "x" + std::to_string(b[1]) + "x" + std::to_string(b[2]);
 }
 
+// The item type of a MathDx value type as the traits spell it: a numpy
+// scalar ("float32", "complex64") or a vector ("complex32" is float16x2,
+// "complex32x2" float16x4: vector_dtype_names.def). nullptr if neither.
+const Type* valueItemType(const std::string& name) {
+  Scalar sc;
+  if (parseScalar(name, &sc)) return scalarTy(sc);
+  return vectorNamed(name, /*dtype_names=*/true);
+}
+
+// "complex32 (float16x2)" for a vector value type, "float32" for a scalar.
+std::string itemName(const std::string& value_type, const Type* item) {
+  return isVectorType(item) ? value_type + " (" + vectorName(item) + ")" : typeToNumbaString(item);
+}
+
 struct Call {
   std::string key;
   std::shared_ptr<const mathdx::MatmulResult> mm;
-  Scalar value[3];   // A, B, C
+  const Type* value[3];   // A, B, C: a scalar, or a vector for complex half (complex32: float16x2)
   bool dynamic_ld = false;   // execute(alpha, a, lda, b, ldb, beta, c, ldc)
 };
 
@@ -133,7 +147,7 @@ Call analyze(const Site& s) {
   if (!c.mm) fail(s, "this Matmul was not built in this process (descriptor " + c.key + ")");
   checkTarget(s, "Matmul", c.mm->spec, fail);
   for (int i = 0; i < 3; ++i)
-    if (!parseScalar(c.mm->value_type[i], &c.value[i]))
+    if (!(c.value[i] = valueItemType(c.mm->value_type[i])))
       fail(s, "Matmul's " + std::string(1, "abc"[i]) + " value type " + c.mm->value_type[i] +
                   " has no array type in cudajit kernels");
   // (alpha, a, b, beta, c), or with runtime leading dimensions (alpha, a, lda,
@@ -146,16 +160,16 @@ Call analyze(const Site& s) {
   const size_t at[3] = {at_a, at_b, at_c};
   for (int i = 0; i < 3; ++i) {
     const Type* t = s.argType(at[i]);
-    if (!t->is(TypeKind::Array) || t->scalar != c.value[i])
+    if (!t->is(TypeKind::Array) || arrayElementType(t) != c.value[i])
       fail(s, "Matmul.execute's " + std::string(1, "abc"[i]) + " must be an array of " +
-                  std::string(scalarNumbaName(c.value[i])) + ", got " + typeToString(t));
+                  itemName(c.mm->value_type[i], c.value[i]) + ", got " + typeToString(t));
     if (c.dynamic_ld && (!s.argType(at[i] + 1)->is(TypeKind::Scalar) || !s.argType(at[i] + 1)->isInt()))
       fail(s, "Matmul.execute's ld" + std::string(1, "abc"[i]) + " must be an integer, got " +
                   typeToString(s.argType(at[i] + 1)));
   }
   for (size_t i : {size_t{0}, at_beta}) {
     const Type* t = s.argType(i);
-    if (!t->is(TypeKind::Scalar))
+    if (!t->is(TypeKind::Scalar) && t != c.value[2])
       fail(s, std::string(i == 0 ? "alpha" : "beta") + " must be a number, got " + typeToString(t));
   }
   if (c.dynamic_ld && c.mm->api != "dynamic_ld") {
@@ -185,14 +199,21 @@ const Type* mathdxType(const Site& s) {
 ir::Instr* mathdxLower(const Site& s, Emitter& e) {
   Call c = analyze(s);
   checkBlockShape(s, "Matmul", c.mm->block_dim, fail, /*larger=*/true);
-  const Type* ct = scalarTy(c.value[2]);
+  const Type* ct = c.value[2];
+  // alpha and beta as C's value type; a real number for a complex half C
+  // (float16x2) goes through complex128, as nvmath converts only complex ones.
+  auto scale = [&](ir::Instr* v) {
+    if (isComplexPairVector(ct) && v->type->isScalar() && !v->type->isComplex())
+      v = e.convert(v, scalarTy(Scalar::Complex128));
+    return e.convert(v, ct);
+  };
   std::vector<ir::Instr*> operands;
   if (c.dynamic_ld) {   // leading dimensions as unsigned 32-bit, by pointer
     const Type* u32 = scalarTy(Scalar::UInt32);
-    operands = {e.convert(s.args[0], ct), s.args[1], e.convert(s.args[2], u32), s.args[3], e.convert(s.args[4], u32),
-                e.convert(s.args[5], ct), s.args[6], e.convert(s.args[7], u32)};
+    operands = {scale(s.args[0]), s.args[1], e.convert(s.args[2], u32), s.args[3], e.convert(s.args[4], u32),
+                scale(s.args[5]), s.args[6], e.convert(s.args[7], u32)};
   } else {
-    operands = {e.convert(s.args[0], ct), s.args[1], s.args[2], e.convert(s.args[3], ct), s.args[4]};
+    operands = {scale(s.args[0]), s.args[1], s.args[2], scale(s.args[3]), s.args[4]};
   }
   ir::Instr* call =
       makeLibraryCall(e, libcalls::Library::Mathdx, c.key, voidTy(), std::move(operands), "Matmul.execute");
@@ -240,10 +261,9 @@ FftCall analyzeFft(const Site& s) {
   c.fft = mathdx::servedFft(c.key);
   if (!c.fft) failFft(s, "this FFT was not built in this process (descriptor " + c.key + ")");
   checkTarget(s, "FFT", c.fft->spec, failFft);
-  Scalar value;
-  if (!parseScalar(c.fft->value_type, &value))
-    failFft(s, "the FFT's value type " + c.fft->value_type + " has no array type in cudajit kernels",
-            "half precision FFTs batch two values in one (complex32x2); use float32 or float64");
+  const Type* value = valueItemType(c.fft->value_type);
+  if (!value) failFft(s, "the FFT's value type " + c.fft->value_type + " has no array type in cudajit kernels");
+  const std::string value_name = itemName(c.fft->value_type, value);
   const bool block = c.fft->execution == "Block";
   const bool shared_api = c.fft->api == "shared_memory";
   if (!s.kw_args.empty()) failFft(s, "FFT.execute takes no keyword arguments");
@@ -252,10 +272,10 @@ FftCall analyzeFft(const Site& s) {
       failFft(s, "an FFT built with execute_api='shared_memory' takes 1 argument (shared_mem), got " +
                      std::to_string(s.argCount()));
     const Type* smem = s.argType(0);
-    if (!smem->is(TypeKind::Array) || smem->scalar != value || smem->space != MemSpace::Shared)
+    if (!smem->is(TypeKind::Array) || arrayElementType(smem) != value || smem->space != MemSpace::Shared)
       failFft(s, "a Block FFT's execute takes (thread_data, shared_mem), or (shared_mem) alone for the "
                  "shared-memory API: shared_mem must be a shared-memory array of " +
-                     std::string(scalarNumbaName(value)) + " (the block's data), got " + typeToString(smem) +
+                     value_name + " (the block's data), got " + typeToString(smem) +
                      (smem->is(TypeKind::Array) && smem->space != MemSpace::Shared ? " not in shared memory" : ""),
               "cuda.shared.array(shape=(0,), dtype=fft.value_type) with fft.shared_memory_size bytes at launch");
     useSharedMemoryApi(s, &c);
@@ -267,8 +287,8 @@ FftCall analyzeFft(const Site& s) {
                    (block ? "2 arguments (thread_data, shared_mem) or 1 (shared_mem)" : "1 argument (thread_data)") +
                    ", got " + std::to_string(s.argCount()));
   const Type* data = s.argType(0);
-  if (!data->is(TypeKind::Array) || data->scalar != value)
-    failFft(s, "thread_data must be an array of " + std::string(scalarNumbaName(value)) + " (the FFT's value type), got " +
+  if (!data->is(TypeKind::Array) || arrayElementType(data) != value)
+    failFft(s, "thread_data must be an array of " + value_name + " (the FFT's value type), got " +
                    typeToString(data));
   if (block && !s.argType(1)->is(TypeKind::Array))
     failFft(s, "shared_mem must be an array (the FFT's shared-memory workspace), got " + typeToString(s.argType(1)));

@@ -14,26 +14,13 @@
 namespace cj::typeinfer::rules {
 namespace {
 
-constexpr const char* kFields[] = {"x", "y", "z", "w"};
-
 // The vector type the table row names ("float32x4"): its base and N.
-const Type* vectorType(std::string_view name) {
-  size_t cut = name.rfind('x');
-  Scalar base;
-  if (cut == std::string_view::npos || !parseScalar(name.substr(0, cut), &base)) return nullptr;
-  int n = name[cut + 1] - '0';
-  std::vector<std::string> fields(kFields, kFields + n);
-  return namedTupleTy(std::vector<const Type*>(static_cast<size_t>(n), scalarTy(base)), name, fields);
-}
+const Type* vectorType(std::string_view name) { return parseVectorName(name); }
 
 // A constructor argument's components: 1 for a number, N for a vector.
 int components(const Type* t) {
   if (t->isScalar() && t->isNumeric()) return 1;
-  if (t->is(TypeKind::Tuple) && namedTupleField(t, "x") == 0) {
-    std::string_view name = t->name;
-    std::string_view cls = name.substr(0, name.find('('));
-    if (const Type* v = vectorType(cls); v == t) return static_cast<int>(t->elems.size());
-  }
+  if (isVectorType(t)) return static_cast<int>(t->elems.size());
   return 0;
 }
 

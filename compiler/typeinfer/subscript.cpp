@@ -118,6 +118,14 @@ void checkSetItem(const FunctionContext& ctx, ir::Instr* in) {
              "assign element by element in a loop");
   indexTypes(ctx, in, obj, in->operands[1]->type);
   if (obj->record) return checkRecordItemStore(ctx, in, obj, val);   // a[i] = b[j]
+  if (obj->vector) {   // a vector of the array's type, or a complex number into float16x2 & co
+    if (val != obj->vector && !(val->isComplex() && isComplexPairVector(obj->vector)))
+      ctx.fail(in, "setitem",
+               "cannot store " + typeToNumbaString(val) + " into an array of " + vectorName(obj->vector),
+               "build the item with " + vectorName(obj->vector) + "(...)");
+    return;
+  }
+  if (isComplexPairVector(val) && scalarKind(obj->scalar) == ScalarKind::Complex) return;   // float16x2 & co into a complex array
   if (!val->isScalar() || scalarConversion(val->scalar, obj->scalar) == Conversion::None)
     ctx.fail(in, "setitem",
              "cannot store " + typeToString(val) + " into an array of " +
@@ -135,7 +143,7 @@ void lowerSetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
     e.emit(ir::Op::RecordCopy, voidTy(), {item, in->operands[2]});
     return;
   }
-  operands.push_back(e.convert(in->operands[2], scalarTy(arr->type->scalar)));
+  operands.push_back(e.convert(in->operands[2], arrayElementType(arr->type)));
   e.emit(ir::Op::ArrayStore, voidTy(), operands);
 }
 

@@ -2,6 +2,7 @@
 #include <unordered_map>
 
 #include "support/error.h"
+#include "typeinfer/infer.h"
 #include "typeinfer/rules.h"
 #include "types/signature.h"
 
@@ -80,6 +81,32 @@ const SymbolEntry* findSymbol(std::string_view qualified_name) {
 const AttributeEntry* findAttribute(TypeKind kind, std::string_view name) {
   for (const auto& e : kAttributes)
     if (e.kind == kind && e.name == name) return &e;
+  return nullptr;
+}
+
+const Type* vectorNamed(std::string_view name, bool dtype_names) {
+  for (const auto& [alias, canonical] : vectorTypeNames())
+    if (alias == name) return parseVectorName(canonical);
+  if (!dtype_names) return nullptr;
+#define VECTOR_DTYPE_NAME(alias, vector) \
+  if (name == alias) return parseVectorName(vector);
+#include "typeinfer/vector_dtype_names.def"
+#undef VECTOR_DTYPE_NAME
+  return nullptr;
+}
+
+const Type* vectorDtypeOf(const ir::Instr* v) {
+  if (v->type->is(TypeKind::Symbol)) {   // cudajit.float16x4, cudajit.half4
+    std::string_view name = v->type->name;
+    return name.rfind("cudajit.", 0) == 0 ? vectorNamed(name.substr(8), false) : nullptr;
+  }
+  if (auto c = constantOf(v); c && c->kind == ir::Const::Kind::Str) return vectorNamed(c->s, true);
+  return nullptr;
+}
+
+const Type* itemDtypeOf(const ir::Instr* v) {
+  if (const Type* vec = vectorDtypeOf(v)) return vec;
+  if (auto s = dtypeOf(v)) return scalarTy(*s);
   return nullptr;
 }
 

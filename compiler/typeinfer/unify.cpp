@@ -24,7 +24,7 @@ const Type* unifyTypes(const Type* a, const Type* b) {
     case TypeKind::Scalar:
       return scalarTy(unifyScalars(a->scalar, b->scalar));
     case TypeKind::Array: {
-      if (a->scalar != b->scalar || a->record != b->record || a->ndim != b->ndim || a->space != b->space)
+      if (a->scalar != b->scalar || a->record != b->record || a->vector != b->vector || a->ndim != b->ndim || a->space != b->space)
         return nullptr;
       Layout layout = a->layout == b->layout ? a->layout : Layout::A;
       return arrayLike(a, a->ndim, layout, a->space, a->readonly || b->readonly);
@@ -53,7 +53,7 @@ bool canCoerce(const Type* from, const Type* to) {
     case TypeKind::Scalar:
       return scalarConversion(from->scalar, to->scalar) != Conversion::None;
     case TypeKind::Array:
-      return from->scalar == to->scalar && from->record == to->record && from->ndim == to->ndim &&
+      return from->scalar == to->scalar && from->record == to->record && from->vector == to->vector && from->ndim == to->ndim &&
              from->space == to->space &&
              (to->layout == Layout::A || to->layout == from->layout) &&
              (to->readonly || !from->readonly);

@@ -1,5 +1,6 @@
 #include "types/types.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,14 +30,14 @@ const ScalarRow& row(Scalar s) { return kScalars[static_cast<int>(s)]; }
 // The interning table: a key made of every field, mapped to the one Type.
 using Key = std::tuple<int, int, int, int, int, bool, std::vector<const Type*>, std::string,
                        std::vector<int64_t>, const TileLayout*, const Type*, std::vector<std::string>,
-                       int64_t, int64_t, bool>;
+                       int64_t, int64_t, bool, const Type*>;
 
 const Type* intern(Type t) {
   static std::mutex mu;
   static std::map<Key, std::unique_ptr<Type>> table;
   Key key{static_cast<int>(t.kind), static_cast<int>(t.scalar), t.ndim,
           static_cast<int>(t.layout), static_cast<int>(t.space), t.readonly, t.elems, t.name,
-          t.shape, t.tile_layout, t.record, t.fields, t.size, t.align, t.aligned};
+          t.shape, t.tile_layout, t.record, t.fields, t.size, t.align, t.aligned, t.vector};
   std::lock_guard<std::mutex> lock(mu);
   auto it = table.find(key);
   if (it != table.end()) return it->second.get();
@@ -324,14 +325,84 @@ const Type* recordArrayTy(const Type* record, int ndim, Layout layout, MemSpace 
 }
 
 const Type* arrayElementType(const Type* a) {
+  if (a->vector) return a->vector;
   return a->record ? recordInSpace(a->record, a->space) : scalarTy(a->scalar);
 }
 
-int64_t arrayItemSize(const Type* a) { return a->record ? a->record->size : scalarByteSize(a->scalar); }
+int64_t arrayItemSize(const Type* a) {
+  if (a->vector) return itemSize(a->vector);
+  return a->record ? a->record->size : scalarByteSize(a->scalar);
+}
 
 const Type* arrayLike(const Type* a, int ndim, Layout layout, MemSpace space, bool readonly) {
+  if (a->vector) return vectorArrayTy(a->vector, ndim, layout, space, readonly);
   return a->record ? recordArrayTy(a->record, ndim, layout, space, readonly)
                    : arrayTy(a->scalar, ndim, layout, space, readonly);
+}
+
+namespace {
+constexpr const char* kVectorFields[] = {"x", "y", "z", "w"};
+}
+
+const Type* vectorTy(Scalar base, int n) {
+  if (n < 1 || n > 4 || scalarKind(base) == ScalarKind::Bool || scalarKind(base) == ScalarKind::Complex) return nullptr;
+  std::string name = std::string(scalarNumbaName(base)) + "x" + std::to_string(n);
+  return namedTupleTy(std::vector<const Type*>(static_cast<size_t>(n), scalarTy(base)), name,
+                      std::vector<std::string>(kVectorFields, kVectorFields + n));
+}
+
+const Type* parseVectorName(std::string_view name) {
+  size_t cut = name.rfind('x');
+  Scalar base;
+  if (cut == std::string_view::npos || cut + 2 != name.size() || name[cut + 1] < '1' || name[cut + 1] > '4' ||
+      !parseScalar(name.substr(0, cut), &base) || scalarNumbaName(base) != name.substr(0, cut))
+    return nullptr;
+  return vectorTy(base, name[cut + 1] - '0');
+}
+
+bool isVectorType(const Type* t) {
+  if (!t || !t->is(TypeKind::Tuple) || t->name.empty() || t->elems.empty()) return false;
+  return parseVectorName(std::string_view(t->name).substr(0, t->name.find('('))) == t;
+}
+
+std::string vectorName(const Type* v) { return v->name.substr(0, v->name.find('(')); }
+
+bool isComplexPairVector(const Type* t) {
+  return isVectorType(t) && t->elems.size() == 2 && t->elems[0]->isFloat();
+}
+
+const Type* vectorArrayTy(const Type* vector, int ndim, Layout layout, MemSpace space, bool readonly) {
+  if (!isVectorType(vector)) return nullptr;
+  Type t;
+  t.kind = TypeKind::Array;
+  t.vector = vector;
+  t.scalar = vector->elems[0]->scalar;
+  t.ndim = ndim;
+  t.layout = layout;
+  t.space = space;
+  t.readonly = readonly;
+  return intern(std::move(t));
+}
+
+bool isVectorArray(const Type* t) { return t && t->kind == TypeKind::Array && t->vector != nullptr; }
+
+const Type* arrayOfItems(const Type* item, int ndim, Layout layout, MemSpace space, bool readonly) {
+  if (isVectorType(item)) return vectorArrayTy(item, ndim, layout, space, readonly);
+  if (isRecord(item)) return recordArrayTy(item, ndim, layout, space, readonly);
+  return arrayTy(item->scalar, ndim, layout, space, readonly);
+}
+
+int64_t itemSize(const Type* item) {
+  if (isVectorType(item)) return static_cast<int64_t>(item->elems.size()) * scalarByteSize(item->elems[0]->scalar);
+  return memSize(item);
+}
+
+int64_t itemAlign(const Type* item) {
+  if (isVectorType(item)) {
+    const int64_t n = static_cast<int64_t>(item->elems.size());
+    return n == 2 || n == 4 ? std::min<int64_t>(itemSize(item), 16) : scalarByteSize(item->elems[0]->scalar);
+  }
+  return memAlign(item);
 }
 
 std::string_view scalarShortName(Scalar s) { return row(s).short_name; }
@@ -408,7 +479,9 @@ std::string typeToString(const Type* t) {
         for (size_t d = 0; d < t->shape.size(); ++d) s += (d ? "x" : "") + std::to_string(t->shape[d]);
         return s + "]";
       }
-      std::string s = "array(" + (t->record ? typeToString(t->record) : std::string(scalarShortName(t->scalar))) + ", " +
+      std::string s = "array(" + (t->vector   ? vectorName(t->vector)
+                                  : t->record ? typeToString(t->record)
+                                              : std::string(scalarShortName(t->scalar))) + ", " +
                       std::to_string(t->ndim) + "d, " + layoutName(t->layout);
       if (t->space != MemSpace::Global) s += std::string(", ") + spaceName(t->space);
       if (t->readonly) s += ", readonly";
@@ -590,13 +663,15 @@ struct TypeParser {
     if (w == "array") {
       Scalar sc = Scalar::Bool;
       const Type* rec = nullptr;
+      const Type* vec = nullptr;
       if (!eat('(')) return nullptr;
       skipSpace();
       if (s.substr(pos, 7) == "record{") {
         word();
         if (!(rec = record())) return nullptr;
-      } else if (!parseScalar(word(), &sc)) {
-        return nullptr;
+      } else {
+        std::string_view item = word();
+        if (!parseScalar(item, &sc) && !(vec = parseVectorName(item))) return nullptr;
       }
       if (!eat(',')) return nullptr;
       std::string_view nd = word();
@@ -620,6 +695,7 @@ struct TypeParser {
         else return nullptr;
       }
       if (!eat(')')) return nullptr;
+      if (vec) return vectorArrayTy(vec, nd[0] - '0', layout, space, readonly);
       return rec ? recordArrayTy(rec, nd[0] - '0', layout, space, readonly)
                  : arrayTy(sc, nd[0] - '0', layout, space, readonly);
     }
@@ -658,7 +734,9 @@ std::string typeToNumbaString(const Type* t) {
         for (size_t d = 0; d < t->shape.size(); ++d) s += (d ? ", " : "") + std::to_string(t->shape[d]);
         return s + (t->shape.size() == 1 ? ",))" : "))");
       }
-      std::string s = (t->record ? typeToNumbaString(t->record) : std::string(scalarNumbaName(t->scalar))) + "[";
+      std::string s = (t->vector   ? vectorName(t->vector)
+                       : t->record ? typeToNumbaString(t->record)
+                                   : std::string(scalarNumbaName(t->scalar))) + "[";
       for (int d = 0; d < t->ndim; ++d) {
         if (d) s += ", ";
         bool contiguous_dim = (t->layout == Layout::C && d == t->ndim - 1) ||
@@ -669,6 +747,7 @@ std::string typeToNumbaString(const Type* t) {
     }
     case TypeKind::Tuple: {
       if (isOptional(t)) return "OptionalType(" + typeToNumbaString(optionalValue(t)) + ")";
+      if (isVectorType(t)) return vectorName(t);   // numba prints its vector types by name
       if (!t->name.empty()) {   // numba's NamedTuple / NamedUniTuple, with the class's fields
         std::string s = "NamedTuple(" + t->name + ", ";
         for (size_t i = 0; i < t->elems.size(); ++i) s += (i ? ", " : "") + typeToNumbaString(t->elems[i]);

@@ -56,6 +56,8 @@ struct Type {
   const TileLayout* tile_layout = nullptr;  // Tile: set by the layout pass, nullptr before it
   const Type* record = nullptr;       // Array: the record dtype (in global space) when the items are
                                       // records (`scalar` is then meaningless); nullptr otherwise
+  const Type* vector = nullptr;       // Array: the vector type (vectorTy) when the items are vectors
+                                      // (`scalar` is then its component type); nullptr otherwise
   std::vector<std::string> fields;    // Record: field names, in order
   int64_t size = 0;                   // Record: itemsize in bytes
   int64_t align = 0;                  // Record: numpy's dtype.alignment (1 for a packed dtype)
@@ -193,8 +195,8 @@ inline constexpr std::string_view kRecordDtypeSymbol = "numpy.dtype:";
 const Type* recordArrayTy(const Type* record, int ndim, Layout layout, MemSpace space = MemSpace::Global,
                           bool readonly = false);
 bool isRecordArray(const Type* t);
-// The type of one item of an array (scalarTy(dtype), or its record in the
-// array's memory space) and its size in bytes.
+// The type of one item of an array (scalarTy(dtype), its vector, or its
+// record in the array's memory space) and its size in bytes.
 const Type* arrayElementType(const Type* array);
 int64_t arrayItemSize(const Type* array);
 // An array of the same items (scalar or record) as `array` with another shape,
@@ -203,6 +205,32 @@ const Type* arrayLike(const Type* array, int ndim, Layout layout, MemSpace space
 // Size and alignment in memory of a field type (scalar, record, nested array).
 int64_t memSize(const Type* t);
 int64_t memAlign(const Type* t);
+
+// ---- Vector types (numba.cuda's float32x4 & co; docs/language.md) ----------------
+// A vector value is the namedtuple type "float16x4(x,y,z,w)" of n components
+// (1..4) of one scalar type, so fields, tuple unpacking and passing to device
+// functions treat it as the tuple it is. Arrays may hold vectors (items of n
+// components, aligned as CUDA's vector types are: the item size for n = 2
+// and 4, at most 16 bytes; a component's for n = 1 and 3): the items of
+// cuda.local.array(n, float16x4), which MathDx's half-precision routines take.
+const Type* vectorTy(Scalar base, int n);       // nullptr unless 1 <= n <= 4 and base is a number
+bool isVectorType(const Type* t);               // a type vectorTy made
+// "float16x4" -> vectorTy(float16, 4); nullptr for anything else (the C
+// aliases float4 & co are the typing stage's, vector_types.def).
+const Type* parseVectorName(std::string_view name);
+std::string vectorName(const Type* vector);     // "float16x4"
+// A vector of two floats, which converts to and from a complex number (nvmath's
+// float16x2 / float32x2 / float64x2: real part in x, imaginary in y).
+bool isComplexPairVector(const Type* t);
+const Type* vectorArrayTy(const Type* vector, int ndim, Layout layout, MemSpace space = MemSpace::Global,
+                          bool readonly = false);
+bool isVectorArray(const Type* t);
+// An array of `item` items (a scalar or a vector type; a record through recordArrayTy).
+const Type* arrayOfItems(const Type* item, int ndim, Layout layout, MemSpace space = MemSpace::Global,
+                         bool readonly = false);
+// The size and alignment of a scalar or vector item in memory.
+int64_t itemSize(const Type* item);
+int64_t itemAlign(const Type* item);
 
 // PyTorch's dtype names (what str(torch.float16) gives after "torch."): the
 // scalar, and the symbol kernels use for it (numpy.float16,
@@ -230,7 +258,7 @@ bool parseScalar(std::string_view name, Scalar* out);
 //   void, undef, ?, optional(f64), tile(f32, 16x64),
 //   record{x: f32 @0, v: f32[3x2] @4, p: record{...} @28; size 40, align 4, aligned},
 //   array(record{...}, 1d, C) (a record in shared or local memory adds ", shared" / ", local"
-//   after the flags)
+//   after the flags), array(float16x4, 1d, C, local) (an array of vectors)
 std::string typeToString(const Type* t);
 // Parses what typeToString prints; nullptr on error.
 const Type* parseType(std::string_view text);

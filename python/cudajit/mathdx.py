@@ -31,7 +31,8 @@ from .errors import CompileError, DeviceOnlyError
 __all__ = ["Matmul", "matmul", "FFT", "fft", "Random", "Dim3", "LeadingDimension", "Arrangement", "TransposeMode",
            "Alignment", "Precision", "library", "ComputeCapability", "CodeType", "current_device_sm",
            "current_device_lto", "get_current_device_cc", "complex32", "complex64", "complex128",
-           "float16x2", "float16x4", "float32x2", "float32x4", "float64x2", "float64x4"]
+           "float16x2", "float16x4", "float32x2", "float32x4", "float64x2", "float64x4",
+           "float16x2_type", "float16x4_type", "float32x2_type", "float64x2_type"]
 
 # A cache miss is instantiated by libmathdx in a fresh Python process
 # (compiler/mathdx/mathdx.h says why: in a process that has built a C++
@@ -138,6 +139,13 @@ def _vector(name):
 
 float16x2, float16x4, float32x2, float32x4, float64x2, float64x4 = (
     _vector(n) for n in ("float16x2", "float16x4", "float32x2", "float32x4", "float64x2", "float64x4"))
+
+# nvmath.device's numba types of its vectors (`thread_data.view(float16x2_type)`,
+# a dtype= of local / shared arrays): in cudajit the vector types themselves,
+# which dtype= and .view() take. A half-precision routine's value type is
+# one of them inside kernels: Matmul's 'complex32' is float16x2 (re, im),
+# FFT's 'complex32x2' is float16x4 (re0, re1, im0, im1: two FFTs' values).
+float16x2_type, float16x4_type, float32x2_type, float64x2_type = float16x2, float16x4, float32x2, float64x2
 
 # Precisions numpy has no dtype for, spelled as libmathdx's tables do.
 _EXTRA_PRECISIONS = ("bfloat16", "tfloat32")
