@@ -243,18 +243,22 @@ print("ok")
     run_script_prints_ok(tmp_path, "sibling_errors.py", code)
 
 
-def test_half_precision_value_type_is_refused_in_kernels():
+def test_half_precision_thread_data_must_be_float16x4():
+    # A half FFT's value is two FFTs' complex<__half2> (complex32x2), float16x4
+    # in kernels (tests/test_mathdx_half.py has the kernels that run).
     f = mathdx.FFT(size=64, precision=np.float16, fft_type="c2c", direction="forward",
                    execution="Thread", sm=90)
     assert f.value_type == "complex32x2" and f.implicit_type_batching == 2
 
-    @cudajit.jit
     def k(x):
         t = cudajit.local.array(8, np.complex64)
         f.execute(t)   # L:half
 
-    with pytest.raises(cudajit.CompileError, match="complex32x2 has no array type"):
-        cudajit.compile_ptx(k, "void(complex64[::1])")
+    with pytest.raises(cudajit.CompileError,
+                       match=r"thread_data must be an array of complex32x2 \(float16x4\)") as info:
+        cudajit.compile_ptx(cudajit.jit(k), "void(complex64[::1])")
+    lines, first = inspect.getsourcelines(k)
+    assert info.value.line == first + next(i for i, s in enumerate(lines) if "L:half" in s)
 
 
 def test_execute_on_the_host_is_refused():

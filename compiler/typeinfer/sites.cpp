@@ -69,6 +69,10 @@ Bound bindGetAttr(const FunctionContext& ctx, ir::Instr* in) {
       in->name != "ndim" && in->name != "itemsize" && in->name != "nbytes" && in->name != "T" && in->name != "dtype")
     ctx.fail(in, "getattr ." + in->name, "arrays of records have no attribute '" + in->name + "' in kernels",
              "arrays of records support a[i], .shape, .strides, .size, .ndim, .itemsize, .nbytes, .T, .dtype and len()");
+  if (isVectorArray(t) && in->name != "shape" && in->name != "strides" && in->name != "size" &&
+      in->name != "ndim" && in->name != "itemsize" && in->name != "nbytes" && in->name != "T" && in->name != "view")
+    ctx.fail(in, "getattr ." + in->name, "arrays of vectors have no attribute '" + in->name + "' in kernels",
+             "arrays of vectors support a[i], .shape, .strides, .size, .ndim, .itemsize, .nbytes, .T, .view() and len()");
   if (const AttributeEntry* attr = findAttribute(t->kind, in->name)) {
     Site site{ctx, in, attr->name, ""};
     site.receiver = obj;
@@ -133,6 +137,15 @@ Bound bindCall(const FunctionContext& ctx, ir::Instr* in) {
                  std::string(name) + "() does not take arrays of records (argument " + std::to_string(k) + " is " +
                      typeToNumbaString(in->operands[k]->type) + ")",
                  "index the array and pass fields: f(a[i].x)");
+  // Arrays of vectors likewise, and to MathDx's routines, which take them
+  // (rules_mathdx.cpp checks their item types).
+  if (rule != &rules::deviceCall && name != "builtins.len" && !isMathdxSymbol(name))
+    for (size_t k = 1; k < in->operands.size(); ++k)
+      if (isVectorArray(in->operands[k]->type))
+        ctx.fail(in, std::string(name),
+                 std::string(name) + "() does not take arrays of vectors (argument " + std::to_string(k) + " is " +
+                     typeToNumbaString(in->operands[k]->type) + ")",
+                 "index the array and pass components: f(a[i].x)");
   Site site{ctx, in, name, arg, intrinsic};
   if (t->is(TypeKind::Tuple)) site.receiver = callee;
   size_t nargs = in->operands.size() - 1;
