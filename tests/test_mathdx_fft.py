@@ -299,3 +299,31 @@ def test_fft_convolution_example_compiles_without_a_gpu():
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     assert "256-point convolution: block" in out.stdout and "cubin" in out.stdout
+
+
+def test_valid_knobs_build_the_descriptors_they_name():
+    # nvmath's FFT.valid (cufftdx_autotuning): libmathdx's knob query
+    base = dict(fft_type="c2c", size=256, precision=np.float32, direction="forward", execution="Block", sm=90)
+    f = mathdx.FFT(**base)
+    combos = f.valid("elements_per_thread", "ffts_per_block")
+    assert combos and all(len(c) == 2 and all(isinstance(v, int) and v > 0 for v in c) for c in combos)
+    assert len(set(combos)) == len(combos)
+    epts = f.valid("elements_per_thread")
+    assert sorted(e for (e,) in epts) == sorted({e for e, _ in combos})
+    assert f.elements_per_thread in {e for (e,) in epts}
+    for ept, fpb in combos[:2]:
+        g = mathdx.FFT(**base, elements_per_thread=ept, ffts_per_block=fpb)
+        assert (g.elements_per_thread, g.ffts_per_block) == (ept, fpb)
+    # the knobs asked for are free: a descriptor built with one answers the same
+    assert mathdx.FFT(**base, elements_per_thread=combos[0][0]).valid("elements_per_thread") == epts
+
+
+def test_valid_errors():
+    f = mathdx.FFT(fft_type="c2c", size=16, precision=np.float64, direction="inverse", execution="Thread", sm=80)
+    assert all(len(c) == 1 for c in f.valid("elements_per_thread"))
+    with pytest.raises(ValueError, match="unknown knob 'block_dim'"):
+        f.valid("block_dim")
+    with pytest.raises(ValueError, match="ffts_per_block is a knob of Block execution"):
+        f.valid("ffts_per_block")
+    with pytest.raises(ValueError, match="name at least one knob"):
+        f.valid()

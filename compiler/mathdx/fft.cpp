@@ -26,6 +26,13 @@ enum Trait : int {
 // the block's data in shared memory, void(value_type* smem).
 constexpr long long kApiRegisters = 0, kApiSharedMemory = 1;
 
+// cufftdxKnobType: the knobs FFT.valid() names.
+struct Knob {
+  const char* name;
+  int id;
+};
+const Knob kKnobs[] = {{"elements_per_thread", 0}, {"ffts_per_block", 1}};
+
 // The scalar traits; `block_only` ones libmathdx defines for Block execution only.
 struct IntTrait {
   int id;
@@ -132,6 +139,38 @@ FftResult compileFft(const FftSpec& spec) {
   r.ltoir = finalizeLtoir(a, spec.sm, [&](long long code) { return a.cufftdxFinalizeCode(code, desc.h); },
                           "cufftdxFinalizeCode", key);
   return r;
+}
+
+std::vector<std::vector<int64_t>> fftKnobs(const FftSpec& spec, const std::vector<std::string>& knobs) {
+  std::vector<int> ids;
+  for (const std::string& k : knobs) {
+    const Knob* hit = nullptr;
+    for (const Knob& row : kKnobs)
+      if (k == row.name) hit = &row;
+    if (!hit)
+      throw CompileError("", 0, 0, "FFT.valid",
+                         "unknown knob '" + k + "' (the knobs are 'elements_per_thread' and 'ffts_per_block')");
+    ids.push_back(hit->id);
+  }
+  if (ids.empty()) throw CompileError("", 0, 0, "FFT.valid", "name at least one knob");
+  const Api& a = api();
+  const std::string key = spec.toString();
+  std::vector<Operator> ops = operatorsOf(spec);
+  Handle desc{a.cufftdxDestroyDescriptor};
+  check(a, a.cufftdxCreateDescriptor(&desc.h), "cufftdxCreateDescriptor", key);
+  setOperators(a, desc.h, ops, {"cufftdx", a.cufftdxSetOperatorInt64, a.cufftdxSetOperatorInt64s}, key);
+  // The values of every combination, one after the other: knobs.size() a combination.
+  size_t count = 0;
+  check(a, a.cufftdxGetKnobInt64Size(desc.h, ids.size(), ids.data(), &count), "cufftdxGetKnobInt64Size", key);
+  std::vector<long long> values(count);
+  if (count)
+    check(a, a.cufftdxGetKnobInt64s(desc.h, ids.size(), ids.data(), values.size(), values.data()),
+          "cufftdxGetKnobInt64s", key);
+  std::vector<std::vector<int64_t>> out;
+  for (size_t i = 0; i + ids.size() <= values.size(); i += ids.size())
+    out.emplace_back(values.begin() + static_cast<std::ptrdiff_t>(i),
+                     values.begin() + static_cast<std::ptrdiff_t>(i + ids.size()));
+  return out;
 }
 
 }  // namespace cj::mathdx

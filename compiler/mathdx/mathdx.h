@@ -161,6 +161,14 @@ std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instant
 std::shared_ptr<const FftResult> fft(const FftSpec& spec, const InstantiateFft& elsewhere = {});
 std::shared_ptr<const RandomResult> random(const RandomSpec& spec, const InstantiateRandom& elsewhere = {});
 
+// cuFFTDx's knob query (nvmath's FFT.valid): the combinations of the
+// named knobs ("elements_per_thread", "ffts_per_block") libmathdx offers for
+// the spec's other operators, one tuple each, in libmathdx's order. Runs in
+// this process, uncached (the Python face runs it in a fresh one, as an
+// instantiation). Throws CompileError for an unknown knob or a spec
+// libmathdx refuses.
+std::vector<std::vector<int64_t>> fftKnobs(const FftSpec& spec, const std::vector<std::string>& knobs);
+
 // Instantiates the spec through libmathdx in this process, in the disk
 // cache's serialized form (what an Instantiate returns).
 std::string compileSerialized(const MatmulSpec& spec);

@@ -18,6 +18,7 @@ and building a routine raises ImportError naming the pip package
 """
 
 import collections
+import functools
 import os
 import pickle
 import subprocess
@@ -45,7 +46,10 @@ from cudajit import _core
 from cudajit.errors import CompileError
 spec = pickle.load(sys.stdin.buffer)
 try:
-    answer = ("ok", _core.mathdx_compile_serialized(spec))
+    if isinstance(spec, tuple):   # ("fft_knobs", spec, knobs): FFT.valid's query
+        answer = ("ok", _core.mathdx_fft_knobs(spec[1], list(spec[2])))
+    else:
+        answer = ("ok", _core.mathdx_compile_serialized(spec))
 except CompileError as e:
     answer = ("CompileError", str(e), e.file, e.line, e.col, e.construct, e.message, e.hint)
 except ImportError as e:
@@ -74,6 +78,14 @@ def _instantiate_elsewhere(spec):
     if kind == "ImportError":
         raise ImportError(rest[0])
     raise RuntimeError(rest[0])
+
+
+@functools.lru_cache(maxsize=None)
+def _fft_knobs(spec_items, knobs):
+    """FFT.valid's answer for a spec (its items, hashable) and knobs."""
+    _core.mathdx_library()   # ImportError here, without libmathdx
+    return tuple(tuple(int(v) for v in combo) for combo in
+                 _instantiate_elsewhere(("fft_knobs", dict(spec_items), knobs)))
 
 
 def _instantiate(spec):
@@ -548,6 +560,27 @@ class FFT(_Routine):
         raise DeviceOnlyError("FFT.execute can only be called inside a @cudajit.jit kernel")
 
     __call__ = execute
+
+    _KNOBS = ("elements_per_thread", "ffts_per_block")
+
+    def valid(self, *knobs):
+        """nvmath.device's FFT.valid(*knobs): the combinations of the named
+        knobs ('elements_per_thread', 'ffts_per_block') cuFFTDx offers for
+        this FFT's other parameters, as tuples in the knobs' order
+        (libmathdx's knob query, run in a fresh process as instantiations
+        are; cached per process). Build a descriptor with one of them
+        (FFT(..., elements_per_thread=e, ffts_per_block=f)) to use it."""
+        if not knobs:
+            raise ValueError("FFT.valid: name at least one knob ('elements_per_thread', 'ffts_per_block')")
+        for k in knobs:
+            if k not in self._KNOBS:
+                raise ValueError(f"FFT.valid: unknown knob {k!r} (the knobs are 'elements_per_thread' "
+                                 "and 'ffts_per_block')")
+        if "ffts_per_block" in knobs and self.execution != "Block":
+            raise ValueError("FFT.valid: ffts_per_block is a knob of Block execution")
+        # the knobs asked for are free, the rest of the descriptor as built
+        spec = {k: (None if k in knobs else v) for k, v in self._spec.items()}
+        return list(_fft_knobs(tuple(sorted(spec.items())), tuple(knobs)))
 
     def __repr__(self):
         return f"cudajit.mathdx.FFT({self._r['spec']})"

@@ -344,6 +344,16 @@ void bindMathdx(py::module_& m) {
       "this process, no caches: the serialized result mathdx_matmul's / mathdx_fft's `elsewhere` "
       "returns (run in a fresh process).");
   m.def(
+      "mathdx_fft_knobs",
+      [](const py::dict& d, const std::vector<std::string>& knobs) {
+        cj::mathdx::FftSpec spec = fftSpecFrom(d);
+        addSysPath();
+        return withoutGil([&] { return cj::mathdx::fftKnobs(spec, knobs); });
+      },
+      py::arg("spec"), py::arg("knobs"),
+      "cuFFTDx's knob query through libmathdx in this process (nvmath's FFT.valid, which runs it "
+      "in a fresh process): a list of lists of the knobs' values, one per valid combination.");
+  m.def(
       "mathdx_library",
       [] {
         addSysPath();
