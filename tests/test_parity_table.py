@@ -245,6 +245,11 @@ def k_numpy_scalar_ufuncs(x, y):
             + np.logical_and(x[0] > 0, x[1] > 0) + np.greater(x[0], x[1]))
 
 
+def k_ufunc_out(a, b, out):
+    np.add(a, b, out)           # numba-cuda: each thread runs the whole array operation
+    np.sin(a, out=out)
+
+
 def k_numpy_int_ufuncs(x, y):
     y[0] = (np.bitwise_and(x[0], x[1]) + np.left_shift(x[0], 2) + np.invert(x[0])
             + np.bitwise_not(x[1]) + np.right_shift(x[1], 1))
@@ -465,6 +470,8 @@ SUPPORTED = [
     ("device functions", k_device_functions, "void(float32[::1])", False),
     ("numpy ufuncs on scalars (float)", k_numpy_scalar_ufuncs, "void(float64[::1], float64[::1])", False),
     ("numpy ufuncs on scalars (int)", k_numpy_int_ufuncs, "void(int64[::1], int64[::1])", False),
+    ("numpy ufuncs on arrays with an output", k_ufunc_out, "void(float32[::1], float32[::1], float32[::1])",
+     False),
     ("tuple/namedtuple values", k_tuple_args, "void(float64[::1], Tuple(float64, UniTuple(int64, 2)))",
      False),
     ("complex", k_complex, "void(complex64[::1])", False),
@@ -543,9 +550,6 @@ def k_libdevice(x):
     x[0] = cuda.libdevice.sinf(x[1])
 
 
-def k_ufunc_out(a, b, out):
-    np.add(a, b, out)
-
 
 
 
@@ -621,8 +625,6 @@ UNSUPPORTED = [
     ("clock64 (numba neither)", k_clock64, "void(int64[::1])", r"unsupported attribute cudajit\.clock64"),
     ("cuda.bf16 on float32 (numba neither)", k_bf16_float32, "void(float32[::1])",
      r"cuda\.bf16\.hadd\(\) takes bfloat16 arguments \(as numba's does\), got f32"),
-    ("ufunc with output array", k_ufunc_out, "void(float32[::1], float32[::1], float32[::1])",
-     r"np\.add\(\) with an explicit output argument is not supported in kernels"),
     ("slice assignment", k_slice_assign, "void(float32[:, :], float32[::1])",
      r"assigning to a slice of an array is not supported"),
     ("array methods", k_array_method, "void(float64[::1], float64[::1])",
