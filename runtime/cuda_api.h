@@ -61,6 +61,7 @@ constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
 
 // CUfunction_attribute values used here.
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+constexpr int CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9;
 
 // CUjit_option values and the CUjitInputType of PTX (the driver's own JIT
 // compiler: cuLinkCreate / cuLinkAddData).

@@ -570,6 +570,9 @@ Overload::Loaded& Dispatcher::loadedOn(Overload& ov, int device, cu::CUcontext c
   }
   l->function = l->module->function(ov.compiled.symbol);
   l->context = context;
+  if (options_.carveout != DispatcherOptions::kNoCarveout)
+    CJ_CU(cuFuncSetAttribute, l->function, cu::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+          options_.carveout);
   if (ov.stats.load == 0) ov.stats.load = secondsSince(start);
   ov.loaded[device] = std::move(l);
   return *ov.loaded[device];

@@ -70,6 +70,11 @@ struct DispatcherOptions {
   int occupancy = 0;                                   // blocks per SM hint (cuTile's); 0: none
   // jit(launch_bounds=...): max threads a block, min blocks an SM, max blocks a cluster; 0: none
   std::array<int, 3> launch_bounds{0, 0, 0};
+  // jit(shared_memory_carveout=...): the preferred shared memory share of the
+  // unified L1/shared memory, in percent (-1: the driver's default), set on
+  // each loaded function (it changes no code, so it is not in the cache key).
+  static constexpr int kNoCarveout = -2;
+  int carveout = kNoCarveout;
   std::vector<std::pair<int, ir::Const>> constants;    // Constant[...] parameters: (index, value)
   std::vector<std::string> link;                       // files linked into every kernel (jit(link=[...]))
 };

@@ -10,7 +10,29 @@ from .dispatcher import DeviceFunction, Dispatcher
 # that ported code runs unchanged.
 _OPTIONS = {"fastmath", "debug", "lineinfo", "opt", "cache", "max_registers", "link", "inline",
             "boundscheck", "lto", "launch_bounds", "forceinline", "block", "fast_compile",
-            "backend"}
+            "backend", "shared_memory_carveout"}
+
+_CARVEOUT_NAMES = {"default": -1, "maxl1": 0, "maxshared": 100}
+
+
+def _carveout(value):
+    """numba's shared_memory_carveout: "MaxL1" (0), "MaxShared" (100),
+    "default" (-1, the driver's choice; any case) or a percentage 0..100 of
+    the unified L1/shared memory to give to shared memory (-1: the default).
+    None: not set. Checked here with numba's errors; the runtime sets
+    CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT on each loaded kernel."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value.lower() not in _CARVEOUT_NAMES:
+            raise ValueError(f"Invalid carveout value: {value}. Must be -1 to 100 or one of "
+                             f"{list(_CARVEOUT_NAMES)}")
+        return _CARVEOUT_NAMES[value.lower()]
+    if isinstance(value, int):
+        if not -1 <= value <= 100:
+            raise ValueError("Carveout must be between -1 and 100")
+        return int(value)
+    raise TypeError(f"shared_memory_carveout must be str or int, got {type(value).__name__}")
 
 
 def _opt_level(opt):
@@ -87,7 +109,8 @@ def _make(py_func, signatures, device, options):
                         cache=_use_cache(options.get("cache", False)),
                         fast_compile=_fast_compile(options.get("fast_compile")),
                         backend=_backend(options.get("backend")), link=link,
-                        launch_bounds=options.get("launch_bounds"))
+                        launch_bounds=options.get("launch_bounds"),
+                        shared_memory_carveout=options.get("shared_memory_carveout"))
     # What pickling by value needs to make this kernel again (cudajit._pickle):
     # the options as given (the receiver's $CUDAJIT_CACHE applies there).
     kernel._jit_options = dict(options)
@@ -129,10 +152,16 @@ def jit(func_or_sig=None, device=False, **options):
     should hold at once (``.minnctapersm``), the most blocks of a cluster
     (``.maxclusterrank``). A launch with more threads fails with the
     driver's error.
+
+    ``shared_memory_carveout="MaxShared" | "MaxL1" | "default"`` or a
+    percentage 0..100 (-1: the default), as numba-cuda: how much of the
+    unified L1/shared memory the kernel prefers as shared memory (set on
+    each loaded kernel; only a preference, on GPUs with a unified L1).
     """
     unknown = set(options) - _OPTIONS
     if unknown:
         raise TypeError(f"jit() got unknown option(s): {', '.join(sorted(unknown))}")
+    _carveout(options.get("shared_memory_carveout"))   # bad values fail at the decorator, as numba's
     if func_or_sig is None:
         return lambda f: _make(f, None, device, options)
     if _is_python_function(func_or_sig):

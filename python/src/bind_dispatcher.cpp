@@ -491,19 +491,24 @@ void defineCompiling(DispatcherClass& cls) {
   cls.defInit([](py::handle self, py::object py_func, bool fastmath, bool debug, bool lineinfo,
                  int opt, bool cache, const std::string& fast_compile, const py::object& tile,
                  const std::string& backend, const std::vector<std::string>& link,
-                 const py::object& launch_bounds) {
+                 const py::object& launch_bounds, int carveout) {
            auto& held = cj::py_native::checkedValue<std::shared_ptr<Dispatcher>>(self);
            if (held) return;   // a second __init__ changes nothing (as pybind11's classes)
            cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, cache, fast_compile, backend);
            tileOptionsFrom(tile, o);
            launchBoundsFrom(launch_bounds, o);
+           // cudajit.decorators checks the value numba's way (names, -1..100)
+           if (carveout != cj::rt::DispatcherOptions::kNoCarveout && (carveout < -1 || carveout > 100))
+             throw py::value_error("Carveout must be between -1 and 100");
+           o.carveout = carveout;
            o.link = link;
            held = std::make_shared<Dispatcher>(std::move(py_func), std::move(o));
          },
          py::arg("self"), py::arg("py_func"), py::arg("fastmath") = false, py::arg("debug") = false,
          py::arg("lineinfo") = false, py::arg("opt") = 3, py::arg("cache") = false,
          py::arg("fast_compile") = "", py::arg("tile") = py::none(), py::arg("backend") = "",
-         py::arg("link") = std::vector<std::string>{}, py::arg("launch_bounds") = py::none());
+         py::arg("link") = std::vector<std::string>{}, py::arg("launch_bounds") = py::none(),
+         py::arg("shared_memory_carveout") = cj::rt::DispatcherOptions::kNoCarveout);
   cls.def("__call__", [](Dispatcher&, py::args, py::kwargs) {
         throw cj::rt::ArgumentValueError(
             "kernel launch configuration was not specified: launch it as "
@@ -576,6 +581,7 @@ void defineInspection(DispatcherClass& cls) {
             if (b > 0) bounds.append(b);
           out["launch_bounds"] = py::tuple(bounds);
         }
+        if (o.carveout != cj::rt::DispatcherOptions::kNoCarveout) out["shared_memory_carveout"] = o.carveout;
         return out;
       })
       .defReadonly("py_func", [](const Dispatcher& d) { return d.pyFunction(); })

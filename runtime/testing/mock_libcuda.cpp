@@ -218,7 +218,22 @@ CUresult cuModuleGetFunction(void** fn, void* module, const char* name) {
   *fn = f;
   return kOk;
 }
-CUresult cuFuncSetAttribute(void*, int, int) { return kOk; }
+// The last value set per attribute (any function), for the tests.
+std::map<int, int> g_func_attributes;
+int g_func_attribute_sets = 0;
+CUresult cuFuncSetAttribute(void* fn, int attribute, int value) {
+  if (!fn) return kInvalidHandle;
+  if (attribute == 9 && (value < -1 || value > 100)) return kInvalidValue;   // the carveout's range
+  g_func_attributes[attribute] = value;
+  ++g_func_attribute_sets;
+  return kOk;
+}
+// The last value cuFuncSetAttribute set for `attribute`; -999 if never set.
+int cjmock_func_attribute(int attribute) {
+  auto it = g_func_attributes.find(attribute);
+  return it == g_func_attributes.end() ? -999 : it->second;
+}
+int cjmock_func_attribute_sets() { return g_func_attribute_sets; }
 // Recognisable values: 1024 threads, 512 B static shared, 64 B constant,
 // 16 B local, 40 registers.
 CUresult cuFuncGetAttribute(int* value, int attribute, void* fn) {
