@@ -71,3 +71,197 @@ def test_mock_carveout_set_on_each_loaded_kernel(run_python, mock_driver):
         print("OK")
     """)
     assert out.strip().endswith("OK")
+
+
+# ------------------------------------------------------------ launch configuration
+
+
+def test_mock_pre_launch_callbacks(run_python, mock_driver):
+    out = host_run(run_python, mock_driver, """
+        @cuda.jit
+        def scale(x, f):
+            i = cuda.grid(1)
+            if i < x.size:
+                x[i] *= f
+
+        def play(params):
+            x, k = array_param(params, 0, 1, np.float64)
+            x *= param(params, k, "d")
+        install(play)
+        rng = np.random.default_rng(11)
+        a = rng.random(64)
+        d = cuda.to_device(a)
+        s = cuda.stream()
+        cfg = scale[2, 32, s, 16]
+        assert cfg.pre_launch_callbacks == [] and cfg.dispatcher is scale and cfg.args is None
+        assert cfg.griddim == (2, 1, 1) and cfg.blockdim == (32, 1, 1) and cfg.sharedmem == 16
+        assert cfg.stream == s.handle
+        seen = []
+        def first(kernel, config):
+            # before the launch: the kernel compiled and loaded, nothing launched yet
+            seen.append(("first", kernel, config, config.args, _lib.cjmock_launch_count()))
+        def second(kernel, config):
+            seen.append(("second", kernel, config, config.args, _lib.cjmock_launch_count()))
+        cfg.pre_launch_callbacks.append(first)
+        cfg.pre_launch_callbacks.append(second)
+        before = _lib.cjmock_launch_count()
+        cfg(d, 3.0)
+        assert _lib.cjmock_launch_count() == before + 1
+        assert [e[0] for e in seen] == ["first", "second"]
+        for _, kernel, config, args, count in seen:
+            assert config is cfg and count == before
+            assert args[0] is d and args[1] == 3.0
+            assert kernel is not None and kernel.signature == scale.signatures[0]
+            assert list(scale.overloads.keys()) == [tuple(kernel.signature)]
+        assert cfg.args is None                             # only while it launches
+        assert np.allclose(d.copy_to_host(), a * 3.0)
+        # a fresh configuration has its own (empty) list; numba caches configured
+        # launches by their key, cudajit does not (docs/numba_parity.md)
+        n = len(seen)
+        scale[2, 32, s, 16](d, 1.0)
+        assert len(seen) == n and scale[2, 32].pre_launch_callbacks == []
+        # a callback's exception stops the launch
+        def boom(kernel, config):
+            raise KeyError("no launch")
+        cfg.pre_launch_callbacks[:] = [boom]
+        before = _lib.cjmock_launch_count()
+        e = raises(KeyError, cfg, d, 2.0)
+        assert _lib.cjmock_launch_count() == before and cfg.args is None
+        assert np.allclose(d.copy_to_host(), a * 3.0)
+        # a host argument is copied after the callbacks ran
+        host = rng.random(64)
+        copied = []
+        cfg.pre_launch_callbacks[:] = [lambda k, c: copied.append(_lib.cjmock_async_copies())]
+        c0 = _lib.cjmock_async_copies()
+        cfg(host.copy(), 2.0)
+        assert copied == [c0] and _lib.cjmock_async_copies() > c0
+        e = raises(TypeError, setattr, cfg, "pre_launch_callbacks", (first,))
+        assert "must be a list" in str(e)
+        # forall goes through a configured launch too (no callbacks there)
+        scale.forall(64)(d, 1.0)
+
+        from cudajit import launchconfig
+        assert launchconfig.current_launch_config() is None
+        raises(RuntimeError, launchconfig.ensure_current_launch_config)
+        @cuda.jit
+        def fresh(x, f):
+            x[0] = f
+        with launchconfig.capture_compile_config(fresh) as capture:
+            c = fresh[1, 1]
+            c(d, 1.0)                                  # compiles: recorded
+        assert capture["config"] is c and capture["config"].griddim == (1, 1, 1)
+        with launchconfig.capture_compile_config(fresh) as capture:
+            fresh[1, 1](d, 2.0)                        # compiled already: nothing recorded
+        assert capture["config"] is None
+        with launchconfig.capture_compile_config(fresh) as capture:
+            fresh[1, 1](d, 2)                          # another signature: compiles
+        assert capture["config"].blockdim == (1, 1, 1)
+        raises(TypeError, lambda: launchconfig.capture_compile_config(None).__enter__())
+        print("OK")
+    """)
+    assert out.strip().endswith("OK")
+
+
+# ------------------------------------------------------------ extensions=
+
+
+class _NoPrepare:
+    pass
+
+
+def test_extensions_option_checked():
+    def k(x):
+        x[0] = 1
+
+    with pytest.raises(TypeError, match="has no prepare_args"):
+        cuda.jit(extensions=[_NoPrepare()])(k)
+    with pytest.raises(TypeError, match="takes a list"):
+        cuda.jit(extensions=_NoPrepare())(k)
+    kernel = cuda.jit(k)
+    assert kernel.extensions == []
+    kernel.extensions.append(1)             # the attribute is the list itself (numba's)
+    assert kernel.extensions == [1]
+
+
+def test_mock_extensions_prepare_args(run_python, mock_driver):
+    out = host_run(run_python, mock_driver, """
+        class Boxed:                         # an argument no launch takes as is
+            def __init__(self, arr):
+                self.arr = arr
+
+        calls = []
+        class Unbox:
+            def prepare_args(self, ty, val, stream=None, retr=None):
+                calls.append(("unbox", ty, type(val).__name__, stream))
+                if isinstance(val, Boxed):
+                    retr.append(lambda: calls.append(("writeback",)))
+                    return "float64[::1]", val.arr
+                return ty, val
+
+        class Double:                        # listed first: runs last
+            def prepare_args(self, ty, val, stream=None, retr=None):
+                calls.append(("double", ty, type(val).__name__))
+                if isinstance(val, float):
+                    return ty, val * 2
+                return ty, val
+
+        @cuda.jit(extensions=[Double(), Unbox()])
+        def scale(x, f):
+            i = cuda.grid(1)
+            if i < x.size:
+                x[i] *= f
+
+        def play(params):
+            x, k = array_param(params, 0, 1, np.float64)
+            x *= param(params, k, "d")
+        install(play)
+        a = np.random.default_rng(12).random(32)
+        d = cuda.to_device(a)
+        s = cuda.stream()
+        scale[1, 32, s](Boxed(d), 1.5)
+        assert np.allclose(d.copy_to_host(), a * 3.0)          # 1.5 doubled by Double
+        assert calls[0] == ("unbox", None, "Boxed", s), calls[0]   # the last extension first
+        assert calls[1] == ("double", "float64[::1]", "DeviceNDArray")
+        assert calls[2] == ("unbox", "float64", "float", s)
+        assert calls[3] == ("double", "float64", "float")
+        assert calls[4] == ("writeback",) and len(calls) == 5       # retr runs after the launch
+        calls.clear()
+        scale[1, 32](d, 1.0)
+        assert calls[0][3] == 0                               # no stream given: 0
+
+        # numba's own example: prepare a host array as cuda.In (copied in, not back)
+        class DefaultIn:
+            def prepare_args(self, ty, val, **kwargs):
+                return ty, cuda.In(val) if isinstance(val, np.ndarray) else val
+        @cuda.jit
+        def set3(x):
+            x[0] = 3
+        def play3(params):
+            x, _ = array_param(params, 0, 1, np.int64)
+            x[0] = 3
+        install(play3)
+        host = np.zeros(1, dtype=np.int64)
+        set3[1, 1](host)
+        assert host[0] == 3
+        set3.extensions.append(DefaultIn())                   # added after the decorator
+        host = np.zeros(1, dtype=np.int64)
+        set3[1, 1](host)
+        assert host[0] == 0
+
+        class Bad:
+            def prepare_args(self, ty, val, **kwargs):
+                return val
+        set3.extensions[:] = [Bad()]
+        e = raises(TypeError, set3[1, 1], host)
+        assert "prepare_args() must return a tuple (ty, val), got numpy.ndarray" in str(e), e
+        class Raises:
+            def prepare_args(self, ty, val, **kwargs):
+                raise LookupError("from the extension")
+        set3.extensions[:] = [Raises()]
+        raises(LookupError, set3[1, 1], host)
+        set3.extensions.clear()                               # the plain launch again
+        set3[1, 1](host)
+        assert host[0] == 3
+        print("OK")
+    """)
+    assert out.strip().endswith("OK")

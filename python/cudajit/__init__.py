@@ -94,7 +94,7 @@ _UFUNC_NAMES = ("vectorize", "guvectorize", "reduce", "Reduce", "CUDAUFunc", "CU
 def __getattr__(name):
     # numba.cuda.random's generators (imports numpy), MathDx (libmathdx is
     # optional: found only when used): loaded on first use.
-    if name in ("random", "mathdx"):
+    if name in ("random", "mathdx", "launchconfig"):
         import importlib
         return importlib.import_module("." + name, __name__)
     # GPU ufuncs and reductions (python/cudajit/ufunc.py imports numpy).

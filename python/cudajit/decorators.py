@@ -10,7 +10,7 @@ from .dispatcher import DeviceFunction, Dispatcher
 # that ported code runs unchanged.
 _OPTIONS = {"fastmath", "debug", "lineinfo", "opt", "cache", "max_registers", "link", "inline",
             "boundscheck", "lto", "launch_bounds", "forceinline", "block", "fast_compile",
-            "backend", "shared_memory_carveout"}
+            "backend", "shared_memory_carveout", "extensions"}
 
 _CARVEOUT_NAMES = {"default": -1, "maxl1": 0, "maxshared": 100}
 
@@ -97,9 +97,23 @@ def _link_files(options, device):
     return files
 
 
+def _extensions(options):
+    """jit(extensions=[...]): numba's argument-preparation objects, each with
+    prepare_args(ty, val, stream=..., retr=...) returning (ty, val)."""
+    extensions = options.get("extensions") or ()
+    if not isinstance(extensions, (list, tuple)):
+        raise TypeError(f"jit(extensions=...) takes a list, got {type(extensions).__name__}")
+    for ext in extensions:
+        if not callable(getattr(ext, "prepare_args", None)):
+            raise TypeError(f"jit(extensions=...): {ext!r} has no prepare_args(ty, val, stream=..., retr=...) "
+                            "method")
+    return list(extensions)
+
+
 def _make(py_func, signatures, device, options):
     link = _link_files(options, device)
     _refuse_tile_kernel(py_func)
+    extensions = _extensions(options)
     if device:
         return DeviceFunction(py_func, signatures or (), options)
     kernel = Dispatcher(py_func, fastmath=bool(options.get("fastmath", False)),
@@ -114,6 +128,7 @@ def _make(py_func, signatures, device, options):
     # What pickling by value needs to make this kernel again (cudajit._pickle):
     # the options as given (the receiver's $CUDAJIT_CACHE applies there).
     kernel._jit_options = dict(options)
+    kernel.extensions.extend(extensions)
     kernel._jit_signatures = list(signatures) if signatures else None
     for sig in signatures or ():
         kernel.compile(sig, block=options.get("block"))
@@ -157,6 +172,14 @@ def jit(func_or_sig=None, device=False, **options):
     percentage 0..100 (-1: the default), as numba-cuda: how much of the
     unified L1/shared memory the kernel prefers as shared memory (set on
     each loaded kernel; only a preference, on GPUs with a unified L1).
+
+    ``extensions=[obj, ...]``, as numba-cuda: before each launch every
+    argument goes through ``obj.prepare_args(ty, val, stream=stream,
+    retr=retr)`` of each object, the last first, which returns the ``(ty,
+    val)`` the next one (and then the launch) takes; ``ty`` is the type the
+    launch gives the value in numba's spelling (``"float64[::1]"``, None for
+    an object a launch cannot take), ``retr`` a list of functions called
+    after the launch. ``kernel.extensions`` is the list (append to it).
     """
     unknown = set(options) - _OPTIONS
     if unknown:
