@@ -265,3 +265,79 @@ def test_mock_extensions_prepare_args(run_python, mock_driver):
         print("OK")
     """)
     assert out.strip().endswith("OK")
+
+
+# ------------------------------------------------------------ IPC
+
+
+def test_mock_ipc_handles(run_python, mock_driver):
+    # The mock opens a handle in the process that made it (a driver refuses:
+    # the GPU test opens it in a child process), so the whole path runs here.
+    out = host_run(run_python, mock_driver, """
+        import pickle
+        rng = np.random.default_rng(21)
+        a = rng.random((6, 5)).astype(np.float32)
+        d = cuda.to_device(a)
+        h = d.get_ipc_handle()
+        assert isinstance(h, cuda.IpcArrayHandle)
+        ipch = h._ipc_handle
+        assert len(ipch.handle) == 64 and ipch.offset == 0 and ipch.size == a.nbytes
+        assert ipch.source_info["device"] == 0 and ipch.source_info["uuid"].startswith("GPU-")
+        # it pickles (numba's is sent to another process so), without the exporter's array
+        h2 = pickle.loads(pickle.dumps(h))
+        assert h2._ipc_handle.handle == ipch.handle and h2._ipc_handle.base is None
+        assert h2._array_desc == h._array_desc
+        opens, closes = _lib.cjmock_ipc_opens(), _lib.cjmock_ipc_closes()
+        with h2 as arr:
+            assert isinstance(arr, cuda.DeviceNDArray) and arr.shape == (6, 5) and arr.dtype == np.float32
+            assert arr.device_pointer == d.device_pointer       # the same memory (the mock maps in place)
+            assert np.array_equal(arr.copy_to_host(), a)
+            arr[0, 0] = 7.0                                    # writes are seen by the exporter
+            assert d[0, 0] == 7.0
+            assert _lib.cjmock_ipc_opens() == opens + 1
+        assert _lib.cjmock_ipc_closes() == closes + 1
+        e = raises(ValueError, h2.close)                       # closed already
+        assert "not opened" in str(e)
+        arr = h2.open()
+        e = raises(ValueError, h2.open)
+        assert "already opened" in str(e)
+        h2.close()
+
+        # a view: the offset into the allocation travels with the handle
+        v = d[2:, 1:4]
+        hv = pickle.loads(pickle.dumps(v.get_ipc_handle()))
+        assert hv._ipc_handle.offset == 2 * 5 * 4 + 4
+        with hv as av:
+            assert av.shape == (4, 3) and av.strides == v.strides
+            host = d.copy_to_host()
+            assert np.array_equal(av.copy_to_host(), host[2:, 1:4])
+
+        # open_ipc_array: the raw handle (bytes or ints), shape, dtype, strides, offset
+        b = rng.integers(-100, 100, 40).astype(np.int64)
+        db = cuda.to_device(b)
+        raw = db.get_ipc_handle()._ipc_handle.handle
+        with cuda.open_ipc_array(raw, 40, np.int64) as x:
+            assert np.array_equal(x.copy_to_host(), b)
+        with cuda.open_ipc_array(tuple(raw), (4, 5), "int64", offset=8 * 20) as x:
+            assert np.array_equal(x.copy_to_host(), b[20:].reshape(4, 5))
+        with cuda.open_ipc_array(list(raw), (5, 4), np.int64, strides=(8, 40)) as x:
+            assert np.array_equal(x.copy_to_host(), b[:20].reshape(4, 5).T)
+        assert _lib.cjmock_ipc_opens() == _lib.cjmock_ipc_closes()
+
+        # records keep their dtype
+        rec = np.dtype([("x", np.float64), ("n", np.int32)], align=True)
+        r = np.zeros(3, rec)
+        r["x"] = rng.random(3)
+        r["n"] = [1, 2, 3]
+        dr = cuda.to_device(r)                 # the exporter keeps its array alive
+        with pickle.loads(pickle.dumps(dr.get_ipc_handle())) as ar:
+            assert ar.dtype == rec and np.array_equal(ar.copy_to_host(), r)
+
+        e = raises(ValueError, lambda: cuda.open_ipc_array(b"short", 4, np.int32).__enter__())
+        assert "64 bytes" in str(e)
+        e = raises(cuda.CudaAPIError, lambda: cuda.open_ipc_array(bytes(64), 4, np.int32).__enter__())
+        assert "cuIpcOpenMemHandle" in str(e), e
+        raises(ValueError, cuda.device_array(0).get_ipc_handle)
+        print("OK")
+    """)
+    assert out.strip().endswith("OK")

@@ -37,6 +37,7 @@ from .device import (Context, Device, Event, MemoryInfo, close, current_context,
 from .devicearray import (DeviceNDArray, as_cuda_array, device_array, device_array_like,
                           from_cuda_array_interface, is_cuda_array, to_device)
 from .dispatcher import DeviceFunction, Dispatcher, ForAll
+from .ipc import IpcArrayHandle, IpcHandle, open_ipc_array
 from .foreign import declare_device
 from .memory import (managed_array, mapped, mapped_array, mapped_array_like, pinned,
                      pinned_array, pinned_array_like)
@@ -127,6 +128,7 @@ __all__ = [
     "Event", "profile_start", "profile_stop", "profiling", "defer_cleanup",
     "is_float16_supported", "is_bfloat16_supported", "is_fp8_supported", "ForAll",
     "In", "Out", "InOut", "runtime", "is_supported_version",
+    "open_ipc_array", "IpcArrayHandle", "IpcHandle",
     "CompileError", "ToolchainError", "CudaSupportError", "CudaAPIError", "DeviceOnlyError",
     "CacheWarning",
     *_SCALAR_TYPES,
