@@ -341,3 +341,47 @@ def test_mock_ipc_handles(run_python, mock_driver):
         print("OK")
     """)
     assert out.strip().endswith("OK")
+
+
+# ------------------------------------------------------------ contexts
+
+
+def test_mock_context_push_pop_require_context(run_python, mock_driver):
+    out = host_run(run_python, mock_driver, """
+        c0, c1 = cuda.current_context(0), cuda.current_context(1)
+        assert cuda.get_current_device().id == 0
+        c1.push()
+        assert cuda.get_current_device().id == 1
+        x = cuda.to_device(np.arange(3.0))                 # made on device 1
+        assert _lib.cjmock_current_device() == 1
+        c0.push()                                          # pushes nest
+        assert cuda.get_current_device().id == 0
+        e = raises(RuntimeError, c1.pop)                   # not the last one pushed
+        assert "not the last context pushed" in str(e)
+        c0.pop()
+        assert cuda.get_current_device().id == 1
+        c1.pop()
+        assert cuda.get_current_device().id == 0
+        raises(RuntimeError, c0.pop)                       # nothing pushed
+
+        @cuda.require_context
+        def allocate(n):
+            "allocates"
+            return _lib.cjmock_current_device(), cuda.device_array(n)
+        assert allocate.__name__ == "allocate" and allocate.__doc__ == "allocates"
+        import threading
+        seen = []
+        def worker():                                      # a fresh thread: no context current yet
+            seen.append(_lib.cjmock_current_device())
+            seen.append(allocate(4)[0])
+        t = threading.Thread(target=worker)
+        t.start(); t.join()
+        assert seen == [-1, 0], seen
+
+        for fn, what in ((cuda.get_current_device().reset, "Device.reset()"),
+                         (cuda.current_context().reset, "Context.reset()")):
+            e = raises(NotImplementedError, fn)
+            assert str(e).startswith(what + " is not supported by cudajit"), e
+        print("OK")
+    """, devices=2)
+    assert out.strip().endswith("OK")

@@ -28,6 +28,7 @@ from .args import In, InOut, Out
 from .decorators import (compile, compile_cubin, compile_for_current_device, compile_ptx,
                          compile_ptx_for_current_device, jit)
 from .device import (Context, Device, Event, MemoryInfo, close, current_context, default_stream,
+                     require_context,
                      defer_cleanup, detect, event, event_elapsed_time, external_stream,
                      get_current_device, gpus, is_available, is_bfloat16_supported,
                      is_float16_supported, is_fp8_supported, legacy_default_stream,
@@ -128,7 +129,7 @@ __all__ = [
     "Event", "profile_start", "profile_stop", "profiling", "defer_cleanup",
     "is_float16_supported", "is_bfloat16_supported", "is_fp8_supported", "ForAll",
     "In", "Out", "InOut", "runtime", "is_supported_version",
-    "open_ipc_array", "IpcArrayHandle", "IpcHandle",
+    "open_ipc_array", "IpcArrayHandle", "IpcHandle", "require_context",
     "CompileError", "ToolchainError", "CudaSupportError", "CudaAPIError", "DeviceOnlyError",
     "CacheWarning",
     *_SCALAR_TYPES,
