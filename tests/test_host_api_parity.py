@@ -169,6 +169,11 @@ class _NoPrepare:
     pass
 
 
+class _Prepare:
+    def prepare_args(self, ty, val, stream=None, retr=None):
+        return ty, val
+
+
 def test_extensions_option_checked():
     def k(x):
         x[0] = 1
@@ -179,8 +184,13 @@ def test_extensions_option_checked():
         cuda.jit(extensions=_NoPrepare())(k)
     kernel = cuda.jit(k)
     assert kernel.extensions == []
-    kernel.extensions.append(1)             # the attribute is the list itself (numba's)
-    assert kernel.extensions == [1]
+    ext = _Prepare()
+    kernel.extensions.append(ext)           # the attribute is the list itself (numba's)
+    assert kernel.extensions == [ext]
+    import numpy as np
+    special = kernel.specialize(np.zeros(3, np.float32))   # keeps those appended after the decorator
+    assert special.specialized and special.extensions == [ext]
+    assert cuda.jit(extensions=(ext,))(k).extensions == [ext]
 
 
 def test_mock_extensions_prepare_args(run_python, mock_driver):

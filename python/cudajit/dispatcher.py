@@ -133,6 +133,7 @@ class Dispatcher(_core.Dispatcher):
         from .decorators import jit
         options = dict(getattr(self, "_jit_options", None) or self._options)
         options.pop("block", None)
+        options["extensions"] = list(self.extensions)   # those appended since the decorator too
         kernel = jit(self._arg_signature(*args), **options)(self.py_func)
         kernel._specialized = True
         return kernel
