@@ -52,7 +52,9 @@ def test_carveout_set_and_kernel_correct(rng, carveout, value):
     handle = kernel.overloads[sig]._function_handle()
     err, got = drv.cuFuncGetAttribute(
         drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, drv.CUfunction(handle))
-    assert int(err) == 0 and got == value, (err, got)
+    assert int(err) == 0, err
+    if value >= 0:   # what the driver reports after "default" (-1) is its own choice
+        assert got == value, (carveout, got)
 
 
 def test_pre_launch_callbacks_and_capture(rng):
