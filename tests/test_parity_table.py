@@ -803,6 +803,15 @@ def test_extensions_member_and_option():
     assert eager(extensions=[]).extensions == []
 
 
+def test_launchconfig_module_partial():
+    from cudajit import launchconfig
+    assert launchconfig.current_launch_config() is None
+    with pytest.raises(RuntimeError, match="No launch config set for this thread"):
+        launchconfig.ensure_current_launch_config()
+    with pytest.raises(AttributeError, match="'Dispatcher' object has no attribute 'mark_launch_config_sensitive'"):
+        eager().mark_launch_config_sensitive
+
+
 @pytest.mark.parametrize("value, want", [("MaxShared", 100), ("MaxL1", 0), ("default", -1), (30, 30)])
 def test_shared_memory_carveout_option(value, want):
     # set on the loaded kernel: tests/test_host_api_parity.py (mock), tests/gpu/test_host_api_parity_gpu.py
