@@ -799,16 +799,28 @@ def test_inspect_types_prints_the_source_with_its_typed_ir():
     assert after.lstrip().startswith("#") and "store" in after.split("# --- LINE", 1)[0]
 
 
-@pytest.mark.parametrize("name", ["extensions"])
-def test_missing_dispatcher_members(name):
-    with pytest.raises(AttributeError, match=f"'Dispatcher' object has no attribute '{name}'"):
-        getattr(eager(), name)
+def test_extensions_member_and_option():
+    """extensions= and kernel.extensions (numba's list); their launches:
+    tests/test_host_api_parity.py."""
+    assert eager().extensions == []
+    assert eager(extensions=[]).extensions == []
 
 
-@pytest.mark.parametrize("option", ["extensions", "shared_memory_carveout"])
-def test_unknown_jit_options(option):
-    with pytest.raises(TypeError, match=f"jit\\(\\) got unknown option\\(s\\): {option}"):
-        cuda.jit("void(float32[::1])", **{option: None})(k_store)
+def test_launchconfig_module_partial():
+    from cudajit import launchconfig
+    assert launchconfig.current_launch_config() is None
+    with pytest.raises(RuntimeError, match="No launch config set for this thread"):
+        launchconfig.ensure_current_launch_config()
+    with pytest.raises(AttributeError, match="'Dispatcher' object has no attribute 'mark_launch_config_sensitive'"):
+        eager().mark_launch_config_sensitive
+
+
+@pytest.mark.parametrize("value, want", [("MaxShared", 100), ("MaxL1", 0), ("default", -1), (30, 30)])
+def test_shared_memory_carveout_option(value, want):
+    # set on the loaded kernel: tests/test_host_api_parity.py (mock), tests/gpu/test_host_api_parity_gpu.py
+    assert eager(shared_memory_carveout=value)._options["shared_memory_carveout"] == want
+    with pytest.raises(ValueError, match="Carveout must be between -1 and 100"):
+        eager(shared_memory_carveout=101)
 
 
 @pytest.mark.parametrize("options", [dict(max_registers=32), dict(lto=True), dict(boundscheck=True)],
@@ -886,13 +898,14 @@ HOST_PRESENT = [
     "select_device", "get_current_device", "list_devices", "gpus", "close", "current_context",
     "synchronize", "profile_start", "profile_stop", "profiling", "is_float16_supported",
     "is_bfloat16_supported", "runtime", "compile_ptx", "MemoryInfo", "compile", "compile_for_current_device",
-    "compile_ptx_for_current_device", "declare_device",
+    "compile_ptx_for_current_device", "declare_device", "open_ipc_array", "IpcArrayHandle",
+    "IpcHandle", "require_context", "launchconfig",
 ]
 
 HOST_MISSING = [
-    "open_ipc_array", "require_context", "set_memory_manager", "BaseCUDAMemoryManager",
+    "set_memory_manager", "BaseCUDAMemoryManager",
     "HostOnlyCUDAMemoryManager", "GetIpcHandleMixin", "MemoryPointer", "MappedMemory",
-    "PinnedMemory", "IpcHandle", "compile_all", "launchconfig", "LTOIR", "CUSource", "PTXSource",
+    "PinnedMemory", "compile_all", "LTOIR", "CUSource", "PTXSource",
 ]
 
 
@@ -910,12 +923,12 @@ def test_host_api_missing(name):
 @pytest.mark.parametrize("cls,present,missing", [
     ("DeviceNDArray", ["copy_to_host", "copy_to_device", "is_c_contiguous", "is_f_contiguous",
                        "ravel", "reshape", "split", "view", "squeeze", "T", "transpose", "bind",
-                       "getitem", "setitem", "device_ctypes_pointer", "__cuda_array_interface__"],
-     ["get_ipc_handle"]),
+                       "getitem", "setitem", "device_ctypes_pointer", "__cuda_array_interface__",
+                       "get_ipc_handle"], []),
     ("Stream", ["synchronize", "auto_synchronize", "query", "add_callback", "async_done"], []),
     ("Event", ["query", "record", "synchronize", "wait", "elapsed_time"], []),
-    ("Context", ["get_memory_info", "synchronize"], ["reset", "push", "pop"]),
-    ("Device", ["uuid", "supports_float16"], ["reset"]),
+    ("Context", ["get_memory_info", "synchronize", "push", "pop"], []),
+    ("Device", ["uuid", "supports_float16"], []),
 ])
 def test_host_classes(cls, present, missing):
     klass = getattr(cuda, cls)
@@ -1051,8 +1064,9 @@ results = {
     "mapped copy_to_host": outcome(lambda: cuda.mapped_array(4).copy_to_host()),
     "mapped members": [hasattr(cuda.mapped_array(4), n) for n in ("copy_to_device", "split")],
     "stream add_callback": outcome(lambda: cuda.stream().add_callback(lambda s, status, arg: None)),
-    "get_ipc_handle": outcome(lambda: d.get_ipc_handle()),
+    "get_ipc_handle": outcome(lambda: type(d.get_ipc_handle()).__name__),
     "context reset": outcome(lambda: cuda.current_context().reset()),
+    "device reset": outcome(lambda: cuda.get_current_device().reset()),
     "vectorize without signatures": outcome(lambda: cuda.vectorize(target="cuda")(
         multiply)(np.ones(4), np.ones(4))),
     "vectorize without signatures, lambda": outcome(lambda: cuda.vectorize(target="cuda")(
@@ -1096,10 +1110,13 @@ def test_launch_side_rows_with_mock_driver(run_python, mock_driver):
     assert r["global device array"] == "ok"   # captured by pointer, as numba-cuda does
     assert r["mapped copy_to_host"] == "ok" and r["stream add_callback"] == "ok"
     assert r["mapped members"] == [True, True]
-    assert "no attribute 'get_ipc_handle'" in r["get_ipc_handle"]
-    assert "no attribute 'reset'" in r["context reset"]
+    assert r["get_ipc_handle"] == "ok"
+    for what in ("context", "device"):
+        assert r[f"{what} reset"].startswith("NotImplementedError") and \
+            "keeps each device's primary context" in r[f"{what} reset"]
     # the signature-free form compiles the function alone (compile_ptx, device=True),
     # a lambda too (test_compile_ptx_of_a_lambda_device_function)
     assert r["vectorize without signatures, lambda"] == "ok"
     assert r["max_cooperative_grid_blocks"] == "int"
-    assert r["launcher members"] == ["blockdim", "griddim", "sharedmem", "stream"]
+    assert r["launcher members"] == ["args", "blockdim", "dispatcher", "griddim", "pre_launch_callbacks",
+                                     "sharedmem", "stream"]
