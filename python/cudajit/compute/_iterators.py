@@ -178,7 +178,7 @@ class ZipIterator(IteratorBase):
         if not iterators:
             raise ValueError("ZipIterator needs at least one array or iterator")
         self.inputs = [as_input(it, f"ZipIterator input {k}") for k, it in enumerate(iterators)]
-        self.dtype = np.dtype([(f"f{k}", np.dtype(it.value_dtype)) for k, it in enumerate(self.inputs)])
+        self.dtype = np.dtype([(f"f{k}", np.dtype(it.value_dtype)) for k, it in enumerate(self.inputs)], align=True)
         _tuple_dtypes.add(self.dtype)
 
     def _items(self, p):

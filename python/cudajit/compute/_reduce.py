@@ -289,13 +289,26 @@ def item_struct(init, src, what):
     return None
 
 
+def _same_shape(dtype, S):
+    """Whether records of `dtype` take S's values field by field, by position
+    (nested structs in nested records)."""
+    if not dtype.names or len(dtype.names) != len(S._field_types):
+        return False
+    for name, t in zip(dtype.names, S._field_types):
+        field = dtype.fields[name][0]
+        if isinstance(t, type) != bool(field.names) or field.shape:
+            return False
+        if isinstance(t, type) and not _same_shape(field, t):
+            return False
+    return True
+
+
 def check_output(d_out, what, S):
     """An output array, its dtype the struct's (a struct algorithm) or not a
     structured one (a number algorithm)."""
     out = as_output(d_out, what)
     dtype = np.dtype(out.dtype)
-    if S is not None and dtype != S.dtype and (not dtype.names or len(dtype.names) != len(S._fields)
-                                               or dtype.itemsize != S.dtype.itemsize):
+    if S is not None and dtype != S.dtype and not _same_shape(dtype, S):
         raise TypeError(f"{what} holds {dtype}, the values are {S.__name__} structs: make it with "
                         f"{S.__name__}.dtype ({S.dtype})")
     if S is None and dtype.names:

@@ -201,12 +201,14 @@ def _structs(S):
 
 
 def _put_lines(S, dst, src, path=""):
+    """Stores by position: any record of as many fields (a ZipIterator's
+    f0, f1, ... or the user's names) takes the struct's values."""
     lines = []
-    for k, (name, t) in enumerate(zip(S._fields, S._field_types)):
+    for k, t in enumerate(S._field_types):
         if isinstance(t, type):
-            lines += _put_lines(t, f"{dst}.{name}", src, f"{path}[{k}]")
+            lines += _put_lines(t, f"{dst}[{k}]", src, f"{path}[{k}]")
         else:
-            lines.append(f"    {dst}.{name} = {src}{path}[{k}]")
+            lines.append(f"    {dst}[{k}] = {src}{path}[{k}]")
     return lines
 
 
