@@ -177,7 +177,7 @@ class ZipIterator(IteratorBase):
             iterators = tuple(iterators[0])       # ZipIterator([a, b]) too
         if not iterators:
             raise ValueError("ZipIterator needs at least one array or iterator")
-        self.inputs = [as_input(it, f"ZipIterator input {k}") for k, it in enumerate(iterators)]
+        self.inputs = [as_input(it, f"ZipIterator input {k}", tuples=True) for k, it in enumerate(iterators)]
         self.dtype = np.dtype([(f"f{k}", np.dtype(it.value_dtype)) for k, it in enumerate(self.inputs)], align=True)
         _tuple_dtypes.add(self.dtype)
 

@@ -33,14 +33,15 @@ class GpuStruct(tuple):
         return out if dtype is None else out.astype(dtype)
 
 
-def _field_type(name, t):
+def _field_type(struct, field, t):
     if isinstance(t, type) and issubclass(t, GpuStruct):
         return t
     if isinstance(t, dict) or (isinstance(t, np.dtype) and t.names):
-        return gpu_struct(t, name)
+        return gpu_struct(t, f"{struct}_{field}")
     dt = np.dtype(t)
-    if dt.kind not in "biuf":
-        raise TypeError(f"gpu_struct field {name!r}: {dt} is not a number type (bool, int, uint, float)")
+    if dt.kind not in "biuf" or dt.shape:
+        raise TypeError(f"gpu_struct {struct} field {field!r}: {dt} is not a number type (bool, int, uint, "
+                        "float) or a struct")
     return dt
 
 
@@ -63,7 +64,7 @@ def gpu_struct(field_dict, name="AnonymousStruct"):
     if not fields:
         raise ValueError("gpu_struct: a struct needs at least one field")
     names = list(fields)
-    types = tuple(_field_type(f"{name}_{n}", fields[n]) for n in names)
+    types = tuple(_field_type(name, n, fields[n]) for n in names)
     dtype = np.dtype([(n, t.dtype if isinstance(t, type) else t) for n, t in zip(names, types)], align=True)
     base = collections.namedtuple(name, names)
 

@@ -1,0 +1,163 @@
+"""cudajit.compute's struct items without a GPU: gpu_struct (cuda.compute's
+API), struct and ZipIterator items in reduce_into, segmented_reduce, the
+scans and the transforms compiled through cudajit's pipeline to cubins
+for sm_90, the operator's result checked, and the algorithms that do not
+take structs yet refusing them. GPU runs: tests/gpu/test_compute_struct_gpu.py."""
+import numpy as np
+import pytest
+
+import cudajit.compute as cc
+from cudajit.compute import gpu_struct
+from cudajit.compute._struct import flat_value, parse_result
+
+pytestmark = pytest.mark.usefixtures("cub_cache")
+P = cc.ProxyArray
+
+
+@gpu_struct
+class MinMax:
+    min_val: np.float64
+    max_val: np.float64
+
+
+Pair = gpu_struct({"first": np.int32, "second": np.int64}, "Pair")
+Inner = gpu_struct({"a": np.int32, "b": np.float32}, "Inner")
+Outer = gpu_struct({"inner": Inner, "c": np.int64}, "Outer")
+
+
+def minmax(a, b):
+    return MinMax(min(a.min_val, b.min_val), max(a.max_val, b.max_val))
+
+
+def add_pairs(p, q):   # a tuple result: converted to the struct by position, as in cuda.compute
+    return (p[0] + q[0], p[1] + q[1])
+
+
+def kernels(obj):
+    out = cc.compile_for(obj.launches(), cc=(9, 0))
+    assert out and all(bytes(c[:4]) == b"\x7fELF" for _, c in out)
+    return [name for name, _ in out]
+
+
+def test_gpu_struct_forms_and_values():
+    assert MinMax.dtype == np.dtype([("min_val", np.float64), ("max_val", np.float64)], align=True)
+    assert Pair.dtype.isalignedstruct and Pair.dtype.fields["second"][1] == 8 and Pair.dtype.itemsize == 16
+    from_dtype = gpu_struct(np.dtype([("x", np.int16), ("y", np.float32)]))
+    assert from_dtype.dtype.names == ("x", "y") and from_dtype.dtype.fields["y"][1] == 4
+    assert Outer.dtype.fields["inner"][0] == Inner.dtype
+    v = MinMax(1, -2.5)                        # fields take their declared types
+    assert type(v.min_val) is np.float64 and v.max_val == -2.5 and v[0] == 1.0
+    assert MinMax(max_val=3, min_val=1) == (1.0, 3.0) and MinMax({"min_val": 0, "max_val": 1}) == (0.0, 1.0)
+    o = Outer((1, 2.5), 7)                     # a nested struct from a tuple
+    assert isinstance(o.inner, Inner) and o.inner.b == np.float32(2.5) and type(o.c) is np.int64
+    rec = np.asarray(o)
+    assert rec.dtype == Outer.dtype and rec["inner"]["a"] == 1 and rec["c"] == 7
+    with pytest.raises(TypeError):
+        MinMax(1.0)
+    with pytest.raises(TypeError, match="gpu_struct AnonymousStruct field 'name': <U3 is not a number type"):
+        gpu_struct({"name": "U3"})
+
+
+def test_initial_values_flatten():
+    assert flat_value(Outer((1, 2.5), 7), Outer) == (1, np.float32(2.5), 7)
+    assert [type(x) for x in flat_value(Outer((1, 2.5), 7), Outer)] == [np.int32, np.float32, np.int64]
+    rec = np.asarray([(-1, -2)], dtype=Pair.dtype)           # cuda.compute's numpy form
+    assert flat_value(rec, Pair) == (-1, -2) and flat_value(rec[0], Pair) == (-1, -2)
+
+
+def test_result_types_parse():
+    assert parse_result("NamedTuple(MinMax(min_val,max_val), float64, float64)") == \
+        ("struct", "MinMax", ["float64", "float64"])
+    assert parse_result("Tuple(int64, UniTuple(float32, 2))") == ("tuple", "", ["int64", "UniTuple(float32, 2)"])
+    assert parse_result("UniTuple(int64, 3)") == ("tuple", "", ["int64"] * 3)
+    assert parse_result("float32") == ("scalar", "float32", [])
+
+
+def test_reduce_compiles():
+    # cuda.compute's min-max example: a TransformIterator making structs
+    to_mm = cc.TransformIterator(P(np.float32), lambda v: MinMax(v, v))
+    assert to_mm.value_dtype == MinMax.dtype
+    assert kernels(cc.make_reduce_into(to_mm, P(MinMax.dtype), minmax, MinMax(np.inf, -np.inf))) == \
+        ["reduce_tiles", "reduce_single", "reduce_single"]
+    # arrays of records in and out
+    kernels(cc.make_reduce_into(P(MinMax.dtype), P(MinMax.dtype), minmax, MinMax(0, 0)))
+    # ZipIterator items (tuples), a tuple-returning operator, a gpu_struct initial value
+    z = cc.ZipIterator(P(np.int32), cc.CountingIterator(np.int64(0)))
+    kernels(cc.make_reduce_into(z, P(Pair.dtype), add_pairs, Pair(0, 0)))
+    # a numpy record as the initial value (its dtype makes the struct), an operator returning an argument
+    rec = np.dtype([("index", np.int32), ("value", np.int32)], align=True)
+    kernels(cc.make_reduce_into(cc.ZipIterator(cc.CountingIterator(np.int32(0)), P(np.int32)), P(rec),
+                                lambda p, q: p if p[1] > q[1] else q, np.asarray([(-1, -1)], rec)))
+    # nested zips into a nested struct
+    nested = cc.ZipIterator(cc.ZipIterator(P(np.int32), P(np.float32)), P(np.int64))
+    kernels(cc.make_reduce_into(nested, P(Outer.dtype),
+                                lambda u, v: Outer(Inner(u.inner.a + v.inner.a, u.inner.b + v.inner.b), u.c + v.c),
+                                Outer(Inner(0, 0), 0)))
+
+
+def test_segmented_reduce_and_scans_compile():
+    assert kernels(cc.make_segmented_reduce(P(MinMax.dtype), P(MinMax.dtype), P(np.int64), P(np.int64), minmax,
+                                            MinMax(np.inf, -np.inf))) == ["segmented_reduce"]
+    z = cc.ZipIterator(P(np.int64), P(np.float32))
+    names = ["scan_aggregates", "scan_prefixes", "scan_struct_tiles"]
+    assert kernels(cc.make_inclusive_scan(z, P(z.value_dtype), add_pairs, None)) == names
+    assert kernels(cc.make_inclusive_scan(P(Pair.dtype), P(Pair.dtype), add_pairs, Pair(1, 2))) == names
+    assert kernels(cc.make_exclusive_scan(P(MinMax.dtype), P(MinMax.dtype), minmax, MinMax(0, 0))) == names
+    obj = cc.make_inclusive_scan(z, P(z.value_dtype), add_pairs, None)
+    assert obj(None, z, P(z.value_dtype), add_pairs, None, 0) == 0
+    assert obj(None, z, P(z.value_dtype), add_pairs, None, 10_000) == 2 * 256   # totals and prefixes, 10 tiles
+
+
+def test_transforms_with_struct_items():
+    # struct results of numbers, a number from struct items, zipped items into structs
+    assert kernels(cc.make_unary_transform(P(np.float32), P(MinMax.dtype), lambda v: MinMax(v, -v))) == \
+        ["transform"]
+    kernels(cc.make_unary_transform(P(MinMax.dtype), P(np.float64), lambda m: m.max_val - m.min_val))
+    kernels(cc.make_binary_transform(cc.ZipIterator(P(np.int32), P(np.int64)), P(Pair.dtype), P(Pair.dtype),
+                                     lambda t, p: Pair(t[0] + p.first, t[1] * p.second)))
+
+
+def test_operator_results_are_checked():
+    Other = gpu_struct({"lo": np.float64, "hi": np.float64}, "Other")
+
+    def other_struct(a, b):
+        return Other(a.min_val, b.max_val)
+
+    def number(a, b):
+        return a.min_val + b.max_val
+
+    def float_into_int(p, q):
+        return Pair(p.first * 0.5, p.second)
+
+    with pytest.raises(TypeError, match="op .*other_struct returns a Other struct: the result must be a MinMax"):
+        cc.make_reduce_into(P(MinMax.dtype), P(MinMax.dtype), other_struct, MinMax(0, 0))
+    with pytest.raises(TypeError, match="op .*number returns float64: the result must be a MinMax"):
+        cc.make_inclusive_scan(P(MinMax.dtype), P(MinMax.dtype), number, None)
+    with pytest.raises(TypeError, match="returns a tuple of 3 items: the result must be a Pair .*2 fields"):
+        cc.make_segmented_reduce(P(Pair.dtype), P(Pair.dtype), P(np.int64), P(np.int64),
+                                 lambda p, q: (1, 2, 3), Pair(0, 0))
+    with pytest.raises(TypeError, match="float_into_int returns float64 for field 'first' of Pair, which holds "
+                                        "int32"):
+        cc.make_reduce_into(P(Pair.dtype), P(Pair.dtype), float_into_int, Pair(0, 0))
+
+
+def test_argument_errors():
+    with pytest.raises(TypeError, match="d_out holds float64, the values are MinMax structs: make it with "
+                                        "MinMax.dtype"):
+        cc.make_reduce_into(P(MinMax.dtype), P(np.float64), minmax, MinMax(0, 0))
+    with pytest.raises(TypeError, match="d_out holds .*the values are Pair structs"):
+        cc.make_exclusive_scan(P(Pair.dtype), P(np.dtype([("x", np.int32)])), add_pairs, Pair(0, 0))
+    with pytest.raises(TypeError, match="h_init: the items are structs or tuples"):
+        cc.make_reduce_into(P(Pair.dtype), P(np.int64), cc.OpKind.PLUS, np.zeros(1, np.int64))
+    with pytest.raises(TypeError, match="d_out holds structs .* the values are numbers"):
+        cc.make_reduce_into(P(np.int64), P(Pair.dtype), cc.OpKind.PLUS, np.zeros(1, np.int64))
+    # not there yet: struct keys and items of the sorts and compactions
+    z = cc.ZipIterator(P(np.int32), P(np.int32))
+    for make in (lambda: cc.make_merge_sort(P(Pair.dtype), None, P(Pair.dtype), None, lambda a, b: a[0] < b[0]),
+                 lambda: cc.make_select(P(Pair.dtype), P(Pair.dtype), P(np.int64), lambda p: p[0] > 0),
+                 lambda: cc.make_unique_by_key(P(np.int32), P(Pair.dtype), P(np.int32), P(Pair.dtype),
+                                               P(np.int64), cc.OpKind.EQUAL_TO)):
+        with pytest.raises(TypeError, match="its items are structs .* which this algorithm does not take yet"):
+            make()
+    with pytest.raises(TypeError, match="d_in: a ZipIterator's items are tuples, which this algorithm does not"):
+        cc.make_select(z, P(Pair.dtype), P(np.int64), lambda p: p[0] > 0)
