@@ -151,13 +151,32 @@ def test_argument_errors():
         cc.make_reduce_into(P(Pair.dtype), P(np.int64), cc.OpKind.PLUS, np.zeros(1, np.int64))
     with pytest.raises(TypeError, match="d_out holds structs .* the values are numbers"):
         cc.make_reduce_into(P(np.int64), P(Pair.dtype), cc.OpKind.PLUS, np.zeros(1, np.int64))
-    # not there yet: struct keys and items of the sorts and compactions
-    z = cc.ZipIterator(P(np.int32), P(np.int32))
-    for make in (lambda: cc.make_merge_sort(P(Pair.dtype), None, P(Pair.dtype), None, lambda a, b: a[0] < b[0]),
-                 lambda: cc.make_select(P(Pair.dtype), P(Pair.dtype), P(np.int64), lambda p: p[0] > 0),
-                 lambda: cc.make_unique_by_key(P(np.int32), P(Pair.dtype), P(np.int32), P(Pair.dtype),
-                                               P(np.int64), cc.OpKind.EQUAL_TO)):
-        with pytest.raises(TypeError, match="its items are structs .* which this algorithm does not take yet"):
-            make()
-    with pytest.raises(TypeError, match="d_in: a ZipIterator's items are tuples, which this algorithm does not"):
-        cc.make_select(z, P(Pair.dtype), P(np.int64), lambda p: p[0] > 0)
+    # not there yet: struct items of radix_sort and histogram_even
+    with pytest.raises(TypeError, match="its items are structs .* which this algorithm does not take yet"):
+        cc.make_histogram_even(P(Pair.dtype), P(np.int32), 5, 0.0, 1.0, 10)
+    # merge_sort moves whole records: its outputs must hold the input's dtype
+    with pytest.raises(TypeError, match="d_out_keys holds .*merge_sort moves whole records"):
+        cc.make_merge_sort(P(Pair.dtype), None, P(gpu_struct({"a": np.int32, "b": np.int64}).dtype), None,
+                           lambda a, b: a[0] < b[0])
+    with pytest.raises(TypeError, match="d_out holds int64, the values are Pair structs"):
+        cc.make_select(P(Pair.dtype), P(np.int64), P(np.int64), lambda p: p[0] > 0)
+
+
+def test_select_unique_and_merge_sort_compile():
+    z = cc.ZipIterator(P(np.int32), P(np.int64))
+    assert kernels(cc.make_select(P(Pair.dtype), P(Pair.dtype), P(np.int64), lambda p: p.first > p.second)) == \
+        ["select_tiles"]
+    kernels(cc.make_select(z, P(z.value_dtype), P(np.int64), lambda t: t[0] > 0))
+    # struct items with number keys, struct keys (an operator on them) with zipped items
+    assert kernels(cc.make_unique_by_key(P(np.int32), P(Pair.dtype), P(np.int32), P(Pair.dtype), P(np.int64),
+                                         cc.OpKind.EQUAL_TO)) == ["unique_tiles"]
+    kernels(cc.make_unique_by_key(P(Pair.dtype), z, P(Pair.dtype), P(z.value_dtype), P(np.int64),
+                                  lambda a, b: a.first == b.first))
+    assert kernels(cc.make_merge_sort(P(Pair.dtype), P(MinMax.dtype), P(Pair.dtype), P(MinMax.dtype),
+                                      lambda a, b: a.first < b.first)) == ["merge_block_sort", "merge_pass"]
+    kernels(cc.make_merge_sort(z, None, P(z.value_dtype), None, lambda a, b: a[1] < b[1]))
+    # 32 bytes of key and item: the block sort's tile shrinks to fit shared memory; numbers keep 1024
+    from cudajit.compute._merge_sort import _tile
+    assert _tile(Pair.dtype, MinMax.dtype) == 512 and _tile(np.dtype(np.int64), np.dtype(np.int64)) == 1024
+    with pytest.raises(TypeError, match="too large for its block sort"):
+        _tile(np.dtype((np.void, 100)), None)

@@ -4,7 +4,8 @@ arrays of structured dtypes in reduce_into, segmented_reduce, the scans
 (an associative, non-commutative operator, so that the order shows) and
 the transforms; sizes 0, 1, around the struct scan's tile (1024) and the
 reduction's one-block limit (4096), and past a million; CuPy arrays of
-struct dtypes; the object form's temporary storage."""
+struct dtypes; the object form's temporary storage; select, unique_by_key
+and a stable merge_sort of struct keys and items."""
 import os
 
 import numpy as np
@@ -221,3 +222,65 @@ def test_cupy_arrays_of_a_struct_dtype():
     got = scanned.get()
     np.testing.assert_array_equal(got["min_val"], np.minimum.accumulate(h["min_val"]))
     np.testing.assert_array_equal(got["max_val"], np.maximum.accumulate(h["max_val"]))
+
+
+def _pairs(rng, n):
+    h = np.zeros(n, Pair.dtype)
+    h["first"] = rng.integers(-50, 50, n)
+    h["second"] = rng.random(n) * 2 - 1
+    return h
+
+
+@pytest.mark.parametrize("n", [0, 1, 1919, 1921, 100_003])
+def test_select_struct_items(n):
+    rng = np.random.default_rng(SEED + 8 + n)
+    h = _pairs(rng, n)
+    out = poison(n, Pair.dtype)
+    count = cuda.to_device(np.full(1, -7, np.int64))
+    cc.select(cuda.to_device(h), out, count, lambda p: p.first > 0 and p.second < 0.5, n)
+    keep = h[(h["first"] > 0) & (h["second"] < 0.5)]
+    assert count.copy_to_host()[0] == len(keep)
+    got = out.copy_to_host()[:len(keep)]
+    np.testing.assert_array_equal(got["first"], keep["first"])
+    np.testing.assert_array_equal(got["second"], keep["second"])
+
+
+@pytest.mark.parametrize("n", [1, 1921, 100_003])
+def test_unique_by_key_struct_keys_and_items(n):
+    rng = np.random.default_rng(SEED + 9 + n)
+    # struct keys in runs equal under the operator (same .first), struct items
+    keys = _pairs(rng, n)
+    keys["first"] = np.sort(rng.integers(0, max(1, n // 3), n))
+    items = np.zeros(n, MinMax.dtype)
+    items["min_val"] = rng.random(n)
+    items["max_val"] = rng.random(n) + 1
+    out_k, out_i = poison(n, Pair.dtype), poison(n, MinMax.dtype)
+    count = cuda.to_device(np.full(1, -7, np.int64))
+    cc.unique_by_key(cuda.to_device(keys), cuda.to_device(items), out_k, out_i, count,
+                     lambda a, b: a.first == b.first, n)
+    first = np.concatenate([[True], keys["first"][1:] != keys["first"][:-1]])
+    m = int(first.sum())
+    assert count.copy_to_host()[0] == m
+    gk, gi = out_k.copy_to_host()[:m], out_i.copy_to_host()[:m]
+    np.testing.assert_array_equal(gk["first"], keys["first"][first])
+    np.testing.assert_array_equal(gk["second"], keys["second"][first])
+    np.testing.assert_array_equal(gi["min_val"], items["min_val"][first])
+    np.testing.assert_array_equal(gi["max_val"], items["max_val"][first])
+
+
+@pytest.mark.parametrize("n", [0, 1, 511, 512, 513, 5000, 100_003])
+def test_merge_sort_struct_keys_is_stable(n):
+    rng = np.random.default_rng(SEED + 10 + n)
+    keys = _pairs(rng, n)                              # many equal .first: stability shows
+    items = np.zeros(n, MinMax.dtype)
+    items["min_val"] = np.arange(n)
+    items["max_val"] = rng.random(n)
+    dk, di = cuda.to_device(keys), cuda.to_device(items)
+    out_k, out_i = poison(n, Pair.dtype), poison(n, MinMax.dtype)
+    cc.merge_sort(dk, di, out_k, out_i, lambda a, b: a.first < b.first, n)
+    order = np.argsort(keys["first"], kind="stable")
+    gk, gi = out_k.copy_to_host()[:n], out_i.copy_to_host()[:n]
+    np.testing.assert_array_equal(gk["first"], keys["first"][order])
+    np.testing.assert_array_equal(gk["second"], keys["second"][order])
+    np.testing.assert_array_equal(gi["min_val"], items["min_val"][order])
+    np.testing.assert_array_equal(gi["max_val"], items["max_val"][order])

@@ -312,8 +312,8 @@ def check_output(d_out, what, S):
         raise TypeError(f"{what} holds {dtype}, the values are {S.__name__} structs: make it with "
                         f"{S.__name__}.dtype ({S.dtype})")
     if S is None and dtype.names:
-        raise TypeError(f"{what} holds structs ({dtype}), the values are numbers: give a struct initial value "
-                        "(a gpu_struct instance) for struct results")
+        raise TypeError(f"{what} holds structs ({dtype}), the values are numbers (struct results need struct "
+                        "items or a struct initial value: a gpu_struct instance)")
     return out
 
 
