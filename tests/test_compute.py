@@ -105,8 +105,8 @@ def test_zip_iterator():
         cc.make_reduce_into(z, P(np.float32), cc.OpKind.PLUS, np.zeros(1, np.float32))
     with pytest.raises(TypeError, match="d_out holds float32, the values are Struct_f0_f1 structs"):
         cc.make_inclusive_scan(picked, P(np.float32), cc.OpKind.PLUS, None)
-    with pytest.raises(TypeError, match="d_in_keys: a ZipIterator's items are tuples, which this algorithm"):
-        cc.make_merge_sort(z, None, P(np.float32), None, cc.OpKind.LESS)
+    with pytest.raises(TypeError, match="d_samples: a ZipIterator's items are tuples, which this algorithm"):
+        cc.make_histogram_even(z, P(np.int32), 5, 0.0, 1.0, 10)
     with pytest.raises(ValueError, match="at least one"):
         cc.ZipIterator()
 

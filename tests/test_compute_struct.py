@@ -147,6 +147,9 @@ def test_argument_errors():
         cc.make_reduce_into(P(MinMax.dtype), P(np.float64), minmax, MinMax(0, 0))
     with pytest.raises(TypeError, match="d_out holds .*the values are Pair structs"):
         cc.make_exclusive_scan(P(Pair.dtype), P(np.dtype([("x", np.int32)])), add_pairs, Pair(0, 0))
+    with pytest.raises(TypeError, match="h_init: a MinMax has 2 fields, the items 3"):
+        cc.make_reduce_into(cc.ZipIterator(P(np.int32), P(np.int32), P(np.int32)), P(MinMax.dtype), minmax,
+                            MinMax(0, 0))
     with pytest.raises(TypeError, match="h_init: the items are structs or tuples"):
         cc.make_reduce_into(P(Pair.dtype), P(np.int64), cc.OpKind.PLUS, np.zeros(1, np.int64))
     with pytest.raises(TypeError, match="d_out holds structs .* the values are numbers"):
@@ -180,3 +183,139 @@ def test_select_unique_and_merge_sort_compile():
     assert _tile(Pair.dtype, MinMax.dtype) == 512 and _tile(np.dtype(np.int64), np.dtype(np.int64)) == 1024
     with pytest.raises(TypeError, match="too large for its block sort"):
         _tile(np.dtype((np.void, 100)), None)
+
+
+# ---- the struct kernels' logic, run on the CPU ----
+#
+# The struct scan is an algorithm of its own (three launches, an ordered
+# block scan in shared memory); without a GPU its generated kernels are run
+# here by a small emulation of the CUDA model: each thread is a Python
+# generator that yields at cuda.syncthreads(), the threads of a block run
+# in turn between barriers, shared arrays are numpy arrays shared by the
+# block's threads, records are numpy records (views, as in a kernel), and
+# device functions run as their Python functions.
+
+class _Emulated:
+    def __init__(self, block):
+        from types import SimpleNamespace
+        self.block = block
+        self.threadIdx, self.blockIdx = SimpleNamespace(x=0), SimpleNamespace(x=0)
+        self.gridDim, self.blockDim = SimpleNamespace(x=1), SimpleNamespace(x=block)
+        emu = self
+
+        class Shared:
+            def array(self, n, dtype):
+                emu.calls[emu.threadIdx.x] += 1
+                key = emu.calls[emu.threadIdx.x]
+                if key not in emu.store:
+                    emu.store[key] = np.zeros(n, dtype)
+                return emu.store[key]
+
+        class Local:
+            def array(self, n, dtype):
+                return np.zeros(n, dtype)
+
+        self.shared, self.local = Shared(), Local()
+
+    def launch(self, fn, grid, args):
+        self.gridDim.x = grid
+        for b in range(grid):
+            self.blockIdx.x, self.store, self.calls = b, {}, [0] * self.block
+            threads = {}
+            for t in range(self.block):
+                self.threadIdx.x = t
+                threads[t] = fn(*args)
+            while threads:
+                for t in list(threads):
+                    self.threadIdx.x = t
+                    try:
+                        next(threads[t])
+                    except StopIteration:
+                        del threads[t]
+
+
+def _emulate(monkeypatch, kernel, block):
+    """kernel's generated Python function, run by an _Emulated block."""
+    import inspect
+    from cudajit.dispatcher import DeviceFunction
+    monkeypatch.setattr(DeviceFunction, "__call__", lambda self, *a: self.py_func(*a), raising=False)
+    fn = kernel.py_func
+    source = inspect.getsource(fn) if not fn.__code__.co_filename.startswith("<") else None
+    emu = _Emulated(block)
+    namespace = dict(fn.__globals__, cuda=emu)
+    text = source or _SOURCES[fn.__code__.co_filename, fn.__name__]
+    exec(compile(text.replace("cuda.syncthreads()", "yield"), "<emulated>", "exec"), namespace)
+    return lambda grid, args: emu.launch(namespace[fn.__name__], grid, args)
+
+
+_SOURCES = {}
+
+
+@pytest.fixture
+def captured_sources(monkeypatch):
+    from cudajit.compute import _build
+    real = _build.kernel
+
+    def kernel(key, name, source, env, block=None):
+        _SOURCES[f"<cudajit.compute {name}>", name] = source
+        return real(key, name, source, env, block)
+    monkeypatch.setattr(_build, "kernel", kernel)
+    _build._kernels.clear()
+
+
+def _tagged(counts, tags, init):
+    total = np.cumsum(counts) + (init[0] if init else 0)
+    last, out = (init[1] if init else 0), []
+    for t in tags:
+        last = t if t != 0 else last
+        out.append(last)
+    return total, np.array(out, np.int32)
+
+
+Tagged = gpu_struct({"count": np.int64, "last": np.int32}, "Tagged")
+
+
+def _tag(p, q):   # associative, not commutative
+    return Tagged(p.count + q.count, q.last if q.last != 0 else p.last)
+
+
+@pytest.mark.parametrize("n", [1, 5, 1023, 1024, 1025, 2600])
+@pytest.mark.parametrize("kind", ["inclusive", "inclusive_init", "exclusive"])
+def test_struct_scan_kernels_emulated(monkeypatch, captured_sources, n, kind):
+    from cudajit.compute import _build as B
+    from cudajit.compute._struct import flat_value, zero_flat
+    rng = np.random.default_rng(n)
+    h = np.zeros(n, Tagged.dtype)
+    h["count"] = rng.integers(-100, 100, n)
+    h["last"] = np.where(rng.random(n) < 0.3, rng.integers(1, 1000, n), 0)
+    init = None if kind == "inclusive" else Tagged(17, 5)
+    make = cc.make_exclusive_scan if kind == "exclusive" else cc.make_inclusive_scan
+    obj = make(P(Tagged.dtype), P(Tagged.dtype), _tag, init)
+    tiles = -(-n // 1024)
+    aggs, prefixes = np.zeros(tiles, Tagged.dtype), np.zeros(tiles, Tagged.dtype)
+    out = np.zeros(n, Tagged.dtype)
+    out["count"] = np.iinfo(np.int64).min
+    flat = flat_value(init, Tagged) if init else zero_flat(Tagged)
+    _emulate(monkeypatch, obj.aggregates, B.BLOCK)(tiles, [h, aggs, np.int64(n), flat])
+    _emulate(monkeypatch, obj.prefixes, B.BLOCK)(1, [aggs, prefixes, np.int64(tiles), flat])
+    _emulate(monkeypatch, obj.tiles, B.BLOCK)(tiles, [h, out, prefixes, np.int64(n), flat])
+    total, last = _tagged(h["count"], h["last"], (17, 5) if init else None)
+    if kind == "exclusive":
+        total, last = np.concatenate([[17], total[:-1]]), np.concatenate([[5], last[:-1]])
+    np.testing.assert_array_equal(out["count"], total)
+    np.testing.assert_array_equal(out["last"], last)
+
+
+@pytest.mark.parametrize("n", [0, 1, 200, 256, 3000])
+def test_struct_reduce_kernel_emulated(monkeypatch, captured_sources, n):
+    from cudajit.compute import _build as B
+    from cudajit.compute._struct import flat_value
+    rng = np.random.default_rng(n)
+    h = np.zeros(n, MinMax.dtype)
+    h["min_val"] = rng.random(n)
+    h["max_val"] = rng.random(n) + 1
+    obj = cc.make_reduce_into(P(MinMax.dtype), P(MinMax.dtype), minmax, MinMax(0.5, 0.5))
+    out = np.zeros(1, MinMax.dtype)
+    _emulate(monkeypatch, obj.single, B.BLOCK)(1, [h, np.int64(n), out, flat_value(MinMax(0.5, 0.5), MinMax)])
+    assert out[0]["min_val"] == min(0.5, h["min_val"].min(initial=9))
+    assert out[0]["max_val"] == max(0.5, h["max_val"].max(initial=-9))

@@ -278,9 +278,13 @@ def item_struct(init, src, what):
     value's, else (no initial value) the input's items'. Struct items with a
     number initial value are refused."""
     from ._struct import struct_of
-    if init is not None and is_struct_init(init):
-        return init_struct(init)
     items = np.dtype(src.value_dtype)
+    if init is not None and is_struct_init(init):
+        S = init_struct(init)
+        if items.names and len(items.names) != len(S._field_types):
+            raise TypeError(f"{what}: a {S.__name__} has {len(S._field_types)} fields, the items {len(items.names)} "
+                            f"({items})")
+        return S
     if init is None:
         return struct_of(items) if items.names else None
     if items.names:
