@@ -195,6 +195,11 @@ def test_select_unique_and_merge_sort_compile():
 # block's threads, records are numpy records (views, as in a kernel), and
 # device functions run as their Python functions.
 
+def _records(a):
+    """Structured arrays as a kernel sees them: items with attribute access."""
+    return a.view(np.recarray) if a.dtype.names else a
+
+
 class _Emulated:
     def __init__(self, block):
         from types import SimpleNamespace
@@ -208,14 +213,20 @@ class _Emulated:
                 emu.calls[emu.threadIdx.x] += 1
                 key = emu.calls[emu.threadIdx.x]
                 if key not in emu.store:
-                    emu.store[key] = np.zeros(n, dtype)
+                    emu.store[key] = _records(np.zeros(n, dtype))
                 return emu.store[key]
 
         class Local:
             def array(self, n, dtype):
-                return np.zeros(n, dtype)
+                return _records(np.zeros(n, dtype))
 
         self.shared, self.local = Shared(), Local()
+
+    def grid(self, ndim):
+        return self.blockIdx.x * self.block + self.threadIdx.x
+
+    def gridsize(self, ndim):
+        return self.gridDim.x * self.block
 
     def launch(self, fn, grid, args):
         self.gridDim.x = grid
@@ -224,7 +235,9 @@ class _Emulated:
             threads = {}
             for t in range(self.block):
                 self.threadIdx.x = t
-                threads[t] = fn(*args)
+                thread = fn(*args)          # a kernel without barriers has run already
+                if thread is not None:
+                    threads[t] = thread
             while threads:
                 for t in list(threads):
                     self.threadIdx.x = t
@@ -319,3 +332,62 @@ def test_struct_reduce_kernel_emulated(monkeypatch, captured_sources, n):
     _emulate(monkeypatch, obj.single, B.BLOCK)(1, [h, np.int64(n), out, flat_value(MinMax(0.5, 0.5), MinMax)])
     assert out[0]["min_val"] == min(0.5, h["min_val"].min(initial=9))
     assert out[0]["max_val"] == max(0.5, h["max_val"].max(initial=-9))
+
+
+@pytest.mark.parametrize("n", [1, 300, 512, 1300])
+def test_struct_merge_sort_kernels_emulated(monkeypatch, captured_sources, n):
+    # struct keys (32 bytes with the items: 512-item tiles) and struct items,
+    # the block sort and the merge passes, stability under equal keys
+    from cudajit.compute import _build as B
+    rng = np.random.default_rng(n)
+    keys = np.zeros(n, Pair.dtype)
+    keys["first"] = rng.integers(0, 20, n)
+    keys["second"] = np.arange(n)
+    items = np.zeros(n, MinMax.dtype)
+    items["min_val"] = np.arange(n)
+    items["max_val"] = rng.random(n)
+    obj = cc.make_merge_sort(P(Pair.dtype), P(MinMax.dtype), P(Pair.dtype), P(MinMax.dtype),
+                             lambda a, b: a.first < b.first)
+    assert obj.tile == 512
+    bufs = [(np.zeros(n, Pair.dtype), np.zeros(n, MinMax.dtype)) for _ in range(2)]
+    passes = obj.passes(n)
+    sort = _emulate(monkeypatch, obj.block_sort, B.BLOCK)
+    merge = _emulate(monkeypatch, obj.merge_pass, B.BLOCK)
+    keys, items = _records(keys), _records(items)
+    bufs = [tuple(_records(b) for b in pair) for pair in bufs]
+    sort(-(-n // obj.tile), [keys, items, *bufs[passes % 2], np.int64(n)])
+    w = obj.tile
+    for p in range(passes):
+        src, dst = bufs[(passes - p) % 2], bufs[(passes - p - 1) % 2]
+        merge(-(-n // B.BLOCK), [*src, *dst, np.int64(n), np.int64(w)])
+        w *= 2
+    order = np.argsort(keys["first"], kind="stable")
+    out_k, out_i = bufs[0]
+    np.testing.assert_array_equal(out_k, keys[order])
+    np.testing.assert_array_equal(out_i, items[order])
+
+
+def test_struct_reduce_two_passes_and_segments_emulated(monkeypatch, captured_sources):
+    # the first pass over chunks into partials, the pass over the partials; segments with empty ones
+    from cudajit.compute import _build as B
+    from cudajit.compute._struct import flat_value
+    rng = np.random.default_rng(7)
+    n = 9000
+    h = np.zeros(n, MinMax.dtype)
+    h["min_val"] = rng.random(n)
+    h["max_val"] = rng.random(n) + 1
+    init = flat_value(MinMax(0.5, 0.5), MinMax)
+    obj = cc.make_reduce_into(P(MinMax.dtype), P(MinMax.dtype), minmax, MinMax(0.5, 0.5))
+    partials, out = np.zeros(3, MinMax.dtype), np.zeros(1, MinMax.dtype)
+    _emulate(monkeypatch, obj.tiles, B.BLOCK)(3, [h, np.int64(n), partials, init, np.int64(4096)])
+    _emulate(monkeypatch, obj.partials, B.BLOCK)(1, [partials, np.int64(3), out, init])
+    assert (out[0]["min_val"], out[0]["max_val"]) == (min(0.5, h["min_val"].min()), h["max_val"].max())
+    starts = np.array([0, 10, 10, 700, 8000], np.int64)
+    ends = np.array([10, 10, 700, 8000, 9000], np.int64)
+    seg = cc.make_segmented_reduce(P(MinMax.dtype), P(MinMax.dtype), P(np.int64), P(np.int64), minmax,
+                                   MinMax(2.0, 0.0))
+    got = np.zeros(5, MinMax.dtype)
+    _emulate(monkeypatch, seg.kernel, B.BLOCK)(5, [h, starts, ends, got, flat_value(MinMax(2.0, 0.0), MinMax)])
+    for s, (b, e) in enumerate(zip(starts, ends)):
+        want = (min(2.0, h["min_val"][b:e].min(initial=9)), max(0.0, h["max_val"][b:e].max(initial=-9)))
+        assert (got[s]["min_val"], got[s]["max_val"]) == want, s
