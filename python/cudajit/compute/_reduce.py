@@ -184,9 +184,6 @@ class _Reduce:
                                  _reduce_source("reduce_single", ["in0_a"], "in0_a[i]", True, st),
                                  {"op": self.op, "T": self.dtype.type, **senv})
 
-    def _init(self, h_init):
-        return init_value(h_init, self.dtype.type) if self.struct is None else flat_value(h_init, self.struct)
-
     def launches(self):
         """(kernel, example arguments) of every kernel it launches (compile_for)."""
         args = [v for _, v in B.params_and_items([self.src])[0]]
@@ -224,9 +221,11 @@ class _Reduce:
         out = output(d_out, "d_out")
         if out.shape[0] < 1:
             raise ValueError("d_out must hold at least one item")
-        if self.struct is not None:
+        if self.struct is None:   # the number path stays as lean as it was (host overhead)
+            init = init_value(h_init, self.dtype.type)
+        else:
             check_output(out, "d_out", self.struct)
-        init = self._init(h_init)
+            init = flat_value(h_init, self.struct)
         args = input_args(d_in)
         if n <= _SMALL:
             B.launch(self.single, 1, stream, args + [n, out, init])
