@@ -284,3 +284,26 @@ def test_merge_sort_struct_keys_is_stable(n):
     np.testing.assert_array_equal(gk["second"], keys["second"][order])
     np.testing.assert_array_equal(gi["min_val"], items["min_val"][order])
     np.testing.assert_array_equal(gi["max_val"], items["max_val"][order])
+
+
+Inner = gpu_struct({"a": np.int32, "b": np.float32}, "Inner")
+Outer = gpu_struct({"inner": Inner, "c": np.int64}, "Outer")
+
+
+def add_nested(u, v):
+    return Outer(Inner(u.inner.a + v.inner.a, u.inner.b + v.inner.b), u.c + v.c)
+
+
+@pytest.mark.parametrize("n", [0, 1, 5000, 300_001])
+def test_nested_zips_into_a_nested_struct(n):
+    rng = np.random.default_rng(SEED + 11 + n)
+    a = rng.integers(-100, 100, n).astype(np.int32)
+    b = rng.integers(-100, 100, n).astype(np.float32)      # integral floats: exact sums
+    c = rng.integers(-10**6, 10**6, n).astype(np.int64)
+    z = cc.ZipIterator(cc.ZipIterator(cuda.to_device(a), cuda.to_device(b)), cuda.to_device(c))
+    out = poison(1, Outer.dtype)
+    cc.reduce_into(z, out, add_nested, n, Outer(Inner(1, 2.0), 3))
+    got = out.copy_to_host()[0]
+    assert got["inner"]["a"] == 1 + a.sum(dtype=np.int64).astype(np.int32)
+    assert got["inner"]["b"] == 2 + b.sum(dtype=np.float64)
+    assert got["c"] == 3 + c.sum()
