@@ -391,3 +391,67 @@ def test_struct_reduce_two_passes_and_segments_emulated(monkeypatch, captured_so
     for s, (b, e) in enumerate(zip(starts, ends)):
         want = (min(2.0, h["min_val"][b:e].min(initial=9)), max(0.0, h["max_val"][b:e].max(initial=-9)))
         assert (got[s]["min_val"], got[s]["max_val"]) == want, s
+
+
+def test_struct_calls_on_the_mock_driver(run_python, mock_driver):
+    # the host side of every struct algorithm on the mock driver (it runs no
+    # kernel): arguments typed and packed (records, the flat initial value),
+    # temporary storage viewed as records, the launches each call makes
+    from test_runtime import MOCK_PRELUDE
+    out = run_python(MOCK_PRELUDE + '''
+import cudajit.compute as cc
+from cudajit.compute import gpu_struct
+inits = []
+def play(params):
+    inits.append(params)
+install(play)
+
+@gpu_struct
+class MinMax:
+    min_val: np.float64
+    max_val: np.float64
+
+def minmax(a, b):
+    return MinMax(min(a.min_val, b.min_val), max(a.max_val, b.max_val))
+
+def names():
+    got = [l["name"].split("__")[0].replace("cj_", "") for l in launches]
+    del launches[:]
+    return got
+
+x = cuda.to_device(np.arange(10_000, dtype=np.float32))
+d_out = cuda.device_array(1, MinMax.dtype)
+cc.reduce_into(cc.TransformIterator(x, lambda v: MinMax(v, v)), d_out, minmax, 100, MinMax(np.inf, -np.inf))
+# the flat initial value, a parameter per field (after two arrays of 3 parameters and n)
+print(names(), (param(inits[-1], 7, "d"), param(inits[-1], 8, "d")))
+cc.reduce_into(cc.TransformIterator(x, lambda v: MinMax(v, v)), d_out, minmax, 10_000, MinMax(0, 1))
+print(names())
+recs = cuda.device_array(10_000, MinMax.dtype)
+cc.inclusive_scan(recs, recs, minmax, None, 10_000)
+print(names())
+cc.exclusive_scan(recs, recs, minmax, MinMax(1, 2), 5)
+print(names())
+z = cc.ZipIterator(x, cc.CountingIterator(np.int64(0)))
+pairs = cuda.device_array(10_000, z.value_dtype)
+count = cuda.device_array(1, np.int64)
+cc.select(z, pairs, count, lambda t: t[1] % 2 == 0, 10_000)
+cc.unique_by_key(recs, z, recs, pairs, count, lambda a, b: a.min_val == b.min_val, 10_000)
+cc.merge_sort(recs, z, recs, pairs, lambda a, b: a.max_val < b.max_val, 10_000)
+cc.segmented_reduce(recs, recs, cc.CountingIterator(np.int64(0)), cc.CountingIterator(np.int64(1)), minmax,
+                    MinMax(0, 0), 10)
+cc.unary_transform(x, recs, lambda v: MinMax(-v, v), 10_000)
+print(names())
+try:
+    cc.reduce_into(recs, cuda.device_array(1, np.float64), minmax, 10, MinMax(0, 0))
+except TypeError as e:
+    print("TypeError", str(e)[:40])
+''', driver=mock_driver)
+    lines = out.strip().split("\n")
+    assert lines[0] == "['reduce_single'] (inf, -inf)"
+    assert lines[1] == "['reduce_tiles', 'reduce_single']"
+    assert lines[2] == "['fill_zero', 'scan_aggregates', 'scan_prefixes', 'scan_struct_tiles']" or \
+        lines[2] == "['scan_aggregates', 'scan_prefixes', 'scan_struct_tiles']"
+    assert lines[3] == "['scan_aggregates', 'scan_prefixes', 'scan_struct_tiles']"
+    assert lines[4].startswith("['fill_zero', 'select_tiles', 'fill_zero', 'unique_tiles', 'merge_block_sort', "
+                               "'merge_pass'") and lines[4].endswith("'segmented_reduce', 'transform']")
+    assert lines[5] == "TypeError d_out holds float64, the values are MinM"
