@@ -78,7 +78,11 @@ def gpu_struct(field_dict, name="AnonymousStruct"):
                                          "_field_types": types, "__module__": __name__})
     cls.__qualname__ = name
     _by_dtype.setdefault(dtype, cls)
+    _all.append(cls)
     return cls
+
+
+_all = []   # every gpu_struct class made
 
 
 def _coerce(t, v):
@@ -308,7 +312,10 @@ def struct_op(op_name, dev, arg_dtypes, S, what="op"):
     ret = result_type(dev, arg_dtypes)
     kind, name, elems = parse_result(ret)
     fields = len(S._field_types)
-    if kind == "scalar" or (kind == "struct" and name != S.__qualname__) or len(elems) != fields:
+    # another class of the same fields and types is the same struct to the
+    # kernels (struct_of gives the first class made for a dtype)
+    same = kind == "struct" and any(c.__qualname__ == name and c.dtype == S.dtype for c in _all + [S])
+    if kind == "scalar" or (kind == "struct" and not same) or len(elems) != fields:
         got = {"scalar": ret, "struct": f"a {name} struct", "tuple": f"a tuple of {len(elems)} items"}[kind]
         raise TypeError(f"{what} {op_name} returns {got}: the result must be a {S.__name__} "
                         f"(or a tuple of its {fields} fields)")
