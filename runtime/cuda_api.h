@@ -61,6 +61,7 @@ constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
 
 // CUfunction_attribute values used here.
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+constexpr int CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9;
 
 // CUjit_option values and the CUjitInputType of PTX (the driver's own JIT
 // compiler: cuLinkCreate / cuLinkAddData).
@@ -68,6 +69,13 @@ constexpr int CU_JIT_OPTIMIZATION_LEVEL = 7;
 constexpr int CU_JIT_GENERATE_DEBUG_INFO = 11;
 constexpr int CU_JIT_GENERATE_LINE_INFO = 13;
 constexpr int CU_JIT_INPUT_PTX = 1;
+
+// cuIpcGetMemHandle's handle: 64 opaque bytes, passed by value to cuIpcOpenMemHandle.
+constexpr size_t CU_IPC_HANDLE_SIZE = 64;
+struct CUipcMemHandle {
+  char reserved[CU_IPC_HANDLE_SIZE];
+};
+constexpr unsigned CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1;
 
 // Special stream handles (cuda.h: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD).
 // Called on a driver thread once the stream's earlier work is done (or
@@ -160,6 +168,12 @@ inline CUstream perThreadStream() { return reinterpret_cast<CUstream>(uintptr_t{
   X(cuStreamAddCallback, "cuStreamAddCallback",                                                \
     (CUstream stream, CUstreamCallback callback, void* user, unsigned flags))                  \
   X(cuFuncGetAttribute, "cuFuncGetAttribute", (int* value, int attribute, CUfunction fn))     \
+  X(cuMemGetAddressRange, "cuMemGetAddressRange_v2",                                          \
+    (CUdeviceptr * base, size_t * bytes, CUdeviceptr ptr))                                     \
+  X(cuIpcGetMemHandle, "cuIpcGetMemHandle", (CUipcMemHandle * handle, CUdeviceptr ptr))        \
+  X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2",                                               \
+    (CUdeviceptr * ptr, CUipcMemHandle handle, unsigned flags))                                \
+  X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", (CUdeviceptr ptr))                             \
   X(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled",                                          \
     (void* map, int dtype, unsigned rank, void* address, const uint64_t* dims,                 \
      const uint64_t* strides, const unsigned* box, const unsigned* element_strides,            \

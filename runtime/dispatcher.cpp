@@ -570,6 +570,9 @@ Overload::Loaded& Dispatcher::loadedOn(Overload& ov, int device, cu::CUcontext c
   }
   l->function = l->module->function(ov.compiled.symbol);
   l->context = context;
+  if (options_.carveout != DispatcherOptions::kNoCarveout)
+    CJ_CU(cuFuncSetAttribute, l->function, cu::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+          options_.carveout);
   if (ov.stats.load == 0) ov.stats.load = secondsSince(start);
   ov.loaded[device] = std::move(l);
   return *ov.loaded[device];
@@ -740,7 +743,8 @@ void Dispatcher::allowDynamicShared(Overload::Loaded& loaded, int device, unsign
   loaded.dynamic_shared_limit = bytes;
 }
 
-void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_t nargs) {
+void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_t nargs,
+                        const std::function<void(Overload&)>* before) {
   const DriverApi& api = driver();   // no driver / no GPU: CudaSupportError before any work
   if (static_cast<int>(nargs) != numArgs()) {
     const ir::Function& fn = *untyped().functions.front();
@@ -757,6 +761,7 @@ void Dispatcher::launch(const LaunchConfig& config, PyObject* const* args, size_
   Overload::Loaded& loaded = loadedOn(ov, device, context);
   const LaunchBlock block(ov, config);
   allowDynamicShared(loaded, device, block.shared_bytes);
+  if (before) (*before)(ov);
 
   const cu::CUstream stream = config.stream_given ? config.stream : defaultStreamFor(la, device);
   if (!la.staged.empty() || !la.producer_streams.empty()) stageIn(la, stream);

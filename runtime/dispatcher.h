@@ -17,6 +17,7 @@
 #include <pybind11/pybind11.h>
 
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -70,6 +71,11 @@ struct DispatcherOptions {
   int occupancy = 0;                                   // blocks per SM hint (cuTile's); 0: none
   // jit(launch_bounds=...): max threads a block, min blocks an SM, max blocks a cluster; 0: none
   std::array<int, 3> launch_bounds{0, 0, 0};
+  // jit(shared_memory_carveout=...): the preferred shared memory share of the
+  // unified L1/shared memory, in percent (-1: the driver's default), set on
+  // each loaded function (it changes no code, so it is not in the cache key).
+  static constexpr int kNoCarveout = -2;
+  int carveout = kNoCarveout;
   std::vector<std::pair<int, ir::Const>> constants;    // Constant[...] parameters: (index, value)
   std::vector<std::string> link;                       // files linked into every kernel (jit(link=[...]))
 };
@@ -144,7 +150,11 @@ class Dispatcher {
   // algorithms, so that its overloads are specialised on the block shape.
   bool usesBlockAlgorithms();
 
-  void launch(const LaunchConfig& config, PyObject* const* args, size_t nargs);
+  // `before`, when given, runs once the overload is chosen and loaded and
+  // before any argument is copied or the kernel launched (numba's
+  // pre-launch callbacks); the launch path without hooks passes none.
+  void launch(const LaunchConfig& config, PyObject* const* args, size_t nargs,
+              const std::function<void(Overload&)>* before = nullptr);
   // Benchmarks' floor: prepares one launch like launch() (classify, select,
   // load, pack), then calls cuLaunchKernel `iterations` times in a C++ loop
   // with those parameters and returns the seconds the loop took.
@@ -200,6 +210,17 @@ class Dispatcher {
 
   LaunchConfigCache& launchConfigs() { return configs_; }
 
+  // numba's argument-preparation extensions (jit(extensions=[...]), the list
+  // kernel.extensions is): empty unless the user adds some, which the
+  // launcher checks before taking its slower, hooked path.
+  py::list& extensions() { return extensions_; }
+  // cudajit.launchconfig.capture_compile_config(kernel): the dict a
+  // launch that compiles records its configuration into; None when off.
+  py::object& launchCapture() { return capture_; }
+  // Overloads compiled so far (those evicted included): a launch compiled
+  // when this grew across it.
+  uint64_t compiles() const { return order_.size() + evictions_; }
+
  private:
   const ir::Module& untyped();
   int targetArch() const;
@@ -236,6 +257,8 @@ class Dispatcher {
 
   py::object py_function_;
   DispatcherOptions options_;
+  py::list extensions_;
+  py::object capture_ = py::none();
   std::shared_ptr<const ir::Module> untyped_;
   std::string untyped_ir_;
   double decode_seconds_ = 0;

@@ -42,7 +42,7 @@ cmake -S "$root" -B "$work/build" -G Ninja "${build_type[@]}" "${flags[@]}" \
       -DPython_EXECUTABLE="$py" -DCMAKE_LIBRARY_OUTPUT_DIRECTORY="$work/pkg/cudajit" > "$work.cmake.log"
 ninja -C "$work/build" _core
 mkdir -p "$work/pkg/cudajit"
-(cd "$root/python/cudajit" && find . -name '*.py' -exec cp --parents {} "$work/pkg/cudajit/" \;)
+(cd "$root/python/cudajit" && find . \( -name '*.py' -o -name '*.cu' \) -exec cp --parents {} "$work/pkg/cudajit/" \;)
 
 if [ "$thread" = 1 ]; then
   export LD_PRELOAD="$(gcc -print-file-name=libtsan.so)"

@@ -169,9 +169,9 @@ def test_errors_name_the_problem():
     exec("def f(a, out):\n    out[0] = np.sqrt(a)\n", ns)
     with pytest.raises(CompileError, match="on an array"):
         _core.infer_ir(ns["f"], ["float32[:]", "float32[:]"])
-    exec("def g(a, out):\n    np.sqrt(a[0], out)\n", ns)
-    with pytest.raises(CompileError, match="explicit output"):
-        _core.infer_ir(ns["g"], ["float32[:]", "float32[:]"])
+    exec("def g(a, out):\n    np.sqrt(a, where=a)\n", ns)
+    with pytest.raises(CompileError, match="where=, dtype="):
+        _core.infer_ir(ns["g"], ["float32", "float32[:]"])
 
 
 def test_constants():

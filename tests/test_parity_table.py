@@ -245,6 +245,20 @@ def k_numpy_scalar_ufuncs(x, y):
             + np.logical_and(x[0] > 0, x[1] > 0) + np.greater(x[0], x[1]))
 
 
+GLOBAL_CAI = type("GlobalDeviceArray", (), {"__cuda_array_interface__": {
+    "shape": (4,), "typestr": "<f4", "data": (0x7F0000000000, False), "version": 3,
+    "strides": None}})()
+
+
+def k_global_device_array(x):
+    x[0] = GLOBAL_CAI[1]
+
+
+def k_ufunc_out(a, b, out):
+    np.add(a, b, out)           # numba-cuda: each thread runs the whole array operation
+    np.sin(a, out=out)
+
+
 def k_numpy_int_ufuncs(x, y):
     y[0] = (np.bitwise_and(x[0], x[1]) + np.left_shift(x[0], 2) + np.invert(x[0])
             + np.bitwise_not(x[1]) + np.right_shift(x[1], 1))
@@ -465,6 +479,9 @@ SUPPORTED = [
     ("device functions", k_device_functions, "void(float32[::1])", False),
     ("numpy ufuncs on scalars (float)", k_numpy_scalar_ufuncs, "void(float64[::1], float64[::1])", False),
     ("numpy ufuncs on scalars (int)", k_numpy_int_ufuncs, "void(int64[::1], int64[::1])", False),
+    ("global device array captured by pointer", k_global_device_array, "void(float32[::1])", False),
+    ("numpy ufuncs on arrays with an output", k_ufunc_out, "void(float32[::1], float32[::1], float32[::1])",
+     False),
     ("tuple/namedtuple values", k_tuple_args, "void(float64[::1], Tuple(float64, UniTuple(int64, 2)))",
      False),
     ("complex", k_complex, "void(complex64[::1])", False),
@@ -518,13 +535,6 @@ def k_tuple_dtype(x):
     x[0] = 1
 
 
-GLOBAL_CAI = type("GlobalDeviceArray", (), {"__cuda_array_interface__": {
-    "shape": (4,), "typestr": "<f4", "data": (0x7F0000000000, False), "version": 3,
-    "strides": None}})()
-
-
-def k_global_device_array(x):
-    x[0] = GLOBAL_CAI[1]
 
 
 def k_atomic_float16(x, v):
@@ -542,9 +552,6 @@ def k_clock64(x):
 def k_libdevice(x):
     x[0] = cuda.libdevice.sinf(x[1])
 
-
-def k_ufunc_out(a, b, out):
-    np.add(a, b, out)
 
 
 
@@ -612,8 +619,6 @@ UNSUPPORTED = [
      r"cudajit\.atomic\.add\(\) does not take arrays of records"),
     ("local.array of tuples", k_tuple_dtype, "void(int32[::1])",
      r"dtype must be a numpy scalar type"),
-    ("global device array", k_global_device_array, "void(float32[::1])",
-     r"global 'GLOBAL_CAI' of type .* cannot be used in a kernel"),
     ("atomic on float16 (numba neither)", k_atomic_float16, "void(float16[::1], float16)",
      r"atomic\.add\(\) does not support arrays of float16"),
     ("shfl_sync on uint32 (numba neither)", k_shfl_unsigned, "void(uint32[::1])",
@@ -621,8 +626,6 @@ UNSUPPORTED = [
     ("clock64 (numba neither)", k_clock64, "void(int64[::1])", r"unsupported attribute cudajit\.clock64"),
     ("cuda.bf16 on float32 (numba neither)", k_bf16_float32, "void(float32[::1])",
      r"cuda\.bf16\.hadd\(\) takes bfloat16 arguments \(as numba's does\), got f32"),
-    ("ufunc with output array", k_ufunc_out, "void(float32[::1], float32[::1], float32[::1])",
-     r"np\.add\(\) with an explicit output argument is not supported in kernels"),
     ("slice assignment", k_slice_assign, "void(float32[:, :], float32[::1])",
      r"assigning to a slice of an array is not supported"),
     ("array methods", k_array_method, "void(float64[::1], float64[::1])",
@@ -796,16 +799,28 @@ def test_inspect_types_prints_the_source_with_its_typed_ir():
     assert after.lstrip().startswith("#") and "store" in after.split("# --- LINE", 1)[0]
 
 
-@pytest.mark.parametrize("name", ["extensions"])
-def test_missing_dispatcher_members(name):
-    with pytest.raises(AttributeError, match=f"'Dispatcher' object has no attribute '{name}'"):
-        getattr(eager(), name)
+def test_extensions_member_and_option():
+    """extensions= and kernel.extensions (numba's list); their launches:
+    tests/test_host_api_parity.py."""
+    assert eager().extensions == []
+    assert eager(extensions=[]).extensions == []
 
 
-@pytest.mark.parametrize("option", ["extensions", "shared_memory_carveout"])
-def test_unknown_jit_options(option):
-    with pytest.raises(TypeError, match=f"jit\\(\\) got unknown option\\(s\\): {option}"):
-        cuda.jit("void(float32[::1])", **{option: None})(k_store)
+def test_launchconfig_module_partial():
+    from cudajit import launchconfig
+    assert launchconfig.current_launch_config() is None
+    with pytest.raises(RuntimeError, match="No launch config set for this thread"):
+        launchconfig.ensure_current_launch_config()
+    with pytest.raises(AttributeError, match="'Dispatcher' object has no attribute 'mark_launch_config_sensitive'"):
+        eager().mark_launch_config_sensitive
+
+
+@pytest.mark.parametrize("value, want", [("MaxShared", 100), ("MaxL1", 0), ("default", -1), (30, 30)])
+def test_shared_memory_carveout_option(value, want):
+    # set on the loaded kernel: tests/test_host_api_parity.py (mock), tests/gpu/test_host_api_parity_gpu.py
+    assert eager(shared_memory_carveout=value)._options["shared_memory_carveout"] == want
+    with pytest.raises(ValueError, match="Carveout must be between -1 and 100"):
+        eager(shared_memory_carveout=101)
 
 
 @pytest.mark.parametrize("options", [dict(max_registers=32), dict(lto=True), dict(boundscheck=True)],
@@ -883,13 +898,14 @@ HOST_PRESENT = [
     "select_device", "get_current_device", "list_devices", "gpus", "close", "current_context",
     "synchronize", "profile_start", "profile_stop", "profiling", "is_float16_supported",
     "is_bfloat16_supported", "runtime", "compile_ptx", "MemoryInfo", "compile", "compile_for_current_device",
-    "compile_ptx_for_current_device", "declare_device",
+    "compile_ptx_for_current_device", "declare_device", "open_ipc_array", "IpcArrayHandle",
+    "IpcHandle", "require_context", "launchconfig",
 ]
 
 HOST_MISSING = [
-    "open_ipc_array", "require_context", "set_memory_manager", "BaseCUDAMemoryManager",
+    "set_memory_manager", "BaseCUDAMemoryManager",
     "HostOnlyCUDAMemoryManager", "GetIpcHandleMixin", "MemoryPointer", "MappedMemory",
-    "PinnedMemory", "IpcHandle", "compile_all", "launchconfig", "LTOIR", "CUSource", "PTXSource",
+    "PinnedMemory", "compile_all", "LTOIR", "CUSource", "PTXSource",
 ]
 
 
@@ -907,12 +923,12 @@ def test_host_api_missing(name):
 @pytest.mark.parametrize("cls,present,missing", [
     ("DeviceNDArray", ["copy_to_host", "copy_to_device", "is_c_contiguous", "is_f_contiguous",
                        "ravel", "reshape", "split", "view", "squeeze", "T", "transpose", "bind",
-                       "getitem", "setitem", "device_ctypes_pointer", "__cuda_array_interface__"],
-     ["get_ipc_handle"]),
+                       "getitem", "setitem", "device_ctypes_pointer", "__cuda_array_interface__",
+                       "get_ipc_handle"], []),
     ("Stream", ["synchronize", "auto_synchronize", "query", "add_callback", "async_done"], []),
     ("Event", ["query", "record", "synchronize", "wait", "elapsed_time"], []),
-    ("Context", ["get_memory_info", "synchronize"], ["reset", "push", "pop"]),
-    ("Device", ["uuid", "supports_float16"], ["reset"]),
+    ("Context", ["get_memory_info", "synchronize", "push", "pop"], []),
+    ("Device", ["uuid", "supports_float16"], []),
 ])
 def test_host_classes(cls, present, missing):
     klass = getattr(cuda, cls)
@@ -1048,8 +1064,9 @@ results = {
     "mapped copy_to_host": outcome(lambda: cuda.mapped_array(4).copy_to_host()),
     "mapped members": [hasattr(cuda.mapped_array(4), n) for n in ("copy_to_device", "split")],
     "stream add_callback": outcome(lambda: cuda.stream().add_callback(lambda s, status, arg: None)),
-    "get_ipc_handle": outcome(lambda: d.get_ipc_handle()),
+    "get_ipc_handle": outcome(lambda: type(d.get_ipc_handle()).__name__),
     "context reset": outcome(lambda: cuda.current_context().reset()),
+    "device reset": outcome(lambda: cuda.get_current_device().reset()),
     "vectorize without signatures": outcome(lambda: cuda.vectorize(target="cuda")(
         multiply)(np.ones(4), np.ones(4))),
     "vectorize without signatures, lambda": outcome(lambda: cuda.vectorize(target="cuda")(
@@ -1090,14 +1107,16 @@ def test_launch_side_rows_with_mock_driver(run_python, mock_driver):
         "has no attribute 'z'" in r["namedtuple no such field"]
     assert r["Enum argument of a string"].startswith("TypeError") and \
         "an enum member passes as its value, which must be a number" in r["Enum argument of a string"]
-    assert r["global device array"].startswith("CompileError") and \
-        "cannot be used in a kernel" in r["global device array"]
+    assert r["global device array"] == "ok"   # captured by pointer, as numba-cuda does
     assert r["mapped copy_to_host"] == "ok" and r["stream add_callback"] == "ok"
     assert r["mapped members"] == [True, True]
-    assert "no attribute 'get_ipc_handle'" in r["get_ipc_handle"]
-    assert "no attribute 'reset'" in r["context reset"]
+    assert r["get_ipc_handle"] == "ok"
+    for what in ("context", "device"):
+        assert r[f"{what} reset"].startswith("NotImplementedError") and \
+            "keeps each device's primary context" in r[f"{what} reset"]
     # the signature-free form compiles the function alone (compile_ptx, device=True),
     # a lambda too (test_compile_ptx_of_a_lambda_device_function)
     assert r["vectorize without signatures, lambda"] == "ok"
     assert r["max_cooperative_grid_blocks"] == "int"
-    assert r["launcher members"] == ["blockdim", "griddim", "sharedmem", "stream"]
+    assert r["launcher members"] == ["args", "blockdim", "dispatcher", "griddim", "pre_launch_callbacks",
+                                     "sharedmem", "stream"]

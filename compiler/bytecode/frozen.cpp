@@ -1,6 +1,7 @@
 #include "bytecode/frozen.h"
 
 #include <cstring>
+#include <unordered_set>
 
 #include "bytecode/record_dtype.h"
 
@@ -177,6 +178,91 @@ bool numpyArray(PyObject* obj, Frozen* out) {
   return true;
 }
 
+// A global device array (anything with __cuda_array_interface__: cudajit's
+// DeviceNDArray, CuPy, PyTorch): numba-cuda captures it by pointer, so a
+// kernel sees later writes to its memory. The object is kept alive for the
+// process (the kernel holds its address; numba keeps it with the kernel's
+// code library).
+bool deviceArray(PyObject* obj, Frozen* out) {
+  if (PyType_Check(obj)) return false;
+  PyRef cai = getAttr(obj, "__cuda_array_interface__");
+  if (!cai) { PyErr_Clear(); return false; }
+  auto fail = [&](std::string why) {
+    *out = unsupported("the device array " + why, "global device arrays are captured by pointer (numba-cuda's rule)");
+    return true;
+  };
+  if (!PyDict_Check(cai.get())) return fail("whose __cuda_array_interface__ is not a dict");
+  PyObject* data = PyDict_GetItemString(cai.get(), "data");
+  PyObject* shape = PyDict_GetItemString(cai.get(), "shape");
+  PyObject* typestr = PyDict_GetItemString(cai.get(), "typestr");
+  PyObject* strides = PyDict_GetItemString(cai.get(), "strides");
+  PyObject* descr = PyDict_GetItemString(cai.get(), "descr");
+  PyObject* mask = PyDict_GetItemString(cai.get(), "mask");
+  if (!data || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2 || !shape || !PyTuple_Check(shape) || !typestr)
+    return fail("with an incomplete __cuda_array_interface__ (data, shape, typestr)");
+  if (mask && mask != Py_None) return fail("with a mask");
+  const unsigned long long address = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(data, 0));
+  const bool readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1)) == 1;
+  if (PyErr_Occurred()) { PyErr_Clear(); return fail("with an unreadable data pointer"); }
+  std::vector<int64_t> dims;
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(shape); ++k) dims.push_back(PyLong_AsLongLong(PyTuple_GET_ITEM(shape, k)));
+  if (PyErr_Occurred()) { PyErr_Clear(); return fail("with an unreadable shape"); }
+  if (dims.empty()) return fail("of 0 dimensions");
+  // The dtype: numpy's, from the typestr (and descr for records).
+  PyRef name = PyRef::steal(PyUnicode_FromString("numpy"));
+  PyRef numpy = PyRef::steal(name ? PyImport_Import(name.get()) : nullptr);
+  PyObject* spec = descr && PyList_Check(descr) && PyList_GET_SIZE(descr) > 0 &&
+                           PyTuple_Check(PyList_GET_ITEM(descr, 0)) &&
+                           !(PyList_GET_SIZE(descr) == 1 && PyUnicode_Check(PyTuple_GET_ITEM(PyList_GET_ITEM(descr, 0), 0)) &&
+                             PyUnicode_GET_LENGTH(PyTuple_GET_ITEM(PyList_GET_ITEM(descr, 0), 0)) == 0)
+                       ? descr
+                       : typestr;
+  PyRef dtype = numpy ? PyRef::steal(PyObject_CallMethod(numpy.get(), "dtype", "O", spec)) : PyRef();
+  if (!dtype) { PyErr_Clear(); return fail("of an unknown dtype " + strOf(typestr)); }
+  const Type* record = nullptr;
+  Scalar dt = Scalar::UInt8;
+  int64_t itemsize = 0;
+  if (isStructuredDtype(dtype.get())) {
+    std::string why;
+    if (!(record = recordFromDtype(dtype.get(), &why))) return fail("of a structured dtype: " + why);
+    itemsize = record->size;
+  } else {
+    std::string kind = attrString(dtype.get(), "kind");
+    PyRef size = getAttr(dtype.get(), "itemsize");
+    itemsize = size ? PyLong_AsLong(size.get()) : -1;
+    if (PyErr_Occurred()) PyErr_Clear();
+    std::string scalar_name = kind == "b" ? "bool"
+                              : kind == "i" ? "int" + std::to_string(itemsize * 8)
+                              : kind == "u" ? "uint" + std::to_string(itemsize * 8)
+                              : kind == "f" ? "float" + std::to_string(itemsize * 8)
+                              : kind == "c" ? "complex" + std::to_string(itemsize * 8)
+                                            : "";
+    if (scalar_name.empty() || !parseScalar(scalar_name, &dt) || scalarByteSize(dt) != itemsize)
+      return fail("of dtype " + strOf(dtype.get()));
+  }
+  std::vector<int64_t> steps(dims.size());
+  if (strides && strides != Py_None) {
+    if (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != static_cast<Py_ssize_t>(dims.size()))
+      return fail("whose strides do not match its shape");
+    for (size_t k = 0; k < dims.size(); ++k) steps[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, static_cast<Py_ssize_t>(k)));
+    if (PyErr_Occurred()) { PyErr_Clear(); return fail("with unreadable strides"); }
+  } else {
+    int64_t step = itemsize;
+    for (size_t k = dims.size(); k-- > 0;) {
+      steps[k] = step;
+      step *= dims[k];
+    }
+  }
+  for (int64_t d : dims)
+    if (d < 0) return fail("with a negative dimension");
+  if (address == 0) return fail("with a null data pointer (an empty array)");
+  static auto* kept = new std::unordered_set<PyObject*>;   // never freed: kernels hold the addresses
+  if (kept->insert(obj).second) Py_INCREF(obj);
+  out->kind = Frozen::Kind::Const;
+  out->value = ir::Const::deviceArray(dt, record, dims, steps, address, !readonly);
+  return true;
+}
+
 }  // namespace
 
 bool isCudajitSymbol(const ir::Const& c) {
@@ -279,6 +365,7 @@ Frozen classifyObject(PyObject* obj) {
     Frozen f;
     if (numpyScalar(obj, &f)) return f;
     if (numpyArray(obj, &f)) return f;
+    if (deviceArray(obj, &f)) return f;
   }
 
   // A structured dtype (or numba.from_dtype of one): the record type, as the

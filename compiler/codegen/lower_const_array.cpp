@@ -3,7 +3,8 @@
 // `internal addrspace(4) constant` global of the module (shared by every use
 // of the same array), and the value is the view struct as a constant
 // expression: the data pointer cast to the generic address space, the shape
-// and the C-order strides.
+// and the C-order strides. A global device array captured by pointer is the
+// view of its address, shape and strides, with no bytes of its own.
 #include <functional>
 
 #include "codegen/emitter.h"
@@ -25,9 +26,26 @@ std::string bytesLiteral(const std::string& bytes) {
   return out + "\"";
 }
 
+std::string i64List(const std::vector<int64_t>& v) {
+  std::string s = "[" + std::to_string(v.size()) + " x i64] [";
+  for (size_t k = 0; k < v.size(); ++k) s += (k ? ", i64 " : "i64 ") + std::to_string(v[k]);
+  return s + "]";
+}
+
+// A global device array captured by pointer: its address, shape and strides
+// are the view's constants (numba-cuda's capture of device arrays).
+std::string deviceArrayView(const ir::Const& c, const Type* t) {
+  std::vector<int64_t> shape;
+  for (const ir::Const& d : c.elems) shape.push_back(d.i);
+  std::string mt = llvmElemType(t);
+  std::string data = "inttoptr (i64 " + std::to_string(c.address) + " to " + mt + "*)";
+  return "{ " + mt + "* " + data + ", " + i64List(shape) + ", " + i64List(c.strides) + " }";
+}
+
 }  // namespace
 
 std::string constArrayView(FunctionEmitter& fe, const ir::Const& c, const Type* t, const ir::Instr& at) {
+  if (c.isDeviceArray()) return deviceArrayView(c, t);
   std::vector<int64_t> shape;
   int64_t count = 1;
   for (const ir::Const& d : c.elems) {
@@ -53,13 +71,7 @@ std::string constArrayView(FunctionEmitter& fe, const ir::Const& c, const Type* 
   std::string data = "addrspacecast (" + mt + " addrspace(4)* bitcast (" + bytes_type + " addrspace(4)* " + g +
                      " to " + mt + " addrspace(4)*) to " + mt + "*)";
   std::vector<int64_t> strides = contiguousStrides(t, shape);
-  std::string dims = "[" + std::to_string(shape.size()) + " x i64]";
-  auto list = [&](const std::vector<int64_t>& v) {
-    std::string s = dims + " [";
-    for (size_t k = 0; k < v.size(); ++k) s += (k ? ", i64 " : "i64 ") + std::to_string(v[k]);
-    return s + "]";
-  };
-  return "{ " + mt + "* " + data + ", " + list(shape) + ", " + list(strides) + " }";
+  return "{ " + mt + "* " + data + ", " + i64List(shape) + ", " + i64List(strides) + " }";
 }
 
 }  // namespace cj::codegen

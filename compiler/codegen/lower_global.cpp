@@ -154,6 +154,10 @@ void lowerAtomicIf(FunctionEmitter& fe, const ir::Instr& in) {
 
 void lowerArrayAddress(FunctionEmitter& fe, const ir::Instr& in) {
   const Type* a = in.operands[0]->type;
+  if (isRecord(a)) {   // a record is the (generic) address of its bytes
+    fe.bind(in, fe.emit("ptrtoint i8* " + fe.val(in.operands[0]) + " to i64"));
+    return;
+  }
   std::string data = fe.emit("extractvalue " + llvmViewType(a) + " " + fe.val(in.operands[0]) + ", 0");
   fe.bind(in, fe.emit("ptrtoint " + llvmElemType(a) + "* " + data + " to i64"));
 }

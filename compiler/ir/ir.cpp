@@ -55,7 +55,9 @@ bool Const::operator==(const Const& o) const {
     case Kind::Str:
     case Kind::Symbol: return s == o.s;
     case Kind::Tuple: return elems == o.elems;
-    case Kind::Array: return i == o.i && record == o.record && elems == o.elems && s == o.s;
+    case Kind::Array:
+      return i == o.i && record == o.record && elems == o.elems && s == o.s && address == o.address &&
+             strides == o.strides && writable == o.writable;
   }
   return false;
 }
@@ -127,6 +129,20 @@ std::string constToString(const Const& c) {
       return s + ")";
     }
     case Const::Kind::Array: {
+      if (c.isDeviceArray()) {
+        auto list = [](const std::vector<int64_t>& v) {
+          std::string s = "(";
+          for (size_t k = 0; k < v.size(); ++k) s += (k ? ", " : "") + std::to_string(v[k]);
+          return s + (v.size() == 1 ? ",)" : ")");
+        };
+        std::vector<int64_t> shape;
+        for (const Const& d : c.elems) shape.push_back(d.i);
+        char address[24];
+        std::snprintf(address, sizeof address, "0x%llx", static_cast<unsigned long long>(c.address));
+        const std::string dtype = c.record ? typeToString(c.record) : std::string(scalarShortName(c.arrayDtype()));
+        return "device_array(" + dtype + ", " + list(shape) + ", " + list(c.strides) + ", " + address + ", " +
+               (c.writable ? "rw" : "ro") + ")";
+      }
       static const char* kHex = "0123456789abcdef";
       std::string hex;
       hex.reserve(c.s.size() * 2);
@@ -161,6 +177,19 @@ const Type* constType(const Const& c) {
       return tupleTy(elems);
     }
     case Const::Kind::Array:
+      if (c.isDeviceArray()) {
+        // C layout where the strides are C-contiguous ones, else any.
+        int64_t expect = c.record ? c.record->size : scalarByteSize(c.arrayDtype());
+        bool contiguous = true;
+        for (size_t k = c.elems.size(); k-- > 0;) {
+          if (c.elems[k].i > 1 && c.strides[k] != expect) contiguous = false;
+          expect *= c.elems[k].i;
+        }
+        const Layout layout = contiguous ? Layout::C : Layout::A;
+        const int nd = static_cast<int>(c.elems.size());
+        if (c.record) return recordArrayTy(c.record, nd, layout, MemSpace::Global, !c.writable);
+        return arrayTy(c.arrayDtype(), nd, layout, MemSpace::Global, !c.writable);
+      }
       if (c.record)
         return recordArrayTy(c.record, static_cast<int>(c.elems.size()), Layout::C, MemSpace::Const, /*readonly=*/true);
       return arrayTy(c.arrayDtype(), static_cast<int>(c.elems.size()), Layout::C, MemSpace::Const,

@@ -76,6 +76,12 @@ struct Const {
   std::string s;               // Str contents, Symbol qualified name; Array: the elements' bytes, C order
   std::vector<Const> elems;    // Tuple; Array: the shape (Int constants)
   const Type* record = nullptr;   // Array of records (a structured dtype): its record; `i` unused
+  // Array captured by pointer (a global device array: numba-cuda captures
+  // those by their address, not their contents): the data address, the
+  // strides in bytes, whether kernels may write it. `s` is empty then.
+  uint64_t address = 0;
+  std::vector<int64_t> strides;
+  bool writable = false;
 
   static Const none() { return {}; }
   static Const boolean(bool b) { Const c; c.kind = Kind::Bool; c.i = b; return c; }
@@ -102,20 +108,34 @@ struct Const {
     c.record = rec;
     return c;
   }
+  // A global device array (CuPy, PyTorch, cudajit's DeviceNDArray): its
+  // dtype (or record), shape, strides (bytes) and data address.
+  static Const deviceArray(Scalar dtype, const Type* rec, const std::vector<int64_t>& shape,
+                           const std::vector<int64_t>& strides, uint64_t address, bool writable) {
+    Const c = array(dtype, shape, {});
+    c.record = rec;
+    c.strides = strides;
+    c.address = address;
+    c.writable = writable;
+    return c;
+  }
+  bool isDeviceArray() const { return kind == Kind::Array && address != 0; }
   Scalar arrayDtype() const { return static_cast<Scalar>(i); }
   bool operator==(const Const& o) const;
   bool operator!=(const Const& o) const { return !(*this == o); }
 };
 // Text form: none, true, false, 42, 1.5 (round-trip exact: %.17g, inf, nan),
 // (1.0+2.0j), "str" (C-escaped), sym(math.sqrt), (1, 2.0, sym(x)),
-// array(f64, (2, 3), "<hex of the bytes>"), array(record{...}, (4,), "<hex>").
+// array(f64, (2, 3), "<hex of the bytes>"), array(record{...}, (4,), "<hex>"),
+// device_array(f32, (4, 5), (20, 4), 0x7f0000200000, rw) (strides in bytes; rw or ro).
 std::string constToString(const Const& c);
 // The value a tile load pads with (tile.load's padding, ct.PaddingMode) for
 // elements of `dtype`: floats by the mode, integers 0, bools false.
 Const tilePaddingConst(TilePadding mode, Scalar dtype);
 // The type a constant has before any context: Int -> i64, Float -> f64,
 // Complex -> c128, Bool -> b1, Tuple -> tuple of element types, Symbol -> sym,
-// Array -> array(dtype, nd, C, const, readonly).
+// Array -> array(dtype, nd, C, const, readonly); a device array ->
+// array(dtype, nd, C or A by its strides, global, readonly unless writable).
 const Type* constType(const Const& c);
 
 struct Block;

@@ -272,7 +272,8 @@ Const parseConst(Line& ln) {
   if (ln.accept("None")) return Const::none();
   if (ln.accept("true")) return Const::boolean(true);
   if (ln.accept("false")) return Const::boolean(false);
-  if (ln.accept("array")) {   // array(f64, (2, 3), "<hex bytes>")
+  const bool device = ln.accept("device_array");   // device_array(f32, (4,), (4,), 0x7f.., rw)
+  if (device || ln.accept("array")) {   // array(f64, (2, 3), "<hex bytes>")
     ln.expect('(', "'(' after array");
     std::string dtype;
     int depth = 0;   // a record's text nests braces and holds commas
@@ -295,6 +296,34 @@ Const parseConst(Line& ln) {
       dims.push_back(d.i);
     }
     ln.expect(',', "',' after the shape");
+    if (device) {
+      ln.expect('(', "the strides tuple");
+      std::vector<int64_t> strides;
+      for (const Const& d : parseParenConst(ln).elems) {
+        if (d.kind != Const::Kind::Int) ln.fail("integer strides");
+        strides.push_back(d.i);
+      }
+      if (strides.size() != dims.size()) ln.fail("as many strides as dimensions");
+      ln.expect(',', "',' after the strides");
+      std::string digits;
+      ln.peek();   // past the spaces
+      while (std::isalnum(static_cast<unsigned char>(ln.peekRaw()))) {
+        digits += ln.peekRaw();
+        ln.setPos(ln.pos() + 1);
+      }
+      uint64_t address = 0;
+      try {
+        address = std::stoull(digits, nullptr, 0);
+      } catch (const std::exception&) {
+        ln.fail("a device array's address (0x...)");
+      }
+      if (address == 0) ln.fail("a non-zero device array address");
+      ln.expect(',', "',' after the address");
+      const bool writable = ln.accept("rw");
+      if (!writable && !ln.accept("ro")) ln.fail("rw or ro");
+      ln.expect(')', "')' after a device array constant");
+      return Const::deviceArray(sc, rec, dims, strides, address, writable);
+    }
     std::string hex = parseStringLiteral(ln);
     if (hex.size() % 2) ln.fail("an even number of hex digits");
     std::string bytes;

@@ -179,7 +179,8 @@ std::string globalIntrinsicError(const Instr& in) {
   auto operand = [&](size_t i) { return in.operands[i]->type; };
   switch (in.intrinsic) {
     case Intrinsic::ArrayAddress:
-      if (!operand(0)->is(TypeKind::Array)) return "operand must be an array";
+      if (!operand(0)->is(TypeKind::Array) && !operand(0)->is(TypeKind::Record))
+        return "operand must be an array or a record";
       return in.type == i64Ty() ? "" : "result must be i64";
     case Intrinsic::GlobalLoadIf: {
       size_t w = in.operands.size() < 3 ? 0 : in.operands.size() - 2;

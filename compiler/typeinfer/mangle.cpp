@@ -41,7 +41,9 @@ std::string mangleType(const Type* t) {
       return s;
     }
     case TypeKind::Tuple: {
-      std::string s = "T";
+      // A namedtuple is another type than the plain tuple of its elements:
+      // a device function called with both needs two specialisations.
+      std::string s = t->name.empty() ? "T" : "N" + identifier(t->name) + "T";
       for (size_t i = 0; i < t->elems.size(); ++i) {
         if (i) s += "_";
         s += mangleType(t->elems[i]);

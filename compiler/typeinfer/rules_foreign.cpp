@@ -3,7 +3,8 @@
 // "cudajit.foreign.<key>"; calling it in a kernel checks the arguments
 // against the declared signature and becomes `intrinsic foreign "<key>"`
 // (numbers converted to the declared scalars as numba converts them, an
-// array for a CPointer(T) parameter passed as its data address).
+// array for a CPointer(T) parameter passed as its data address, a record for
+// a voidptr parameter as its address).
 #include <string>
 
 #include "libcalls/foreign.h"
@@ -38,10 +39,15 @@ std::vector<ir::Instr*> arguments(const Site& s, const foreign::Declaration& d, 
     const std::string which = "argument " + std::to_string(i + 1) + " of " + d.name + "()";
     if (p.pointer) {
       bool any = p.scalar == Scalar::Int8;   // voidptr
-      if (!t->is(TypeKind::Array) || (!any && t->scalar != p.scalar))
+      if (any && isRecord(t)) {   // a record (a[i] of an array of records): its address
+        if (e) out.push_back(e->intrinsic(ir::Intrinsic::ArrayAddress, i64Ty(), {s.args[i]}));
+        continue;
+      }
+      if (!t->is(TypeKind::Array) || t->record || (!any && t->scalar != p.scalar))
         fail(s, d, which + " is a pointer to " + (any ? std::string("anything") : std::string(scalarNumbaName(p.scalar))) +
-                       ": pass an array" + (any ? "" : " of " + std::string(scalarNumbaName(p.scalar))) + ", got " +
-                       typeToString(t));
+                       ": pass an array" + (any ? " or a record (a[i] of an array of records)"
+                                                : " of " + std::string(scalarNumbaName(p.scalar))) +
+                       ", got " + typeToString(t));
       if (e) out.push_back(e->intrinsic(ir::Intrinsic::ArrayAddress, i64Ty(), {s.args[i]}));
     } else {
       if (!t->isScalar() || scalarKind(t->scalar) == ScalarKind::Complex)

@@ -17,6 +17,7 @@
 
 #include "typeinfer/complex_parts.h"
 #include "typeinfer/rules.h"
+#include "typeinfer/specializer.h"
 #include "typeinfer/ufunc_complex.h"
 #include "typeinfer/ufuncs.h"
 
@@ -150,11 +151,9 @@ Chosen choose(const Site& s) {
   const Ufunc* u = findUfunc(s.arg);
   if (!u) s.fail("unknown numpy ufunc " + std::string(s.arg));
   if (!s.kw_names.empty())
-    s.fail(spell(s) + "() keyword arguments (out=, where=, dtype=) are not supported in kernels");
-  if (s.args.size() != static_cast<size_t>(u->nin)) {
-    if (s.args.size() > static_cast<size_t>(u->nin))
-      s.fail(spell(s) + "() with an explicit output argument is not supported in kernels",
-             "assign the result instead: out[i] = " + spell(s) + "(...)");
+    s.fail(spell(s) + "() keyword arguments (where=, dtype=, ...) are not supported in kernels",
+           "out= is, with an output array");
+  if (s.args.size() != static_cast<size_t>(u->nin)) {   // more: the array form (isArrayForm)
     s.fail(spell(s) + "() takes " + std::to_string(u->nin) + " argument" + (u->nin == 1 ? "" : "s") +
            ", got " + std::to_string(s.args.size()));
   }
@@ -163,9 +162,6 @@ Chosen choose(const Site& s) {
   for (size_t i = 0; i < s.args.size(); ++i) {
     const Type* t = s.argType(i);
     got += (i ? ", " : "") + typeToString(t);
-    if (t->is(TypeKind::Array))
-      s.fail(spell(s) + "() on an array is not supported in kernels (it would allocate the result)",
-             "apply it to each element: out[i] = " + spell(s) + "(a[i])");
     if (!t->isScalar()) s.fail(spell(s) + "() argument must be a number, got " + typeToString(t));
     scalars.push_back(t->scalar);
   }
@@ -183,7 +179,15 @@ const Type* resultType(const UfuncLoop& loop) {
   return tupleTy(elems);
 }
 
-const Type* ufuncType(const Site& s) { return resultType(*choose(s).loop); }
+// np.sin(x, out), np.add(a, b, out=out): the ufunc over arrays (below).
+bool isArrayForm(const Site& s);
+const Type* arrayFormType(const Site& s);
+ir::Instr* arrayFormLower(const Site& s, Emitter& e);
+
+const Type* ufuncType(const Site& s) {
+  if (isArrayForm(s)) return arrayFormType(s);
+  return resultType(*choose(s).loop);
+}
 
 // ---- lowering -------------------------------------------------------------------
 
@@ -530,6 +534,7 @@ const LowerRow* findLowering(std::string_view name) {
 }
 
 ir::Instr* ufuncLower(const Site& s, Emitter& e) {
+  if (isArrayForm(s)) return arrayFormLower(s, e);
   Chosen ch = choose(s);
   const LowerRow* row = findLowering(s.arg);
   if (!row) s.fail(spell(s) + "() is not supported by cudajit");
@@ -539,6 +544,237 @@ ir::Instr* ufuncLower(const Site& s, Emitter& e) {
   ir::Instr* r = row->lower(c);
   const Type* want = resultType(*ch.loop);
   return r->type == want ? r : e.convert(r, want);
+}
+
+// ---- ufuncs over arrays with explicit outputs -------------------------------------
+//
+// numba-cuda runs `np.sin(x, out)` in a kernel as a loop over out's elements
+// in the calling thread (each thread does the whole operation), with numpy's
+// broadcasting of the inputs against out; it cannot allocate a result, so an
+// output array is required. cudajit does the same for every ufunc it lowers
+// on scalars (numba-cuda 0.30 only for those with a CUDA scalar lowering:
+// np.sqrt(x, out) is a KeyError there): a support function, one per ufunc
+// and argument types, whose loop body is the scalar lowering above.
+
+struct ArrayForm {
+  const Ufunc* u = nullptr;
+  const UfuncLoop* loop = nullptr;
+  std::vector<ir::Instr*> ins;          // arrays or scalars
+  std::vector<ir::Instr*> outs;         // positional outputs, or out= (an array)
+  ir::Instr* out_tuple = nullptr;       // out=(a, b): a tuple of output arrays
+  std::vector<const Type*> out_types;
+  int ndim = 0;                         // the outputs'
+};
+
+bool isArrayForm(const Site& s) {
+  const Ufunc* u = findUfunc(s.arg);
+  if (!u) return false;
+  if (s.args.size() > static_cast<size_t>(u->nin)) return true;
+  for (const std::string& k : s.kw_names)
+    if (k == "out") return true;
+  for (ir::Instr* a : s.args)
+    if (a->type->is(TypeKind::Array)) return true;
+  return false;
+}
+
+// numpy's casting='same_kind' (the default for ufunc outputs): safe casts, and
+// casts within one kind (float64 -> float32, int64 -> int8).
+bool sameKindCast(Scalar from, Scalar to) {
+  if (safeCast(from, to)) return true;
+  ScalarKind fk = scalarKind(from), tk = scalarKind(to);
+  if (fk != tk) return false;
+  return fk != ScalarKind::Int || scalarSigned(from) == scalarSigned(to) || !scalarSigned(from);
+}
+
+ArrayForm chooseArrayForm(const Site& s) {
+  ArrayForm f;
+  f.u = findUfunc(s.arg);
+  const size_t nin = static_cast<size_t>(f.u->nin), nout = static_cast<size_t>(f.u->nout);
+  if (s.args.size() < nin)
+    s.fail(spell(s) + "() takes " + std::to_string(nin) + " input" + (nin == 1 ? "" : "s") + ", got " +
+           std::to_string(s.args.size()));
+  if (s.args.size() > nin + nout)
+    s.fail(spell(s) + "() takes " + std::to_string(nin) + " input" + (nin == 1 ? "" : "s") + " and " +
+           std::to_string(nout) + " output" + (nout == 1 ? "" : "s") + ", got " + std::to_string(s.args.size()) +
+           " arguments");
+  f.ins.assign(s.args.begin(), s.args.begin() + static_cast<std::ptrdiff_t>(nin));
+  f.outs.assign(s.args.begin() + static_cast<std::ptrdiff_t>(nin), s.args.end());
+  for (ir::Instr* o : f.outs) f.out_types.push_back(o->type);
+  for (size_t k = 0; k < s.kw_names.size(); ++k) {
+    if (s.kw_names[k] != "out")
+      s.fail(spell(s) + "() keyword argument '" + s.kw_names[k] + "' is not supported in kernels",
+             "out= (or the outputs after the inputs) is");
+    if (!f.outs.empty()) s.fail(spell(s) + "() got its output both by position and as out=");
+    ir::Instr* o = s.kw_args[k];
+    if (o->type->is(TypeKind::Tuple)) {
+      f.out_tuple = o;
+      f.out_types = o->type->elems;
+    } else {
+      f.outs.push_back(o);
+      f.out_types.push_back(o->type);
+    }
+  }
+  if (f.out_types.empty())
+    s.fail(spell(s) + "() on an array without an output array is not supported in kernels (it would allocate "
+                      "the result)",
+           "give the output, as numba-cuda needs too: " + spell(s) + "(a, out), or out[i] = " + spell(s) + "(a[i])");
+  if (f.out_types.size() != nout)
+    s.fail(spell(s) + "() has " + std::to_string(nout) + " output" + (nout == 1 ? "" : "s") + ", got " +
+           std::to_string(f.out_types.size()));
+  for (size_t k = 0; k < f.out_types.size(); ++k) {
+    const Type* t = f.out_types[k];
+    if (!t->is(TypeKind::Array) || t->record)
+      s.fail(spell(s) + "() output must be an array of numbers, got " + typeToString(t));
+    if (t->readonly) s.fail(spell(s) + "() cannot write to the readonly array " + typeToString(t));
+    if (k == 0) f.ndim = t->ndim;
+    if (t->ndim != f.ndim)
+      s.fail(spell(s) + "() outputs of different dimensions: " + typeToString(f.out_types[0]) + " and " +
+             typeToString(t));
+  }
+  std::vector<Scalar> scalars;
+  std::string got;
+  for (size_t i = 0; i < f.ins.size(); ++i) {
+    const Type* t = f.ins[i]->type;
+    got += (i ? ", " : "") + typeToString(t);
+    if (t->is(TypeKind::Array)) {
+      if (t->record) s.fail(spell(s) + "() does not take arrays of records, got " + typeToString(t));
+      if (t->ndim > f.ndim)
+        s.fail(spell(s) + "(): input " + std::to_string(i) + " " + typeToString(t) +
+                   " has more dimensions than the output " + typeToString(f.out_types[0]),
+               "numpy cannot broadcast it into the output either");
+      scalars.push_back(t->scalar);
+    } else if (t->isScalar()) {
+      scalars.push_back(t->scalar);
+    } else {
+      s.fail(spell(s) + "() argument must be an array or a number, got " + typeToString(t));
+    }
+  }
+  f.loop = chooseLoop(*f.u, scalars);
+  if (!f.loop) s.fail("can't resolve ufunc " + std::string(f.u->name) + " for types (" + got + ")");
+  if (!f.loop->supported)
+    s.fail("ufunc '" + std::string(f.u->name) + "' using the loop '" + f.loop->text + "' is not supported");
+  for (size_t k = 0; k < f.out_types.size(); ++k)
+    if (!sameKindCast(f.loop->outs[k], f.out_types[k]->scalar))
+      s.fail("cannot cast " + spell(s) + "()'s output from " + std::string(scalarNumbaName(f.loop->outs[k])) +
+                 " to " + std::string(scalarNumbaName(f.out_types[k]->scalar)) + " with casting rule 'same_kind'",
+             "as numpy: give an output array of " + std::string(scalarNumbaName(f.loop->outs[k])) +
+                 " (or a wider type of its kind)");
+  return f;
+}
+
+const Type* arrayFormType(const Site& s) {
+  ArrayForm f = chooseArrayForm(s);
+  return f.out_types.size() == 1 ? f.out_types[0] : tupleTy(f.out_types);
+}
+
+// The loop function's IR name: the ufunc and a hash of the argument types.
+std::string arrayFormName(const ArrayForm& f) {
+  std::string types;
+  for (ir::Instr* a : f.ins) types += typeToString(a->type) + ";";
+  for (const Type* t : f.out_types) types += typeToString(t) + ";";
+  return "cj_ufunc_" + std::string(f.u->name) + "_" + std::to_string(std::hash<std::string>()(types) % 1000000007);
+}
+
+// for k in range(out.size): out[unravel(k)] = ufunc(x[broadcast(unravel(k))], ...)
+void buildArrayFormLoop(const Site& s, const ArrayForm& f, const LowerRow& row, const std::string& name) {
+  auto fn = std::make_unique<ir::Function>();
+  fn->name = name;
+  fn->py_name = spell(s);
+  fn->filename = s.ctx.fn().filename;
+  fn->first_line = s.instr->loc.line;
+  fn->return_type = voidTy();
+  ir::Block* entry = fn->addBlock();
+  std::vector<ir::Instr*> ins, outs;
+  for (size_t i = 0; i < f.ins.size(); ++i) {
+    fn->arg_names.push_back("x" + std::to_string(i));
+    ins.push_back(entry->addParam(f.ins[i]->type, fn->arg_names.back()));
+  }
+  for (size_t k = 0; k < f.out_types.size(); ++k) {
+    fn->arg_names.push_back("out" + std::to_string(k));
+    outs.push_back(entry->addParam(f.out_types[k], fn->arg_names.back()));
+  }
+  ir::Block* header = fn->addBlock();
+  ir::Block* body = fn->addBlock();
+  ir::Block* exit = fn->addBlock();
+  ir::Instr* k = header->addParam(i64Ty(), "k");
+  ir::Builder b(fn.get(), entry);
+  b.setLoc(s.instr->loc);
+  ir::Instr* n = b.emit(Op::ArraySize, i64Ty(), {outs[0]});
+  b.br(header, {b.constant(ir::Const::integer(0), i64Ty())});
+  b.setBlock(header);
+  b.condBr(b.emit(Op::Lt, boolTy(), {k, n}), body, {}, exit, {});
+
+  b.setBlock(body);
+  // out's index of element k (C order); numpy's broadcasting lines the
+  // inputs' dimensions up with out's last ones, a dimension of 1 repeating.
+  std::vector<ir::Instr*> idx(static_cast<size_t>(f.ndim));
+  ir::Instr* rest = k;
+  for (int d = f.ndim - 1; d >= 0; --d) {
+    if (d == 0) {
+      idx[0] = rest;
+      break;
+    }
+    ir::Instr* dim = b.emit(Op::ArrayDim, i64Ty(), {outs[0]});
+    dim->index = d;
+    idx[static_cast<size_t>(d)] = b.emit(Op::Mod, i64Ty(), {rest, dim});
+    rest = b.emit(Op::FloorDiv, i64Ty(), {rest, dim});
+  }
+  ir::Instr* zero = b.constant(ir::Const::integer(0), i64Ty());
+  ir::Instr* one = b.constant(ir::Const::integer(1), i64Ty());
+  std::vector<ir::Instr*> values;
+  for (ir::Instr* x : ins) {
+    if (!x->type->is(TypeKind::Array)) {
+      values.push_back(x);
+      continue;
+    }
+    std::vector<ir::Instr*> ops = {x};
+    const int lead = f.ndim - x->type->ndim;
+    for (int d = 0; d < x->type->ndim; ++d) {
+      ir::Instr* dim = b.emit(Op::ArrayDim, i64Ty(), {x});
+      dim->index = d;
+      ir::Instr* repeats = b.emit(Op::Eq, boolTy(), {dim, one});
+      ops.push_back(b.emit(Op::Select, i64Ty(), {repeats, zero, idx[static_cast<size_t>(d + lead)]}));
+    }
+    values.push_back(b.emit(Op::ArrayLoad, scalarTy(x->type->scalar), ops));
+  }
+
+  std::vector<std::unique_ptr<ir::Instr>> emitted;
+  Emitter e(*fn, body, emitted, s.instr->loc);
+  std::vector<ir::Instr*> x;
+  for (size_t i = 0; i < values.size(); ++i) x.push_back(e.convert(values[i], scalarTy(f.loop->ins[i])));
+  Call c{s, e, *f.loop, row.intrinsic, row.op, x, scalarTy(f.loop->ins[0]), scalarTy(f.loop->outs[0])};
+  ir::Instr* r = row.lower(c);
+  const Type* want = resultType(*f.loop);
+  if (r->type != want) r = e.convert(r, want);
+  for (size_t o = 0; o < outs.size(); ++o) {
+    ir::Instr* v = outs.size() == 1 ? r : e.element(r, static_cast<int64_t>(o));
+    std::vector<ir::Instr*> ops = {outs[o]};
+    ops.insert(ops.end(), idx.begin(), idx.end());
+    ops.push_back(e.convert(v, scalarTy(f.out_types[o]->scalar)));
+    e.emit(Op::ArrayStore, voidTy(), ops);
+  }
+  for (auto& in : emitted) body->instrs.push_back(std::move(in));
+  b.br(header, {b.emit(Op::Add, i64Ty(), {k, one})});
+  b.setBlock(exit);
+  b.ret(nullptr);
+  fn->computePreds();
+  fn->renumber();
+  s.ctx.specializer().addSupportFunction(std::move(fn));
+}
+
+ir::Instr* arrayFormLower(const Site& s, Emitter& e) {
+  ArrayForm f = chooseArrayForm(s);
+  const LowerRow* row = findLowering(s.arg);
+  if (!row) s.fail(spell(s) + "() is not supported by cudajit");
+  const std::string name = arrayFormName(f);
+  if (!s.ctx.specializer().supportFunction(name)) buildArrayFormLoop(s, f, *row, name);
+  std::vector<ir::Instr*> outs = f.out_tuple ? e.elements(f.out_tuple) : f.outs;
+  std::vector<ir::Instr*> args = f.ins;
+  args.insert(args.end(), outs.begin(), outs.end());
+  ir::Instr* call = e.emit(Op::CallFunc, voidTy(), args);
+  call->name = name;
+  if (outs.size() == 1) return outs[0];
+  return f.out_tuple ? f.out_tuple : e.emit(Op::TupleMake, tupleTy(f.out_types), outs);
 }
 
 // ---- numpy functions numba implements on scalars in Python (np/arraymath.py) ------

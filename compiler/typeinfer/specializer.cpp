@@ -87,7 +87,17 @@ const Specialization& Specializer::specialize(const FunctionContext& caller, con
                 "recursive call to device function '" + displayName(fn) + "' is not supported");
   auto spec = std::make_unique<Specialization>();
   spec->name = mangleFunctionName(fn.name, args) + consts;
-  spec->fn = infer(fn, spec->name, args, &spec->ret, constants);
+  try {
+    spec->fn = infer(fn, spec->name, args, &spec->ret, constants);
+  } catch (CompileError& e) {
+    // The error's own place is inside the device function (perhaps a
+    // library's); name the call that led there, outermost last.
+    const std::string where = caller.fn().filename + ":" + std::to_string(at ? at->loc.line : 0);
+    std::string note = "called from " + where + " (device function '" + displayName(fn) + "')";
+    if (e.file != caller.fn().filename || e.line != (at ? at->loc.line : 0))
+      e.hint = e.hint.empty() ? note : e.hint + "\n  " + note;
+    throw CompileError(e.file, e.line, e.col, e.construct, e.message, e.hint);
+  }
   by_name_[spec->name] = spec.get();
   return *memo_.emplace(key, std::move(spec)).first->second;
 }

@@ -28,6 +28,7 @@ from .args import In, InOut, Out
 from .decorators import (compile, compile_cubin, compile_for_current_device, compile_ptx,
                          compile_ptx_for_current_device, jit)
 from .device import (Context, Device, Event, MemoryInfo, close, current_context, default_stream,
+                     require_context,
                      defer_cleanup, detect, event, event_elapsed_time, external_stream,
                      get_current_device, gpus, is_available, is_bfloat16_supported,
                      is_float16_supported, is_fp8_supported, legacy_default_stream,
@@ -37,6 +38,7 @@ from .device import (Context, Device, Event, MemoryInfo, close, current_context,
 from .devicearray import (DeviceNDArray, as_cuda_array, device_array, device_array_like,
                           from_cuda_array_interface, is_cuda_array, to_device)
 from .dispatcher import DeviceFunction, Dispatcher, ForAll
+from .ipc import IpcArrayHandle, IpcHandle, open_ipc_array
 from .foreign import declare_device
 from .memory import (managed_array, mapped, mapped_array, mapped_array_like, pinned,
                      pinned_array, pinned_array_like)
@@ -94,7 +96,7 @@ _UFUNC_NAMES = ("vectorize", "guvectorize", "reduce", "Reduce", "CUDAUFunc", "CU
 def __getattr__(name):
     # numba.cuda.random's generators (imports numpy), MathDx (libmathdx is
     # optional: found only when used): loaded on first use.
-    if name in ("random", "mathdx"):
+    if name in ("random", "mathdx", "launchconfig"):
         import importlib
         return importlib.import_module("." + name, __name__)
     # GPU ufuncs and reductions (python/cudajit/ufunc.py imports numpy).
@@ -127,6 +129,7 @@ __all__ = [
     "Event", "profile_start", "profile_stop", "profiling", "defer_cleanup",
     "is_float16_supported", "is_bfloat16_supported", "is_fp8_supported", "ForAll",
     "In", "Out", "InOut", "runtime", "is_supported_version",
+    "open_ipc_array", "IpcArrayHandle", "IpcHandle", "require_context",
     "CompileError", "ToolchainError", "CudaSupportError", "CudaAPIError", "DeviceOnlyError",
     "CacheWarning",
     *_SCALAR_TYPES,

@@ -10,7 +10,29 @@ from .dispatcher import DeviceFunction, Dispatcher
 # that ported code runs unchanged.
 _OPTIONS = {"fastmath", "debug", "lineinfo", "opt", "cache", "max_registers", "link", "inline",
             "boundscheck", "lto", "launch_bounds", "forceinline", "block", "fast_compile",
-            "backend"}
+            "backend", "shared_memory_carveout", "extensions"}
+
+_CARVEOUT_NAMES = {"default": -1, "maxl1": 0, "maxshared": 100}
+
+
+def _carveout(value):
+    """numba's shared_memory_carveout: "MaxL1" (0), "MaxShared" (100),
+    "default" (-1, the driver's choice; any case) or a percentage 0..100 of
+    the unified L1/shared memory to give to shared memory (-1: the default).
+    None: not set. Checked here with numba's errors; the runtime sets
+    CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT on each loaded kernel."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value.lower() not in _CARVEOUT_NAMES:
+            raise ValueError(f"Invalid carveout value: {value}. Must be -1 to 100 or one of "
+                             f"{list(_CARVEOUT_NAMES)}")
+        return _CARVEOUT_NAMES[value.lower()]
+    if isinstance(value, int):
+        if not -1 <= value <= 100:
+            raise ValueError("Carveout must be between -1 and 100")
+        return int(value)
+    raise TypeError(f"shared_memory_carveout must be str or int, got {type(value).__name__}")
 
 
 def _opt_level(opt):
@@ -75,9 +97,23 @@ def _link_files(options, device):
     return files
 
 
+def _extensions(options):
+    """jit(extensions=[...]): numba's argument-preparation objects, each with
+    prepare_args(ty, val, stream=..., retr=...) returning (ty, val)."""
+    extensions = options.get("extensions") or ()
+    if not isinstance(extensions, (list, tuple)):
+        raise TypeError(f"jit(extensions=...) takes a list, got {type(extensions).__name__}")
+    for ext in extensions:
+        if not callable(getattr(ext, "prepare_args", None)):
+            raise TypeError(f"jit(extensions=...): {ext!r} has no prepare_args(ty, val, stream=..., retr=...) "
+                            "method")
+    return list(extensions)
+
+
 def _make(py_func, signatures, device, options):
     link = _link_files(options, device)
     _refuse_tile_kernel(py_func)
+    extensions = _extensions(options)
     if device:
         return DeviceFunction(py_func, signatures or (), options)
     kernel = Dispatcher(py_func, fastmath=bool(options.get("fastmath", False)),
@@ -87,10 +123,12 @@ def _make(py_func, signatures, device, options):
                         cache=_use_cache(options.get("cache", False)),
                         fast_compile=_fast_compile(options.get("fast_compile")),
                         backend=_backend(options.get("backend")), link=link,
-                        launch_bounds=options.get("launch_bounds"))
+                        launch_bounds=options.get("launch_bounds"),
+                        shared_memory_carveout=options.get("shared_memory_carveout"))
     # What pickling by value needs to make this kernel again (cudajit._pickle):
     # the options as given (the receiver's $CUDAJIT_CACHE applies there).
     kernel._jit_options = dict(options)
+    kernel.extensions.extend(extensions)
     kernel._jit_signatures = list(signatures) if signatures else None
     for sig in signatures or ():
         kernel.compile(sig, block=options.get("block"))
@@ -129,10 +167,24 @@ def jit(func_or_sig=None, device=False, **options):
     should hold at once (``.minnctapersm``), the most blocks of a cluster
     (``.maxclusterrank``). A launch with more threads fails with the
     driver's error.
+
+    ``shared_memory_carveout="MaxShared" | "MaxL1" | "default"`` or a
+    percentage 0..100 (-1: the default), as numba-cuda: how much of the
+    unified L1/shared memory the kernel prefers as shared memory (set on
+    each loaded kernel; only a preference, on GPUs with a unified L1).
+
+    ``extensions=[obj, ...]``, as numba-cuda: before each launch every
+    argument goes through ``obj.prepare_args(ty, val, stream=stream,
+    retr=retr)`` of each object, the last first, which returns the ``(ty,
+    val)`` the next one (and then the launch) takes; ``ty`` is the type the
+    launch gives the value in numba's spelling (``"float64[::1]"``, None for
+    an object a launch cannot take), ``retr`` a list of functions called
+    after the launch. ``kernel.extensions`` is the list (append to it).
     """
     unknown = set(options) - _OPTIONS
     if unknown:
         raise TypeError(f"jit() got unknown option(s): {', '.join(sorted(unknown))}")
+    _carveout(options.get("shared_memory_carveout"))   # bad values fail at the decorator, as numba's
     if func_or_sig is None:
         return lambda f: _make(f, None, device, options)
     if _is_python_function(func_or_sig):

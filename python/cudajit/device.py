@@ -30,6 +30,10 @@ def synchronize():
 
 # ---- devices ------------------------------------------------------------------
 
+_NO_RESET = ("{what} is not supported by cudajit: it keeps each device's primary context, and the "
+             "kernels loaded into it, for the life of the process; device memory is freed when its "
+             "arrays are garbage collected (docs/host_api.md, 'Devices and contexts')")
+
 
 class Device:
     """One GPU (numba's Device): ``id``, ``name``, ``compute_capability``,
@@ -58,6 +62,11 @@ class Device:
     @property
     def uuid(self):
         return _core.device_uuid(self.id)
+
+    def reset(self):
+        """numba's Device.reset() destroys the device's primary context and all
+        its memory (cuDevicePrimaryCtxReset); cudajit does not."""
+        raise NotImplementedError(_NO_RESET.format(what="Device.reset()"))
 
     @property
     def supports_float16(self):
@@ -226,6 +235,27 @@ class Context:
         with _on_device(self.device.id):
             _core.synchronize()
 
+    def push(self):
+        """numba's Context.push(): makes this context (its device) current on
+        the calling thread until the matching pop(); pushes nest."""
+        stack = _pushed_contexts()
+        stack.append((self, _core.current_device()))
+        _core.select_device(self.device.id)
+
+    def pop(self):
+        """Undoes this context's push(): the thread's previous device is
+        current again. It must be the last context pushed on this thread."""
+        stack = _pushed_contexts()
+        if not stack or stack[-1][0] != self:
+            raise RuntimeError(f"Context.pop(): {self!r} is not the last context pushed on this thread")
+        _, previous = stack.pop()
+        _core.select_device(previous)
+
+    def reset(self):
+        """numba's Context.reset() frees every allocation and module of the
+        context at once; cudajit does not."""
+        raise NotImplementedError(_NO_RESET.format(what="Context.reset()"))
+
     def create_stream(self):
         with _on_device(self.device.id):
             return _core.stream(False)
@@ -254,6 +284,29 @@ class Context:
 
     def __repr__(self):
         return f"<CUDA context of device {self.device.id}>"
+
+
+_push_state = threading.local()
+
+
+def _pushed_contexts():
+    stack = getattr(_push_state, "stack", None)
+    if stack is None:
+        stack = _push_state.stack = []
+    return stack
+
+
+def require_context(fn):
+    """numba's decorator: ``fn`` runs with the current device's primary
+    context current on the calling thread (made current first if need be)."""
+    import functools
+
+    @functools.wraps(fn)
+    def with_context(*args, **kwargs):
+        _core.select_device(_core.current_device())   # retains / makes current the primary context
+        return fn(*args, **kwargs)
+
+    return with_context
 
 
 def current_context(devnum=None):

@@ -53,10 +53,13 @@ class Dispatcher(_core.Dispatcher):
     """
 
     def __init__(self, py_func, fastmath=False, debug=False, lineinfo=False, opt=3, cache=False,
-                 fast_compile="", backend="", link=(), launch_bounds=None):
+                 fast_compile="", backend="", link=(), launch_bounds=None, shared_memory_carveout=None):
+        from .decorators import _carveout
+        carveout = _carveout(shared_memory_carveout)
         super().__init__(py_func, fastmath=fastmath, debug=debug, lineinfo=lineinfo, opt=opt,
                          cache=cache, fast_compile=fast_compile, backend=backend, link=list(link),
-                         launch_bounds=launch_bounds)
+                         launch_bounds=launch_bounds,
+                         shared_memory_carveout=-2 if carveout is None else carveout)
         functools.update_wrapper(self, py_func, updated=())
 
     def __repr__(self):
@@ -130,6 +133,7 @@ class Dispatcher(_core.Dispatcher):
         from .decorators import jit
         options = dict(getattr(self, "_jit_options", None) or self._options)
         options.pop("block", None)
+        options["extensions"] = list(self.extensions)   # those appended since the decorator too
         kernel = jit(self._arg_signature(*args), **options)(self.py_func)
         kernel._specialized = True
         return kernel

@@ -675,3 +675,7 @@ class Random(_Routine):
     def __repr__(self):
         return f"cudajit.mathdx.Random({self._r['spec']})"
 
+
+
+# nvmath.device.random (curand_kernel.h's device API): `from cudajit.mathdx import random`.
+from . import mathdx_random as random  # noqa: E402

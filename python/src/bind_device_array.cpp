@@ -693,6 +693,10 @@ void bindDeviceArray(py::module_& m) {
         return streamGiven(stream) ? boundTo(v, stream) : v;
       }, py::arg("axis") = py::none(), py::arg("stream") = 0, "A view without extent-1 axes.")
       .def("view", &viewAs, py::arg("dtype"), "The same memory read as another dtype.")
+      .def("get_ipc_handle", [](py::handle self) {
+        return py::module_::import("cudajit.ipc").attr("get_ipc_handle")(self);
+      }, "numba's: an IpcArrayHandle (picklable) another process opens to share this array's memory "
+         "(cudajit/ipc.py).")
       .def("split", &splitView, py::arg("section"), py::arg("stream") = 0,
            "Views of consecutive `section`-element pieces of a 1-d array (an iterator).")
       .def("transpose", [](const DeviceArray& a, py::args axes) {

@@ -127,8 +127,108 @@ struct LauncherObject {
   PyObject* owner;        // the kernel object (strong): keeps the Dispatcher alive
   Dispatcher* dispatcher; // inside owner
   PyObject* stream;       // an explicit stream object (strong), kept alive for the launch
+  // numba's pre_launch_callbacks: a list made on first access (null: none).
+  // Not GC-tracked (the hot path allocates launchers): a callback holding its
+  // own launcher makes a cycle that lives until the process ends.
+  PyObject* callbacks;
+  PyObject* args;         // numba's launch_config.args: the arguments while a hooked launch runs
   LaunchConfig config;
 };
+
+// ---- the hooked launch: extensions, pre-launch callbacks, config capture -----
+//
+// Taken only when one of them is there (kernel.extensions not empty, this
+// launcher's pre_launch_callbacks not empty, a capture_compile_config active);
+// the plain launch pays three tests of a word.
+
+// The stream numba's prepare_args receives: the object given, else its handle (0: none).
+py::object launchStream(const LauncherObject* l) {
+  if (l->stream) return py::reinterpret_borrow<py::object>(l->stream);
+  return py::int_(l->config.stream_given ? reinterpret_cast<uintptr_t>(l->config.stream) : 0);
+}
+
+// The type a launch gives `value` on its own, in numba's spelling
+// ("float64[::1]"), or None for an object a launch cannot take (an extension
+// is there to convert it).
+py::object argTypeName(PyObject* value) {
+  try {
+    cj::rt::LaunchArgs la;
+    cj::rt::classifyArgs(&value, 1, false, &la);
+    return py::str(cj::typeToNumbaString(la.types.at(0)));
+  } catch (...) {
+    PyErr_Clear();
+    return py::none();
+  }
+}
+
+// Sets the launcher's .args for the launch and restores the previous value
+// (a callback may launch the same configuration again).
+class LaunchArgsScope {
+ public:
+  LaunchArgsScope(LauncherObject* l, PyObject* args) : l_(l), previous_(l->args) {
+    Py_INCREF(args);
+    l_->args = args;
+  }
+  ~LaunchArgsScope() {
+    PyObject* mine = l_->args;
+    l_->args = previous_;
+    Py_XDECREF(mine);
+  }
+  LaunchArgsScope(const LaunchArgsScope&) = delete;
+  LaunchArgsScope& operator=(const LaunchArgsScope&) = delete;
+
+ private:
+  LauncherObject* l_;
+  PyObject* previous_;
+};
+
+void hookedLaunch(LauncherObject* l, PyObject* const* args, size_t nargs) {
+  Dispatcher* d = l->dispatcher;
+  py::object self = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(l));
+  py::list retr;   // numba's write-back functions, called after the launch
+  std::vector<py::object> prepared;
+  prepared.reserve(nargs);
+  for (size_t k = 0; k < nargs; ++k) prepared.push_back(py::reinterpret_borrow<py::object>(args[k]));
+  const py::tuple extensions(d->extensions());   // a snapshot: prepare_args may change the list
+  if (!extensions.empty()) {
+    const py::object stream = launchStream(l);
+    for (size_t k = 0; k < nargs; ++k) {
+      py::object ty = argTypeName(args[k]);
+      py::object val = prepared[k];
+      for (size_t i = extensions.size(); i-- > 0;) {   // the last extension first, as numba
+        py::object r = extensions[i].attr("prepare_args")(ty, val, py::arg("stream") = stream,
+                                                         py::arg("retr") = retr);
+        if (!PyTuple_Check(r.ptr()) || PyTuple_GET_SIZE(r.ptr()) != 2)
+          throw cj::rt::ArgumentTypeError(
+              py::repr(extensions[i]).cast<std::string>() + ".prepare_args() must return a tuple (ty, val), got " +
+              std::string(Py_TYPE(r.ptr())->tp_name));
+        ty = r[py::int_(0)];
+        val = r[py::int_(1)];
+      }
+      prepared[k] = std::move(val);
+    }
+  }
+  std::vector<PyObject*> raw(nargs);
+  py::tuple given(nargs);
+  for (size_t k = 0; k < nargs; ++k) {
+    raw[k] = prepared[k].ptr();
+    given[k] = py::reinterpret_borrow<py::object>(args[k]);
+  }
+  LaunchArgsScope scope(l, given.ptr());
+  const py::object capture = d->launchCapture();
+  const uint64_t compiles = d->compiles();
+  const bool callbacks = l->callbacks && PyList_GET_SIZE(l->callbacks) != 0;
+  std::function<void(Overload&)> before = [&](Overload& ov) {
+    if (!capture.is_none() && d->compiles() != compiles) capture["config"] = self;   // this launch compiled
+    if (!callbacks) return;
+    py::object kernel = py::cast(ov.shared_from_this());
+    py::detail::keep_alive_impl(kernel, py::handle(l->owner));
+    const py::list snapshot(py::reinterpret_borrow<py::object>(l->callbacks));
+    for (py::handle cb : snapshot) cb(kernel, self);
+  };
+  d->launch(l->config, raw.data(), nargs, &before);
+  for (py::handle wb : retr) wb();
+}
 
 PyObject* launcherCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   auto* l = reinterpret_cast<LauncherObject*>(self);
@@ -137,7 +237,13 @@ PyObject* launcherCall(PyObject* self, PyObject* const* args, size_t nargsf, PyO
     return nullptr;
   }
   try {
-    l->dispatcher->launch(l->config, args, static_cast<size_t>(PyVectorcall_NARGS(nargsf)));
+    Dispatcher* d = l->dispatcher;
+    const size_t nargs = static_cast<size_t>(PyVectorcall_NARGS(nargsf));
+    if ((l->callbacks && PyList_GET_SIZE(l->callbacks) != 0) || PyList_GET_SIZE(d->extensions().ptr()) != 0 ||
+        !d->launchCapture().is_none())
+      hookedLaunch(l, args, nargs);
+    else
+      d->launch(l->config, args, nargs);
   } catch (...) {
     cj::py_errors::setPythonError(std::current_exception());
     return nullptr;
@@ -149,6 +255,8 @@ void launcherDealloc(PyObject* self) {
   auto* l = reinterpret_cast<LauncherObject*>(self);
   Py_XDECREF(l->owner);
   Py_XDECREF(l->stream);
+  Py_XDECREF(l->callbacks);
+  Py_XDECREF(l->args);
   PyTypeObject* type = Py_TYPE(self);
   type->tp_free(self);
   Py_DECREF(type);
@@ -171,7 +279,43 @@ PyObject* launcherStream(PyObject* self, void*) {
   return PyLong_FromUnsignedLongLong(reinterpret_cast<uintptr_t>(c.stream));
 }
 
+PyObject* launcherCallbacks(PyObject* self, void*) {
+  auto* l = reinterpret_cast<LauncherObject*>(self);
+  if (!l->callbacks && !(l->callbacks = PyList_New(0))) return nullptr;
+  Py_INCREF(l->callbacks);
+  return l->callbacks;
+}
+int launcherSetCallbacks(PyObject* self, PyObject* value, void*) {
+  auto* l = reinterpret_cast<LauncherObject*>(self);
+  if (!value || !PyList_Check(value)) {
+    PyErr_SetString(PyExc_TypeError, "pre_launch_callbacks must be a list of callables");
+    return -1;
+  }
+  Py_INCREF(value);
+  Py_XSETREF(l->callbacks, value);
+  return 0;
+}
+PyObject* launcherDispatcher(PyObject* self, void*) {
+  PyObject* owner = reinterpret_cast<LauncherObject*>(self)->owner;
+  Py_INCREF(owner);
+  return owner;
+}
+PyObject* launcherArgs(PyObject* self, void*) {
+  PyObject* args = reinterpret_cast<LauncherObject*>(self)->args;
+  if (!args) Py_RETURN_NONE;
+  Py_INCREF(args);
+  return args;
+}
+
 PyGetSetDef kLauncherGetSet[] = {
+    {"pre_launch_callbacks", launcherCallbacks, launcherSetCallbacks,
+     "numba's: callables called as callback(kernel, launch_config) before each launch through this "
+     "object, once the kernel (its overload) is compiled and loaded and before any argument is copied.",
+     nullptr},
+    {"dispatcher", launcherDispatcher, nullptr, "The kernel this configuration launches.", nullptr},
+    {"args", launcherArgs, nullptr,
+     "The arguments of the launch in progress through this object (in its pre-launch callbacks), "
+     "else None.", nullptr},
     {"griddim", launcherGrid, nullptr, "The grid shape (x, y, z).", nullptr},
     {"blockdim", launcherBlock, nullptr, "The block shape (x, y, z).", nullptr},
     {"sharedmem", launcherShared, nullptr, "Dynamic shared memory bytes.", nullptr},
@@ -228,6 +372,8 @@ PyObject* dispatcherSubscript(PyObject* self, PyObject* key) {
     l->dispatcher = d;
     Py_XINCREF(stream);
     l->stream = stream;
+    l->callbacks = nullptr;
+    l->args = nullptr;
     l->config = *config;
     return reinterpret_cast<PyObject*>(l);
   } catch (...) {
@@ -491,19 +637,24 @@ void defineCompiling(DispatcherClass& cls) {
   cls.defInit([](py::handle self, py::object py_func, bool fastmath, bool debug, bool lineinfo,
                  int opt, bool cache, const std::string& fast_compile, const py::object& tile,
                  const std::string& backend, const std::vector<std::string>& link,
-                 const py::object& launch_bounds) {
+                 const py::object& launch_bounds, int carveout) {
            auto& held = cj::py_native::checkedValue<std::shared_ptr<Dispatcher>>(self);
            if (held) return;   // a second __init__ changes nothing (as pybind11's classes)
            cj::rt::DispatcherOptions o = optionsFrom(fastmath, debug, lineinfo, opt, cache, fast_compile, backend);
            tileOptionsFrom(tile, o);
            launchBoundsFrom(launch_bounds, o);
+           // cudajit.decorators checks the value numba's way (names, -1..100)
+           if (carveout != cj::rt::DispatcherOptions::kNoCarveout && (carveout < -1 || carveout > 100))
+             throw py::value_error("Carveout must be between -1 and 100");
+           o.carveout = carveout;
            o.link = link;
            held = std::make_shared<Dispatcher>(std::move(py_func), std::move(o));
          },
          py::arg("self"), py::arg("py_func"), py::arg("fastmath") = false, py::arg("debug") = false,
          py::arg("lineinfo") = false, py::arg("opt") = 3, py::arg("cache") = false,
          py::arg("fast_compile") = "", py::arg("tile") = py::none(), py::arg("backend") = "",
-         py::arg("link") = std::vector<std::string>{}, py::arg("launch_bounds") = py::none());
+         py::arg("link") = std::vector<std::string>{}, py::arg("launch_bounds") = py::none(),
+         py::arg("shared_memory_carveout") = cj::rt::DispatcherOptions::kNoCarveout);
   cls.def("__call__", [](Dispatcher&, py::args, py::kwargs) {
         throw cj::rt::ArgumentValueError(
             "kernel launch configuration was not specified: launch it as "
@@ -543,6 +694,15 @@ void defineCompiling(DispatcherClass& cls) {
         return cj::numbaArgsString(la.types);
       }, py::doc("The signature a launch with these arguments compiles, in numba's spelling "
                  "(kernel.specialize)."))
+      .def("_swap_launch_capture", [](Dispatcher& d, const py::object& record) {
+        py::object previous = d.launchCapture();
+        if (!record.is_none() && !py::isinstance<py::dict>(record))
+          throw cj::rt::ArgumentTypeError("a launch capture is a dict");
+        d.launchCapture() = record;
+        return previous;
+      }, py::arg("record"),
+         py::doc("cudajit.launchconfig.capture_compile_config: the dict a launch that compiles puts "
+                 "its configuration in (as 'config'); None: off. Returns the previous one."))
       .def("_suggest_block_size", [](Dispatcher& d, unsigned shared_bytes, py::args args) {
         std::vector<PyObject*> raw;
         for (py::handle a : args) raw.push_back(a.ptr());
@@ -576,9 +736,13 @@ void defineInspection(DispatcherClass& cls) {
             if (b > 0) bounds.append(b);
           out["launch_bounds"] = py::tuple(bounds);
         }
+        if (o.carveout != cj::rt::DispatcherOptions::kNoCarveout) out["shared_memory_carveout"] = o.carveout;
         return out;
       })
       .defReadonly("py_func", [](const Dispatcher& d) { return d.pyFunction(); })
+      .defReadonly("extensions", [](Dispatcher& d) { return d.extensions(); },
+                   "numba's argument-preparation extensions: objects with prepare_args(ty, val, stream=, "
+                   "retr=) returning (ty, val), applied to each launch argument, the last one first.")
       .defReadonly("signatures", [](const Dispatcher& d) {
         py::list out;
         for (const auto& ov : d.heldOverloads()) out.append(keyOf(ov->key.args));   // numba's: types only

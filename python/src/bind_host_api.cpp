@@ -6,6 +6,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <array>
 #include <memory>
 
 #include "python/src/runtime_py.h"
@@ -14,7 +16,9 @@
 #include "runtime/driver.h"
 #include "runtime/errors.h"
 #include "runtime/event.h"
+#include "runtime/foreign_arrays.h"
 #include "runtime/host_memory.h"
+#include "runtime/ipc.h"
 #include "runtime/memory.h"
 
 namespace py = pybind11;
@@ -72,7 +76,38 @@ void synchronizeAllDevices() {
 
 }  // namespace
 
+std::array<char, cj::rt::cu::CU_IPC_HANDLE_SIZE> ipcHandleFrom(const py::bytes& handle) {
+  const std::string raw = handle;
+  std::array<char, cj::rt::cu::CU_IPC_HANDLE_SIZE> out{};
+  if (raw.size() != out.size())
+    throw py::value_error("a CUDA IPC handle is " + std::to_string(out.size()) + " bytes, got " +
+                          std::to_string(raw.size()));
+  std::copy(raw.begin(), raw.end(), out.begin());
+  return out;
+}
+
+// CUDA IPC (cudajit/ipc.py arranges it into numba's classes).
+void bindIpc(py::module_& m) {
+  m.def("ipc_export", [](uintptr_t ptr) {
+    const int device = cj::rt::deviceOfPointer(ptr);
+    if (device < 0)
+      throw py::value_error("get_ipc_handle: the array's memory is not device memory of this process");
+    const cj::rt::IpcExport e = cj::rt::exportIpc(ptr, device);
+    return py::make_tuple(py::bytes(e.handle.data(), e.handle.size()), e.offset, e.allocation_bytes, device);
+  }, py::arg("ptr"), "(handle bytes, offset of ptr in its allocation, allocation bytes, device) of device memory.");
+  py::class_<cj::rt::IpcMapping>(m, "IpcMapping",
+                                 "Another process's device allocation opened here (cuIpcOpenMemHandle).")
+      .def(py::init([](const py::bytes& handle, int device) {
+             return std::make_unique<cj::rt::IpcMapping>(ipcHandleFrom(handle), device);
+           }), py::arg("handle"), py::arg("device"))
+      .def_property_readonly("base", [](const cj::rt::IpcMapping& m) { return static_cast<uintptr_t>(m.base()); })
+      .def_property_readonly("device", &cj::rt::IpcMapping::device)
+      .def_property_readonly("is_open", &cj::rt::IpcMapping::isOpen)
+      .def("close", &cj::rt::IpcMapping::close, "cuIpcCloseMemHandle; arrays over it must not be used after.");
+}
+
 void bindHostApi(py::module_& m) {
+  bindIpc(m);
   using cj::rt::Event;
   py::class_<Event, std::shared_ptr<Event>>(m, "Event",
       "A CUDA event (cudajit.event()): record it into a stream, wait for it, or time the work "

@@ -19,6 +19,8 @@
 #include <string>
 #include <thread>
 
+#include <unistd.h>
+
 namespace {
 
 using CUresult = int;
@@ -218,7 +220,22 @@ CUresult cuModuleGetFunction(void** fn, void* module, const char* name) {
   *fn = f;
   return kOk;
 }
-CUresult cuFuncSetAttribute(void*, int, int) { return kOk; }
+// The last value set per attribute (any function), for the tests.
+std::map<int, int> g_func_attributes;
+int g_func_attribute_sets = 0;
+CUresult cuFuncSetAttribute(void* fn, int attribute, int value) {
+  if (!fn) return kInvalidHandle;
+  if (attribute == 9 && (value < -1 || value > 100)) return kInvalidValue;   // the carveout's range
+  g_func_attributes[attribute] = value;
+  ++g_func_attribute_sets;
+  return kOk;
+}
+// The last value cuFuncSetAttribute set for `attribute`; -999 if never set.
+int cjmock_func_attribute(int attribute) {
+  auto it = g_func_attributes.find(attribute);
+  return it == g_func_attributes.end() ? -999 : it->second;
+}
+int cjmock_func_attribute_sets() { return g_func_attribute_sets; }
 // Recognisable values: 1024 threads, 512 B static shared, 64 B constant,
 // 16 B local, 40 registers.
 CUresult cuFuncGetAttribute(int* value, int attribute, void* fn) {
@@ -510,3 +527,62 @@ CUresult cuLinkDestroy(void* state) {
   return kOk;
 }
 }  // extern "C"
+
+// CUDA IPC. A handle names an allocation of this process (a magic word, the
+// pid, the base address); opening it maps nothing new: the mock returns the
+// same address (a real driver refuses to open a handle in the process that
+// made it), so CPU tests run the export / open / close path of cudajit.
+namespace {
+struct MockIpcHandle {
+  char reserved[64];
+};
+constexpr char kIpcMagic[8] = {'c', 'j', 'm', 'o', 'c', 'k', 'i', 'p'};
+std::map<uintptr_t, int> g_ipc_open;   // opened base -> how many times
+int g_ipc_opens = 0, g_ipc_closes = 0;
+}  // namespace
+
+extern "C" {
+CUresult cuMemGetAddressRange_v2(unsigned long long* base, size_t* bytes, unsigned long long ptr) {
+  auto it = g_allocations.upper_bound(ptr);
+  if (it == g_allocations.begin()) return kNotFound;
+  --it;
+  if (ptr >= it->first + it->second.bytes) return kNotFound;
+  if (base) *base = it->first;
+  if (bytes) *bytes = it->second.bytes;
+  return kOk;
+}
+CUresult cuIpcGetMemHandle(MockIpcHandle* handle, unsigned long long ptr) {
+  if (!t_current) return kInvalidValue;
+  auto it = g_allocations.find(ptr);
+  if (it == g_allocations.end() || it->second.managed) return kInvalidValue;   // bases of cuMemAlloc blocks only
+  std::memset(handle->reserved, 0, sizeof handle->reserved);
+  std::memcpy(handle->reserved, kIpcMagic, 8);
+  const long long pid = static_cast<long long>(getpid());
+  std::memcpy(handle->reserved + 8, &pid, 8);
+  std::memcpy(handle->reserved + 16, &ptr, 8);
+  return kOk;
+}
+CUresult cuIpcOpenMemHandle_v2(unsigned long long* ptr, MockIpcHandle handle, unsigned flags) {
+  if (!t_current || flags != 1) return kInvalidValue;
+  if (std::memcmp(handle.reserved, kIpcMagic, 8) != 0) return kInvalidValue;
+  long long pid = 0;
+  unsigned long long base = 0;
+  std::memcpy(&pid, handle.reserved + 8, 8);
+  std::memcpy(&base, handle.reserved + 16, 8);
+  if (pid != static_cast<long long>(getpid()) || !g_allocations.count(base)) return kInvalidValue;
+  ++g_ipc_open[base];
+  ++g_ipc_opens;
+  *ptr = base;
+  return kOk;
+}
+CUresult cuIpcCloseMemHandle(unsigned long long ptr) {
+  auto it = g_ipc_open.find(ptr);
+  if (it == g_ipc_open.end()) return kInvalidValue;
+  if (--it->second == 0) g_ipc_open.erase(it);
+  ++g_ipc_closes;
+  return kOk;
+}
+int cjmock_ipc_opens() { return g_ipc_opens; }
+int cjmock_ipc_closes() { return g_ipc_closes; }
+}  // extern "C"
+

@@ -117,19 +117,25 @@ def align(nbytes, to=256):
 
 def numba_type(value):
     """The launch type of a kernel argument, numba's spelling (for AOT compiles)."""
-    from ._iterators import ProxyArray
+    from ._iterators import ProxyArray, array_dtype
     if isinstance(value, ProxyArray) or hasattr(value, "__cuda_array_interface__"):
-        dtype = np.dtype(value.dtype)
-        name = "boolean" if dtype.kind == "b" else dtype.name
+        dtype = np.dtype(value.dtype) if isinstance(value, ProxyArray) else array_dtype(value)
         contiguous = isinstance(value, ProxyArray) or _contiguous(value)
+        if dtype.names:   # records: the IR's spelling (numba's needs numba's Record type)
+            from .._core import record_type
+            return f"array({record_type(dtype)}, 1d, {'C' if contiguous else 'A'})"
+        name = "boolean" if dtype.kind == "b" else dtype.name
         return f"{name}[::1]" if contiguous else f"{name}[:]"
+    if isinstance(value, tuple):   # a struct's fields, flat (an initial value)
+        return "Tuple(" + ", ".join(numba_type(v) for v in value) + ")"
     dtype = np.asarray(value).dtype
     return "boolean" if dtype.kind == "b" else dtype.name
 
 
 def _contiguous(array):
+    from ._iterators import array_dtype
     strides = array.__cuda_array_interface__.get("strides")
-    return strides is None or strides == (np.dtype(array.dtype).itemsize,)
+    return strides is None or strides == (array_dtype(array).itemsize,)
 
 
 def _signature(args):

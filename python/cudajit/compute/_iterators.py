@@ -177,8 +177,9 @@ class ZipIterator(IteratorBase):
             iterators = tuple(iterators[0])       # ZipIterator([a, b]) too
         if not iterators:
             raise ValueError("ZipIterator needs at least one array or iterator")
-        self.inputs = [as_input(it, f"ZipIterator input {k}") for k, it in enumerate(iterators)]
-        self.dtype = np.dtype([(f"f{k}", np.dtype(it.value_dtype)) for k, it in enumerate(self.inputs)])
+        self.inputs = [as_input(it, f"ZipIterator input {k}", tuples=True) for k, it in enumerate(iterators)]
+        self.dtype = np.dtype([(f"f{k}", np.dtype(it.value_dtype)) for k, it in enumerate(self.inputs)], align=True)
+        _tuple_dtypes.add(self.dtype)
 
     def _items(self, p):
         params, exprs, env = [], [], {}
@@ -227,13 +228,16 @@ class _ArrayInput(IteratorBase):
         self.contiguous = contiguous(array)
 
     def _items(self, p):
+        if self.dtype.names:   # records: read into a struct value (field by field, by position)
+            from ._struct import helpers, struct_of
+            return [(f"{p}a", self.array)], f"{p}C({p}a[i])", {f"{p}C": helpers(struct_of(self.dtype))["conv"]}
         return [(f"{p}a", self.array)], f"{p}a[i]", {}
 
     def _args(self):
         return [self.array]
 
     def _key(self):
-        return ("array", self.dtype.str, self.contiguous)
+        return ("array", self.dtype if self.dtype.names else self.dtype.str, self.contiguous)
 
 
 def _scalar(value, what):
@@ -258,10 +262,15 @@ def as_input(obj, what="d_in", tuples=False):
     if isinstance(obj, IteratorBase):
         if obj.tuple_items and not tuples:
             raise TypeError(f"{what}: a ZipIterator's items are tuples, which this algorithm does not take yet "
-                            "(cudajit.compute takes them in unary_transform, binary_transform, TransformIterator "
-                            "and PermutationIterator; reduce over TransformIterator(zip, op) to a number instead)")
-        return obj
-    return _ArrayInput(obj, what)
+                            "(cudajit.compute takes them in reduce_into, the scans, segmented_reduce, the "
+                            "transforms, TransformIterator and PermutationIterator)")
+    else:
+        obj = _ArrayInput(obj, what)
+    if not tuples and np.dtype(obj.value_dtype).names:
+        raise TypeError(f"{what}: its items are structs ({np.dtype(obj.value_dtype)}), which this algorithm does "
+                        "not take yet (cudajit.compute takes struct items in reduce_into, the scans, "
+                        "segmented_reduce and the transforms)")
+    return obj
 
 
 _foreign_dtypes = {}   # a library's dtype object (torch.float32) -> numpy dtype
@@ -307,7 +316,8 @@ def contiguous(array):
 def input_key(obj):
     """What the generated kernels depend on, for the one-call forms' caches."""
     if _array_type(obj):
-        return (array_dtype(obj).str, contiguous(obj))
+        dt = array_dtype(obj)
+        return (dt.str if dt.names is None else dt, contiguous(obj))   # records: "|V16" names no struct
     if isinstance(obj, IteratorBase):
         return obj._key()
     return as_input(obj)._key()   # raises the error
@@ -345,19 +355,58 @@ def length(array):
 
 
 _result_dtypes = {}
+_result_types = {}
+_tuple_dtypes = set()   # ZipIterators' dtypes: their items are tuples, not structs
 
 
 def result_dtype(op, arg_dtypes):
     """The result dtype of device function `op` on `arg_dtypes`, from the
-    compiler's type inference (compile_ptx of the device function)."""
-    names = [_numba_name(d) for d in arg_dtypes]
-    key = (op, tuple(names))
+    compiler's type inference (compile_ptx of the device function); a
+    struct's or tuple's is a structured dtype."""
+    key = (op, tuple(np.dtype(d) for d in arg_dtypes))
     found = _result_dtypes.get(key)
     if found is None:
-        from ..decorators import compile_ptx
-        _, ret = compile_ptx(op.py_func, f"({', '.join(names)})", device=True)
-        found = np.dtype("bool" if ret == "bool" else ret)
+        ret = result_type(op, arg_dtypes)
+        if ret.startswith(("Tuple(", "UniTuple(", "NamedTuple(")):
+            from ._struct import dtype_of_result
+            found = dtype_of_result(ret)
+        else:
+            found = np.dtype("bool" if ret == "bool" else ret)
         _result_dtypes[key] = found
+    return found
+
+
+def result_type(op, arg_dtypes):
+    """numba's spelling of `op`'s result type on items of `arg_dtypes`.
+    Struct items (structured dtypes other than a ZipIterator's tuples) are
+    given to it as their gpu_struct's values, built in a probe from flat
+    tuples (a kernel signature cannot spell a namedtuple)."""
+    arg_dtypes = tuple(np.dtype(d) for d in arg_dtypes)
+    key = (op, arg_dtypes)
+    found = _result_types.get(key)
+    if found is None:
+        from ..decorators import compile_ptx
+        structs = [d.names is not None and d not in _tuple_dtypes for d in arg_dtypes]
+        if any(structs):
+            from ._struct import flat_signature, helpers, struct_of
+            params = [f"a{k}" for k in range(len(arg_dtypes))]
+            namespace = {"f": op}
+            call = []
+            for k, (d, is_struct) in enumerate(zip(arg_dtypes, structs)):
+                if is_struct:
+                    namespace[f"u{k}"] = helpers(struct_of(d))["unflat"]
+                    call.append(f"u{k}(a{k})")
+                else:
+                    call.append(f"a{k}")
+            exec(compile(f"def probe({', '.join(params)}):\n    return f({', '.join(call)})\n",
+                         "<cudajit.compute operator probe>", "exec"), namespace)
+            fn = namespace["probe"]
+            names = [flat_signature(struct_of(d)) if st else _numba_name(d) for d, st in zip(arg_dtypes, structs)]
+        else:
+            fn = op.py_func
+            names = [_numba_name(d) for d in arg_dtypes]
+        _, found = compile_ptx(fn, f"({', '.join(names)})", device=True)
+        _result_types[key] = found
     return found
 
 

@@ -15,8 +15,9 @@ ranks may collide."""
 import numpy as np
 
 from . import _build as B
-from ._iterators import ProxyArray, as_input, as_output, input_args, input_key, length, output
+from ._iterators import ProxyArray, array_dtype, as_input, as_output, input_args, input_key, length, output
 from ._ops import device_op
+from ._struct import helpers, struct_of
 from ._reduce import _cached, _count
 
 IPT = 4                    # items per thread of the block sort
@@ -105,13 +106,13 @@ def _indent(text, spaces):
 
 class _MergeSort:
     def __init__(self, d_in_keys, d_in_items, d_out_keys, d_out_items, op):
-        keys = as_input(d_in_keys, "d_in_keys")
-        items = None if d_in_items is None else as_input(d_in_items, "d_in_items")
-        as_output(d_out_keys, "d_out_keys")
+        keys = as_input(d_in_keys, "d_in_keys", tuples=True)
+        items = None if d_in_items is None else as_input(d_in_items, "d_in_items", tuples=True)
+        _check_out(d_out_keys, "d_out_keys", keys)
         if (d_out_items is None) != (items is None):
             raise ValueError("merge_sort: give both d_in_items and d_out_items, or neither")
         if items is not None:
-            as_output(d_out_items, "d_out_items")
+            _check_out(d_out_items, "d_out_items", items)
         self.op = device_op(op, 2, "op")
         self.keys, self.items = keys, items
         self.key_dtype = keys.value_dtype
@@ -119,7 +120,8 @@ class _MergeSort:
         srcs = [keys] + ([items] if items is not None else [])
         params, exprs, env = B.params_and_items(srcs)
         self.params = params
-        env = {**env, "op": self.op, "IPT": IPT, "TILE": TILE, "KT": self.key_dtype.type,
+        self.tile = _tile(self.key_dtype, self.item_dtype)
+        env = {**env, "op": self.op, "IPT": self.tile // B.BLOCK, "TILE": self.tile, "KT": self.key_dtype.type,
                "VT": None if items is None else self.item_dtype.type}
         with_items = items is not None
         rank_shared = _indent(_RANK.format(at_m="sk[src + m]"), 16)
@@ -129,7 +131,16 @@ class _MergeSort:
             key_item=exprs[0], load_item=f"si[j] = {exprs[1]}" if with_items else "",
             rank_shared=rank_shared, move_shared="si[dst + pos] = si[src + j]" if with_items else "",
             store_item="out_items[base + j] = si[src + j]" if with_items else "")
-        structure = (keys._key(), None if items is None else items._key(), self.op)
+        structure = (keys._key(), None if items is None else items._key(), self.op, self.tile)
+        # Struct keys and items: shared arrays of their records, filled field
+        # by field; the sort moves whole records and the comparison reads them
+        if self.key_dtype.names:
+            block = block.replace(f"sk[j] = {exprs[0]}", f"kput(sk, j, {exprs[0]})")
+            env["kput"] = helpers(struct_of(self.key_dtype))["put"]
+        if with_items and self.item_dtype.names:
+            block = block.replace(f"si[j] = {exprs[1]}", f"iput(si, j, {exprs[1]})")
+            env["iput"] = helpers(struct_of(self.item_dtype))["put"]
+        env.update(KT=_array_dtype(self.key_dtype), VT=None if items is None else _array_dtype(self.item_dtype))
         self.block_sort = B.kernel(("merge_block_sort",) + structure, "merge_block_sort", block, env)
         merge = _MERGE_PASS.format(src_items="src_items, " if with_items else "",
                                    dst_items="dst_items, " if with_items else "",
@@ -139,10 +150,15 @@ class _MergeSort:
                                     None if items is None else self.item_dtype.str, self.op),
                                    "merge_pass", merge, {"op": self.op})
 
-    @staticmethod
-    def passes(n):
+    def go_check(self, out_k, out_i):
+        for out, dtype, what in ((out_k, self.key_dtype, "d_out_keys"), (out_i, self.item_dtype, "d_out_items")):
+            if dtype is not None and dtype.names and np.dtype(array_dtype(out)) != dtype:
+                raise TypeError(f"{what} holds {np.dtype(array_dtype(out))}; merge_sort moves whole records: "
+                                f"it must hold {dtype}, the input's")
+
+    def passes(self, n):
         """Global merge passes after the block sort."""
-        p, w = 0, TILE
+        p, w = 0, self.tile
         while w < n:
             p, w = p + 1, w * 2
         return p
@@ -182,6 +198,8 @@ class _MergeSort:
                              + ("with" if with_items else "without") + " items; call it the same way")
         out_k = output(d_out_keys, "d_out_keys")
         out_i = output(d_out_items, "d_out_items") if with_items else None
+        if self.key_dtype.names or (with_items and self.item_dtype.names):
+            self.go_check(out_k, out_i)
         for name, a in (("d_in_keys", d_in_keys), ("d_in_items", d_in_items)):
             if hasattr(a, "__cuda_array_interface__") and length(a) < n:   # iterators have no length
                 raise ValueError(f"{name} holds {length(a)} items, num_items is {n}")
@@ -199,13 +217,44 @@ class _MergeSort:
             return (out_k, out_i) if (passes - 1 - p) % 2 == 0 else (spare_k, spare_i)
         first_k, first_i = buffers(-1)
         srcs = input_args(d_in_keys) + (input_args(d_in_items) if with_items else [])
-        B.launch(self.block_sort, -(-n // TILE), stream, srcs + self._pair(first_k, first_i) + [np.int64(n)])
+        B.launch(self.block_sort, -(-n // self.tile), stream, srcs + self._pair(first_k, first_i) + [np.int64(n)])
         grid = max(1, min(-(-n // B.BLOCK), 32 * B.sm_count()))
-        w = TILE
+        w = self.tile
         for p in range(passes):
             B.launch(self.merge_pass, grid, stream,
                      self._pair(*buffers(p - 1)) + self._pair(*buffers(p)) + [np.int64(n), np.int64(w)])
             w *= 2
+
+
+_SHARED = 48 * 1024   # static shared memory a block may have
+
+
+def _tile(key_dtype, item_dtype):
+    """Items a block sorts: TILE, or for large records (structs) the largest
+    power of two down to BLOCK whose two copies of keys and items fit."""
+    per_item = 2 * (np.dtype(key_dtype).itemsize + (0 if item_dtype is None else np.dtype(item_dtype).itemsize))
+    tile = TILE
+    while tile > B.BLOCK and tile * per_item > _SHARED:
+        tile //= 2
+    if tile * per_item > _SHARED:
+        raise TypeError(f"merge_sort: keys and items of {per_item // 2} bytes together are too large for its "
+                        f"block sort (at most {_SHARED // (2 * B.BLOCK)} bytes)")
+    return tile
+
+
+def _array_dtype(dtype):
+    """What shared arrays of these keys or items hold: the dtype (records), else its scalar type."""
+    return dtype if dtype.names else dtype.type
+
+
+def _check_out(d_out, what, src):
+    """An output array: of a struct input, the same structured dtype (the
+    sort copies whole records)."""
+    out = as_output(d_out, what)
+    want = np.dtype(src.value_dtype)
+    if want.names and np.dtype(out.dtype) != want:
+        raise TypeError(f"{what} holds {np.dtype(out.dtype)}; merge_sort moves whole records: it must hold "
+                        f"{want}, the input's")
 
 
 def make_merge_sort(d_in_keys=None, d_in_items=None, d_out_keys=None, d_out_items=None, op=None, **kwargs):

@@ -307,17 +307,25 @@ def _init_key(value):
     return None if value is None else init_key(value, "init_value")
 
 
+def _make(d_in, d_out, op, init_value, exclusive):
+    """The scan of struct values (_struct_scan.py) or of numbers."""
+    from ._struct_scan import struct_scan
+    if exclusive and init_value is None:
+        raise ValueError("exclusive_scan needs an init_value")
+    return struct_scan(d_in, d_out, op, init_value, exclusive) or _Scan(d_in, d_out, op, init_value, exclusive)
+
+
 def make_inclusive_scan(d_in=None, d_out=None, op=None, init_value=None, **kwargs):
-    return _Scan(d_in, d_out, op, init_value, False)
+    return _make(d_in, d_out, op, init_value, False)
 
 
 def make_exclusive_scan(d_in=None, d_out=None, op=None, init_value=None, **kwargs):
-    return _Scan(d_in, d_out, op, init_value, True)
+    return _make(d_in, d_out, op, init_value, True)
 
 
 def _run(d_in, d_out, op, init_value, num_items, stream, exclusive):
     key = ("scan", input_key(d_in), op, _init_key(init_value), exclusive)
-    obj = _cached(_Scan, key, d_in, d_out, op, init_value, exclusive)
+    obj = _cached(_make, key, d_in, d_out, op, init_value, exclusive)
     n = _count(num_items)
     need = obj.temp_bytes(n)
     obj.run(B.scratch(need, stream) if need else None, d_in, d_out, init_value, n, stream)

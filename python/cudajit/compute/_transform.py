@@ -20,13 +20,22 @@ def transform({params}, out, n):
 class _Transform:
     def __init__(self, inputs, d_out, op, arity):
         self.srcs = [as_input(d, f"d_in{k + 1}" if arity > 1 else "d_in", tuples=True) for k, d in enumerate(inputs)]
-        self.out_dtype = as_output(d_out, "d_out").dtype
+        self.out_dtype = np.dtype(as_output(d_out, "d_out").dtype)
         self.op = device_op(op, arity, "op")
         params, items, env = B.params_and_items(self.srcs)
+        source = _SOURCE
+        self.struct = None
+        if self.out_dtype.names:   # struct results: the op's checked and converted, stored field by field
+            from ._reduce import op_name
+            from ._struct import helpers, struct_of, struct_op
+            self.struct = S = struct_of(self.out_dtype)
+            self.op = struct_op(op_name(op), self.op, [s.value_dtype for s in self.srcs], S, "op")
+            env["put"] = helpers(S)["put"]
+            source = source.replace("out[i] = op({items})", "put(out, i, op({items}))")
         env["op"] = self.op
         key = ("transform", tuple(s._key() for s in self.srcs), self.op)
         self.kernel = B.kernel(key, "transform",
-                               _SOURCE.format(params=", ".join(p for p, _ in params), items=", ".join(items)), env)
+                               source.format(params=", ".join(p for p, _ in params), items=", ".join(items)), env)
 
     def launches(self):
         args = [v for _, v in B.params_and_items(self.srcs)[0]]
@@ -35,6 +44,9 @@ class _Transform:
     def run(self, inputs, d_out, num_items, stream):
         n = _count(num_items)
         out = output(d_out, "d_out")
+        if self.struct is not None:
+            from ._reduce import check_output
+            check_output(out, "d_out", self.struct)
         if length(out) < n:
             raise ValueError(f"d_out holds {length(out)} items, num_items is {n}")
         for d in inputs:
