@@ -59,6 +59,20 @@ def test_the_addresses_reach_the_ptx():
         assert any(str(address + off) in ptx for off in range(0, 4096, 4)), hex(address)
 
 
+PADDED = np.dtype([("x", np.float64), ("n", np.int32)], align=True)   # 4 bytes of padding at the end
+PADDED_RECORDS = Cai(0x7F0000800000, (8,), PADDED.str, descr=np.zeros(1, PADDED).__array_interface__["descr"])
+
+
+def reads_padded(out):
+    out[0] = PADDED_RECORDS[1].x + PADDED_RECORDS[2].n
+
+
+def test_records_from_a_descr_with_padding():
+    # numpy's descr names padding '' ('', '|V4'): the named fields keep their offsets
+    text = _core.infer_ir(reads_padded, ["float64[::1]"])
+    assert "device_array(record{x: f64 @0, n: i32 @8; size 16, align 8, aligned}, (8,), (16,), 0x7f0000800000, rw)" in text
+
+
 def test_text_form_round_trips():
     line = "  v0:array(f64, 2d, A) = const device_array(f64, (4, 6), (96, 16), 0x7f0000300000, rw)\n"
     text = "func c() -> ?\nbb0:\n" + line + "  ret\n"

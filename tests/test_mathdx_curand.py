@@ -89,8 +89,8 @@ def test_the_shim_is_linked_once_with_the_kernels_own_link_files():
     # nvmath's form: link=compiled.files and the functions' own declaration
     # name the same file; linking it twice would be duplicate symbols.
     compiled = random.Compile(cc=None)
-    assert compiled.files == [random._SHIM] and compiled.extension.prepare_args("t", 1) == ("t", 1)
-    k = cudajit.jit(setup, link=compiled.files)
+    assert compiled.files == [random._SHIM] and [e.prepare_args("t", 1) for e in compiled.extension] == [("t", 1)]
+    k = cudajit.jit(setup, link=compiled.files, extensions=compiled.extension)
     assert bytes(cudajit.compile_cubin(k, array_sig("XORWOW", "uint64"), arch="sm_90")[0][:4]) == b"\x7fELF"
 
 

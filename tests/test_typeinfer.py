@@ -666,7 +666,7 @@ def test_error_messages_for_bad_operations():
         (lambda a: a[0, 1], ["float32[:]"], r"2 indexes on a 1-d array"),
         (lambda a: a[1.5], ["float32[:]"], r"array index must be an integer"),
         (lambda t: t[2], ["UniTuple(int64, 2)"], r"tuple index 2 out of range"),
-        (lambda t, i: t[i], ["UniTuple(int64, 2)", "int64"], r"tuple index must be a constant"),
+        (lambda t, i: t[i], ["Tuple(int64, float64)", "int64"], r"tuple index must be a constant"),
         (lambda x: x.foo, ["float32"], r"f32 has no attribute 'foo'"),
         (lambda x: x(), ["float32"], r"a value of type f32 is not callable"),
         (lambda x: x << 1.0, ["int32"], r"unsupported operand types for <<"),

@@ -208,16 +208,53 @@ bool deviceArray(PyObject* obj, Frozen* out) {
   for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(shape); ++k) dims.push_back(PyLong_AsLongLong(PyTuple_GET_ITEM(shape, k)));
   if (PyErr_Occurred()) { PyErr_Clear(); return fail("with an unreadable shape"); }
   if (dims.empty()) return fail("of 0 dimensions");
-  // The dtype: numpy's, from the typestr (and descr for records).
+  // The dtype: the object's own numpy dtype where it has one (cudajit's and
+  // CuPy's arrays), else from the typestr, or the descr for records (its
+  // unnamed entries are padding: the named fields keep their offsets).
   PyRef name = PyRef::steal(PyUnicode_FromString("numpy"));
   PyRef numpy = PyRef::steal(name ? PyImport_Import(name.get()) : nullptr);
-  PyObject* spec = descr && PyList_Check(descr) && PyList_GET_SIZE(descr) > 0 &&
-                           PyTuple_Check(PyList_GET_ITEM(descr, 0)) &&
-                           !(PyList_GET_SIZE(descr) == 1 && PyUnicode_Check(PyTuple_GET_ITEM(PyList_GET_ITEM(descr, 0), 0)) &&
-                             PyUnicode_GET_LENGTH(PyTuple_GET_ITEM(PyList_GET_ITEM(descr, 0), 0)) == 0)
-                       ? descr
-                       : typestr;
-  PyRef dtype = numpy ? PyRef::steal(PyObject_CallMethod(numpy.get(), "dtype", "O", spec)) : PyRef();
+  PyRef dtype;
+  if (numpy) {
+    PyRef own = getAttr(obj, "dtype");
+    PyRef dtype_class = getAttr(numpy.get(), "dtype");
+    if (own && dtype_class && PyObject_IsInstance(own.get(), dtype_class.get()) == 1) dtype = own;
+    PyErr_Clear();
+  }
+  const bool records = PyUnicode_Check(typestr) && PyUnicode_GET_LENGTH(typestr) > 1 &&
+                       PyUnicode_ReadChar(typestr, 1) == 'V' && descr && PyList_Check(descr);
+  if (!dtype && numpy && records) {
+    PyRef names = PyRef::steal(PyList_New(0)), formats = PyRef::steal(PyList_New(0)),
+          offsets = PyRef::steal(PyList_New(0));
+    long long offset = 0;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(descr); ++k) {
+      PyObject* entry = PyList_GET_ITEM(descr, k);
+      if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) < 2) break;
+      PyRef field = PyRef::steal(PyObject_CallMethod(numpy.get(), "dtype", "O", PyTuple_GET_ITEM(entry, 1)));
+      if (!field) break;
+      if (PyTuple_GET_SIZE(entry) == 3) field = PyRef::steal(PyObject_CallMethod(numpy.get(), "dtype", "((OO))",
+                                                                                PyTuple_GET_ITEM(entry, 1),
+                                                                                PyTuple_GET_ITEM(entry, 2)));
+      if (!field) break;
+      PyObject* fname = PyTuple_GET_ITEM(entry, 0);
+      if (PyUnicode_Check(fname) && PyUnicode_GET_LENGTH(fname) > 0) {
+        PyList_Append(names.get(), fname);
+        PyList_Append(formats.get(), field.get());
+        PyRef off = PyRef::steal(PyLong_FromLongLong(offset));
+        PyList_Append(offsets.get(), off.get());
+      }
+      PyRef size = getAttr(field.get(), "itemsize");
+      offset += size ? PyLong_AsLongLong(size.get()) : 0;
+    }
+    PyRef spec = PyRef::steal(Py_BuildValue("{s:O,s:O,s:O,s:L}", "names", names.get(), "formats", formats.get(),
+                                            "offsets", offsets.get(), "itemsize", offset));
+    // aligned where its offsets allow (word loads), else packed
+    if (!PyErr_Occurred() && spec) dtype = PyRef::steal(PyObject_CallMethod(numpy.get(), "dtype", "OO", spec.get(), Py_True));
+    if (!dtype && spec) {
+      PyErr_Clear();
+      dtype = PyRef::steal(PyObject_CallMethod(numpy.get(), "dtype", "O", spec.get()));
+    }
+  }
+  if (!dtype && numpy && !PyErr_Occurred()) dtype = PyRef::steal(PyObject_CallMethod(numpy.get(), "dtype", "O", typestr));
   if (!dtype) { PyErr_Clear(); return fail("of an unknown dtype " + strOf(typestr)); }
   const Type* record = nullptr;
   Scalar dt = Scalar::UInt8;

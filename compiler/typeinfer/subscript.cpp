@@ -50,6 +50,29 @@ std::vector<int64_t> tupleSlice(const FunctionContext& ctx, ir::Instr* in, const
   return slicePositions(static_cast<int64_t>(tup->elems.size()), b[0], b[1], b[2].value_or(1));
 }
 
+// t[i] with i known only at run time, of a tuple whose elements share one
+// type (numba's UniTuple getitem): a chain of selects over the elements,
+// negative indices from the end as in Python. An index out of range gives
+// element 0 (numba-cuda reads past the tuple's storage there).
+bool isRuntimeIndexOfUniformTuple(const Type* tup, const ir::Instr* idx) {
+  if (!idx->type->isInt() || constantInt(idx) || tup->elems.empty()) return false;
+  for (const Type* t : tup->elems)
+    if (t != tup->elems[0]) return false;
+  return true;
+}
+
+ir::Instr* lowerRuntimeTupleIndex(ir::Instr* tuple, ir::Instr* idx, Emitter& e) {
+  const int64_t n = static_cast<int64_t>(tuple->type->elems.size());
+  ir::Instr* i = e.convert(idx, i64Ty());
+  ir::Instr* zero = e.constInt(0);
+  ir::Instr* wrapped = e.emit(ir::Op::Add, i64Ty(), {i, e.constInt(n)});
+  i = e.emit(ir::Op::Select, i64Ty(), {e.emit(ir::Op::Lt, boolTy(), {i, zero}), wrapped, i});
+  ir::Instr* r = e.element(tuple, 0);
+  for (int64_t k = 1; k < n; ++k)
+    r = e.emit(ir::Op::Select, r->type, {e.emit(ir::Op::Eq, boolTy(), {i, e.constInt(k)}), e.element(tuple, k), r});
+  return r;
+}
+
 std::vector<ir::Instr*> arrayIndices(ir::Instr* idx, Emitter& e) {
   std::vector<ir::Instr*> raw = idx->type->is(TypeKind::Tuple) ? e.elements(idx)
                                                               : std::vector<ir::Instr*>{idx};
@@ -76,6 +99,7 @@ const Type* getItemType(const FunctionContext& ctx, ir::Instr* in) {
     for (int64_t i : tupleSlice(ctx, in, obj, in->operands[1])) elems.push_back(obj->elems[i]);
     return tupleTy(elems);
   }
+  if (obj->is(TypeKind::Tuple) && isRuntimeIndexOfUniformTuple(obj, in->operands[1])) return obj->elems[0];
   if (obj->is(TypeKind::Tuple)) return obj->elems[tupleIndex(ctx, in, obj, in->operands[1])];
   ctx.fail(in, "getitem", typeToString(obj) + " is not subscriptable");
 }
@@ -88,6 +112,8 @@ ir::Instr* lowerGetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
     for (int64_t i : tupleSlice(ctx, in, obj->type, in->operands[1])) elems.push_back(e.element(obj, i));
     return e.emit(ir::Op::TupleMake, in->type, elems);
   }
+  if (obj->type->is(TypeKind::Tuple) && isRuntimeIndexOfUniformTuple(obj->type, in->operands[1]))
+    return lowerRuntimeTupleIndex(obj, in->operands[1], e);
   if (obj->type->is(TypeKind::Tuple)) {
     return e.element(obj, tupleIndex(ctx, in, obj->type, in->operands[1]));
   }

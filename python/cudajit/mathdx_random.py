@@ -39,13 +39,13 @@ class Compile:
     """nvmath's random.Compile(cc=None): what a kernel using these functions
     is given, `link=compiled.files, extensions=compiled.extension`. The
     functions bring their own link file, so `files` only names it again
-    (each file is linked once a kernel) and `extension` passes arguments
-    through unchanged."""
+    (each file is linked once a kernel) and `extension` (a list of one
+    extension) passes arguments through unchanged."""
 
     def __init__(self, cc=None):
         self.cc = cc
         self.files = [_SHIM]
-        self.extension = _PassThrough()
+        self.extension = [_PassThrough()]   # a list, as jit(extensions=...) takes
 
 
 class _PassThrough:

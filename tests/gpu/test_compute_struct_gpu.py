@@ -51,6 +51,10 @@ def tag(p, q):
     return Tagged(p.count + q.count, q.last if q.last != 0 else p.last)
 
 
+def tag_by_position(p, q):   # a ZipIterator's items without an init value: tuples, fields by position
+    return (p[0] + q[0], q[1] if q[1] != 0 else p[1])
+
+
 def larger_value(p, q):   # ties: the smaller index (commutative, so any order gives one answer)
     if p[1] > q[1] or (p[1] == q[1] and p[0] < q[0]):
         return p
@@ -60,10 +64,17 @@ def larger_value(p, q):   # ties: the smaller index (commutative, so any order g
 def poison(n, dtype):
     """A device array of `n` records whose fields are NaN or the lowest integer."""
     h = np.zeros(max(n, 1), dtype)
+    _poison_fields(h, dtype)
+    return cuda.to_device(h)
+
+
+def _poison_fields(h, dtype):
     for name in dtype.names:
         kind = dtype.fields[name][0]
-        h[name] = np.nan if kind.kind == "f" else np.iinfo(kind).min
-    return cuda.to_device(h)
+        if kind.names is not None:        # a nested struct
+            _poison_fields(h[name], kind)
+        else:
+            h[name] = np.nan if kind.kind == "f" else np.iinfo(kind).min
 
 
 def fields(d, names):
@@ -149,7 +160,7 @@ def test_scans_keep_the_order(n, kind):
     out = poison(n, Tagged.dtype)
     init = (17, 5)
     if kind == "inclusive":
-        cc.inclusive_scan(z, out, tag, None, n)
+        cc.inclusive_scan(z, out, tag_by_position, None, n)
         want = _tagged_reference(counts, tags, None)
     elif kind == "inclusive_init":
         cc.inclusive_scan(z, out, tag, Tagged(*init), n)
