@@ -211,3 +211,15 @@ def test_other_functions_refuse_arrays_of_vectors():
     with pytest.raises(CompileError, match="arrays of vectors have no attribute 'sum'") as info:
         cuda.compile_ptx(cuda.jit(m), "void(float32[::1])")
     assert info.value.line == line_of(m, "L:sum")
+
+
+def test_vector_array_types_round_trip_as_text():
+    from cudajit import _core
+    for text in ("array(float16x4, 1d, C, local)", "array(float32x2, 2d, A, shared)",
+                 "array(float64x3, 1d, C, readonly)", "array(int8x4, 3d, F)"):
+        assert _core.type_text(text) == text
+        assert _core.type_identity(text) == _core.type_identity(_core.type_text(text))
+    assert _core.type_identity("array(float16x2, 1d, C)") != _core.type_identity("array(f16, 1d, C)")
+    assert _core.type_numba_string("array(float16x4, 1d, C)") == "float16x4[::1]"
+    # the item is the vector (a namedtuple) type the constructor makes
+    assert _core.type_numba_string("namedtuple float16x4(x,y,z,w) (f16, f16, f16, f16)") == "float16x4"
