@@ -98,7 +98,7 @@ for s in specs:
     p = s["precision"]
     s = dict(s, precision=tuple(np.dtype(x).type for x in p) if isinstance(p, list) else np.dtype(p).type)
     for key in ("size", "arrangement", "transpose_mode", "leading_dimension"):
-        if key in s:
+        if isinstance(s.get(key), list):   # JSON's lists back to tuples (an FFT's size is an int)
             s[key] = tuple(s[key])
     try:
         obj = (FFT if routine == "fft" else Matmul)(sm=90, **s)
