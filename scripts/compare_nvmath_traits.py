@@ -80,11 +80,14 @@ else:
 def plain(v):
     # Dim3, LeadingDimension, Arrangement, Alignment (namedtuples) and numpy
     # types as JSON: lists, and the dtype's name.
+    if v is None or isinstance(v, (str, bool, int, float)):
+        return v
     if isinstance(v, tuple):
         return [plain(x) for x in v]
     if isinstance(v, type) or isinstance(v, np.dtype):
         return np.dtype(v).name
-    return v
+    name = getattr(v, "name", None)      # numba / nvmath value types (nvmath's Complex)
+    return name if isinstance(name, str) else str(v)
 
 
 def trait(obj, k):

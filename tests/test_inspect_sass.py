@@ -32,3 +32,25 @@ def test_missing_tool_is_a_clear_error(monkeypatch):
 
     with pytest.raises(RuntimeError, match="pip install nvidia-cuda-nvdisasm"):
         k.inspect_sass(("float32[::1]",))
+
+
+def test_float16_fields_of_packed_records_are_stored_as_bits():
+    # ptxas (CUDA 13.0) compiled a byte store of a register cvt.rn.f16 wrote
+    # into F2I.U8.F16 (a float-to-int conversion), so a float16 field of a
+    # packed record, stored byte by byte, got its integer value in the low
+    # byte (seen on an H200: 49.59 stored for 51.0). The conversion's bits
+    # now leave it through an integer register.
+    import numpy as np
+    from cudajit import _core
+
+    dt = np.dtype([("b", np.bool_), ("h", np.float16), ("u", np.uint8)])   # h at offset 1: byte stores
+
+    def k(a, x):
+        i = cuda.grid(1)
+        a[i].h = a[i].u
+        a[i + 1].h = x[i]
+    rec = _core.record_type(dt)
+    for src in ("float32", "float64"):
+        cubin = cuda.compile_cubin(k, f"void(array({rec}, 1d, C), {src}[::1])", arch="sm_90")[0]
+        sass = _nvdisasm.disassemble(bytes(cubin))
+        assert "F2F.F16" in sass and "F2I" not in sass, sass

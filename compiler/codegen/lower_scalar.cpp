@@ -287,10 +287,15 @@ std::string convertScalar(FunctionEmitter& fe, const std::string& v, Scalar from
     // truncating <2 x half> store and loses it), so that a shared float16
     // array written in pairs, or a float16x2 item, read back after a
     // barrier held garbage (tests/test_vector_arrays.py).
+    // The half's bits leave the asm in a 32-bit integer register: ptxas
+    // (CUDA 13.0) turns a later st.u8 of a register cvt wrote as f16 into
+    // a float-to-int conversion (F2I.U8.F16), which broke float16 fields of
+    // packed records (stored byte by byte); an integer register keeps them bits.
     const char* src = from == Scalar::Float64 ? "f64" : "f32";
     const char* con = from == Scalar::Float64 ? "d" : "f";
-    return fe.emit("call half asm \"cvt.rn.f16." + std::string(src) + " $0, $1;\", \"=h," + con + "\"(" + ft + " " + v +
-                   ")");
+    std::string bits = fe.emit("call i32 asm \"{ .reg .b16 h; cvt.rn.f16." + std::string(src) +
+                               " h, $1; cvt.u32.u16 $0, h; }\", \"=r," + con + "\"(" + ft + " " + v + ")");
+    return fe.emit("bitcast i16 " + fe.emit("trunc i32 " + bits + " to i16") + " to half");
   }
   if (fk == ScalarKind::Float && tk == ScalarKind::Float) {
     return conv(scalarBits(to) > scalarBits(from) ? "fpext" : "fptrunc");
