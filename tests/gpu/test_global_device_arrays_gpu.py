@@ -13,8 +13,24 @@ pytestmark = pytest.mark.gpu
 
 SEED = int(os.environ.get("CUDAJIT_TEST_SEED", np.random.SeedSequence().entropy % 2**31))
 RNG = np.random.default_rng(SEED)
+REC = np.dtype([("x", np.float64), ("n", np.int32)], align=True)
 
-PRICES = cuda.to_device(RNG.uniform(1, 10, 5).astype(np.float32))
+# The globals the kernels capture, made once a GPU is known to be there
+# (collecting this file on a machine without one must not touch a driver).
+PRICES = TABLE = VIEW = COUNTS = RECORDS = None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def device_globals():
+    global PRICES, TABLE, VIEW, COUNTS, RECORDS
+    PRICES = cuda.to_device(RNG.uniform(1, 10, 5).astype(np.float32))
+    TABLE = cuda.to_device(RNG.standard_normal((64, 48)))
+    VIEW = TABLE[::2, 1::3]            # a strided view of it
+    COUNTS = cuda.device_array(64, np.int64)
+    host = np.zeros(100, REC)
+    host["x"] = RNG.standard_normal(100)
+    host["n"] = RNG.integers(0, 1000, 100)
+    RECORDS = cuda.to_device(host)
 
 
 @cuda.jit
@@ -35,11 +51,6 @@ def test_numbas_example_sees_later_writes():
     np.testing.assert_allclose(totals.copy_to_host(), q.copy_to_host() * new, rtol=1e-6)
 
 
-TABLE = cuda.to_device(RNG.standard_normal((64, 48)))
-VIEW = TABLE[::2, 1::3]            # a strided view of it
-COUNTS = cuda.device_array(64, np.int64)
-
-
 @cuda.jit
 def through_view(out):
     i, j = cuda.grid(2)
@@ -56,13 +67,6 @@ def test_strided_view_and_writes_from_the_kernel():
     counts = COUNTS.copy_to_host()
     np.testing.assert_array_equal(counts[:VIEW.shape[0]], VIEW.shape[1])
     assert (counts[VIEW.shape[0]:] == 0).all()
-
-
-REC = np.dtype([("x", np.float64), ("n", np.int32)], align=True)
-_host_records = np.zeros(100, REC)
-_host_records["x"] = RNG.standard_normal(100)
-_host_records["n"] = RNG.integers(0, 1000, 100)
-RECORDS = cuda.to_device(_host_records)
 
 
 @cuda.jit
