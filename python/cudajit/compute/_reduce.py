@@ -159,15 +159,7 @@ class _Reduce:
         self.src = src = as_input(d_in, "d_in", tuples=True)
         self.struct = S = item_struct(h_init, src, "h_init")
         check_output(d_out, "d_out", S)
-        if S is None:
-            init = scalar_init(h_init, "h_init")
-            self.dtype = init.dtype
-            self.op = typed_op(op, 2, self.dtype, "op")
-            tkey = self.dtype.str
-        else:
-            self.dtype = S.dtype
-            self.op = struct_op(op_name(op), device_op(op, 2, "op"), [S.dtype] * 2, S, "op")
-            tkey = S
+        self.dtype, self.op, tkey = _reduction_op(op, h_init, S)
         self.key = ("reduce", src._key(), self.op, tkey)
         params, (item,), env = B.params_and_items([src])
         env.update(op=self.op, T=self.dtype.type)
@@ -236,6 +228,15 @@ class _Reduce:
         partials = B.typed_view(temp, self.dtype, grid)
         B.launch(self.tiles, grid, stream, args + [n, partials, init, chunk])
         B.launch(self.partials, 1, stream, [partials, grid, out, init])
+
+
+def _reduction_op(op, h_init, S):
+    """(the values' dtype, the compiled operator, the type part of the cache
+    key) of a reduction: numbers of h_init's type, or struct S's values."""
+    if S is None:
+        dtype = scalar_init(h_init, "h_init").dtype
+        return dtype, typed_op(op, 2, dtype, "op"), dtype.str
+    return S.dtype, struct_op(op_name(op), device_op(op, 2, "op"), [S.dtype] * 2, S, "op"), S
 
 
 def _count(num_items):
@@ -384,15 +385,7 @@ class _SegmentedReduce:
                 raise TypeError(f"{what} must hold integers, got {s.value_dtype}")
         self.struct = S = item_struct(h_init, srcs[0], "h_init")
         check_output(d_out, "d_out", S)
-        if S is None:
-            init = scalar_init(h_init, "h_init")
-            self.dtype = init.dtype
-            self.op = typed_op(op, 2, self.dtype, "op")
-            tkey = self.dtype.str
-        else:
-            self.dtype = S.dtype
-            self.op = struct_op(op_name(op), device_op(op, 2, "op"), [S.dtype] * 2, S, "op")
-            tkey = S
+        self.dtype, self.op, tkey = _reduction_op(op, h_init, S)
         self.srcs = srcs
         params, (item, start, end), env = B.params_and_items(srcs)
         env.update(op=self.op, T=self.dtype.type)
