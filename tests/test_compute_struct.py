@@ -459,3 +459,17 @@ except TypeError as e:
     assert lines[4].startswith("['fill_zero', 'select_tiles', 'fill_zero', 'unique_tiles', 'merge_block_sort', "
                                "'merge_pass'") and lines[4].endswith("'segmented_reduce', 'transform']")
     assert lines[5] == "TypeError d_out holds float64, the values are MinM"
+
+
+@pytest.mark.parametrize("fields", [{"a": np.int32, "b": np.float32},                    # 8 bytes: CUB's kernels
+                                    {"a": np.int32, "b": np.float32, "c": np.int32}])    # 12: the fallback
+def test_radix_sort_takes_struct_values(fields):
+    from cudajit.compute._build import compile_for
+    S = cc.gpu_struct(fields, "RadixValue%d" % len(fields))
+    k, v = cc.ProxyArray(np.uint32), cc.ProxyArray(S.dtype)
+    obj = cc.make_radix_sort(k, k, v, v, cc.SortOrder.ASCENDING)
+    assert obj(None, k, k, v, v, 1000) > 0
+    sorter = obj.sorter
+    launches = sorter.launches() if sorter.cub_values else sorter.simt().launches()
+    cubins = compile_for(launches)
+    assert cubins and all(bytes(c[:4]) == b"\x7fELF" for _, c in cubins)

@@ -318,3 +318,25 @@ def test_nested_zips_into_a_nested_struct(n):
     assert got["inner"]["a"] == 1 + a.sum(dtype=np.int64).astype(np.int32)
     assert got["inner"]["b"] == 2 + b.sum(dtype=np.float64)
     assert got["c"] == 3 + c.sum()
+
+
+Pair8 = gpu_struct({"a": np.int32, "b": np.float32}, "Pair8")          # 8 bytes: CUB moves it as one word
+Triple12 = gpu_struct({"a": np.int32, "b": np.float32, "c": np.int32}, "Triple12")   # 12: the fallback sorter
+
+
+@pytest.mark.parametrize("S", [Pair8, Triple12], ids=["8-byte", "12-byte"])
+@pytest.mark.parametrize("n", [1, 1000, 300_001])
+def test_radix_sort_carries_struct_values(S, n):
+    rng = np.random.default_rng(SEED + 13 + n)
+    keys = rng.integers(0, 1000, n).astype(np.uint32)       # many equal keys: stability shows
+    vals = np.zeros(n, S.dtype)
+    for name in S.dtype.names:
+        vals[name] = rng.integers(-10**6, 10**6, n).astype(S.dtype.fields[name][0])
+    out_keys = cuda.to_device(np.full(n, 0xFFFFFFFF, np.uint32))
+    out_vals = poison(n, S.dtype)
+    cc.radix_sort(cuda.to_device(keys), out_keys, cuda.to_device(vals), out_vals, cc.SortOrder.ASCENDING, n)
+    order = np.argsort(keys, kind="stable")
+    np.testing.assert_array_equal(out_keys.copy_to_host(), keys[order])
+    got = out_vals.copy_to_host()[:n]
+    for name in S.dtype.names:
+        np.testing.assert_array_equal(got[name], vals[name][order], err_msg=f"{name}, seed {SEED}")

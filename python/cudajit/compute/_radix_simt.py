@@ -24,6 +24,14 @@ DIGITS = 1 << RADIX_BITS
 WARPS = B.BLOCK // 32         # B.BLOCK == DIGITS: the scatter's thread d owns digit d
 
 
+def _value_type(value_dtype):
+    """The values' element type in the kernels: the numpy scalar type, or the
+    structured dtype itself for struct values (shared arrays of records)."""
+    if value_dtype is None:
+        return None
+    return value_dtype if value_dtype.names is not None else value_dtype.type
+
+
 def _keys_per_thread(key_dtype, value_dtype):
     """16, or 8 with an 8-byte key or value: the staged tile (keys and
     values) stays within the 48 KB of static shared memory."""
@@ -156,7 +164,7 @@ class _RadixSort:
         self.ipt = _keys_per_thread(self.key_dtype, self.value_dtype)
         self.tile = B.BLOCK * self.ipt
         env = {"U": U, "DIGITS": DIGITS, "IPT": self.ipt, "TILE": self.tile, "WARPS": WARPS,
-               "K": self.key_dtype.type, "V": None if self.value_dtype is None else self.value_dtype.type}
+               "K": self.key_dtype.type, "V": _value_type(self.value_dtype)}
         bits = self.key_dtype.itemsize * 8
         digit_ns = {"np": np, "U": U, "SIGN": U(1 << (bits - 1)), "ALL": U((1 << bits) - 1), "TOP": U(bits - 1)}
         exec(compile(_digit_source(self.key_dtype, order is SortOrder.DESCENDING),
