@@ -252,3 +252,19 @@ def test_determinism_levels():
         cc.make_reduce_into(*args, determinism=cc.Determinism.GPU_TO_GPU)
     with pytest.raises(TypeError, match="determinism must be a cudajit.compute.Determinism"):
         cc.make_reduce_into(*args, determinism="gpu")
+
+
+@pytest.mark.parametrize("modifier, load", [("stream", "ld.global.cs"), ("global", "ld.global.cg"),
+                                            ("volatile", "ld.global.cv")])
+def test_cache_modified_loads_carry_their_hint(modifier, load):
+    from cudajit import compile_ptx
+    from cudajit.compute._build import BLOCK, _blocks, numba_type
+    it = cc.CacheModifiedInputIterator(cc.ProxyArray(np.float32), modifier)
+    obj = cc.make_reduce_into(it, cc.ProxyArray(np.float32), cc.OpKind.PLUS, np.zeros(1, np.float32))
+    k, args = obj.launches()[0]
+    sig = "void(" + ", ".join(numba_type(a) for a in args) + ")"
+    ptx, _ = compile_ptx(k.py_func, sig, block=(_blocks.get(k, BLOCK),))
+    assert load in ptx, modifier
+    # each modifier is its own kernel (and the plain array another)
+    keys = {cc.CacheModifiedInputIterator(cc.ProxyArray(np.float32), m)._key() for m in ("stream", "global", "volatile")}
+    assert len(keys) == 3

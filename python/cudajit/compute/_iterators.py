@@ -109,24 +109,34 @@ class ReverseIterator(IteratorBase):
 ReverseInputIterator = ReverseIterator
 
 
+# cuda.compute's cache modifiers and the kernel language's loads for them
+# (cudajit.ldcs / ldcg / ldcv: one ld.global.cs / .cg / .cv each).
+_CACHE_LOADS = {"stream": "ldcs", "global": "ldcg", "volatile": "ldcv"}
+
+
 class CacheModifiedInputIterator(IteratorBase):
     """An array read through a cache modifier (cuda.compute's "stream",
-    "global" or "volatile": ld.cs, ld.cg, ld.cv). The kernels read it with
-    plain global loads: the results are the same, the caching hint is not
-    given (cudajit's language has no cache-modified loads yet)."""
+    "global" or "volatile": ld.global.cs, ld.global.cg, ld.global.cv). Items
+    of integer, float and bool dtypes are loaded with that hint; complex
+    numbers and records with plain loads (the results are the same)."""
 
     def __init__(self, array, modifier="stream"):
-        if modifier not in ("stream", "global", "volatile"):
+        if modifier not in _CACHE_LOADS:
             raise ValueError("CacheModifiedInputIterator: modifier must be 'stream', 'global' or 'volatile', "
                              f"got {modifier!r}")
         self.array = _ArrayInput(array, "CacheModifiedInputIterator input")
         self.dtype = self.array.dtype
+        self.modifier = modifier
+        self.hinted = self.dtype.names is None and self.dtype.kind in "biuf"
 
     def _items(self, p):
-        return self.array._items(p)
+        if not self.hinted:
+            return self.array._items(p)
+        import cudajit
+        return [(f"{p}a", self.array.array)], f"{p}ld({p}a, i)", {f"{p}ld": getattr(cudajit, _CACHE_LOADS[self.modifier])}
 
     def _key(self):
-        return self.array._key()
+        return ("cache_modified", self.modifier if self.hinted else None) + self.array._key()
 
     def _args(self):
         return [self.array.array]
