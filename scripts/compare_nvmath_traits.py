@@ -86,7 +86,11 @@ def plain(v):
         return [plain(x) for x in v]
     if isinstance(v, type) or isinstance(v, np.dtype):
         return np.dtype(v).name
-    name = getattr(v, "name", None)      # numba / nvmath value types (nvmath's Complex)
+    real = getattr(v, "real_dtype", None)   # nvmath's Complex(real_dtype): the complex type it stands for
+    if real is not None:
+        return {"float16": "complex32", "float32": "complex64", "float64": "complex128"}.get(np.dtype(real).name,
+                                                                                          str(v))
+    name = getattr(v, "name", None)      # numba value types
     return name if isinstance(name, str) else str(v)
 
 
