@@ -359,7 +359,11 @@ class Matmul(_Routine):
     block_size = property(lambda self: self._r["max_threads_per_block"])
     max_threads_per_block = property(lambda self: self._r["max_threads_per_block"])
     leading_dimension = property(lambda self: LeadingDimension(*self._r["leading_dimension"]))
-    arrangement = property(lambda self: Arrangement(*self._r["arrangement"]))
+    # None for a descriptor made with the older transpose_mode, as nvmath's
+    # (its layout is then the transpose modes'; the arrangement libmathdx
+    # derives for it stays internal)
+    arrangement = property(lambda self: None if self._spec["transpose_mode"]
+                           else Arrangement(*self._r["arrangement"]))
     transpose_mode = property(lambda self: (TransposeMode(*self._spec["transpose_mode"])
                                             if self._spec["transpose_mode"] else None))
     alignment = property(lambda self: Alignment(*self._r["alignment"]))
@@ -389,7 +393,7 @@ class Matmul(_Routine):
         ld = self.leading_dimension[i] if ld is None else ld
         if self._spec["transpose_mode"]:   # dims as stored, column-major
             return ld * cols
-        return ld * (rows if self.arrangement[i] == "row_major" else cols)
+        return ld * (rows if self._r["arrangement"][i] == "row_major" else cols)
 
     a_size = property(lambda self: self._stored(0, self.a_dim))
     b_size = property(lambda self: self._stored(1, self.b_dim))
