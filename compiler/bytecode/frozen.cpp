@@ -148,19 +148,9 @@ bool numpyArray(PyObject* obj, Frozen* out) {
     std::string why;
     if (!(record = recordFromDtype(dtype.get(), &why))) return fail("of a structured dtype: " + why);
   }
-  std::string kind = dtype ? attrString(dtype.get(), "kind") : "";
-  PyRef itemsize = dtype ? getAttr(dtype.get(), "itemsize") : PyRef();
   PyRef native = dtype ? getAttr(dtype.get(), "isnative") : PyRef();
-  long bytes_per = itemsize ? PyLong_AsLong(itemsize.get()) : -1;
-  if (PyErr_Occurred()) PyErr_Clear();
-  std::string scalar_name = kind == "b" ? "bool"
-                            : kind == "i" ? "int" + std::to_string(bytes_per * 8)
-                            : kind == "u" ? "uint" + std::to_string(bytes_per * 8)
-                            : kind == "f" ? "float" + std::to_string(bytes_per * 8)
-                            : kind == "c" ? "complex" + std::to_string(bytes_per * 8)
-                                          : "";
   Scalar dt = Scalar::UInt8;
-  if (!record && (scalar_name.empty() || !parseScalar(scalar_name, &dt) || scalarByteSize(dt) != bytes_per))
+  if (!record && (!dtype || !numericDtypeScalar(dtype.get(), &dt)))
     return fail("of dtype " + (dtype ? strOf(dtype.get()) : std::string("?")));
   if (!native || PyObject_IsTrue(native.get()) != 1) { PyErr_Clear(); return fail("that is not native-endian"); }
   PyRef shape = getAttr(obj, "shape");
@@ -264,18 +254,8 @@ bool deviceArray(PyObject* obj, Frozen* out) {
     if (!(record = recordFromDtype(dtype.get(), &why))) return fail("of a structured dtype: " + why);
     itemsize = record->size;
   } else {
-    std::string kind = attrString(dtype.get(), "kind");
-    PyRef size = getAttr(dtype.get(), "itemsize");
-    itemsize = size ? PyLong_AsLong(size.get()) : -1;
-    if (PyErr_Occurred()) PyErr_Clear();
-    std::string scalar_name = kind == "b" ? "bool"
-                              : kind == "i" ? "int" + std::to_string(itemsize * 8)
-                              : kind == "u" ? "uint" + std::to_string(itemsize * 8)
-                              : kind == "f" ? "float" + std::to_string(itemsize * 8)
-                              : kind == "c" ? "complex" + std::to_string(itemsize * 8)
-                                            : "";
-    if (scalar_name.empty() || !parseScalar(scalar_name, &dt) || scalarByteSize(dt) != itemsize)
-      return fail("of dtype " + strOf(dtype.get()));
+    if (!numericDtypeScalar(dtype.get(), &dt)) return fail("of dtype " + strOf(dtype.get()));
+    itemsize = scalarByteSize(dt);
   }
   std::vector<int64_t> steps(dims.size());
   if (strides && strides != Py_None) {

@@ -57,10 +57,8 @@ const Type* fieldType(PyObject* dtype, const std::string& where, std::string* er
     return t;
   }
   if (isStructuredDtype(dtype)) return recordOf(dtype, where + ".", error);
-  const std::string kind = attrString(dtype, "kind");
   Scalar s;
-  if ((kind == "b" || kind == "i" || kind == "u" || kind == "f" || kind == "c") &&
-      parseScalar(attrString(dtype, "name"), &s) && scalarByteSize(s) == intAttr(dtype, "itemsize")) {
+  if (numericDtypeScalar(dtype, &s)) {
     if (!truthAttr(dtype, "isnative")) {
       *error = "field '" + where + "' is byte-swapped (" + strOf(dtype) + "); records hold native-endian numbers";
       return nullptr;
@@ -68,7 +66,7 @@ const Type* fieldType(PyObject* dtype, const std::string& where, std::string* er
     return scalarTy(s);
   }
   // Strings: bytes kernels cannot touch, carried by the record (numba types them CharSeq).
-  if (kind == "U" || kind == "S") {
+  if (const std::string kind = attrString(dtype, "kind"); kind == "U" || kind == "S") {
     if (const Type* t = opaqueFieldTy(attrString(dtype, "str"), intAttr(dtype, "itemsize"))) return t;
   }
   *error = "field '" + where + "' has dtype " + strOf(dtype) +
@@ -180,6 +178,12 @@ const Type* placed(const Type* rec, int64_t start, const std::string& path, std:
 }
 
 }  // namespace
+
+bool numericDtypeScalar(PyObject* dtype, Scalar* out) {
+  const std::string kind = attrString(dtype, "kind");
+  return (kind == "b" || kind == "i" || kind == "u" || kind == "f" || kind == "c") &&
+         parseScalar(attrString(dtype, "name"), out) && scalarByteSize(*out) == intAttr(dtype, "itemsize");
+}
 
 bool isStructuredDtype(PyObject* dtype) {
   PyRef names = getAttr(dtype, "names");

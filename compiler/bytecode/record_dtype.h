@@ -13,6 +13,9 @@ namespace cj::bytecode {
 
 // True when `dtype` is a numpy dtype with fields (dtype.names is not None).
 bool isStructuredDtype(PyObject* dtype);
+// The scalar of a numpy dtype of bool, int, uint, float or complex numbers
+// (any byte order: callers check isnative); false for any other dtype.
+bool numericDtypeScalar(PyObject* dtype, Scalar* out);
 // The record type of a structured dtype (in global space), or nullptr with
 // `*error` saying which field cannot be a record field and why. Fields are
 // numeric scalars (native-endian), strings (U, S: opaque bytes kernels cannot
