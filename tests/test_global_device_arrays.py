@@ -101,6 +101,7 @@ def write_readonly(out):
 BAD_MASK = Cai(0x7F0000600000, (4,), "<f4", mask=object())
 BAD_NULL = Cai(0, (0,), "<f4")
 BAD_DTYPE = Cai(0x7F0000700000, (4,), "<M8[s]")
+BAD_ENDIAN = Cai(0x7F0000900000, (4,), ">f4")
 
 
 def use_mask(out):
@@ -115,11 +116,16 @@ def use_dtype(out):
     out[0] = BAD_DTYPE[0]   # L:dtype
 
 
+def use_endian(out):
+    out[0] = BAD_ENDIAN[0]   # L:endian
+
+
 @pytest.mark.parametrize("fn, label, text", [
     (write_readonly, "ro", "cannot assign to a readonly array"),
     (use_mask, "mask", "the device array with a mask"),
     (use_null, "null", "with a null data pointer"),
     (use_dtype, "dtype", "of dtype datetime64"),
+    (use_endian, "endian", "that is not native-endian"),
 ])
 def test_errors_name_the_line(fn, label, text):
     with pytest.raises(CompileError, match=text) as info:

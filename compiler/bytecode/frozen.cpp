@@ -255,6 +255,8 @@ bool deviceArray(PyObject* obj, Frozen* out) {
     itemsize = record->size;
   } else {
     if (!numericDtypeScalar(dtype.get(), &dt)) return fail("of dtype " + strOf(dtype.get()));
+    PyRef native = getAttr(dtype.get(), "isnative");
+    if (!native || PyObject_IsTrue(native.get()) != 1) { PyErr_Clear(); return fail("that is not native-endian"); }
     itemsize = scalarByteSize(dt);
   }
   std::vector<int64_t> steps(dims.size());
