@@ -15,6 +15,7 @@ from ._iterators import init_value as to_init
 from ._iterators import scalar_init
 from ._ops import typed_op
 from ._reduce import _cached, _count, init_key
+from ._struct_scan import ScanCall
 
 # Tiles of 128 threads x 15 items (tuned on an H100: 0.91 ms for a 2^28
 # float32 scan against 0.98 with 256 threads). IPT odd, so that the
@@ -248,7 +249,7 @@ def _store_code(exclusive, has_init):
     return "out[base + q] = buf[q] if tile == 0 else op(prefix, buf[q])"
 
 
-class _Scan:
+class _Scan(ScanCall):
     def __init__(self, d_in, d_out, op, init_value, exclusive):
         self.src = src = as_input(d_in, "d_in")
         as_output(d_out, "d_out")
@@ -284,12 +285,6 @@ class _Scan:
             status, aggs = ProxyArray(np.int32), proxy
         return [(self.kernel, args + [proxy, np.int64(0), status, aggs, aggs, self.dtype.type(0)]),
                 (B.zero_kernel(), [status, np.int64(0)])]
-
-    def __call__(self, temp_storage=None, d_in=None, d_out=None, op=None, init_value=None, num_items=None,
-                 stream=None):
-        n = _count(num_items)
-        return B.two_phase(temp_storage, self.temp_bytes(n),
-                           lambda temp: self.run(temp, d_in, d_out, init_value, n, stream))
 
     def run(self, temp, d_in, d_out, init_value, n, stream):
         if n == 0:

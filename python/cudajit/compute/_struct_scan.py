@@ -137,7 +137,19 @@ def _sources(params, item, exclusive, has_init):
     return aggregates, prefixes, tiles
 
 
-class StructScan:
+class ScanCall:
+    """The scans' object protocol (cuda.compute's): obj(temp_storage, d_in,
+    d_out, op, init_value, num_items, stream), on the class's temp_bytes(n)
+    and run(temp, d_in, d_out, init_value, n, stream)."""
+
+    def __call__(self, temp_storage=None, d_in=None, d_out=None, op=None, init_value=None, num_items=None,
+                 stream=None):
+        n = _count(num_items)
+        return B.two_phase(temp_storage, self.temp_bytes(n),
+                           lambda temp: self.run(temp, d_in, d_out, init_value, n, stream))
+
+
+class StructScan(ScanCall):
     """A scan whose values are structs of gpu_struct S."""
 
     def __init__(self, src, d_out, op, init_value, exclusive, S):
@@ -167,12 +179,6 @@ class StructScan:
         proxy, n, init = ProxyArray(self.dtype), np.int64(0), zero_flat(self.struct)
         return [(self.aggregates, args + [proxy, n, init]), (self.prefixes, [proxy, proxy, n, init]),
                 (self.tiles, args + [proxy, proxy, n, init])]
-
-    def __call__(self, temp_storage=None, d_in=None, d_out=None, op=None, init_value=None, num_items=None,
-                 stream=None):
-        n = _count(num_items)
-        return B.two_phase(temp_storage, self.temp_bytes(n),
-                           lambda temp: self.run(temp, d_in, d_out, init_value, n, stream))
 
     def run(self, temp, d_in, d_out, init_value, n, stream):
         if n == 0:
