@@ -17,8 +17,61 @@
 #include "mathdx/mathdx.h"
 
 namespace cj::codegen {
+namespace {
+
+// The launch block a block-wide call's kernel is compiled for, named by the
+// call ("block=XxYxZ": typeinfer/rules_mathdx.cpp), else `dims`.
+void requireCallBlock(FunctionEmitter& fe, const ir::Instr& in, const std::array<int64_t, 3>* dims) {
+  int block[3] = {0, 0, 0};
+  if (dims) for (int d = 0; d < 3; ++d) block[d] = static_cast<int>((*dims)[d]);
+  for (const std::string& n : in.names)
+    if (n.rfind("block=", 0) == 0) std::sscanf(n.c_str(), "block=%dx%dx%d", &block[0], &block[1], &block[2]);
+  if (block[0] > 0) fe.mod().requireBlock(block);
+}
+
+// A device function of cuBLASDx's tensor API: a tensor operand (marker,
+// array[, ld]) goes by value as libmathdx's struct {i8* ptr} or {i8* ptr,
+// [1 x i64] ld}; a number (alpha, beta) by pointer.
+void lowerTensorCall(FunctionEmitter& fe, const ir::Instr& in, const std::string& symbol) {
+  std::string params, args;
+  for (const ir::Instr* v : in.operands) {
+    std::string type, value;
+    if (v->type->is(TypeKind::Tuple)) {
+      const Type* array = v->type->elems[1];
+      const bool ld = v->type->elems.size() == 3;
+      type = ld ? "{i8*, [1 x i64]}" : "{i8*}";
+      const std::string view = fe.emit("extractvalue " + llvmType(v->type) + " " + fe.val(v) + ", 0");
+      const std::string data = fe.emit("extractvalue " + llvmViewType(array) + " " + view + ", 0");
+      const std::string ptr = fe.emit("bitcast " + llvmElemType(array) + "* " + data + " to i8*");
+      value = fe.emit("insertvalue " + type + " undef, i8* " + ptr + ", 0");
+      if (ld) {
+        const std::string n = fe.emit("extractvalue " + llvmType(v->type) + " " + fe.val(v) + ", 1");
+        value = fe.emit("insertvalue " + type + " " + value + ", i64 " + n + ", 1, 0");
+      }
+    } else {
+      const std::string t = isVectorType(v->type) ? llvmType(v->type) : llvmScalarType(v->type->scalar);
+      const std::string slot = fe.entryAlloca(t, 16);
+      fe.emitLine("store " + t + " " + fe.val(v) + ", " + t + "* " + slot);
+      type = "i8*";
+      value = fe.emit("bitcast " + t + "* " + slot + " to i8*");
+    }
+    params += (params.empty() ? "" : ", ") + type;
+    args += (args.empty() ? "" : ", ") + type + " " + value;
+  }
+  fe.mod().declare("declare void @" + symbol + "(" + params + ")");
+  requireCallBlock(fe, in, nullptr);
+  fe.emitLine("call void @" + symbol + "(" + args + ")");
+}
+
+}  // namespace
 
 void lowerMathdxCall(FunctionEmitter& fe, const ir::Instr& in) {
+  if (auto tf = mathdx::servedTensorFunction(in.cval.s)) {
+    const libcalls::ResolvedCall* resolved = fe.mod().libraryCalls().find(libcalls::Library::Mathdx, in.cval.s);
+    if (!resolved) fe.fail(in, "mathdx", "internal error: MathDx call '" + in.cval.s + "' was not resolved");
+    lowerTensorCall(fe, in, tf->symbol);
+    return;
+  }
   const libcalls::ResolvedCall* entry = fe.mod().libraryCalls().find(libcalls::Library::Mathdx, in.cval.s);
   const bool random = in.cval.s.find(':') != std::string::npos;   // "<key>:<function>"
   std::shared_ptr<const mathdx::MatmulResult> mm = random ? nullptr : mathdx::servedResult(in.cval.s);
@@ -34,15 +87,9 @@ void lowerMathdxCall(FunctionEmitter& fe, const ir::Instr& in) {
                               std::to_string(in.operands.size()));
   fe.mod().declare(nvvmDeclaration(entry->symbol, entry->signature));
   // A block-wide routine is built for one block shape (a Thread FFT is not).
+  // (A GEMM may run in a larger launch block: the call names it.)
   const std::array<int64_t, 3>* dims = mm ? &mm->block_dim : fft && fft->execution == "Block" ? &fft->block_dim : nullptr;
-  if (dims) {
-    int block[3] = {static_cast<int>((*dims)[0]), static_cast<int>((*dims)[1]), static_cast<int>((*dims)[2])};
-    // A GEMM may run in a larger launch block (typeinfer/rules_mathdx.cpp):
-    // the call names the one its kernel is compiled for, "block=XxYxZ".
-    for (const std::string& n : in.names)
-      if (n.rfind("block=", 0) == 0) std::sscanf(n.c_str(), "block=%dx%dx%d", &block[0], &block[1], &block[2]);
-    fe.mod().requireBlock(block);
-  }
+  if (dims) requireCallBlock(fe, in, dims);
 
   auto bytePointer = [&](const std::string& ptr, const std::string& elem) {
     return fe.emit("bitcast " + elem + "* " + ptr + " to i8*");

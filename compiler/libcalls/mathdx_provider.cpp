@@ -4,7 +4,7 @@
 // libmathdx's entry point and its LTO-IR: a GEMM's shared-memory API with
 // static leading dimensions, void(alpha*, a*, b*, beta*, c*); an FFT's
 // register API, void(thread_data*[, smem*]); a Random's functions
-// ("<key>:<function>").
+// ("<key>:<function>"); a device function of cuBLASDx's tensor API.
 #include "libcalls/provider.h"
 #include "mathdx/mathdx.h"
 #include "support/error.h"
@@ -64,6 +64,9 @@ class MathdxProvider : public Provider {
         out.push_back(randomEntry(*rng, key.substr(colon + 1)));
       } else if (auto mm = mathdx::servedResult(key)) {
         out.push_back(entry(mm->spec, mm->symbol, mm->ltoir, mm->api == "dynamic_ld" ? 8 : 5));
+      } else if (auto tf = mathdx::servedTensorFunction(key)) {
+        // cuBLASDx's tensor API: tensors by value (codegen/lower_mathdx.cpp declares it)
+        out.push_back(entry(tf->spec, tf->symbol, tf->ltoir, 0));
       } else if (auto fft = mathdx::servedFft(key)) {
         out.push_back(entry(fft->spec, fft->symbol, fft->ltoir, fft->execution == "Block" && fft->api.empty() ? 2 : 1));
       } else {

@@ -15,6 +15,7 @@
 #include "mathdx/fft.h"
 #include "mathdx/library.h"
 #include "mathdx/random.h"
+#include "mathdx/tensor.h"
 #include "mathdx/mathdx.h"
 #include "mathdx/matmul.h"
 #include "support/disk_cache.h"
@@ -34,6 +35,8 @@ std::mutex g_mutex;
 Store<MatmulResult> g_matmuls;
 Store<FftResult> g_ffts;
 Store<RandomResult> g_randoms;
+Store<TensorFunctionResult> g_tensor_functions;
+InstantiateTensorFunction g_tensor_instantiator;
 // The specs served, by key (fftWithApi / matmulWithApi make siblings of
 // them), and the instantiators the binding registered for siblings.
 std::map<std::string, FftSpec> g_fft_specs;
@@ -98,10 +101,11 @@ std::vector<std::string> words(const std::string& line) {
 int64_t number(const std::string& s) { return std::strtoll(s.c_str(), nullptr, 10); }
 
 // Reads an entry: `line(key, rest, words)` for each line but spec, symbol
-// and ltoir. False when malformed or for another spec.
+// and ltoir. False when malformed or for another spec, or without code
+// unless `code` is false (a tensor-traits entry has none).
 template <class LineFn>
 bool readEntry(const std::string& body, const std::string& spec, std::string* symbol,
-               std::vector<std::vector<char>>* ltoir, LineFn line) {
+               std::vector<std::vector<char>>* ltoir, LineFn line, bool code = true) {
   size_t end = body.find("\n\n");
   if (end == std::string::npos) return false;
   std::vector<size_t> sizes;
@@ -125,7 +129,7 @@ bool readEntry(const std::string& body, const std::string& spec, std::string* sy
     ltoir->emplace_back(body.begin() + at, body.begin() + at + s);
     at += s;
   }
-  return stored_spec == spec && at == body.size() && !ltoir->empty() && !symbol->empty();
+  return stored_spec == spec && at == body.size() && (!code || (!ltoir->empty() && !symbol->empty()));
 }
 
 std::string serialize(const MatmulResult& r) {
@@ -245,6 +249,29 @@ bool deserialize(const std::string& body, const std::string& spec, RandomResult*
   return r->state_size > 0;
 }
 
+// A tensor function: its symbol and code, and one "tensor" line per tensor:
+// uid storage_bytes alignment logical_size.
+std::string serialize(const TensorFunctionResult& r) {
+  Lines lines;
+  for (const TensorTraits& t : r.tensors)
+    lines.push_back({"tensor", std::to_string(t.uid) + " " + std::to_string(t.storage_bytes) + " " +
+                                   std::to_string(t.alignment) + " " + std::to_string(t.logical_size)});
+  return writeEntry(r.spec, r.symbol, std::move(lines), r.ltoir);
+}
+
+bool deserialize(const std::string& body, const std::string& spec, TensorFunctionResult* r) {
+  r->spec = spec;
+  const bool code = spec.rfind("TENSORS(function=traits,", 0) != 0;
+  bool ok = readEntry(
+      body, spec, &r->symbol, &r->ltoir,
+      [&](const std::string& key, const std::string&, const std::vector<std::string>& w) {
+        if (key != "tensor" || w.size() != 4) return;
+        r->tensors.push_back({number(w[0]), number(w[1]), number(w[2]), number(w[3])});
+      },
+      code);
+  return ok && (code || r->ltoir.empty());
+}
+
 // The memory cache, the disk cache, else an instantiation (through
 // `elsewhere` when given).
 template <class Result, class Spec, class Elsewhere>
@@ -296,6 +323,7 @@ std::string cacheDirectory() { return userCacheRoot() + "/mathdx"; }
 std::string compileSerialized(const MatmulSpec& spec) { return serialize(compileMatmul(spec)); }
 std::string compileSerialized(const FftSpec& spec) { return serialize(compileFft(spec)); }
 std::string compileSerialized(const RandomSpec& spec) { return serialize(compileRandom(spec)); }
+std::string compileSerialized(const TensorFunctionSpec& spec) { return serialize(compileTensorFunction(spec)); }
 
 template <class Result, class Spec, class Elsewhere>
 std::shared_ptr<const Result> serveRecorded(Store<Result>& store, std::map<std::string, Spec>& specs, const Spec& spec,
@@ -357,6 +385,35 @@ std::shared_ptr<const RandomResult> random(const RandomSpec& spec, const Instant
   return serve(g_randoms, spec, elsewhere);
 }
 
+void setTensorFunctionInstantiator(InstantiateTensorFunction instantiate) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_tensor_instantiator = std::move(instantiate);
+}
+
+std::shared_ptr<const TensorFunctionResult> tensorFunction(const TensorFunctionSpec& spec,
+                                                           const InstantiateTensorFunction& elsewhere) {
+  InstantiateTensorFunction instantiate = elsewhere;
+  if (!instantiate) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    instantiate = g_tensor_instantiator;
+  }
+  TensorFunctionSpec tensors = spec;
+  tensors.matmul.api = "tensors";
+  return serve(g_tensor_functions, tensors, instantiate);
+}
+
+bool servedMatmulSpec(const std::string& key, MatmulSpec* spec) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = g_matmul_specs.find(key);
+  if (it == g_matmul_specs.end()) return false;
+  *spec = it->second;
+  return true;
+}
+
+std::shared_ptr<const TensorFunctionResult> servedTensorFunction(const std::string& key) {
+  return lookup(g_tensor_functions, key);
+}
+
 // libmathdx's version is part of the key: a kernel cached on disk under it
 // (the key is in its IR) is not reused with another libmathdx's code.
 std::string specKey(const std::string& spec_text) {
@@ -374,6 +431,7 @@ void clearMemoryCache() {
   g_matmuls.memory.clear();
   g_ffts.memory.clear();
   g_randoms.memory.clear();
+  g_tensor_functions.memory.clear();
 }
 
 }  // namespace cj::mathdx

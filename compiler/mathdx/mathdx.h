@@ -137,6 +137,39 @@ struct RandomResult {
   std::string output_type, param_type;    // param_type: float64 for Poisson, else output_type
 };
 
+// cuBLASDx's tensor API: an opaque tensor of a GEMM (a layout of
+// nvmath.device: suggest_layout_smem_a(), get_layout_gmem_c(), ...) and the
+// device functions on such tensors. In kernels a tensor is passed by value as
+// struct {void* ptr} (shared and register tensors) or struct {void* ptr;
+// long long ld} (global tensors, whose leading dimension is a run-time value).
+struct TensorRef {
+  std::string type;   // cublasdxTensorType's name, lower case: "suggested_smem_a", "gmem_c", "suggested_rmem_c", ...
+  std::string like;   // "": the GEMM's own value type; else a value type name (cublasdxMakeTensorLike)
+};
+
+// One device function on tensors of a Matmul (api "tensors"), or with
+// function "traits" none: only the tensors' traits.
+struct TensorFunctionSpec {
+  MatmulSpec matmul;                 // its api is set to "tensors"
+  std::string function = "traits";   // "traits" | "execute" | "copy" | "copy_wait" | "clear" | "axpby"
+  std::vector<TensorRef> tensors;
+  int64_t alignment = 0;             // copy: the copy's alignment in bytes (0: the tensors')
+
+  // "TENSORS(function=copy, tensors=gmem_a;suggested_smem_a, alignment=0, MM(...))".
+  std::string toString() const;
+};
+
+struct TensorTraits {
+  int64_t uid = 0, storage_bytes = 0, alignment = 0, logical_size = 0;
+};
+
+struct TensorFunctionResult {
+  std::string spec;
+  std::string symbol;                       // "" for "traits"
+  std::vector<std::vector<char>> ltoir;     // empty for "traits"
+  std::vector<TensorTraits> tensors;        // one per TensorRef
+};
+
 // Instantiates a spec somewhere else and returns compileSerialized's bytes.
 //
 // libmathdx (0.4.1) carries a static libstdc++ whose locale facet ids are
@@ -150,6 +183,7 @@ struct RandomResult {
 using Instantiate = std::function<std::string(const MatmulSpec&)>;
 using InstantiateFft = std::function<std::string(const FftSpec&)>;
 using InstantiateRandom = std::function<std::string(const RandomSpec&)>;
+using InstantiateTensorFunction = std::function<std::string(const TensorFunctionSpec&)>;
 
 // Validates the spec, then fetches the result from the memory cache, the
 // disk cache (support/disk_cache.h: <cache root>/mathdx) or instantiates it
@@ -160,6 +194,15 @@ std::shared_ptr<const MatmulResult> matmul(const MatmulSpec& spec, const Instant
 
 std::shared_ptr<const FftResult> fft(const FftSpec& spec, const InstantiateFft& elsewhere = {});
 std::shared_ptr<const RandomResult> random(const RandomSpec& spec, const InstantiateRandom& elsewhere = {});
+// Served as the routines are; a kernel finds it by specKey(result->spec)
+// (servedTensorFunction). Without `elsewhere`, a miss goes to the
+// instantiator setTensorFunctionInstantiator() registered.
+std::shared_ptr<const TensorFunctionResult> tensorFunction(const TensorFunctionSpec& spec,
+                                                           const InstantiateTensorFunction& elsewhere = {});
+void setTensorFunctionInstantiator(InstantiateTensorFunction instantiate);
+std::shared_ptr<const TensorFunctionResult> servedTensorFunction(const std::string& key);
+// The spec of a Matmul served in this process, by its key; false for another key.
+bool servedMatmulSpec(const std::string& key, MatmulSpec* spec);
 
 // cuFFTDx's knob query (nvmath's FFT.valid): the combinations of the
 // named knobs ("elements_per_thread", "ffts_per_block") libmathdx offers for
@@ -174,6 +217,7 @@ std::vector<std::vector<int64_t>> fftKnobs(const FftSpec& spec, const std::vecto
 std::string compileSerialized(const MatmulSpec& spec);
 std::string compileSerialized(const FftSpec& spec);
 std::string compileSerialized(const RandomSpec& spec);
+std::string compileSerialized(const TensorFunctionSpec& spec);
 
 // The name a descriptor goes by in kernels (the symbol
 // `cudajit.mathdx.matmul.<key>` a Matmul object freezes to, `...fft.<key>`

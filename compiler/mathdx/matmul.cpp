@@ -26,7 +26,8 @@ enum Trait : int {
 };
 // cublasdxApi: the shared-memory pointer API, void(alpha*, a*, b*, beta*, c*);
 // with leading dimensions at the call, void(alpha*, a*, lda*, b*, ldb*, beta*, c*, ldc*).
-constexpr long long kApiSmem = 0, kApiSmemDynamicLd = 1;
+// cuBLASDx's tensor API: the device functions of tensor.cpp on opaque tensors.
+constexpr long long kApiSmem = 0, kApiSmemDynamicLd = 1, kApiTensors = 2;
 
 // The integer-array traits and where they go. (BLOCK_SIZE is left out:
 // libmathdx 0.4 answers it with COMMONDX_INTERNAL_ERROR; MAX_THREADS_PER_BLOCK
@@ -57,8 +58,8 @@ std::vector<long long> parseAll(EnumKind kind, const std::array<std::string, N>&
 
 // The operators a spec sets, in cuBLASDx's order; optional ones only when given.
 std::vector<Operator> operatorsOf(const MatmulSpec& s) {
-  if (!s.api.empty() && s.api != "dynamic_ld")
-    throw CompileError("", 0, 0, "mathdx.matmul", "api is '' or 'dynamic_ld', got '" + s.api + "'");
+  if (!s.api.empty() && s.api != "dynamic_ld" && s.api != "tensors")
+    throw CompileError("", 0, 0, "mathdx.matmul", "api is '', 'dynamic_ld' or 'tensors', got '" + s.api + "'");
   std::vector<Operator> ops = {
       {kOpFunction, "FUNCTION", {parseEnum(EnumKind::Function, s.function)}},
       {kOpSize, "SIZE", {s.size[0], s.size[1], s.size[2]}},
@@ -66,7 +67,7 @@ std::vector<Operator> operatorsOf(const MatmulSpec& s) {
       {kOpPrecision, "PRECISION", parseAll(EnumKind::Precision, s.precision)},
       {kOpSm, "SM", {static_cast<long long>(s.sm) * 10}},   // 800 for sm_80
       {kOpExecution, "EXECUTION", {parseEnum(EnumKind::Execution, s.execution)}},
-      {kOpApi, "API", {s.api.empty() ? kApiSmem : kApiSmemDynamicLd}},
+      {kOpApi, "API", {s.api.empty() ? kApiSmem : s.api == "dynamic_ld" ? kApiSmemDynamicLd : kApiTensors}},
   };
   if (anySet(s.block_dim)) ops.push_back({kOpBlockDim, "BLOCK_DIM", {s.block_dim.begin(), s.block_dim.end()}});
   if (anySet(s.leading_dimension))
@@ -100,6 +101,8 @@ int64_t sharedMemorySize(const MatmulResult& r) {
 }
 
 }  // namespace
+
+std::vector<Operator> matmulOperators(const MatmulSpec& spec) { return operatorsOf(spec); }
 
 MatmulResult compileMatmul(const MatmulSpec& spec) {
   const Api& a = api();

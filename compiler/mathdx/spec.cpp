@@ -43,4 +43,14 @@ std::string RandomSpec::toString() const {
          ", sm=" + std::to_string(sm) + ")";
 }
 
+std::string TensorFunctionSpec::toString() const {
+  std::string list;
+  for (const TensorRef& t : tensors) list += (list.empty() ? "" : ";") + t.type + (t.like.empty() ? "" : ":" + t.like);
+  MatmulSpec mm = matmul;
+  mm.api = "tensors";
+  // The GEMM's text last: its "sm=NN)" ends this one too (typeinfer reads the target there).
+  return "TENSORS(function=" + function + ", tensors=" + list + ", alignment=" + std::to_string(alignment) + ", " +
+         mm.toString() + ")";
+}
+
 }  // namespace cj::mathdx

@@ -26,10 +26,19 @@
 #include "mathdx/mathdx.h"
 #include "typeinfer/infer.h"
 #include "typeinfer/library_calls.h"
+#include "typeinfer/mathdx_tensors.h"
 #include "typeinfer/rules.h"
 #include "typeinfer/specializer.h"
 
 namespace cj::typeinfer {
+
+// "complex32x2" is float16x4 (vector_dtype_names.def).
+const Type* mathdxValueItemType(const std::string& name) {
+  Scalar sc;
+  if (parseScalar(name, &sc)) return scalarTy(sc);
+  return vectorNamed(name, /*dtype_names=*/true);
+}
+
 namespace {
 
 constexpr std::string_view kPrefix = "cudajit.mathdx.matmul.";
@@ -103,14 +112,7 @@ std::string launchBlockName(const Site& s, const std::array<int64_t, 3>& built) 
   return "block=" + std::to_string(b[0]) + "x" + std::to_string(b[1]) + "x" + std::to_string(b[2]);
 }
 
-// The item type of a MathDx value type as the traits spell it: a numpy
-// scalar ("float32", "complex64") or a vector ("complex32" is float16x2,
-// "complex32x2" float16x4: vector_dtype_names.def). nullptr if neither.
-const Type* valueItemType(const std::string& name) {
-  Scalar sc;
-  if (parseScalar(name, &sc)) return scalarTy(sc);
-  return vectorNamed(name, /*dtype_names=*/true);
-}
+const Type* valueItemType(const std::string& name) { return mathdxValueItemType(name); }
 
 // "complex32 (float16x2)" for a vector value type, "float32" for a scalar.
 std::string itemName(const std::string& value_type, const Type* item) {
@@ -410,12 +412,42 @@ ir::Instr* randomLower(const Site& s, Emitter& e) {
   return nullptr;
 }
 
+// --- cuBLASDx's tensor API (rules_mathdx_tensors.cpp) ----------------------------
+
+// A call of the tensor API: a function of it, a Matmul's layout method, or
+// MM.execute with tensors. `key` and `method` name the Matmul's ("" else).
+bool tensorCall(const Site& s, std::string* key, std::string* method) {
+  if (s.name.rfind(mathdx_tensors::kApiPrefix, 0) == 0) return true;
+  if (s.name.rfind(mathdx_tensors::kLayoutPrefix, 0) == 0 || s.name.rfind(mathdx_tensors::kTensorPrefix, 0) == 0)
+    s.ctx.fail(s.instr, "call", "a Matmul layout or tensor is not callable",
+               "pass it to make_tensor, copy, MM.execute, ...");
+  if (s.name.rfind(kPrefix, 0) != 0) return false;
+  std::tie(*key, *method) = keyAndMethod(s.name, kPrefix);
+  if (mathdx_tensors::isLayoutMethod(*method)) return true;
+  if (*method != "execute" && !method->empty()) return false;
+  for (const ir::Instr* a : s.args)
+    if (mathdx_tensors::isTensor(a->type)) return true;
+  return false;
+}
+
 const Type* routineType(const Site& s) {
+  std::string key, method;
+  if (tensorCall(s, &key, &method)) return mathdx_tensors::type(s, key, method);
   if (s.name.rfind(kRandomPrefix, 0) == 0) return randomType(s);
   return s.name.rfind(kFftPrefix, 0) == 0 ? fftType(s) : mathdxType(s);
 }
 
 ir::Instr* routineLower(const Site& s, Emitter& e) {
+  std::string key, method;
+  if (tensorCall(s, &key, &method)) {
+    if (!key.empty() && !mathdx_tensors::isLayoutMethod(method)) {
+      auto mm = mathdx::servedResult(key);
+      if (!mm) fail(s, "this Matmul was not built in this process (descriptor " + key + ")");
+      checkTarget(s, "Matmul", mm->spec, fail);
+      checkBlockShape(s, "Matmul", mm->block_dim, fail, /*larger=*/true);
+    }
+    return mathdx_tensors::lower(s, e, key, method);
+  }
   if (s.name.rfind(kRandomPrefix, 0) == 0) return randomLower(s, e);
   return s.name.rfind(kFftPrefix, 0) == 0 ? fftLower(s, e) : mathdxLower(s, e);
 }
@@ -427,7 +459,8 @@ const Rule mathdxCall{routineType, routineLower};
 }
 
 bool isMathdxSymbol(std::string_view name) {
-  return name.rfind(kPrefix, 0) == 0 || name.rfind(kFftPrefix, 0) == 0 || name.rfind(kRandomPrefix, 0) == 0;
+  return name.rfind(kPrefix, 0) == 0 || name.rfind(kFftPrefix, 0) == 0 || name.rfind(kRandomPrefix, 0) == 0 ||
+         mathdx_tensors::isSymbol(name);
 }
 
 }  // namespace cj::typeinfer

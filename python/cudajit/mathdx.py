@@ -33,7 +33,8 @@ __all__ = ["Matmul", "matmul", "FFT", "fft", "Random", "Dim3", "LeadingDimension
            "Alignment", "Precision", "library", "ComputeCapability", "CodeType", "current_device_sm",
            "current_device_lto", "get_current_device_cc", "complex32", "complex64", "complex128",
            "float16x2", "float16x4", "float32x2", "float32x4", "float64x2", "float64x4",
-           "float16x2_type", "float16x4_type", "float32x2_type", "float64x2_type"]
+           "float16x2_type", "float16x4_type", "float32x2_type", "float64x2_type",
+           "Layout", "MAX_ALIGNMENT", "make_tensor", "copy", "copy_fragment", "clear", "copy_wait", "axpby"]
 
 # A cache miss is instantiated by libmathdx in a fresh Python process
 # (compiler/mathdx/mathdx.h says why: in a process that has built a C++
@@ -314,8 +315,9 @@ class Matmul(_Routine):
             raise NotImplementedError(f"Matmul: execute_api={execute_api!r} (only the shared-memory "
                                       "pointer API, with static or dynamic leading dimensions, so far)")
         if tensor_types is not None or global_memory_alignment is not None:
-            raise NotImplementedError("Matmul: the tensor API (tensor_types, global_memory_alignment) "
-                                      "is not supported by cudajit.mathdx yet")
+            raise NotImplementedError("Matmul: tensor_types and global_memory_alignment are not supported "
+                                      "by cudajit.mathdx yet; the layouts (MM.suggest_layout_smem_a(), ...) "
+                                      "with make_tensor, copy and MM.execute(a, b, c) are")
         if compiler not in (None, "numba", "cudajit"):
             raise ValueError(f"compiler: {compiler!r}")
         if precision is None:
@@ -432,8 +434,135 @@ class Matmul(_Routine):
             offset = (offset + align - 1) // align * align + size
         return offset
 
+    # --- cuBLASDx's tensor API: layouts for make_tensor ----------------------------
+
+    def get_layout_gmem_a(self, leading_dimension=None):
+        return Layout(self, "gmem_a", leading_dimension=leading_dimension)
+
+    def get_layout_gmem_b(self, leading_dimension=None):
+        return Layout(self, "gmem_b", leading_dimension=leading_dimension)
+
+    def get_layout_gmem_c(self, leading_dimension=None):
+        return Layout(self, "gmem_c", leading_dimension=leading_dimension)
+
+    get_layout_smem_a = lambda self: Layout(self, "smem_a")   # noqa: E731
+    get_layout_smem_b = lambda self: Layout(self, "smem_b")   # noqa: E731
+    get_layout_smem_c = lambda self: Layout(self, "smem_c")   # noqa: E731
+    suggest_layout_smem_a = lambda self: Layout(self, "suggested_smem_a")   # noqa: E731
+    suggest_layout_smem_b = lambda self: Layout(self, "suggested_smem_b")   # noqa: E731
+    suggest_layout_smem_c = lambda self: Layout(self, "suggested_smem_c")   # noqa: E731
+    suggest_layout_rmem_c = lambda self: Layout(self, "suggested_rmem_c")   # noqa: E731
+    get_layout_rmem_c = lambda self: Layout(self, "rmem_c")   # noqa: E731
+
+    def _tensor_traits(self, tensor, like=""):
+        """libmathdx's traits of one of this GEMM's tensors (one query for all of them)."""
+        cache = self.__dict__.setdefault("_tensor_cache", {})
+        if like not in cache:
+            spec = {k: v for k, v in self._spec.items() if k != "routine"}
+            r = _core.mathdx_tensor_function({"routine": "tensor_function", "matmul": spec, "function": "traits",
+                                              "tensors": [(t, like) for t in _TENSOR_TYPES], "alignment": 0},
+                                             _instantiate_elsewhere)
+            cache[like] = dict(zip(_TENSOR_TYPES, r["tensors"]))
+        return cache[like][tensor]
+
+    def get_shared_storage_size_ab(self, *args):
+        """Bytes of shared memory for A and B, each at its alignment: at the
+        descriptor's leading dimensions, at (lda, ldb), or for two layouts."""
+        return self._storage(args, 2)
+
+    def _storage(self, args, count):
+        if len(args) not in (0, count):
+            raise ValueError(f"takes 0 or {count} arguments (leading dimensions or layouts)")
+        if args and all(isinstance(a, Layout) for a in args):
+            sizes = [a.cosize * np.dtype(a.dtype).itemsize for a in args]
+        elif all(isinstance(a, (int, np.integer)) for a in args):
+            lds = list(args) or list(self.leading_dimension[:count])
+            sizes = [self._stored(i, dims, int(ld)) * int(self._r["value_size"][i])
+                     for i, (dims, ld) in enumerate(zip((self.a_dim, self.b_dim, self.c_dim), lds))]
+        else:
+            raise ValueError("the arguments are all leading dimensions or all layouts")
+        offset = 0
+        for size, align in zip(sizes, self.alignment):
+            align = max(int(align), 1)
+            offset = (offset + align - 1) // align * align + size
+        return offset
+
     def __repr__(self):
         return f"cudajit.mathdx.Matmul({self._r['spec']})"
+
+
+# cublasdxTensorType's names (compiler/mathdx/tensor.cpp) whose traits a Layout reads.
+_TENSOR_TYPES = ("smem_a", "smem_b", "smem_c", "suggested_smem_a", "suggested_smem_b", "suggested_smem_c",
+                 "suggested_rmem_c", "gmem_a", "gmem_b", "gmem_c", "rmem_c")
+
+
+class Layout:
+    """A layout of one of a Matmul's tensors (nvmath.device's Layout), made by
+    MM.suggest_layout_smem_a(), MM.get_layout_gmem_c(ld), ...: size (elements),
+    cosize (elements the buffer spans), alignment (bytes of the buffer), uid,
+    dtype. Inside kernels, make_tensor(array, layout) makes the tensor that
+    copy, copy_fragment, clear, axpby and MM.execute take."""
+
+    def __init__(self, mm, tensor, like="", leading_dimension=None):
+        self._mm, self.tensor_type, self._like = mm, tensor, like
+        self.leading_dimension = None if leading_dimension is None else int(leading_dimension)
+        self.memory_space = "g" if tensor.startswith("gmem") else "r" if "rmem" in tensor else "s"
+        self.dtype = np.dtype(like or mm._r["value_type"]["abc".index(tensor[-1])]).type
+
+    def _traits(self):
+        return self._mm._tensor_traits(self.tensor_type, self._like)
+
+    @property
+    def size(self):
+        if self.memory_space == "g":
+            m = self._mm
+            return int(np.prod((m.a_dim, m.b_dim, m.c_dim)["abc".index(self.tensor_type[-1])]))
+        return int(self._traits()["logical_size"])
+
+    @property
+    def cosize(self):
+        if self.memory_space == "g":
+            m = self._mm
+            return (m.a_size, m.b_size, m.c_size)["abc".index(self.tensor_type[-1])]
+        return int(self._traits()["storage_bytes"]) // np.dtype(self.dtype).itemsize
+
+    alignment = property(lambda self: int(self._traits()["alignment"]))
+    uid = property(lambda self: int(self._traits()["uid"]))
+
+    @property
+    def _cudajit_symbol_(self):
+        """What kernels see (compiler/typeinfer/mathdx_tensors.h)."""
+        return (f"cudajit.mathdx.layout.{self._mm._r['key']}.{self.tensor_type}"
+                + (f".{self._like}" if self._like else "")
+                + (f".ld{self.leading_dimension}" if self.leading_dimension is not None else ""))
+
+    def __repr__(self):
+        return f"cudajit.mathdx.Layout({self.tensor_type}, {self._mm!r})"
+
+
+MAX_ALIGNMENT = Alignment(16, 16, 16)   # nvmath.device.cublasdx(_backend).MAX_ALIGNMENT
+
+
+def _tensor_stub(name, doc):
+    from .stubs import Stub
+    return Stub(f"cudajit.mathdx.tensor_api.{name}", doc)
+
+
+class _TensorApi:
+    """nvmath.device.common's tensor functions, device-only (cudajit.mathdx.tensor_api)."""
+
+
+tensor_api = _TensorApi()
+for _name, _doc in (
+        ("make_tensor", "make_tensor(array, layout): a tensor of a Matmul's layout over array"),
+        ("copy", "copy(src, dst[, alignment]): block-wide copy between global and shared tensors"),
+        ("copy_fragment", "copy_fragment(src, dst[, alignment]): a thread's register fragment to or from a tensor"),
+        ("clear", "clear(fragment): zeroes a register fragment"),
+        ("copy_wait", "copy_wait(): waits for the block's copies"),
+        ("axpby", "axpby(alpha, x, beta, y): y = alpha * x + beta * y on register fragments")):
+    setattr(tensor_api, _name, _tensor_stub(_name, _doc))
+make_tensor, copy, copy_fragment = tensor_api.make_tensor, tensor_api.copy, tensor_api.copy_fragment
+clear, copy_wait, axpby = tensor_api.clear, tensor_api.copy_wait, tensor_api.axpby
 
 
 def _rebuild(spec):   # Matmuls pickled before _Routine

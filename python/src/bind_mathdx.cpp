@@ -187,6 +187,57 @@ void addSysPath() { cj::mathdx::addSiteDirectories(cj::py_sys::sysPathEntries())
 template <class T>
 py::tuple tuple3(const std::array<T, 3>& v) { return py::make_tuple(v[0], v[1], v[2]); }
 
+// {routine: 'tensor_function', matmul: <a Matmul's dict>, function, tensors:
+// [(type, like), ...], alignment} <-> TensorFunctionSpec.
+const char* const kTensorKeys[] = {"routine", "matmul", "function", "tensors", "alignment"};
+
+cj::mathdx::TensorFunctionSpec tensorSpecFrom(const py::dict& d) {
+  checkKeys(d, kTensorKeys, "tensor function");
+  cj::mathdx::TensorFunctionSpec s;
+  s.matmul = specFrom(py::cast<py::dict>(d["matmul"]));
+  setScalar(d, "function", &s.function);
+  setScalar(d, "alignment", &s.alignment);
+  for (auto t : py::cast<py::list>(d["tensors"])) {
+    auto pair = py::cast<std::vector<std::string>>(t);
+    if (pair.size() != 2) throw py::value_error("mathdx: a tensor is (type, like)");
+    s.tensors.push_back({pair[0], pair[1]});
+  }
+  return s;
+}
+
+py::dict tensorSpecDict(const cj::mathdx::TensorFunctionSpec& s) {
+  py::dict d;
+  d["routine"] = "tensor_function";
+  d["matmul"] = matmulSpecDict(s.matmul);
+  d["function"] = s.function;
+  py::list tensors;
+  for (const auto& t : s.tensors) tensors.append(py::make_tuple(t.type, t.like));
+  d["tensors"] = tensors;
+  d["alignment"] = s.alignment;
+  return d;
+}
+
+py::dict tensorResultDict(const cj::mathdx::TensorFunctionResult& r) {
+  py::dict out;
+  out["spec"] = r.spec;
+  out["key"] = cj::mathdx::specKey(r.spec);
+  out["symbol"] = r.symbol;
+  py::list modules;
+  for (const auto& l : r.ltoir) modules.append(py::bytes(l.data(), l.size()));
+  out["ltoir"] = modules;
+  py::list tensors;
+  for (const auto& t : r.tensors) {
+    py::dict td;
+    td["uid"] = t.uid;
+    td["storage_bytes"] = t.storage_bytes;
+    td["alignment"] = t.alignment;
+    td["logical_size"] = t.logical_size;
+    tensors.append(td);
+  }
+  out["tensors"] = tensors;
+  return out;
+}
+
 }  // namespace
 
 void bindMathdx(py::module_& m) {
@@ -231,12 +282,33 @@ void bindMathdx(py::module_& m) {
       "alignment, max_threads_per_block, shared_memory_size}. ImportError without libmathdx, "
       "CompileError for a descriptor it rejects.");
   m.def(
+      "mathdx_tensor_function",
+      [](const py::dict& d, const py::object& elsewhere) {
+        cj::mathdx::TensorFunctionSpec spec = tensorSpecFrom(d);
+        addSysPath();
+        cj::mathdx::InstantiateTensorFunction instantiate;
+        if (!elsewhere.is_none()) {
+          instantiate = [&](const cj::mathdx::TensorFunctionSpec&) {
+            py::gil_scoped_acquire gil;
+            return elsewhere(d).cast<std::string>();
+          };
+        }
+        auto r = withoutGil([&] { return cj::mathdx::tensorFunction(spec, instantiate); });
+        return tensorResultDict(*r);
+      },
+      py::arg("spec"), py::arg("elsewhere") = py::none(),
+      "cuBLASDx's tensor API: the traits of a GEMM's tensors and, unless function is 'traits', "
+      "a device function on them (served from the caches as mathdx_matmul): {spec, key, symbol, "
+      "ltoir: [bytes], tensors: [{uid, storage_bytes, alignment, logical_size}]}.");
+  m.def(
       "mathdx_set_instantiators",
       [](const py::object& instantiate) {
         cj::mathdx::setFftInstantiator(
             pythonInstantiator<cj::mathdx::FftSpec>(instantiate, fftSpecDict, "mathdx.fft"));
         cj::mathdx::setMatmulInstantiator(
             pythonInstantiator<cj::mathdx::MatmulSpec>(instantiate, matmulSpecDict, "mathdx.matmul"));
+        cj::mathdx::setTensorFunctionInstantiator(
+            pythonInstantiator<cj::mathdx::TensorFunctionSpec>(instantiate, tensorSpecDict, "mathdx.tensor"));
       },
       py::arg("instantiate"),
       "Registers instantiate(spec dict) -> mathdx_compile_serialized's bytes, run (in a fresh "
@@ -324,7 +396,11 @@ void bindMathdx(py::module_& m) {
       "mathdx_compile_serialized",
       [](const py::dict& d) {
         std::string body;
-        if (isRoutine(d, "random")) {
+        if (isRoutine(d, "tensor_function")) {
+          cj::mathdx::TensorFunctionSpec spec = tensorSpecFrom(d);
+          addSysPath();
+          body = withoutGil([&] { return cj::mathdx::compileSerialized(spec); });
+        } else if (isRoutine(d, "random")) {
           cj::mathdx::RandomSpec spec = randomSpecFrom(d);
           addSysPath();
           body = withoutGil([&] { return cj::mathdx::compileSerialized(spec); });

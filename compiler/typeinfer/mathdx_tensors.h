@@ -1,0 +1,48 @@
+// cuBLASDx's tensor API in kernels (nvmath.device.common: make_tensor, copy,
+// copy_fragment, clear, copy_wait, axpby; a Matmul's layouts and its
+// execute(a, b, c) on tensors). Stage-internal: rules_mathdx.cpp routes the
+// calls here.
+//
+// Kernel values:
+//   layout  sym(cudajit.mathdx.layout.<mm key>.<tensor type>[.<like>])  for
+//           shared and register layouts, and for a Python-side global
+//           layout object (its symbol may end in .ld<N>: a leading dimension);
+//           a global layout made in the kernel is (that sym, i64 ld)
+//   tensor  (sym(cudajit.mathdx.tensor.<mm key>.<tensor type>[.<like>]), array)
+//           or, for global tensors, (sym, array, i64 ld): lowered by value as
+//           libmathdx's struct {void* ptr} / {void* ptr; long long ld}
+// Each call becomes `intrinsic mathdx "<key>"` of a TensorFunctionResult
+// (mathdx/mathdx.h), instantiated during type inference.
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "typeinfer/context.h"
+
+namespace cj::typeinfer {
+
+// The item type of a MathDx value type as libmathdx spells it: a numpy scalar
+// ("float32", "complex64") or a vector ("complex32" is float16x2:
+// vector_dtype_names.def). nullptr if neither. (rules_mathdx.cpp)
+const Type* mathdxValueItemType(const std::string& name);
+
+namespace mathdx_tensors {
+
+constexpr std::string_view kLayoutPrefix = "cudajit.mathdx.layout.";
+constexpr std::string_view kTensorPrefix = "cudajit.mathdx.tensor.";
+constexpr std::string_view kApiPrefix = "cudajit.mathdx.tensor_api.";
+
+// A symbol of this API as a value or callee (layouts, tensor markers, the functions).
+bool isSymbol(std::string_view name);
+// A Matmul method that makes a layout ("suggest_layout_smem_a", "get_layout_gmem_c", ...).
+bool isLayoutMethod(std::string_view method);
+// A tensor value's type.
+bool isTensor(const Type* t);
+
+// The call sites: a function of the API, a Matmul's layout method
+// (`method` its name), or MM.execute on tensors.
+const Type* type(const Site& s, std::string_view mm_key, std::string_view method);
+ir::Instr* lower(const Site& s, Emitter& e, std::string_view mm_key, std::string_view method);
+
+}  // namespace mathdx_tensors
+}  // namespace cj::typeinfer

@@ -1,0 +1,83 @@
+"""cuBLASDx's tensor API without a GPU (issue 13): layouts' traits, kernels on
+tensors compiled and linked for sm_90, and the errors of misuse."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import cudajit
+from cudajit import _core
+
+try:
+    _core.mathdx_library()
+except ImportError as exc:
+    pytest.skip(f"libmathdx cannot be loaded ({exc}); pip install nvidia-libmathdx-cu13", allow_module_level=True)
+
+from cudajit import mathdx  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mathdx_tensor_kernels as tk  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    return tk.build(sm=90)
+
+
+def test_layout_traits(kernels):
+    mm = kernels["mm"]
+    a, rc, ga = mm.suggest_layout_smem_a(), mm.suggest_layout_rmem_c(), mm.get_layout_gmem_a()
+    assert (a.size, a.cosize, a.dtype) == (tk.M * tk.K, tk.M * tk.K, np.float16)
+    # a thread's fragment of C: the block's M x N elements over its threads
+    assert rc.size == tk.M * tk.N // tk.THREADS and rc.cosize >= rc.size and rc.dtype == np.float32
+    assert ga.size == tk.M * tk.K and ga.cosize == mm.a_size
+    assert kernels["tensor_smem"] == mm.get_shared_storage_size_ab(mm.lda, mm.ldb) == 2 * tk.M * tk.K * 2
+    assert a.uid != rc.uid
+
+
+def test_tensor_kernels_link_with_tensor_cores(kernels):
+    ptx, _ = cudajit.compile_ptx(kernels["tensor_gemm"], tk.TENSOR_SIG, block=(tk.THREADS,), cc=(9, 0))
+    assert "mma.sync.aligned" in ptx and "cp.async" in ptx
+    assert f".reqntid {tk.THREADS}, 1, 1" in ptx
+    ptx, _ = cudajit.compile_ptx(kernels["tiled_gemm"], tk.TILED_SIG, block=(tk.TILE_THREADS,), cc=(9, 0))
+    assert "mma.sync.aligned" in ptx and ".f64.f64.f64.f64" in ptx   # double-precision tensor cores
+
+
+def _compile_error(kernel, sig, block):
+    with pytest.raises(cudajit.CompileError) as info:
+        cudajit.compile_ptx(kernel, sig, block=block, cc=(9, 0))
+    return str(info.value)
+
+
+def test_misuse_is_a_compile_error_naming_the_line(kernels):
+    mm = kernels["mm"]
+    rc = mm.suggest_layout_rmem_c()
+
+    @cudajit.jit
+    def copy_registers(c):
+        frag = mathdx.make_tensor(cudajit.local.array(shape=(rc.cosize,), dtype=np.float32), rc)
+        mathdx.copy(mathdx.make_tensor(c, mm.get_layout_gmem_c()), frag)
+
+    msg = _compile_error(copy_registers, "void(float32[:,::1])", (tk.THREADS,))
+    assert "copy does not take register tensors" in msg and "copy_fragment" in msg
+    assert "test_mathdx_tensors.py" in msg
+
+    @cudajit.jit
+    def wrong_space(c):
+        mathdx.make_tensor(c, mm.suggest_layout_smem_a())
+
+    msg = _compile_error(wrong_space, "void(float16[::1])", (tk.THREADS,))
+    assert "shared-memory array" in msg
+
+    @cudajit.jit
+    def not_a_tensor(c):
+        mathdx.clear(c)
+
+    msg = _compile_error(not_a_tensor, "void(float32[::1])", (tk.THREADS,))
+    assert "must be a tensor" in msg
+
+
+def test_wrong_block_shape_is_refused(kernels):
+    msg = _compile_error(kernels["tensor_gemm"], tk.TENSOR_SIG, (64,))
+    assert "block_dim" in msg
