@@ -881,3 +881,12 @@ def test_numba_tuple_spelling_in_signatures():
         out[0] = t[0] + t[1]
     ptx = cuda.compile_ptx(k, "void(Tuple((int64, float64)), float64[::1])", cc=(9, 0))[0]
     assert ".entry" in ptx
+
+
+def test_array_dtype_type_converts_to_the_item_type():
+    # numba's arr.dtype.type(x) (nvmath's examples: alpha = c.dtype.type(alpha))
+    def k(out, x):
+        out[0] = out.dtype.type(x) * 2
+
+    ptx = cuda.compile_ptx(k, "void(float16[::1], float64)", cc=(9, 0))[0]
+    assert "cvt.rn.f16.f64" in ptx

@@ -51,6 +51,11 @@ Bound bindGetAttr(const FunctionContext& ctx, ir::Instr* in) {
     std::string qualified = t->name + "." + in->name;
     Scalar torch_dtype;
     if (t->name == "torch" && torchDtypeScalar(in->name, &torch_dtype)) qualified = dtypeSymbolName(torch_dtype);
+    // arr.dtype.type (numpy's scalar type of a dtype): the dtype's own symbol.
+    Scalar dtype_scalar;
+    if (in->name == "type" && t->name.rfind("numpy.", 0) == 0 && parseScalar(t->name.substr(6), &dtype_scalar) &&
+        dtypeSymbolName(dtype_scalar) == t->name)
+      qualified = t->name;
     const SymbolEntry* entry = findSymbol(qualified);
     if (!entry)
       ctx.fail(in, "getattr ." + in->name, "unsupported attribute " + qualified,
