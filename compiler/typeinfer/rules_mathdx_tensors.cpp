@@ -1,6 +1,7 @@
 // cuBLASDx's tensor API in kernels (mathdx_tensors.h says what the values
 // are). A call is checked during the fixpoint; its device function is made
 // by libmathdx when the call is lowered (once), cached as the routines are.
+#include <cctype>
 #include <optional>
 #include <string>
 #include <vector>
@@ -265,7 +266,7 @@ const Type* makeTensorType(const Site& s, Ref* ref) {
              typeToString(s.argType(1)));
   const Type* item = arrayElementType(array);
   if (item != itemOf(s, construct, *ref)) {
-    if (!item->isScalar() || isRegister(ref->tensor) == false)
+    if (!item->isScalar() || !isRegister(ref->tensor))
       fail(s, construct,
            "the array's items are " + typeToString(item) + ", the layout's " + typeToString(itemOf(s, construct, *ref)),
            "only a register fragment may take another item type (make_fragment_like)");

@@ -474,7 +474,7 @@ class Matmul(_Routine):
         if len(args) not in (0, count):
             raise ValueError(f"takes 0 or {count} arguments (leading dimensions or layouts)")
         if args and all(isinstance(a, Layout) for a in args):
-            sizes = [a.cosize * np.dtype(a.dtype).itemsize for a in args]
+            sizes = [a.cosize * a._itemsize for a in args]
         elif all(isinstance(a, (int, np.integer)) for a in args):
             lds = list(args) or list(self.leading_dimension[:count])
             sizes = [self._stored(i, dims, int(ld)) * int(self._r["value_size"][i])
@@ -507,7 +507,10 @@ class Layout:
         self._mm, self.tensor_type, self._like = mm, tensor, like
         self.leading_dimension = None if leading_dimension is None else int(leading_dimension)
         self.memory_space = "g" if tensor.startswith("gmem") else "r" if "rmem" in tensor else "s"
-        self.dtype = np.dtype(like or mm._r["value_type"]["abc".index(tensor[-1])]).type
+        name = like or mm._r["value_type"]["abc".index(tensor[-1])]
+        # a numpy scalar type; MathDx's complex half names (complex32: float16x2) stay names
+        self.dtype = np.dtype(name).type if name in np.sctypeDict else name
+        self._itemsize = int(mm._r["value_size"]["abc".index(tensor[-1])]) if not like else np.dtype(like).itemsize
 
     def _traits(self):
         return self._mm._tensor_traits(self.tensor_type, self._like)
@@ -524,7 +527,7 @@ class Layout:
         if self.memory_space == "g":
             m = self._mm
             return (m.a_size, m.b_size, m.c_size)["abc".index(self.tensor_type[-1])]
-        return int(self._traits()["storage_bytes"]) // np.dtype(self.dtype).itemsize
+        return int(self._traits()["storage_bytes"]) // self._itemsize
 
     alignment = property(lambda self: int(self._traits()["alignment"]))
     uid = property(lambda self: int(self._traits()["uid"]))
