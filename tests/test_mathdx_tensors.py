@@ -81,3 +81,20 @@ def test_misuse_is_a_compile_error_naming_the_line(kernels):
 def test_wrong_block_shape_is_refused(kernels):
     msg = _compile_error(kernels["tensor_gemm"], tk.TENSOR_SIG, (64,))
     assert "block_dim" in msg
+
+
+def test_a_function_called_twice_links_once(kernels):
+    mm = kernels["mm"]
+    la = mm.suggest_layout_smem_a()
+
+    @cudajit.jit
+    def twice(a):
+        smem = cudajit.shared.array(shape=(0,), dtype=np.float16, alignment=16)
+        s = mathdx.make_tensor(smem[: la.cosize], la)
+        mathdx.copy(mathdx.make_tensor(a, mm.get_layout_gmem_a()), s)
+        mathdx.copy_wait()
+        mathdx.copy(mathdx.make_tensor(a, mm.get_layout_gmem_a()), s)
+        mathdx.copy_wait()
+
+    ptx, _ = cudajit.compile_ptx(twice, "void(float16[::1,:])", block=(tk.THREADS,), cc=(9, 0))
+    assert ptx.count("cp.async.wait_all") == 2
