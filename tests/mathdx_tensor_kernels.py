@@ -5,7 +5,7 @@ registers), shared by the CPU tests (compiled for sm_90) and the GPU tests
 import numpy as np
 
 import cudajit as cuda
-from cudajit.mathdx import Matmul, axpby, clear, copy, copy_fragment, copy_wait, make_tensor
+from cudajit.mathdx import Matmul, axpby, clear, copy, copy_fragment, copy_wait, make_fragment_like, make_tensor
 
 # nvmath's cublasdx_simple_gemm_tensor_fp32 example: half inputs, float C.
 M, N, K, THREADS = 128, 128, 32, 256
@@ -68,6 +68,76 @@ def build(sm=None):
             cuda.syncthreads()
         copy_fragment(acc, make_tensor(out, tiled.get_layout_gmem_c()))
 
+    pa, pb = mm.get_layout_smem_a(), mm.get_layout_smem_b()
+
+    @cuda.jit
+    def accumulator_gemm(alpha, a, b, beta, c, output):
+        # nvmath's cublasdx_simple_gemm_accumulator_fp32: a stateful accumulator
+        smem = cuda.shared.array(shape=(0,), dtype=np.float16, alignment=16)
+        smem_a = make_tensor(smem[: pa.cosize], pa)
+        smem_b = make_tensor(smem[pa.cosize: pa.cosize + pb.cosize], pb)
+        copy(make_tensor(a, mm.get_layout_gmem_a()), smem_a)
+        copy(make_tensor(b, mm.get_layout_gmem_b()), smem_b)
+        copy_wait()
+        accumulator = mm.get_accumulator()
+        c_frag = accumulator.make_partition_and_copy(make_tensor(c, mm.get_layout_gmem_c()))
+        mm.execute(smem_a, smem_b, accumulator)
+        results = accumulator.get_results()
+        axpby(alpha, results, beta, c_frag)
+        accumulator.partition_and_copy(c_frag, make_tensor(output, mm.get_layout_gmem_c()))
+
+    c_size = c_layout.size
+
+    @cuda.jit
+    def partition_gemm(alpha, a, b, beta, c, output):
+        # nvmath's cublasdx_simple_partition: the fragment's elements by their (row, column)
+        smem = cuda.shared.array(shape=(0,), dtype=np.float16, alignment=16)
+        smem_a = make_tensor(smem[: a_layout.cosize], a_layout)
+        smem_b = make_tensor(smem[a_layout.cosize: a_layout.cosize + b_layout.cosize], b_layout)
+        acc_buffer = cuda.local.array(shape=(c_layout.cosize,), dtype=np.float32)
+        out_buffer = cuda.local.array(shape=(c_layout.cosize,), dtype=np.float32)
+        acc = make_tensor(acc_buffer, c_layout)
+        copy(make_tensor(a, mm.get_layout_gmem_a()), smem_a)
+        copy(make_tensor(b, mm.get_layout_gmem_b()), smem_b)
+        clear(acc)
+        copy_wait()
+        mm.execute(smem_a, smem_b, acc)
+        accumulator = mm.suggest_accumulator()
+        if accumulator.is_thread_active():
+            for i in range(c_size):
+                if (not accumulator.is_predicated()) or accumulator.is_index_in_bounds(i):
+                    x, y = accumulator.map_fragment_index(i)
+                    out_buffer[i] = c[x, y]
+        out = make_tensor(out_buffer, c_layout)
+        axpby(alpha, acc, beta, out)
+        if accumulator.is_thread_active():
+            for i in range(c_size):
+                if (not accumulator.is_predicated()) or accumulator.is_index_in_bounds(i):
+                    x, y = accumulator.map_fragment_index(i)
+                    output[x, y] = out_buffer[i]
+
+    @cuda.jit
+    def fragment_like_gemm(alpha, a, b, beta, c, output):
+        # nvmath's cublasdx_simple_gemm_make_tensor_like: the result widened to float64
+        smem = cuda.shared.array(shape=(0,), dtype=np.float16, alignment=16)
+        smem_a = make_tensor(smem[: a_layout.cosize], a_layout)
+        smem_b = make_tensor(smem[a_layout.cosize: a_layout.cosize + b_layout.cosize], b_layout)
+        accumulator = mm.suggest_accumulator()
+        copy(make_tensor(a, mm.get_layout_gmem_a()), smem_a)
+        copy(make_tensor(b, mm.get_layout_gmem_b()), smem_b)
+        copy_wait()
+        mm.execute(smem_a, smem_b, accumulator)
+        rmem_c = accumulator.get_results()
+        wide = make_fragment_like(rmem_c, np.float64)
+        for i in range(rmem_c.layout.cosize):
+            wide[i] = np.float64(rmem_c[i])
+        d = accumulator.make_partition_and_copy(make_tensor(c, mm.get_layout_gmem_c()))
+        axpby(alpha, wide, beta, d)
+        copy_fragment(d, make_tensor(output, mm.get_layout_gmem_c()))
+
     return {"mm": mm, "tensor_gemm": tensor_gemm, "tiled": tiled, "tiled_gemm": tiled_gemm,
+            "accumulator_gemm": accumulator_gemm, "partition_gemm": partition_gemm,
+            "fragment_like_gemm": fragment_like_gemm,
             "tensor_smem": mm.get_shared_storage_size_ab(a_layout, b_layout),
+            "plain_smem": mm.get_shared_storage_size_ab(pa, pb),
             "tiled_smem": tiled.get_shared_storage_size_ab(ta, tb)}

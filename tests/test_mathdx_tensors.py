@@ -98,3 +98,55 @@ def test_a_function_called_twice_links_once(kernels):
 
     ptx, _ = cudajit.compile_ptx(twice, "void(float16[::1,:])", block=(tk.THREADS,), cc=(9, 0))
     assert ptx.count("cp.async.wait_all") == 2
+
+
+@pytest.mark.parametrize("name", ["accumulator_gemm", "partition_gemm", "fragment_like_gemm"])
+def test_accumulator_kernels_link(kernels, name):
+    # nvmath's accumulator_fp32, simple_partition and make_tensor_like examples' kernels
+    ptx, _ = cudajit.compile_ptx(kernels[name], tk.TENSOR_SIG, block=(tk.THREADS,), cc=(9, 0))
+    assert "mma.sync.aligned" in ptx and f".reqntid {tk.THREADS}, 1, 1" in ptx
+
+
+def test_accumulator_misuse(kernels):
+    mm = kernels["mm"]
+    la = mm.suggest_layout_smem_a()
+
+    @cudajit.jit
+    def unknown_method(c):
+        acc = mm.suggest_accumulator()
+        acc.partition_like_C(c)
+
+    msg = _compile_error(unknown_method, "void(float32[:,::1])", (tk.THREADS,))
+    assert "has no attribute 'partition_like_C'" in msg and "is_thread_active" in msg
+
+    @cudajit.jit
+    def index_shared(a):
+        smem = cudajit.shared.array(shape=(0,), dtype=np.float16, alignment=16)
+        t = mathdx.make_tensor(smem[: la.cosize], la)
+        a[0] = t[0]
+
+    msg = _compile_error(index_shared, "void(float16[::1])", (tk.THREADS,))
+    assert "only a register fragment is indexed" in msg
+
+    @cudajit.jit
+    def larger_block(c):
+        acc = mm.suggest_accumulator()
+        acc.make_partition_and_copy(mathdx.make_tensor(c, mm.get_layout_gmem_c()))
+
+    msg = _compile_error(larger_block, "void(float32[:,::1])", (2 * tk.THREADS,))
+    assert "needs the launch block to be the Matmul's block_dim" in msg
+
+
+def test_layout_attributes_inside_kernels(kernels):
+    mm = kernels["mm"]
+    rc = mm.suggest_layout_rmem_c()
+
+    @cudajit.jit
+    def sizes(out):
+        acc = mm.suggest_accumulator()
+        r = acc.get_results()
+        out[0] = r.layout.cosize
+        out[1] = mm.suggest_layout_smem_a().size
+
+    ptx, _ = cudajit.compile_ptx(sizes, "void(int64[::1])", block=(tk.THREADS,), cc=(9, 0))
+    assert f"{rc.cosize};" in ptx and f"{tk.M * tk.K};" in ptx

@@ -58,9 +58,29 @@ void lowerTensorCall(FunctionEmitter& fe, const ir::Instr& in, const std::string
     params += (params.empty() ? "" : ", ") + type;
     args += (args.empty() ? "" : ", ") + type + " " + value;
   }
+  // A value the function writes (is_thread_active's int, map_idx2crd's two
+  // ints): one int slot each, passed last, read after the call.
+  std::vector<std::string> outs;
+  const size_t results = in.type->is(TypeKind::Tuple) ? in.type->elems.size() : in.type->isScalar() ? 1 : 0;
+  for (size_t k = 0; k < results; ++k) {
+    outs.push_back(fe.entryAlloca("i32", 4));
+    params += (params.empty() ? "" : ", ") + std::string("i8*");
+    args += (args.empty() ? "" : ", ") + std::string("i8* ") + fe.emit("bitcast i32* " + outs.back() + " to i8*");
+  }
   fe.mod().declare("declare void @" + symbol + "(" + params + ")");
   requireCallBlock(fe, in, nullptr);
   fe.emitLine("call void @" + symbol + "(" + args + ")");
+  if (!results) return;
+  std::vector<std::string> loaded;
+  for (const std::string& slot : outs) loaded.push_back(fe.emit("load i32, i32* " + slot));
+  if (in.type->isBool()) {
+    fe.bind(in, fe.emit("icmp ne i32 " + loaded[0] + ", 0"));
+    return;
+  }
+  std::string value = "undef";
+  for (size_t k = 0; k < loaded.size(); ++k)
+    value = fe.emit("insertvalue " + llvmType(in.type) + " " + value + ", i32 " + loaded[k] + ", " + std::to_string(k));
+  fe.bind(in, value);
 }
 
 }  // namespace

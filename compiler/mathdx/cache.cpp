@@ -410,6 +410,20 @@ bool servedMatmulSpec(const std::string& key, MatmulSpec* spec) {
   return true;
 }
 
+TensorTraits matmulTensorTraits(const std::string& mm_key, const std::string& tensor, const std::string& like) {
+  TensorFunctionSpec spec;
+  if (!servedMatmulSpec(mm_key, &spec.matmul))
+    throw ToolchainError("cudajit.mathdx: Matmul " + mm_key + " was not built in this process");
+  // libmathdx makes tensors "like" another type only of register fragments.
+  const std::vector<std::string> names =
+      like.empty() ? tensorTypeNames() : std::vector<std::string>{"suggested_rmem_c", "rmem_c"};
+  for (const std::string& n : names) spec.tensors.push_back({n, like});
+  auto r = tensorFunction(spec);
+  for (size_t i = 0; i < names.size() && i < r->tensors.size(); ++i)
+    if (names[i] == tensor) return r->tensors[i];
+  throw ToolchainError("cudajit.mathdx: no tensor type '" + tensor + "'");
+}
+
 std::shared_ptr<const TensorFunctionResult> servedTensorFunction(const std::string& key) {
   return lookup(g_tensor_functions, key);
 }

@@ -159,6 +159,10 @@ struct TensorFunctionSpec {
   std::string toString() const;
 };
 
+// Every tensor type's name, in cublasdxTensorType's order: a traits query of
+// all of them is what a layout's traits come from (one cache entry a GEMM).
+const std::vector<std::string>& tensorTypeNames();
+
 struct TensorTraits {
   int64_t uid = 0, storage_bytes = 0, alignment = 0, logical_size = 0;
 };
@@ -203,6 +207,11 @@ void setTensorFunctionInstantiator(InstantiateTensorFunction instantiate);
 std::shared_ptr<const TensorFunctionResult> servedTensorFunction(const std::string& key);
 // The spec of a Matmul served in this process, by its key; false for another key.
 bool servedMatmulSpec(const std::string& key, MatmulSpec* spec);
+// The traits of one tensor of a Matmul served here (tensor type, "like" value
+// type or ""), from the query of all of its tensors (tensorTypeNames; with a
+// "like" type, of its two register fragments: libmathdx makes only those). Throws
+// as tensorFunction; ToolchainError for a key not served here.
+TensorTraits matmulTensorTraits(const std::string& mm_key, const std::string& tensor, const std::string& like);
 
 // cuFFTDx's knob query (nvmath's FFT.valid): the combinations of the
 // named knobs ("elements_per_thread", "ffts_per_block") libmathdx offers for

@@ -26,6 +26,8 @@ const struct {
   int value;
 } kFunctions[] = {
     {"execute", 0}, {"copy", 1}, {"copy_wait", 2}, {"clear", 3}, {"axpby", 4},
+    {"map_idx2crd_partitioner", 6}, {"is_thread_active", 8}, {"is_predicated", 9}, {"is_index_in_bounds", 10},
+    {"create", 11},
 };
 
 // cublasdxTensorTrait, cublasdxDeviceFunctionTrait, cublasdxDeviceFunctionOption.
@@ -52,6 +54,15 @@ struct TensorHandle {
 };
 
 }  // namespace
+
+const std::vector<std::string>& tensorTypeNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& row : kTensorTypes) out.push_back(row.name);
+    return out;
+  }();
+  return names;
+}
 
 TensorFunctionResult compileTensorFunction(const TensorFunctionSpec& in) {
   const Api& a = api();

@@ -36,11 +36,23 @@ constexpr std::string_view kApiPrefix = "cudajit.mathdx.tensor_api.";
 bool isSymbol(std::string_view name);
 // A Matmul method that makes a layout ("suggest_layout_smem_a", "get_layout_gmem_c", ...).
 bool isLayoutMethod(std::string_view method);
+// suggest_accumulator / get_accumulator: a new accumulator (its state in a
+// local buffer, created and cleared), a register tensor with methods.
+bool isAccumulatorMethod(std::string_view method);
+// "method:mathdx.<name>": an accumulator's bound method (sites.cpp binds its call here).
+bool isMethod(std::string_view name);
+// layout.size / cosize / alignment / uid in a kernel (a constant); false
+// when `layout` is not a layout's symbol.
+bool layoutAttribute(const Site& s, const Type* layout, int64_t* value);
 // A tensor value's type.
 bool isTensor(const Type* t);
+// fragment[i]: the item type of a register fragment indexed by an integer
+// (its buffer's item; fails for other tensors and indices).
+const Type* itemType(const FunctionContext& ctx, const ir::Instr* at, const Type* tensor, const Type* index);
 
-// The call sites: a function of the API, a Matmul's layout method
-// (`method` its name), or MM.execute on tensors.
+// The call sites: a function of the API, a Matmul's layout or accumulator
+// method (`method` its name), MM.execute on tensors, or an accumulator's
+// method (s.name "method:mathdx.<name>", s.receiver the bound method).
 const Type* type(const Site& s, std::string_view mm_key, std::string_view method);
 ir::Instr* lower(const Site& s, Emitter& e, std::string_view mm_key, std::string_view method);
 

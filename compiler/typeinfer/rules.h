@@ -123,6 +123,8 @@ extern const Rule arraySize;
 extern const Rule arrayNdim;
 extern const Rule arrayItemsize;
 extern const Rule arrayNbytes;
+extern const Rule mathdxTensorAttr;
+extern const Rule mathdxLayoutAttr;  // layout.cosize & co of a cuBLASDx layout (rules_mathdx_tensors.cpp)  // acc.is_thread_active & co of a cuBLASDx accumulator (rules_mathdx_tensors.cpp)
 extern const Rule tupleFieldAttr;    // p.x of a namedtuple (its field's element)
 extern const Rule recordFieldAttr;   // r.x of a record (records.cpp)
 extern const Rule arrayViewAttr;    // a.view (the bound method)

@@ -417,13 +417,13 @@ ir::Instr* randomLower(const Site& s, Emitter& e) {
 // A call of the tensor API: a function of it, a Matmul's layout method, or
 // MM.execute with tensors. `key` and `method` name the Matmul's ("" else).
 bool tensorCall(const Site& s, std::string* key, std::string* method) {
-  if (s.name.rfind(mathdx_tensors::kApiPrefix, 0) == 0) return true;
+  if (s.name.rfind(mathdx_tensors::kApiPrefix, 0) == 0 || mathdx_tensors::isMethod(s.name)) return true;
   if (s.name.rfind(mathdx_tensors::kLayoutPrefix, 0) == 0 || s.name.rfind(mathdx_tensors::kTensorPrefix, 0) == 0)
     s.ctx.fail(s.instr, "call", "a Matmul layout or tensor is not callable",
                "pass it to make_tensor, copy, MM.execute, ...");
   if (s.name.rfind(kPrefix, 0) != 0) return false;
   std::tie(*key, *method) = keyAndMethod(s.name, kPrefix);
-  if (mathdx_tensors::isLayoutMethod(*method)) return true;
+  if (mathdx_tensors::isLayoutMethod(*method) || mathdx_tensors::isAccumulatorMethod(*method)) return true;
   if (*method != "execute" && !method->empty()) return false;
   for (const ir::Instr* a : s.args)
     if (mathdx_tensors::isTensor(a->type)) return true;

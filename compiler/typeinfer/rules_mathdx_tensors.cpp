@@ -1,6 +1,7 @@
 // cuBLASDx's tensor API in kernels (mathdx_tensors.h says what the values
 // are). A call is checked during the fixpoint; its device function is made
 // by libmathdx when the call is lowered (once), cached as the routines are.
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <string>
@@ -13,7 +14,8 @@
 #include "typeinfer/rules.h"
 #include "typeinfer/specializer.h"
 
-namespace cj::typeinfer::mathdx_tensors {
+namespace cj::typeinfer {
+namespace mathdx_tensors {
 namespace {
 
 // nvmath's layout methods -> cublasdxTensorType's name.
@@ -35,7 +37,15 @@ std::string_view tensorOfMethod(std::string_view method) {
 }
 
 bool isGlobal(const std::string& tensor) { return tensor.rfind("gmem_", 0) == 0; }
-bool isRegister(const std::string& tensor) { return tensor.find("rmem_") != std::string::npos; }
+bool isAccumulator(const std::string& tensor) { return tensor.find("accumulator_") != std::string::npos; }
+// A thread's registers: a fragment, or an accumulator (its opaque state).
+bool isRegister(const std::string& tensor) {
+  return tensor.find("rmem_") != std::string::npos || isAccumulator(tensor);
+}
+// The fragment an accumulator's results and partitions take.
+std::string fragmentOf(const std::string& accumulator) {
+  return accumulator.rfind("suggested_", 0) == 0 ? "suggested_rmem_c" : "rmem_c";
+}
 bool isShared(const std::string& tensor) { return tensor.find("smem_") != std::string::npos; }
 char matrixOf(const std::string& tensor) { return tensor.back(); }   // 'a', 'b' or 'c'
 
@@ -141,6 +151,7 @@ struct Call {
   std::vector<size_t> operands;   // argument positions
   std::vector<size_t> scales;     // of those, the positions converted to a tensor's item type (alpha, beta) ...
   std::vector<Ref> scale_of;      // ... and that tensor
+  const Type* result = nullptr;   // a value the function writes through pointers (bool, (i32, i32)); null: none
 };
 
 mathdx::TensorRef tensorRef(const Ref& r) { return {r.tensor, r.like}; }
@@ -213,7 +224,8 @@ Call analyzeExecute(const Site& s, std::string_view mm_key) {
     fail(s, c.construct, "a and b must be shared-memory tensors of A and B, got " + a.tensor + " and " + b.tensor);
   if (registers != isRegister(cc.tensor))
     fail(s, c.construct,
-         registers ? "with 3 arguments c must be a register fragment (suggest_layout_rmem_c), got " + cc.tensor
+         registers ? "with 3 arguments c must be a register fragment (suggest_layout_rmem_c) or an accumulator, got " +
+                         cc.tensor
                    : "with alpha and beta c must be a shared-memory tensor, got " + cc.tensor);
   c.tensors = {tensorRef(a), tensorRef(b), tensorRef(cc)};
   if (registers) {
@@ -280,6 +292,223 @@ const Type* makeTensorType(const Site& s, Ref* ref) {
   return tensorType(*ref, array);
 }
 
+ir::Instr* marker(Emitter& e, const Ref& r) {
+  const std::string name = tensorName(r);
+  return e.constant(ir::Const::symbol(name), symbolTy(name));
+}
+
+// The call of a tensor function (instantiated now) on `operands`; its value
+// when the function writes one (c.result).
+ir::Instr* emitCall(const Site& s, Emitter& e, const Call& c, std::vector<ir::Instr*> operands) {
+  auto result = instantiate(s, c);
+  ir::Instr* call = makeLibraryCall(e, libcalls::Library::Mathdx, mathdx::specKey(result->spec),
+                                    c.result ? c.result : voidTy(), std::move(operands), c.construct);
+  if (auto mm = c.mm_key.empty() ? nullptr : mathdx::servedResult(c.mm_key)) {
+    const InferOptions& options = s.ctx.specializer().options();
+    int64_t d[3];
+    for (int i = 0; i < 3; ++i) d[i] = options.block_dims[0] > 0 ? options.block_dims[i] : mm->block_dim[i];
+    call->names.push_back("block=" + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]));
+  }
+  return c.result ? call : nullptr;
+}
+
+mathdx::TensorTraits traitsOf(const Site& s, const std::string& construct, const Ref& r) {
+  try {
+    return mathdx::matmulTensorTraits(r.mm_key, r.tensor, r.like);
+  } catch (const CompileError& e) {
+    fail(s, construct, "libmathdx: " + e.message);
+  } catch (const ToolchainError& e) {
+    fail(s, construct, e.what());
+  }
+}
+
+// The array type of a register buffer of `r`'s items.
+const Type* bufferType(const Site& s, const std::string& construct, const Ref& r) {
+  const Type* item = itemOf(s, construct, r);
+  if (!item->isScalar())
+    fail(s, construct, "register fragments of " + typeToString(item) + " are not supported yet",
+         "make the fragment with cuda.local.array and make_tensor");
+  return arrayTy(item->scalar, 1, Layout::C, MemSpace::Local);
+}
+
+// A new register tensor of `r`: a local buffer of its cosize (libmathdx's
+// storage bytes; an accumulator's opaque state too), aligned as nvmath's (at
+// least 8 bytes).
+ir::Instr* newRegisterTensor(const Site& s, Emitter& e, const std::string& construct, const Ref& r) {
+  const Type* buffer_type = bufferType(s, construct, r);
+  const mathdx::TensorTraits t = traitsOf(s, construct, r);
+  const int64_t item = scalarByteSize(buffer_type->scalar);
+  const int64_t count = std::max<int64_t>(1, (t.storage_bytes + item - 1) / item);
+  ir::Instr* buffer = e.intrinsic(ir::Intrinsic::LocalArray, buffer_type, {}, {count});
+  buffer->cval = ir::Const::str("align=" + std::to_string(std::max<int64_t>({t.alignment, item, 8})));
+  return e.emit(ir::Op::TupleMake, tensorType(r, buffer_type), {marker(e, r), buffer});
+}
+
+// --- accumulators (MM.suggest_accumulator() / MM.get_accumulator()) and their methods
+
+const struct {
+  std::string_view method, tensor;
+} kAccumulatorMethods[] = {{"suggest_accumulator", "suggested_accumulator_c"}, {"get_accumulator", "accumulator_c"}};
+
+std::string_view accumulatorOfMethod(std::string_view method) {
+  for (const auto& row : kAccumulatorMethods)
+    if (method == row.method) return row.tensor;
+  return {};
+}
+
+constexpr std::string_view kMethodPrefix = "method:mathdx.";
+const std::string_view kAccumulatorMethodNames[] = {
+    "is_thread_active", "is_predicated", "is_index_in_bounds", "map_fragment_index", "get_results",
+    "make_empty_fragment", "make_partition_and_copy", "partition_and_copy", "clear",
+};
+
+bool isAccumulatorMethodName(std::string_view name) {
+  for (std::string_view m : kAccumulatorMethodNames)
+    if (name == m) return true;
+  return false;
+}
+
+// cudajit copies a partition without cuBLASDx's is_thread_active() guard, so
+// the launch block must be the GEMM's own (a larger one has threads outside
+// the partition).
+void requireOwnBlock(const Site& s, const std::string& construct, const Ref& acc) {
+  const InferOptions& options = s.ctx.specializer().options();
+  auto mm = matmulOf(s, construct, acc);
+  if (options.block_dims[0] > 0)
+    for (int d = 0; d < 3; ++d)
+      if (options.block_dims[d] != mm->block_dim[d])
+        fail(s, construct,
+             construct + " needs the launch block to be the Matmul's block_dim (" + std::to_string(mm->block_dim[0]) +
+                 ", " + std::to_string(mm->block_dim[1]) + ", " + std::to_string(mm->block_dim[2]) + ")",
+             "launch with MM.block_dim threads, or guard a copy_fragment with is_thread_active()");
+}
+
+// The Call of an accumulator's copy between `src` and `dst` (one of them a fragment).
+Call fragmentCopy(const std::string& construct, const Ref& src, const Ref& dst) {
+  Call c;
+  c.construct = construct;
+  c.function = "copy";
+  c.mm_key = src.mm_key;
+  c.tensors = {tensorRef(src), tensorRef(dst)};
+  return c;
+}
+
+// A predicate or index map of the accumulator's partition: a function on its
+// fragment layout, with (i32 index) in and bool / (i32, i32) out.
+Call partitionQuery(const Ref& acc, std::string_view method) {
+  Call c;
+  c.construct = "accumulator." + std::string(method);
+  c.function = method == "map_fragment_index" ? "map_idx2crd_partitioner" : std::string(method);
+  c.mm_key = acc.mm_key;
+  Ref fragment = acc;
+  fragment.tensor = fragmentOf(acc.tensor);
+  fragment.like.clear();
+  c.tensors = {tensorRef(fragment)};
+  c.result = method == "map_fragment_index" ? tupleTy({i32Ty(), i32Ty()}) : boolTy();
+  return c;
+}
+
+Ref fragmentRef(const Ref& acc) {
+  Ref f = acc;
+  f.tensor = fragmentOf(acc.tensor);
+  return f;
+}
+
+const Type* methodType(const Site& s, const Ref& acc, std::string_view method) {
+  const std::string construct = "accumulator." + std::string(method);
+  auto expect = [&](size_t n) {
+    if (s.args.size() != n || !s.kw_args.empty())
+      fail(s, construct, construct + " takes " + std::to_string(n) + " argument(s), got " + std::to_string(s.argCount()));
+  };
+  if (method == "is_thread_active" || method == "is_predicated") {
+    expect(0);
+    return boolTy();
+  }
+  if (method == "is_index_in_bounds" || method == "map_fragment_index") {
+    expect(1);
+    if (!s.argType(0)->isInt()) fail(s, construct, "the index must be an integer, got " + typeToString(s.argType(0)));
+    return method == "is_index_in_bounds" ? boolTy() : tupleTy({i32Ty(), i32Ty()});
+  }
+  if (method == "clear") {
+    expect(0);
+    return noneTy();
+  }
+  if (method == "get_results" || method == "make_empty_fragment") {
+    expect(0);
+    const Ref f = fragmentRef(acc);
+    return tensorType(f, bufferType(s, construct, f));
+  }
+  if (method == "make_partition_and_copy") {
+    expect(1);
+    Ref src = tensorArg(s, construct, 0, "source");
+    if (!isGlobal(src.tensor) || matrixOf(src.tensor) != 'c')
+      fail(s, construct, construct + " partitions a global tensor of C, got a " + src.tensor + " tensor");
+    Ref f = fragmentRef(acc);
+    f.like = src.like;
+    if (itemOf(s, construct, src) != itemOf(s, construct, f)) f.like = typeToString(itemOf(s, construct, src));
+    return tensorType(f, bufferType(s, construct, f));
+  }
+  // partition_and_copy(src, dst): a fragment to or from a global tensor of C
+  expect(2);
+  Ref src = tensorArg(s, construct, 0, "src"), dst = tensorArg(s, construct, 1, "dst");
+  if (!((isRegister(src.tensor) && isGlobal(dst.tensor)) || (isGlobal(src.tensor) && isRegister(dst.tensor))))
+    fail(s, construct, construct + " copies between a fragment and a global tensor, got " + src.tensor + " and " + dst.tensor);
+  return noneTy();
+}
+
+ir::Instr* methodLower(const Site& s, Emitter& e, const Ref& acc, ir::Instr* accumulator, std::string_view method) {
+  const std::string construct = "accumulator." + std::string(method);
+  methodType(s, acc, method);
+  if (method == "is_thread_active" || method == "is_predicated")
+    return emitCall(s, e, partitionQuery(acc, method), {});
+  if (method == "is_index_in_bounds" || method == "map_fragment_index")
+    return emitCall(s, e, partitionQuery(acc, method), {e.convert(s.args[0], i32Ty())});
+  if (method == "clear") {
+    Call c;
+    c.construct = construct;
+    c.function = "clear";
+    c.mm_key = acc.mm_key;
+    c.tensors = {tensorRef(acc)};
+    return emitCall(s, e, c, {accumulator});
+  }
+  if (method == "make_empty_fragment") return newRegisterTensor(s, e, construct, fragmentRef(acc));
+  requireOwnBlock(s, construct, acc);
+  if (method == "get_results") {
+    ir::Instr* fragment = newRegisterTensor(s, e, construct, fragmentRef(acc));
+    emitCall(s, e, fragmentCopy(construct, acc, fragmentRef(acc)), {accumulator, fragment});
+    return fragment;
+  }
+  if (method == "make_partition_and_copy") {
+    const Type* t = methodType(s, acc, method);
+    Ref f;
+    parse(t->elems[0]->name, kTensorPrefix, &f);
+    Ref src;
+    tensorOf(s.argType(0), &src);
+    ir::Instr* fragment = newRegisterTensor(s, e, construct, f);
+    emitCall(s, e, fragmentCopy(construct, src, f), {s.args[0], fragment});
+    return fragment;
+  }
+  Ref src, dst;
+  tensorOf(s.argType(0), &src);
+  tensorOf(s.argType(1), &dst);
+  return emitCall(s, e, fragmentCopy(construct, src, dst), {s.args[0], s.args[1]});
+}
+
+// make_fragment_like(tensor, dtype): a new register fragment of the tensor's
+// layout holding `dtype` items.
+const Type* fragmentLikeType(const Site& s, Ref* f) {
+  const std::string construct = "make_fragment_like";
+  if (s.args.size() != 2 || !s.kw_args.empty()) fail(s, construct, "make_fragment_like takes (tensor, dtype)");
+  *f = tensorArg(s, construct, 0, "tensor");
+  if (!isRegister(f->tensor) || isAccumulator(f->tensor))
+    fail(s, construct, "make_fragment_like takes a register fragment, got a " + f->tensor + " tensor");
+  std::optional<Scalar> dtype = dtypeOf(s.args[1]);
+  if (!dtype) fail(s, construct, "make_fragment_like's dtype must be a numpy scalar type, got " + typeToString(s.argType(1)));
+  f->like = std::string(scalarNumbaName(*dtype));
+  if (scalarTy(*dtype) == itemOf(s, construct, Ref{f->mm_key, f->tensor, "", {}})) f->like.clear();
+  return tensorType(*f, bufferType(s, construct, *f));
+}
+
 }  // namespace
 
 bool isSymbol(std::string_view name) {
@@ -287,13 +516,56 @@ bool isSymbol(std::string_view name) {
 }
 
 bool isLayoutMethod(std::string_view method) { return !tensorOfMethod(method).empty(); }
+bool isAccumulatorMethod(std::string_view method) { return !accumulatorOfMethod(method).empty(); }
 
 bool isTensor(const Type* t) {
   Ref r;
   return tensorOf(t, &r);
 }
 
+bool isMethod(std::string_view name) { return name.rfind(kMethodPrefix, 0) == 0; }
+
+const Type* itemType(const FunctionContext& ctx, const ir::Instr* at, const Type* tensor, const Type* index) {
+  Ref r;
+  tensorOf(tensor, &r);
+  if (!isRegister(r.tensor) || isAccumulator(r.tensor))
+    ctx.fail(at, "getitem", "only a register fragment is indexed in kernels, not a " + r.tensor + " tensor",
+             isAccumulator(r.tensor) ? "index accumulator.get_results()" : "index the array the tensor was made from");
+  if (!index->isInt()) ctx.fail(at, "getitem", "a register fragment is indexed by an integer, got " + typeToString(index));
+  return arrayElementType(tensor->elems[1]);
+}
+
+const Type* attributeType(const Site& s, const Type* receiver) {
+  Ref r;
+  if (tensorOf(receiver, &r) && s.name == "layout") {   // t.layout: the layout it was made with
+    const Type* layout = symbolTy(std::string(kLayoutPrefix) + refText(r));
+    return isGlobal(r.tensor) ? tupleTy({layout, i64Ty()}) : layout;
+  }
+  if (!tensorOf(receiver, &r) || !isAccumulator(r.tensor) || !isAccumulatorMethodName(s.name))
+    fail(s, "getattr ." + std::string(s.name),
+         "a cuBLASDx " + (tensorOf(receiver, &r) ? r.tensor : std::string("tensor")) + " tensor has no attribute '" +
+             std::string(s.name) + "' in kernels",
+         "accumulators have is_thread_active, is_predicated, is_index_in_bounds, map_fragment_index, get_results, "
+         "make_empty_fragment, make_partition_and_copy, partition_and_copy and clear");
+  return tupleTy({symbolTy(std::string(kMethodPrefix) + std::string(s.name)), receiver});
+}
+
+ir::Instr* attributeLower(const Site& s, Emitter& e, ir::Instr* receiver) {
+  const Type* t = attributeType(s, receiver->type);
+  if (s.name == "layout") {
+    ir::Instr* layout = e.constant(ir::Const::symbol(t->is(TypeKind::Tuple) ? t->elems[0]->name : t->name),
+                                   t->is(TypeKind::Tuple) ? t->elems[0] : t);
+    return t->is(TypeKind::Tuple) ? e.emit(ir::Op::TupleMake, t, {layout, e.element(receiver, 2)}) : layout;
+  }
+  return e.emit(ir::Op::TupleMake, t, {e.constant(ir::Const::symbol(t->elems[0]->name), t->elems[0]), receiver});
+}
+
 const Type* type(const Site& s, std::string_view mm_key, std::string_view method) {
+  if (isMethod(s.name)) {
+    Ref acc;
+    tensorOf(s.receiver->type->elems[1], &acc);
+    return methodType(s, acc, s.name.substr(kMethodPrefix.size()));
+  }
   if (!mm_key.empty() && isLayoutMethod(method)) {
     const std::string tensor(tensorOfMethod(method));
     const std::string construct = "Matmul." + std::string(method);
@@ -306,20 +578,30 @@ const Type* type(const Site& s, std::string_view mm_key, std::string_view method
       fail(s, construct, construct + " takes an optional integer leading dimension");
     return tupleTy({symbolTy(name), i64Ty()});
   }
+  if (!mm_key.empty() && isAccumulatorMethod(method)) {
+    const std::string construct = "Matmul." + std::string(method);
+    if (s.argCount() != 0) fail(s, construct, construct + " takes no arguments");
+    const Ref acc{std::string(mm_key), std::string(accumulatorOfMethod(method)), "", {}};
+    return tensorType(acc, bufferType(s, construct, acc));
+  }
   if (!mm_key.empty()) {
     analyzeExecute(s, mm_key);
     return noneTy();
   }
   const std::string_view fn = s.name.substr(kApiPrefix.size());
-  if (fn == "make_tensor") {
-    Ref r;
-    return makeTensorType(s, &r);
-  }
+  Ref r;
+  if (fn == "make_tensor") return makeTensorType(s, &r);
+  if (fn == "make_fragment_like") return fragmentLikeType(s, &r);
   analyzeApi(s, fn);
   return noneTy();
 }
 
 ir::Instr* lower(const Site& s, Emitter& e, std::string_view mm_key, std::string_view method) {
+  if (isMethod(s.name)) {
+    Ref acc;
+    tensorOf(s.receiver->type->elems[1], &acc);
+    return methodLower(s, e, acc, e.element(s.receiver, 1), s.name.substr(kMethodPrefix.size()));
+  }
   if (!mm_key.empty() && isLayoutMethod(method)) {
     const Type* t = type(s, mm_key, method);
     if (t->is(TypeKind::Symbol)) return e.constant(ir::Const::symbol(t->name), t);
@@ -333,10 +615,27 @@ ir::Instr* lower(const Site& s, Emitter& e, std::string_view mm_key, std::string
     }
     return e.emit(ir::Op::TupleMake, t, {e.constant(ir::Const::symbol(t->elems[0]->name), t->elems[0]), ld});
   }
-  if (mm_key.empty() && s.name.substr(kApiPrefix.size()) == "make_tensor") {
+  if (!mm_key.empty() && isAccumulatorMethod(method)) {
+    // A new accumulator: its state made (CREATE), then zeroed (CLEAR).
+    const std::string construct = "Matmul." + std::string(method);
+    type(s, mm_key, method);
+    const Ref acc{std::string(mm_key), std::string(accumulatorOfMethod(method)), "", {}};
+    ir::Instr* accumulator = newRegisterTensor(s, e, construct, acc);
+    for (const char* fn : {"create", "clear"}) {
+      Call c;
+      c.construct = construct;
+      c.function = fn;
+      c.mm_key = acc.mm_key;
+      c.tensors = {tensorRef(acc)};
+      emitCall(s, e, c, {accumulator});
+    }
+    return accumulator;
+  }
+  const std::string_view fn = mm_key.empty() ? s.name.substr(kApiPrefix.size()) : std::string_view();
+  if (fn == "make_tensor") {
     Ref r;
     const Type* t = makeTensorType(s, &r);
-    std::vector<ir::Instr*> elems = {e.constant(ir::Const::symbol(t->elems[0]->name), t->elems[0]), s.args[0]};
+    std::vector<ir::Instr*> elems = {marker(e, r), s.args[0]};
     if (isGlobal(r.tensor)) {
       if (s.argType(1)->is(TypeKind::Tuple))
         elems.push_back(e.convert(e.element(s.args[1], 1), i64Ty()));
@@ -345,8 +644,12 @@ ir::Instr* lower(const Site& s, Emitter& e, std::string_view mm_key, std::string
     }
     return e.emit(ir::Op::TupleMake, t, elems);
   }
-  const Call c = !mm_key.empty() ? analyzeExecute(s, mm_key) : analyzeApi(s, s.name.substr(kApiPrefix.size()));
-  auto result = instantiate(s, c);
+  if (fn == "make_fragment_like") {
+    Ref f;
+    fragmentLikeType(s, &f);
+    return newRegisterTensor(s, e, "make_fragment_like", f);
+  }
+  const Call c = !mm_key.empty() ? analyzeExecute(s, mm_key) : analyzeApi(s, fn);
   std::vector<ir::Instr*> operands;
   for (size_t i : c.operands) {
     ir::Instr* v = s.args[i];
@@ -354,18 +657,47 @@ ir::Instr* lower(const Site& s, Emitter& e, std::string_view mm_key, std::string
       if (c.scales[k] == i) v = e.convert(v, itemOf(s, c.construct, c.scale_of[k]));
     operands.push_back(v);
   }
-  ir::Instr* call = makeLibraryCall(e, libcalls::Library::Mathdx, mathdx::specKey(result->spec), voidTy(),
-                                    std::move(operands), c.construct);
-  if (!c.mm_key.empty()) {
-    auto mm = mathdx::servedResult(c.mm_key);
-    if (mm) {
-      const InferOptions& options = s.ctx.specializer().options();
-      int64_t d[3];
-      for (int i = 0; i < 3; ++i) d[i] = options.block_dims[0] > 0 ? options.block_dims[i] : mm->block_dim[i];
-      call->names.push_back("block=" + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]));
-    }
-  }
-  return nullptr;
+  return emitCall(s, e, c, std::move(operands));
 }
 
-}  // namespace cj::typeinfer::mathdx_tensors
+// layout.size / cosize / alignment / uid of a shared or register layout in a
+// kernel: libmathdx's traits, as constants.
+bool layoutAttribute(const Site& s, const Type* layout, int64_t* value) {
+  Ref r;
+  if (!layout->is(TypeKind::Symbol) || !parse(layout->name, kLayoutPrefix, &r)) return false;
+  const std::string construct = "layout." + std::string(s.name);
+  if (isGlobal(r.tensor))
+    fail(s, construct, "a global layout's " + std::string(s.name) + " is not known inside kernels",
+         "read it on the host (MM.get_layout_gmem_a().cosize)");
+  const mathdx::TensorTraits t = traitsOf(s, construct, r);
+  const Type* item = itemOf(s, construct, r);
+  const int64_t bytes = item->isScalar() ? scalarByteSize(item->scalar) : 1;
+  if (s.name == "size") *value = t.logical_size;
+  else if (s.name == "cosize") *value = t.storage_bytes / std::max<int64_t>(bytes, 1);
+  else if (s.name == "alignment") *value = t.alignment;
+  else if (s.name == "uid") *value = t.uid;
+  else fail(s, construct, "a layout has size, cosize, alignment and uid in kernels, not '" + std::string(s.name) + "'");
+  return true;
+}
+
+}  // namespace mathdx_tensors
+
+namespace rules {
+// layout.cosize & co of a layout symbol (sites.cpp routes a layout's attributes here).
+const Rule mathdxLayoutAttr{
+    [](const Site& s) {
+      int64_t v = 0;
+      mathdx_tensors::layoutAttribute(s, s.receiver->type, &v);
+      return i64Ty();
+    },
+    [](const Site& s, Emitter& e) {
+      int64_t v = 0;
+      mathdx_tensors::layoutAttribute(s, s.receiver->type, &v);
+      return e.constInt(v);
+    }};
+// acc.<method> of an accumulator: the bound method (sym method:mathdx.<name>, acc).
+const Rule mathdxTensorAttr{
+    [](const Site& s) { return mathdx_tensors::attributeType(s, s.receiver->type); },
+    [](const Site& s, Emitter& e) { return mathdx_tensors::attributeLower(s, e, s.receiver); }};
+}  // namespace rules
+}  // namespace cj::typeinfer

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "typeinfer/conversion.h"
+#include "typeinfer/mathdx_tensors.h"
 #include "typeinfer/records.h"
 #include "typeinfer/specializer.h"
 #include "typeinfer/templates.h"
@@ -47,6 +48,11 @@ ir::Instr* lowerConstant(const FunctionContext& ctx, ir::Instr* in, const ir::Co
 Bound bindGetAttr(const FunctionContext& ctx, ir::Instr* in) {
   ir::Instr* obj = in->operands[0];
   const Type* t = obj->type;
+  if (t->is(TypeKind::Symbol) && t->name.rfind(mathdx_tensors::kLayoutPrefix, 0) == 0) {
+    Site site{ctx, in, in->name, ""};
+    site.receiver = obj;
+    return Bound{&rules::mathdxLayoutAttr, site};
+  }
   if (t->is(TypeKind::Symbol)) {
     std::string qualified = t->name + "." + in->name;
     Scalar torch_dtype;
@@ -83,6 +89,11 @@ Bound bindGetAttr(const FunctionContext& ctx, ir::Instr* in) {
     site.receiver = obj;
     return Bound{attr->rule, site};
   }
+  if (mathdx_tensors::isTensor(t)) {   // acc.get_results of a cuBLASDx accumulator
+    Site site{ctx, in, in->name, ""};
+    site.receiver = obj;
+    return Bound{&rules::mathdxTensorAttr, site};
+  }
   if (namedTupleField(t, in->name) >= 0) {   // p.x of a namedtuple argument
     Site site{ctx, in, in->name, ""};
     site.receiver = obj;
@@ -117,6 +128,10 @@ Bound bindCall(const FunctionContext& ctx, ir::Instr* in) {
     name = entry->name;
     arg = entry->arg;
     intrinsic = entry->intrinsic;
+  } else if (t->is(TypeKind::Tuple) && !t->elems.empty() && t->elems[0]->is(TypeKind::Symbol) &&
+             mathdx_tensors::isMethod(t->elems[0]->name)) {
+    rule = &rules::mathdxCall;   // an accumulator's method (rules_mathdx_tensors.cpp)
+    name = t->elems[0]->name;
   } else if (t->is(TypeKind::Tuple) && !t->elems.empty() && t->elems[0]->is(TypeKind::Symbol) &&
              t->elems[0]->name.rfind("method:", 0) == 0) {
     // A bound method (z.conjugate): the rule reads its receiver from the tuple.

@@ -1,3 +1,4 @@
+#include "typeinfer/mathdx_tensors.h"
 #include "typeinfer/subscript.h"
 
 #include "typeinfer/conversion.h"
@@ -85,6 +86,7 @@ std::vector<ir::Instr*> arrayIndices(ir::Instr* idx, Emitter& e) {
 const Type* getItemType(const FunctionContext& ctx, ir::Instr* in) {
   const Type* obj = in->operands[0]->type;
   const Type* idx = in->operands[1]->type;
+  if (mathdx_tensors::isTensor(obj)) return mathdx_tensors::itemType(ctx, in, obj, idx);
   if (obj->is(TypeKind::Array)) {
     if (isViewIndex(obj, idx)) return sliceViewType(ctx, in, obj, idx);   // slicing.h
     indexTypes(ctx, in, obj, idx);
@@ -106,6 +108,8 @@ const Type* getItemType(const FunctionContext& ctx, ir::Instr* in) {
 
 ir::Instr* lowerGetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
   ir::Instr* obj = in->operands[0];
+  if (mathdx_tensors::isTensor(obj->type))   // a register fragment's item: its buffer's
+    return e.emit(ir::Op::ArrayLoad, in->type, {e.element(obj, 1), e.convert(in->operands[1], i64Ty())});
   if (obj->type->isTile()) return lowerTileGetItem(ctx, in, e);
   if (obj->type->is(TypeKind::Tuple) && isSlice(in->operands[1]->type)) {
     std::vector<ir::Instr*> elems;
@@ -127,6 +131,11 @@ ir::Instr* lowerGetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
 void checkSetItem(const FunctionContext& ctx, ir::Instr* in) {
   const Type* obj = in->operands[0]->type;
   const Type* val = in->operands[2]->type;
+  if (mathdx_tensors::isTensor(obj)) {
+    mathdx_tensors::itemType(ctx, in, obj, in->operands[1]->type);
+    if (!val->isScalar()) ctx.fail(in, "setitem", "cannot store " + typeToString(val) + " into a register fragment");
+    return;
+  }
   if (isRecord(obj)) {   // r['x'] = v
     auto name = constantFieldName(obj, in->operands[1]);
     if (!name)
@@ -160,6 +169,12 @@ void checkSetItem(const FunctionContext& ctx, ir::Instr* in) {
 
 void lowerSetItem(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
   ir::Instr* arr = in->operands[0];
+  if (mathdx_tensors::isTensor(arr->type)) {
+    ir::Instr* buffer = e.element(arr, 1);
+    e.emit(ir::Op::ArrayStore, voidTy(),
+           {buffer, e.convert(in->operands[1], i64Ty()), e.convert(in->operands[2], arrayElementType(buffer->type))});
+    return;
+  }
   if (isRecord(arr->type))
     return lowerRecordStore(arr, *constantFieldName(arr->type, in->operands[1]), in->operands[2], e);
   std::vector<ir::Instr*> operands = {arr};

@@ -34,7 +34,8 @@ __all__ = ["Matmul", "matmul", "FFT", "fft", "Random", "Dim3", "LeadingDimension
            "current_device_lto", "get_current_device_cc", "complex32", "complex64", "complex128",
            "float16x2", "float16x4", "float32x2", "float32x4", "float64x2", "float64x4",
            "float16x2_type", "float16x4_type", "float32x2_type", "float64x2_type",
-           "Layout", "MAX_ALIGNMENT", "make_tensor", "copy", "copy_fragment", "clear", "copy_wait", "axpby"]
+           "Layout", "MAX_ALIGNMENT", "make_tensor", "copy", "copy_fragment", "clear", "copy_wait", "axpby",
+           "make_fragment_like"]
 
 # A cache miss is instantiated by libmathdx in a fresh Python process
 # (compiler/mathdx/mathdx.h says why: in a process that has built a C++
@@ -454,6 +455,14 @@ class Matmul(_Routine):
     suggest_layout_rmem_c = lambda self: Layout(self, "suggested_rmem_c")   # noqa: E731
     get_layout_rmem_c = lambda self: Layout(self, "rmem_c")   # noqa: E731
 
+    def suggest_accumulator(self):
+        """Inside kernels: a new accumulator of C (cuBLASDx's suggest_accumulator())."""
+        raise DeviceOnlyError("Matmul.suggest_accumulator can only be called inside a @cudajit.jit kernel")
+
+    def get_accumulator(self):
+        """Inside kernels: a new accumulator of C in get_layout_rmem_c's partition."""
+        raise DeviceOnlyError("Matmul.get_accumulator can only be called inside a @cudajit.jit kernel")
+
     def _tensor_traits(self, tensor, like=""):
         """libmathdx's traits of one of this GEMM's tensors (one query for all of them)."""
         cache = self.__dict__.setdefault("_tensor_cache", {})
@@ -491,9 +500,8 @@ class Matmul(_Routine):
         return f"cudajit.mathdx.Matmul({self._r['spec']})"
 
 
-# cublasdxTensorType's names (compiler/mathdx/tensor.cpp) whose traits a Layout reads.
-_TENSOR_TYPES = ("smem_a", "smem_b", "smem_c", "suggested_smem_a", "suggested_smem_b", "suggested_smem_c",
-                 "suggested_rmem_c", "gmem_a", "gmem_b", "gmem_c", "rmem_c")
+# cublasdxTensorType's names, all queried at once (the query kernels make too: one cache entry).
+_TENSOR_TYPES = tuple(_core.mathdx_tensor_types())
 
 
 class Layout:
@@ -562,10 +570,12 @@ for _name, _doc in (
         ("copy_fragment", "copy_fragment(src, dst[, alignment]): a thread's register fragment to or from a tensor"),
         ("clear", "clear(fragment): zeroes a register fragment"),
         ("copy_wait", "copy_wait(): waits for the block's copies"),
-        ("axpby", "axpby(alpha, x, beta, y): y = alpha * x + beta * y on register fragments")):
+        ("axpby", "axpby(alpha, x, beta, y): y = alpha * x + beta * y on register fragments"),
+        ("make_fragment_like", "make_fragment_like(fragment, dtype): a new register fragment of its layout, of dtype")):
     setattr(tensor_api, _name, _tensor_stub(_name, _doc))
 make_tensor, copy, copy_fragment = tensor_api.make_tensor, tensor_api.copy, tensor_api.copy_fragment
 clear, copy_wait, axpby = tensor_api.clear, tensor_api.copy_wait, tensor_api.axpby
+make_fragment_like = tensor_api.make_fragment_like
 
 
 def _rebuild(spec):   # Matmuls pickled before _Routine

@@ -300,6 +300,8 @@ void bindMathdx(py::module_& m) {
       "cuBLASDx's tensor API: the traits of a GEMM's tensors and, unless function is 'traits', "
       "a device function on them (served from the caches as mathdx_matmul): {spec, key, symbol, "
       "ltoir: [bytes], tensors: [{uid, storage_bytes, alignment, logical_size}]}.");
+  m.def("mathdx_tensor_types", [] { return cj::mathdx::tensorTypeNames(); },
+        "Every cuBLASDx tensor type's name (a layout's traits query asks for all of them).");
   m.def(
       "mathdx_set_instantiators",
       [](const py::object& instantiate) {

@@ -51,3 +51,22 @@ def test_k_loop_over_global_tiles_with_runtime_leading_dimensions(k, ktiles):
     out = cudajit.to_device(np.full((mod.TM, mod.TN), np.nan))
     kk["tiled_gemm"][1, kk["tiled"].block_dim, 0, kk["tiled_smem"]](cudajit.to_device(a), cudajit.to_device(b), out)
     np.testing.assert_allclose(out.copy_to_host(), a @ b, rtol=1e-12, atol=1e-12, err_msg=f"seed {SEED}")
+
+
+@pytest.mark.parametrize("name", ["accumulator_gemm", "partition_gemm", "fragment_like_gemm"])
+def test_accumulator_forms_match_numpy(k, name):
+    # nvmath's accumulator_fp32, simple_partition and make_tensor_like examples' kernels
+    mod, kk = k
+    rng = np.random.default_rng(SEED + len(name))
+    a = np.asfortranarray(rng.standard_normal((mod.M, mod.K)).astype(np.float16))
+    b = rng.standard_normal((mod.K, mod.N)).astype(np.float16)
+    c = rng.standard_normal((mod.M, mod.N)).astype(np.float32)
+    out = cudajit.to_device(np.full((mod.M, mod.N), np.nan, np.float32))
+    alpha, beta = 1.5, -2.0
+    smem = kk["plain_smem"] if name == "accumulator_gemm" else kk["tensor_smem"]
+    kk[name][1, kk["mm"].block_dim, 0, smem](alpha, cudajit.to_device(a), cudajit.to_device(b), beta,
+                                              cudajit.to_device(c), out)
+    got = out.copy_to_host()
+    want = alpha * (a.astype(np.float64) @ b.astype(np.float64)) + beta * c
+    err = np.linalg.norm(got - want) / np.linalg.norm(want)
+    assert err < 1e-5, (name, err, SEED)
