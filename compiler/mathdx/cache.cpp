@@ -7,7 +7,9 @@
 // Entry body: "key value..." lines (traits, LTO-IR sizes), an empty line,
 // then the LTO-IR modules back to back. The stored spec must equal the
 // requested one (a key collision reads as corrupt and is recompiled).
+#include <algorithm>
 #include <atomic>
+#include <thread>
 #include <map>
 #include <mutex>
 #include <cstdlib>
@@ -293,9 +295,12 @@ std::shared_ptr<const Result> serve(Store<Result>& store, const Spec& spec, cons
   if (disk.load(key, &body) == CacheLoad::Hit && deserialize(body, text, result.get())) {
     ++g_disk_hits;
   } else {
-    // One instantiation at a time: libmathdx does not say it is thread-safe.
+    // One instantiation at a time in this process: libmathdx does not say it
+    // is thread-safe. Those `elsewhere` makes (each in a process of its own)
+    // may run side by side.
     static std::mutex compile_mutex;
-    std::lock_guard<std::mutex> lock(compile_mutex);
+    std::unique_lock<std::mutex> lock(compile_mutex, std::defer_lock);
+    if (!elsewhere) lock.lock();
     *result = Result{};
     body = elsewhere ? elsewhere(spec) : compileSerialized(spec);
     if (!deserialize(body, text, result.get()))
@@ -410,18 +415,54 @@ bool servedMatmulSpec(const std::string& key, MatmulSpec* spec) {
   return true;
 }
 
-TensorTraits matmulTensorTraits(const std::string& mm_key, const std::string& tensor, const std::string& like) {
-  TensorFunctionSpec spec;
-  if (!servedMatmulSpec(mm_key, &spec.matmul))
-    throw ToolchainError("cudajit.mathdx: Matmul " + mm_key + " was not built in this process");
+bool matmulTraitsSpec(const std::string& mm_key, const std::string& like, TensorFunctionSpec* spec) {
+  if (!servedMatmulSpec(mm_key, &spec->matmul)) return false;
   // libmathdx makes tensors "like" another type only of register fragments.
   const std::vector<std::string> names =
       like.empty() ? tensorTypeNames() : std::vector<std::string>{"suggested_rmem_c", "rmem_c"};
-  for (const std::string& n : names) spec.tensors.push_back({n, like});
+  spec->function = "traits";
+  spec->tensors.clear();
+  for (const std::string& n : names) spec->tensors.push_back({n, like});
+  return true;
+}
+
+TensorTraits matmulTensorTraits(const std::string& mm_key, const std::string& tensor, const std::string& like) {
+  TensorFunctionSpec spec;
+  if (!matmulTraitsSpec(mm_key, like, &spec))
+    throw ToolchainError("cudajit.mathdx: Matmul " + mm_key + " was not built in this process");
   auto r = tensorFunction(spec);
-  for (size_t i = 0; i < names.size() && i < r->tensors.size(); ++i)
-    if (names[i] == tensor) return r->tensors[i];
+  for (size_t i = 0; i < spec.tensors.size() && i < r->tensors.size(); ++i)
+    if (spec.tensors[i].type == tensor) return r->tensors[i];
   throw ToolchainError("cudajit.mathdx: no tensor type '" + tensor + "'");
+}
+
+void prefetchTensorFunctions(const std::vector<TensorFunctionSpec>& specs) {
+  std::vector<TensorFunctionSpec> missing;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    for (const TensorFunctionSpec& spec : specs) {
+      TensorFunctionSpec t = spec;
+      t.matmul.api = "tensors";
+      if (!g_tensor_functions.memory.count(t.toString())) missing.push_back(t);
+    }
+  }
+  if (missing.size() < 2) return;   // one is made by its call, where its errors belong
+  const size_t threads = std::min<size_t>(
+      missing.size(), std::max<unsigned>(2, std::min<unsigned>(8, std::thread::hardware_concurrency())));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < missing.size();) {
+      try {
+        tensorFunction(missing[i]);
+      } catch (const std::exception&) {
+        // its call instantiates it again and reports the error there
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
 }
 
 std::shared_ptr<const TensorFunctionResult> servedTensorFunction(const std::string& key) {

@@ -205,6 +205,11 @@ std::shared_ptr<const TensorFunctionResult> tensorFunction(const TensorFunctionS
                                                            const InstantiateTensorFunction& elsewhere = {});
 void setTensorFunctionInstantiator(InstantiateTensorFunction instantiate);
 std::shared_ptr<const TensorFunctionResult> servedTensorFunction(const std::string& key);
+// Serves the specs not served yet side by side (threads, each through the
+// registered instantiator's own process): a kernel's tensor functions cost
+// the slowest NVRTC compile instead of their sum. Errors are dropped: the
+// call that needs a spec serves it again and reports them.
+void prefetchTensorFunctions(const std::vector<TensorFunctionSpec>& specs);
 // The spec of a Matmul served in this process, by its key; false for another key.
 bool servedMatmulSpec(const std::string& key, MatmulSpec* spec);
 // The traits of one tensor of a Matmul served here (tensor type, "like" value
@@ -212,6 +217,8 @@ bool servedMatmulSpec(const std::string& key, MatmulSpec* spec);
 // "like" type, of its two register fragments: libmathdx makes only those). Throws
 // as tensorFunction; ToolchainError for a key not served here.
 TensorTraits matmulTensorTraits(const std::string& mm_key, const std::string& tensor, const std::string& like);
+// The traits query matmulTensorTraits serves (false for a key not served here).
+bool matmulTraitsSpec(const std::string& mm_key, const std::string& like, TensorFunctionSpec* spec);
 
 // cuFFTDx's knob query (nvmath's FFT.valid): the combinations of the
 // named knobs ("elements_per_thread", "ffts_per_block") libmathdx offers for

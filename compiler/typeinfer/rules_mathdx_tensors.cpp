@@ -3,6 +3,8 @@
 // by libmathdx when the call is lowered (once), cached as the routines are.
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -238,21 +240,25 @@ Call analyzeExecute(const Site& s, std::string_view mm_key) {
   return c;
 }
 
+// The spec of a call's function; false when its Matmul is not served here.
+bool specOf(const Site& s, const Call& c, mathdx::TensorFunctionSpec* spec) {
+  spec->function = c.function;
+  spec->tensors = c.tensors;
+  spec->alignment = c.alignment;
+  if (!c.mm_key.empty()) return mathdx::servedMatmulSpec(c.mm_key, &spec->matmul);
+  // copy_wait waits for every copy of the thread, whatever its GEMM: a
+  // descriptor of its own (libmathdx makes the same function from any).
+  spec->matmul.size = {1, 1, 1};
+  spec->matmul.precision = {"float32", "float32", "float32"};
+  spec->matmul.block_dim = {32, 1, 1};
+  spec->matmul.sm = s.ctx.specializer().options().arch;
+  return true;
+}
+
 std::shared_ptr<const mathdx::TensorFunctionResult> instantiate(const Site& s, const Call& c) {
   mathdx::TensorFunctionSpec spec;
-  spec.function = c.function;
-  spec.tensors = c.tensors;
-  spec.alignment = c.alignment;
-  if (c.mm_key.empty()) {
-    // copy_wait waits for every copy of the thread, whatever its GEMM: a
-    // descriptor of its own (libmathdx makes the same function from any).
-    spec.matmul.size = {1, 1, 1};
-    spec.matmul.precision = {"float32", "float32", "float32"};
-    spec.matmul.block_dim = {32, 1, 1};
-    spec.matmul.sm = s.ctx.specializer().options().arch;
-  } else if (!mathdx::servedMatmulSpec(c.mm_key, &spec.matmul)) {
+  if (!specOf(s, c, &spec))
     fail(s, c.construct, "this tensor's Matmul was not built in this process (descriptor " + c.mm_key + ")");
-  }
   try {
     return mathdx::tensorFunction(spec);
   } catch (const CompileError& e) {
@@ -262,6 +268,37 @@ std::shared_ptr<const mathdx::TensorFunctionResult> instantiate(const Site& s, c
   } catch (const ToolchainError& e) {
     fail(s, c.construct, e.what());
   }
+}
+
+// What the sites typed so far will instantiate when lowered: recorded while
+// typing, made side by side before the first lowering (prefetch), so that a
+// kernel's first compile waits for its slowest function, not their sum.
+std::mutex g_planned_mutex;
+std::map<std::string, mathdx::TensorFunctionSpec> g_planned;
+
+void plan(const mathdx::TensorFunctionSpec& spec) {
+  std::lock_guard<std::mutex> lock(g_planned_mutex);
+  g_planned.emplace(spec.toString(), spec);
+}
+
+void plan(const Site& s, const Call& c) {
+  mathdx::TensorFunctionSpec spec;
+  if (specOf(s, c, &spec)) plan(spec);
+}
+
+void planTraits(const Ref& r) {
+  mathdx::TensorFunctionSpec spec;
+  if (mathdx::matmulTraitsSpec(r.mm_key, r.like, &spec)) plan(spec);
+}
+
+void prefetch() {
+  std::vector<mathdx::TensorFunctionSpec> specs;
+  {
+    std::lock_guard<std::mutex> lock(g_planned_mutex);
+    for (auto& [text, spec] : g_planned) specs.push_back(std::move(spec));
+    g_planned.clear();
+  }
+  if (!specs.empty()) mathdx::prefetchTensorFunctions(specs);
 }
 
 // make_tensor(array, layout): the tensor; an array of another item type than
@@ -383,6 +420,16 @@ void requireOwnBlock(const Site& s, const std::string& construct, const Ref& acc
              "launch with MM.block_dim threads, or guard a copy_fragment with is_thread_active()");
 }
 
+// A function on the accumulator alone (create, clear).
+Call onAccumulator(const std::string& construct, const char* function, const Ref& acc) {
+  Call c;
+  c.construct = construct;
+  c.function = function;
+  c.mm_key = acc.mm_key;
+  c.tensors = {tensorRef(acc)};
+  return c;
+}
+
 // The Call of an accumulator's copy between `src` and `dst` (one of them a fragment).
 Call fragmentCopy(const std::string& construct, const Ref& src, const Ref& dst) {
   Call c;
@@ -463,14 +510,7 @@ ir::Instr* methodLower(const Site& s, Emitter& e, const Ref& acc, ir::Instr* acc
     return emitCall(s, e, partitionQuery(acc, method), {});
   if (method == "is_index_in_bounds" || method == "map_fragment_index")
     return emitCall(s, e, partitionQuery(acc, method), {e.convert(s.args[0], i32Ty())});
-  if (method == "clear") {
-    Call c;
-    c.construct = construct;
-    c.function = "clear";
-    c.mm_key = acc.mm_key;
-    c.tensors = {tensorRef(acc)};
-    return emitCall(s, e, c, {accumulator});
-  }
+  if (method == "clear") return emitCall(s, e, onAccumulator(construct, "clear", acc), {accumulator});
   if (method == "make_empty_fragment") return newRegisterTensor(s, e, construct, fragmentRef(acc));
   requireOwnBlock(s, construct, acc);
   if (method == "get_results") {
@@ -509,7 +549,46 @@ const Type* fragmentLikeType(const Site& s, Ref* f) {
   return tensorType(*f, bufferType(s, construct, *f));
 }
 
+// Records what a typed site will instantiate (plan); `t` is its type.
+void planSite(const Site& s, std::string_view mm_key, std::string_view method, const Type* t) {
+  if (isMethod(s.name)) {
+    Ref acc, src, dst;
+    tensorOf(s.receiver->type->elems[1], &acc);
+    const std::string_view m = s.name.substr(kMethodPrefix.size());
+    const std::string construct = "accumulator." + std::string(m);
+    if (m == "is_thread_active" || m == "is_predicated" || m == "is_index_in_bounds" || m == "map_fragment_index") {
+      plan(s, partitionQuery(acc, m));
+    } else if (m == "clear") {
+      plan(s, onAccumulator(construct, "clear", acc));
+    } else if (m == "get_results" || m == "make_empty_fragment") {
+      planTraits(fragmentRef(acc));
+      if (m == "get_results") plan(s, fragmentCopy(construct, acc, fragmentRef(acc)));
+    } else if (m == "make_partition_and_copy" && tensorOf(s.argType(0), &src) && tensorOf(t, &dst)) {
+      planTraits(dst);
+      plan(s, fragmentCopy(construct, src, dst));
+    } else if (m == "partition_and_copy" && tensorOf(s.argType(0), &src) && tensorOf(s.argType(1), &dst)) {
+      plan(s, fragmentCopy(construct, src, dst));
+    }
+    return;
+  }
+  if (!mm_key.empty() && isLayoutMethod(method)) return;
+  if (!mm_key.empty() && !accumulatorOfMethod(method).empty()) {
+    const Ref acc{std::string(mm_key), std::string(accumulatorOfMethod(method)), "", {}};
+    planTraits(acc);
+    for (const char* fn : {"create", "clear"}) plan(s, onAccumulator("Matmul." + std::string(method), fn, acc));
+    return;
+  }
+  if (!mm_key.empty()) return plan(s, analyzeExecute(s, mm_key));
+  const std::string_view fn = s.name.substr(kApiPrefix.size());
+  Ref r;
+  if (fn == "make_tensor") return;
+  if (fn == "make_fragment_like" && tensorOf(t, &r)) return planTraits(r);
+  plan(s, analyzeApi(s, fn));
+}
+
 }  // namespace
+
+const Type* typeOf(const Site& s, std::string_view mm_key, std::string_view method);
 
 bool isSymbol(std::string_view name) {
   return name.rfind(kLayoutPrefix, 0) == 0 || name.rfind(kTensorPrefix, 0) == 0 || name.rfind(kApiPrefix, 0) == 0;
@@ -561,6 +640,12 @@ ir::Instr* attributeLower(const Site& s, Emitter& e, ir::Instr* receiver) {
 }
 
 const Type* type(const Site& s, std::string_view mm_key, std::string_view method) {
+  const Type* t = typeOf(s, mm_key, method);
+  planSite(s, mm_key, method, t);
+  return t;
+}
+
+const Type* typeOf(const Site& s, std::string_view mm_key, std::string_view method) {
   if (isMethod(s.name)) {
     Ref acc;
     tensorOf(s.receiver->type->elems[1], &acc);
@@ -597,13 +682,14 @@ const Type* type(const Site& s, std::string_view mm_key, std::string_view method
 }
 
 ir::Instr* lower(const Site& s, Emitter& e, std::string_view mm_key, std::string_view method) {
+  prefetch();
   if (isMethod(s.name)) {
     Ref acc;
     tensorOf(s.receiver->type->elems[1], &acc);
     return methodLower(s, e, acc, e.element(s.receiver, 1), s.name.substr(kMethodPrefix.size()));
   }
   if (!mm_key.empty() && isLayoutMethod(method)) {
-    const Type* t = type(s, mm_key, method);
+    const Type* t = typeOf(s, mm_key, method);
     if (t->is(TypeKind::Symbol)) return e.constant(ir::Const::symbol(t->name), t);
     ir::Instr* ld;
     if (!s.args.empty()) {
@@ -618,17 +704,10 @@ ir::Instr* lower(const Site& s, Emitter& e, std::string_view mm_key, std::string
   if (!mm_key.empty() && isAccumulatorMethod(method)) {
     // A new accumulator: its state made (CREATE), then zeroed (CLEAR).
     const std::string construct = "Matmul." + std::string(method);
-    type(s, mm_key, method);
+    typeOf(s, mm_key, method);
     const Ref acc{std::string(mm_key), std::string(accumulatorOfMethod(method)), "", {}};
     ir::Instr* accumulator = newRegisterTensor(s, e, construct, acc);
-    for (const char* fn : {"create", "clear"}) {
-      Call c;
-      c.construct = construct;
-      c.function = fn;
-      c.mm_key = acc.mm_key;
-      c.tensors = {tensorRef(acc)};
-      emitCall(s, e, c, {accumulator});
-    }
+    for (const char* fn : {"create", "clear"}) emitCall(s, e, onAccumulator(construct, fn, acc), {accumulator});
     return accumulator;
   }
   const std::string_view fn = mm_key.empty() ? s.name.substr(kApiPrefix.size()) : std::string_view();
