@@ -15,7 +15,7 @@ Rows:
   bmm S dtype      batched S x S x S GEMMs (S = 32, 64; float32, float64, float16):
                    cuBLASDx GEMMs with operands staged in shared memory, each block
                    looping over batches and loading the next one's operands during
-                   the current GEMM (--bmm-copy: pipelined, wide, element), vs
+                   the current GEMM (--bmm-copy: pipelined, tensors, wide, element), vs
                    torch.bmm (cuBLAS batched).
   segsum S         the seed talk's segmented sum (65536 segments of 1024 float32) as
                    in-kernel mat-vecs with ones vectors, S segments a block
@@ -201,6 +201,45 @@ def bmm_kernel_pipelined(cuda, mm, s, itemsize):
     return k
 
 
+def bmm_kernel_tensors(cuda, mm, s):
+    """cuBLASDx's tensor API: each block loops over batches; the next batch's
+    A and B are copied (cp.async, cuBLASDx's own copy) into the second pair
+    of shared buffers while the GEMM runs on the current pair, and C stays in
+    registers (MM.execute(a, b, acc), copy_fragment to global): no shared C."""
+    from cudajit.mathdx import clear, copy, copy_fragment, copy_wait, make_tensor
+    la, lb, lc = mm.suggest_layout_smem_a(), mm.suggest_layout_smem_b(), mm.suggest_layout_rmem_c()
+    na, nb = la.cosize, lb.cosize
+
+    @cuda.jit
+    def k(a, b, c, batches):
+        smem = cuda.shared.array(shape=(0,), dtype=mm.a_value_type, alignment=16)
+        sa0, sb0 = make_tensor(smem[0:na], la), make_tensor(smem[na:na + nb], lb)
+        sa1, sb1 = make_tensor(smem[na + nb:2 * na + nb], la), make_tensor(smem[2 * na + nb:2 * (na + nb)], lb)
+        acc = make_tensor(cuda.local.array(shape=(lc.cosize,), dtype=mm.c_value_type), lc)
+        batch = cuda.blockIdx.x
+        if batch < batches:
+            copy(make_tensor(a[batch], mm.get_layout_gmem_a()), sa0, alignment=16)
+            copy(make_tensor(b[batch], mm.get_layout_gmem_b()), sb0, alignment=16)
+        parity = 0
+        while batch < batches:
+            copy_wait()   # this batch's operands (and the block's barrier)
+            nxt = batch + cuda.gridDim.x
+            if parity == 0:
+                cur_a, cur_b, next_a, next_b = sa0, sb0, sa1, sb1
+            else:
+                cur_a, cur_b, next_a, next_b = sa1, sb1, sa0, sb0
+            if nxt < batches:
+                copy(make_tensor(a[nxt], mm.get_layout_gmem_a()), next_a, alignment=16)
+                copy(make_tensor(b[nxt], mm.get_layout_gmem_b()), next_b, alignment=16)
+            clear(acc)
+            mm.execute(cur_a, cur_b, acc)
+            copy_fragment(acc, make_tensor(c[batch], mm.get_layout_gmem_c()), alignment=16)
+            cuda.syncthreads()   # the current pair is free for the copy after next
+            batch = nxt
+            parity = 1 - parity
+    return k, 2 * (na * np.dtype(mm.a_value_type).itemsize + nb * np.dtype(mm.b_value_type).itemsize)
+
+
 def segsum_block_kernel(cuda, threads):
     @cuda.jit
     def k(x, out):
@@ -256,9 +295,10 @@ def main(argv=None):
     p.add_argument("--only", default="fft,bmm,segsum", help="rows: fft (with conv), bmm, segsum")
     p.add_argument("--segsum-per-block", default="1,2,4,8", help="segments a block of the mat-vec segsum rows")
     p.add_argument("--bmm-threads", type=int, default=128, help="threads a block of the GEMM kernels")
-    p.add_argument("--bmm-copy", choices=("pipelined", "wide", "element"), default="pipelined",
-                   help="a block loops over batches loading the next one during the GEMM (pipelined); "
-                        "one batch a block, operands moved 16 bytes a thread (wide) or element by element")
+    p.add_argument("--bmm-copy", choices=("pipelined", "tensors", "wide", "element"), default="pipelined",
+                   help="a block loops over batches loading the next one during the GEMM (pipelined; "
+                        "tensors: with cuBLASDx's copies and C in registers); one batch a block, operands "
+                        "moved 16 bytes a thread (wide) or element by element")
     opts = p.parse_args(argv)
     import torch
     import cudajit as cuda
@@ -310,14 +350,21 @@ def main(argv=None):
         for dt, tdt in ((np.float32, torch.float32), (np.float64, torch.float64), (np.float16, torch.float16)):
             mm = Matmul(size=(s, s, s), precision=dt, data_type="real",
                         arrangement=("row_major", "row_major", "row_major"), execution="Block",
-                        block_size=opts.bmm_threads)
+                        block_size=opts.bmm_threads,
+                        # the tensor API's copies move 16 bytes a thread when the operands are so aligned
+                        alignment=(16, 16, 16) if opts.bmm_copy == "tensors" else None)
             batch = (1 << 18 if opts.quick else 1 << 22) // (s * s)
             a = torch.randn(batch, s, s, dtype=tdt, device="cuda", generator=gen)
             b = torch.randn(batch, s, s, dtype=tdt, device="cuda", generator=gen)
             c = torch.full_like(a, float("nan"))
             smem_bytes = 3 * s * s * a.element_size()
             grid = batch
-            if opts.bmm_copy == "pipelined":
+            if opts.bmm_copy == "tensors":
+                kb, smem_bytes = bmm_kernel_tensors(cuda, mm, s)
+                flat = (a, b, c, batch)
+                sms = torch.cuda.get_device_properties(0).multi_processor_count
+                grid = min(batch, sms * max(1, min(16, 220 * 1024 // smem_bytes)))
+            elif opts.bmm_copy == "pipelined":
                 kb = bmm_kernel_pipelined(cuda, mm, s, a.element_size())
                 flat = (a.view(-1), b.view(-1), c.view(-1), batch)
                 sms = torch.cuda.get_device_properties(0).multi_processor_count
