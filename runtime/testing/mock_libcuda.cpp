@@ -150,6 +150,13 @@ int cjmock_live_link_states() { return g_live_link_states; }
 // ---- the driver API subset cudajit resolves ----------------------------------
 CUresult cuInit(unsigned) { return kOk; }
 CUresult cuDriverGetVersion(int* v) { *v = 13000; return kOk; }
+// NVRTC, loaded into a process where this mock is libcuda.so.1 (the nvmath
+// examples' mock runs), calls cuInit and then this undocumented entry point;
+// without it NVRTC jumped to a null pointer. No table: NVRTC goes on without one.
+CUresult cuGetExportTable(const void** table, const void*) {
+  if (table) *table = nullptr;
+  return kNotFound;
+}
 CUresult cuGetErrorName(CUresult e, const char** name) {
   switch (e) {
     case kOk: *name = "CUDA_SUCCESS"; return kOk;
