@@ -10,6 +10,8 @@ from cudajit.mathdx import Matmul, axpby, clear, copy, copy_fragment, copy_wait,
 # nvmath's cublasdx_simple_gemm_tensor_fp32 example: half inputs, float C.
 M, N, K, THREADS = 128, 128, 32, 256
 TENSOR_SIG = "void(float32, float16[::1,:], float16[:,::1], float32, float32[:,::1], float32[:,::1])"
+# make_tensor_like's form: C and the output in float64, the float32 results widened
+LIKE_SIG = "void(float32, float16[::1,:], float16[:,::1], float32, float64[:,::1], float64[:,::1])"
 # A K loop over tiles of larger matrices, global tensors with run-time leading dimensions.
 TM, TN, TK, TILE_THREADS = 32, 32, 16, 128
 TILED_SIG = "void(float64[:,::1], float64[:,::1], float64[:,::1])"
@@ -118,7 +120,7 @@ def build(sm=None):
 
     @cuda.jit
     def fragment_like_gemm(alpha, a, b, beta, c, output):
-        # nvmath's cublasdx_simple_gemm_make_tensor_like: the result widened to float64
+        # nvmath's cublasdx_simple_gemm_make_tensor_like: the result widened to float64, C float64
         smem = cuda.shared.array(shape=(0,), dtype=np.float16, alignment=16)
         smem_a = make_tensor(smem[: a_layout.cosize], a_layout)
         smem_b = make_tensor(smem[a_layout.cosize: a_layout.cosize + b_layout.cosize], b_layout)

@@ -103,7 +103,8 @@ def test_a_function_called_twice_links_once(kernels):
 @pytest.mark.parametrize("name", ["accumulator_gemm", "partition_gemm", "fragment_like_gemm"])
 def test_accumulator_kernels_link(kernels, name):
     # nvmath's accumulator_fp32, simple_partition and make_tensor_like examples' kernels
-    ptx, _ = cudajit.compile_ptx(kernels[name], tk.TENSOR_SIG, block=(tk.THREADS,), cc=(9, 0))
+    sig = tk.LIKE_SIG if name == "fragment_like_gemm" else tk.TENSOR_SIG
+    ptx, _ = cudajit.compile_ptx(kernels[name], sig, block=(tk.THREADS,), cc=(9, 0))
     assert "mma.sync.aligned" in ptx and f".reqntid {tk.THREADS}, 1, 1" in ptx
 
 

@@ -417,12 +417,12 @@ bool servedMatmulSpec(const std::string& key, MatmulSpec* spec) {
 
 bool matmulTraitsSpec(const std::string& mm_key, const std::string& like, TensorFunctionSpec* spec) {
   if (!servedMatmulSpec(mm_key, &spec->matmul)) return false;
-  // libmathdx makes tensors "like" another type only of register fragments.
-  const std::vector<std::string> names =
-      like.empty() ? tensorTypeNames() : std::vector<std::string>{"suggested_rmem_c", "rmem_c"};
+  // libmathdx makes a tensor "like" another value type of every tensor but
+  // the accumulators.
   spec->function = "traits";
   spec->tensors.clear();
-  for (const std::string& n : names) spec->tensors.push_back({n, like});
+  for (const std::string& n : tensorTypeNames())
+    if (like.empty() || n.find("accumulator") == std::string::npos) spec->tensors.push_back({n, like});
   return true;
 }
 

@@ -214,7 +214,7 @@ void prefetchTensorFunctions(const std::vector<TensorFunctionSpec>& specs);
 bool servedMatmulSpec(const std::string& key, MatmulSpec* spec);
 // The traits of one tensor of a Matmul served here (tensor type, "like" value
 // type or ""), from the query of all of its tensors (tensorTypeNames; with a
-// "like" type, of its two register fragments: libmathdx makes only those). Throws
+// "like" type, all but the accumulators, which libmathdx does not remake). Throws
 // as tensorFunction; ToolchainError for a key not served here.
 TensorTraits matmulTensorTraits(const std::string& mm_key, const std::string& tensor, const std::string& like);
 // The traits query matmulTensorTraits serves (false for a key not served here).

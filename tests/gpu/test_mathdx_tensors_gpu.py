@@ -60,8 +60,9 @@ def test_accumulator_forms_match_numpy(k, name):
     rng = np.random.default_rng(SEED + len(name))
     a = np.asfortranarray(rng.standard_normal((mod.M, mod.K)).astype(np.float16))
     b = rng.standard_normal((mod.K, mod.N)).astype(np.float16)
-    c = rng.standard_normal((mod.M, mod.N)).astype(np.float32)
-    out = cudajit.to_device(np.full((mod.M, mod.N), np.nan, np.float32))
+    ctype = np.float64 if name == "fragment_like_gemm" else np.float32   # make_tensor_like's C is float64
+    c = rng.standard_normal((mod.M, mod.N)).astype(ctype)
+    out = cudajit.to_device(np.full((mod.M, mod.N), np.nan, ctype))
     alpha, beta = 1.5, -2.0
     smem = kk["plain_smem"] if name == "accumulator_gemm" else kk["tensor_smem"]
     kk[name][1, kk["mm"].block_dim, 0, smem](alpha, cudajit.to_device(a), cudajit.to_device(b), beta,
