@@ -151,3 +151,32 @@ def test_layout_attributes_inside_kernels(kernels):
 
     ptx, _ = cudajit.compile_ptx(sizes, "void(int64[::1])", block=(tk.THREADS,), cc=(9, 0))
     assert f"{rc.cosize};" in ptx and f"{tk.M * tk.K};" in ptx
+
+
+def test_a_launch_makes_its_functions_side_by_side_holding_the_gil(run_python, mock_driver, tmp_path):
+    # The dispatcher compiles at a launch holding the GIL; the functions a
+    # kernel plans are made on several threads, each taking the GIL for the
+    # instantiator. Before the compile's thread let the GIL go while it
+    # waited, this deadlocked whenever that thread finished its share first
+    # (an nvmath example hung so): the test runs the path, and catches the
+    # deadlock when the timing falls that way. A fresh cache directory makes
+    # every function a miss.
+    out = run_python(f"""
+        import os
+        os.environ["CUDAJIT_CACHE_DIR"] = {str(tmp_path)!r}
+        import numpy as np
+        import cudajit
+        from cudajit import mathdx
+        mm = mathdx.Matmul(size=(16, 16, 16), precision=np.float32, data_type="real", execution="Block",
+                           block_size=64, sm=90)
+
+        @cudajit.jit
+        def k(out):
+            acc = mm.suggest_accumulator()
+            mathdx.copy_wait()
+            out[0] = acc.is_thread_active()
+
+        k[1, 64](cudajit.to_device(np.zeros(1, np.int32)))
+        print("launched")
+    """, driver=mock_driver)
+    assert "launched" in out

@@ -39,6 +39,7 @@ Store<FftResult> g_ffts;
 Store<RandomResult> g_randoms;
 Store<TensorFunctionResult> g_tensor_functions;
 InstantiateTensorFunction g_tensor_instantiator;
+std::function<void(const std::function<void()>&)> g_unlocked_section;   // setUnlockedSection
 // The specs served, by key (fftWithApi / matmulWithApi make siblings of
 // them), and the instantiators the binding registered for siblings.
 std::map<std::string, FftSpec> g_fft_specs;
@@ -459,10 +460,24 @@ void prefetchTensorFunctions(const std::vector<TensorFunctionSpec>& specs) {
       }
     }
   };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  auto parallel = [&] {
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+  };
+  std::function<void(const std::function<void()>&)> unlocked;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    unlocked = g_unlocked_section;
+  }
+  if (unlocked) unlocked(parallel);
+  else parallel();
+}
+
+void setUnlockedSection(std::function<void(const std::function<void()>&)> run) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_unlocked_section = std::move(run);
 }
 
 std::shared_ptr<const TensorFunctionResult> servedTensorFunction(const std::string& key) {

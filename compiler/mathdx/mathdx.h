@@ -210,6 +210,12 @@ std::shared_ptr<const TensorFunctionResult> servedTensorFunction(const std::stri
 // the slowest NVRTC compile instead of their sum. Errors are dropped: the
 // call that needs a spec serves it again and reports them.
 void prefetchTensorFunctions(const std::vector<TensorFunctionSpec>& specs);
+// How prefetchTensorFunctions waits for its threads: `run(work)` runs work
+// with the embedding interpreter's lock released when the calling thread
+// holds it (the Python binding registers it: its instantiator takes that
+// lock on each thread, and a compile may run holding it). Unset: work runs
+// as is.
+void setUnlockedSection(std::function<void(const std::function<void()>&)> run);
 // The spec of a Matmul served in this process, by its key; false for another key.
 bool servedMatmulSpec(const std::string& key, MatmulSpec* spec);
 // The traits of one tensor of a Matmul served here (tensor type, "like" value

@@ -311,6 +311,17 @@ void bindMathdx(py::module_& m) {
             pythonInstantiator<cj::mathdx::MatmulSpec>(instantiate, matmulSpecDict, "mathdx.matmul"));
         cj::mathdx::setTensorFunctionInstantiator(
             pythonInstantiator<cj::mathdx::TensorFunctionSpec>(instantiate, tensorSpecDict, "mathdx.tensor"));
+        // A kernel's tensor functions are made on several threads, each taking
+        // the GIL for the instantiator; a compile may hold it (the dispatcher's
+        // does), so the compile's thread lets it go while it waits for them.
+        cj::mathdx::setUnlockedSection([](const std::function<void()>& work) {
+          if (PyGILState_Check()) {
+            py::gil_scoped_release release;
+            work();
+          } else {
+            work();
+          }
+        });
       },
       py::arg("instantiate"),
       "Registers instantiate(spec dict) -> mathdx_compile_serialized's bytes, run (in a fresh "
