@@ -401,7 +401,7 @@ def test_runtime_leading_dimensions():
     lda, ldb, ldc = mk.LDS
     assert mk.MM_LD.get_shared_storage_size(*mk.LDS) == static.get_shared_storage_size() \
         == (m * lda + n * ldb + n * ldc) * 8
-    with pytest.raises(ValueError, match="0 or 3 integer"):
+    with pytest.raises(ValueError, match="takes 0 or 3 arguments"):
         mk.MM_LD.get_shared_storage_size(34, 33)
 
 

@@ -419,21 +419,11 @@ class Matmul(_Routine):
 
     __call__ = execute   # nvmath.device's older spelling, MM(alpha, a, b, beta, c)
 
-    def get_shared_storage_size(self, *lds):
+    def get_shared_storage_size(self, *args):
         """Bytes of shared memory for A, B and C, one after the other, each at
-        its alignment: at the descriptor's leading dimensions, or at the
-        runtime ones given, get_shared_storage_size(lda, ldb, ldc)."""
-        if not lds:
-            return self.shared_memory_size
-        if len(lds) != 3 or not all(isinstance(x, (int, np.integer)) for x in lds):
-            raise ValueError("get_shared_storage_size() takes 0 or 3 integer arguments (lda, ldb, ldc)")
-        sizes = [self._stored(i, dims, int(ld)) * int(self._r["value_size"][i])
-                 for i, (dims, ld) in enumerate(zip((self.a_dim, self.b_dim, self.c_dim), lds))]
-        offset = 0
-        for size, align in zip(sizes, self.alignment):
-            align = max(int(align), 1)
-            offset = (offset + align - 1) // align * align + size
-        return offset
+        its alignment: at the descriptor's leading dimensions, at the runtime
+        ones given, get_shared_storage_size(lda, ldb, ldc), or for three layouts."""
+        return self.shared_memory_size if not args else self._storage(args, 3)
 
     # --- cuBLASDx's tensor API: layouts for make_tensor ----------------------------
 
@@ -480,8 +470,11 @@ class Matmul(_Routine):
         return self._storage(args, 2)
 
     def _storage(self, args, count):
+        """The first `count` of A, B, C one after the other, each at its
+        alignment: at the leading dimensions in args (the descriptor's when
+        none), or for the layouts in args."""
         if len(args) not in (0, count):
-            raise ValueError(f"takes 0 or {count} arguments (leading dimensions or layouts)")
+            raise ValueError(f"takes 0 or {count} arguments (leading dimensions or layouts), got {len(args)}")
         if args and all(isinstance(a, Layout) for a in args):
             sizes = [a.cosize * a._itemsize for a in args]
         elif all(isinstance(a, (int, np.integer)) for a in args):
