@@ -161,7 +161,6 @@ const Type* makeTensorType(const Site& s, Ref* ref) {
 
 }  // namespace
 
-
 const Type* typeOf(const Site& s, std::string_view mm_key, std::string_view method);
 
 bool isSymbol(std::string_view name) {
@@ -178,8 +177,7 @@ bool isTensor(const Type* t) {
 
 bool isMethod(std::string_view name) { return name.rfind(kMethodPrefix, 0) == 0; }
 
-
-
+namespace {
 
 // Records what a typed site will instantiate (plan); `t` is its type.
 void planSite(const Site& s, std::string_view mm_key, std::string_view method, const Type* t) {
@@ -190,6 +188,8 @@ void planSite(const Site& s, std::string_view mm_key, std::string_view method, c
   if (!mm_key.empty()) return plan(s, analyzeExecute(s, mm_key));
   if (fn != "make_tensor") plan(s, analyzeApi(s, fn));
 }
+
+}  // namespace
 
 const Type* type(const Site& s, std::string_view mm_key, std::string_view method) {
   const Type* t = typeOf(s, mm_key, method);
