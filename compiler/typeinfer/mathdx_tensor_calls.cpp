@@ -174,12 +174,8 @@ ir::Instr* emitCall(const Site& s, Emitter& e, const Call& c, std::vector<ir::In
   auto result = instantiate(s, c);
   ir::Instr* call = makeLibraryCall(e, libcalls::Library::Mathdx, mathdx::specKey(result->spec),
                                     c.result ? c.result : voidTy(), std::move(operands), c.construct);
-  if (auto mm = c.mm_key.empty() ? nullptr : mathdx::servedResult(c.mm_key)) {
-    const InferOptions& options = s.ctx.specializer().options();
-    int64_t d[3];
-    for (int i = 0; i < 3; ++i) d[i] = options.block_dims[0] > 0 ? options.block_dims[i] : mm->block_dim[i];
-    call->names.push_back("block=" + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]));
-  }
+  if (auto mm = c.mm_key.empty() ? nullptr : mathdx::servedResult(c.mm_key))
+    call->names.push_back(mathdxLaunchBlockName(s, mm->block_dim));
   return c.result ? call : nullptr;
 }
 

@@ -14,6 +14,8 @@
 // Each call becomes `intrinsic mathdx "<key>"` of a TensorFunctionResult
 // (mathdx/mathdx.h), instantiated during type inference.
 #pragma once
+#include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -25,6 +27,10 @@ namespace cj::typeinfer {
 // ("float32", "complex64") or a vector ("complex32" is float16x2:
 // vector_dtype_names.def). nullptr if neither. (rules_mathdx.cpp)
 const Type* mathdxValueItemType(const std::string& name);
+// "block=XxYxZ", the launch block a block-wide MathDx call's kernel carries
+// (.reqntid): the launch's where it is known, else `built` (the
+// descriptor's). Passed to codegen in the call's names. (rules_mathdx.cpp)
+std::string mathdxLaunchBlockName(const Site& s, const std::array<int64_t, 3>& built);
 
 namespace mathdx_tensors {
 

@@ -39,6 +39,14 @@ const Type* mathdxValueItemType(const std::string& name) {
   return vectorNamed(name, /*dtype_names=*/true);
 }
 
+std::string mathdxLaunchBlockName(const Site& s, const std::array<int64_t, 3>& built) {
+  const InferOptions& options = s.ctx.specializer().options();
+  const int64_t* d = options.block_dims[0] > 0 ? nullptr : built.data();
+  int64_t b[3];
+  for (int i = 0; i < 3; ++i) b[i] = d ? d[i] : options.block_dims[i];
+  return "block=" + std::to_string(b[0]) + "x" + std::to_string(b[1]) + "x" + std::to_string(b[2]);
+}
+
 namespace {
 
 constexpr std::string_view kPrefix = "cudajit.mathdx.matmul.";
@@ -102,17 +110,6 @@ void checkBlockShape(const Site& s, const std::string& what, const std::array<in
   }
 }
 
-// The launch block a GEMM's kernel carries (.reqntid): the launch's where it
-// is known, else the descriptor's. Passed to codegen in the call's names.
-std::string launchBlockName(const Site& s, const std::array<int64_t, 3>& built) {
-  const InferOptions& options = s.ctx.specializer().options();
-  const int64_t* d = options.block_dims[0] > 0 ? nullptr : built.data();
-  int64_t b[3];
-  for (int i = 0; i < 3; ++i) b[i] = d ? d[i] : options.block_dims[i];
-  return "block=" + std::to_string(b[0]) + "x" + std::to_string(b[1]) + "x" + std::to_string(b[2]);
-}
-
-const Type* valueItemType(const std::string& name) { return mathdxValueItemType(name); }
 
 // "complex32 (float16x2)" for a vector value type, "float32" for a scalar.
 std::string itemName(const std::string& value_type, const Type* item) {
@@ -149,7 +146,7 @@ Call analyze(const Site& s) {
   if (!c.mm) fail(s, "this Matmul was not built in this process (descriptor " + c.key + ")");
   checkTarget(s, "Matmul", c.mm->spec, fail);
   for (int i = 0; i < 3; ++i)
-    if (!(c.value[i] = valueItemType(c.mm->value_type[i])))
+    if (!(c.value[i] = mathdxValueItemType(c.mm->value_type[i])))
       fail(s, "Matmul's " + std::string(1, "abc"[i]) + " value type " + c.mm->value_type[i] +
                   " has no array type in cudajit kernels");
   // (alpha, a, b, beta, c), or with runtime leading dimensions (alpha, a, lda,
@@ -219,7 +216,7 @@ ir::Instr* mathdxLower(const Site& s, Emitter& e) {
   }
   ir::Instr* call =
       makeLibraryCall(e, libcalls::Library::Mathdx, c.key, voidTy(), std::move(operands), "Matmul.execute");
-  call->names.push_back(launchBlockName(s, c.mm->block_dim));
+  call->names.push_back(mathdxLaunchBlockName(s, c.mm->block_dim));
   return nullptr;   // no value (as CUB's void calls)
 }
 
@@ -263,7 +260,7 @@ FftCall analyzeFft(const Site& s) {
   c.fft = mathdx::servedFft(c.key);
   if (!c.fft) failFft(s, "this FFT was not built in this process (descriptor " + c.key + ")");
   checkTarget(s, "FFT", c.fft->spec, failFft);
-  const Type* value = valueItemType(c.fft->value_type);
+  const Type* value = mathdxValueItemType(c.fft->value_type);
   if (!value) failFft(s, "the FFT's value type " + c.fft->value_type + " has no array type in cudajit kernels");
   const std::string value_name = itemName(c.fft->value_type, value);
   const bool block = c.fft->execution == "Block";

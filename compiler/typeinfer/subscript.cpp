@@ -1,7 +1,7 @@
-#include "typeinfer/mathdx_tensors.h"
 #include "typeinfer/subscript.h"
 
 #include "typeinfer/conversion.h"
+#include "typeinfer/mathdx_tensors.h"
 #include "typeinfer/records.h"
 #include "typeinfer/slicing.h"
 #include "typeinfer/tile_rules.h"
