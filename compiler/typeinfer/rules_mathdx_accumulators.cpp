@@ -3,6 +3,7 @@
 // make_fragment_like, fragment[i], tensor.layout. libmathdx 0.4 makes an
 // accumulator an opaque, stateful tensor: a local buffer of its storage
 // bytes, created (CREATE) and cleared where it is made.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -127,35 +128,78 @@ const Type* methodTypeOf(const Site& s, const Ref& acc, std::string_view method)
   return noneTy();
 }
 
-ir::Instr* methodLowerOf(const Site& s, Emitter& e, const Ref& acc, ir::Instr* accumulator, std::string_view method) {
+// What a site does when lowered: the device functions it calls, in order, all
+// on the same operands: the accumulator when `on_accumulator`, then the
+// site's arguments (integers as i32), then the register fragment it makes
+// (`fragment`), which is also its value. Planning (planAccumulatorSite) and
+// lowering (lowerWork) both read it.
+struct Work {
+  std::vector<Call> calls;
+  std::optional<Ref> fragment;
+  bool on_accumulator = false;
+};
+
+// acc.<method>(...) of a typed site; `t` is its type.
+Work methodWork(const Site& s, const Ref& acc, std::string_view method, const Type* t) {
   const std::string construct = "accumulator." + std::string(method);
-  methodTypeOf(s, acc, method);
-  if (method == "is_thread_active" || method == "is_predicated")
-    return emitCall(s, e, partitionQuery(acc, method), {});
-  if (method == "is_index_in_bounds" || method == "map_fragment_index")
-    return emitCall(s, e, partitionQuery(acc, method), {e.convert(s.args[0], i32Ty())});
-  if (method == "clear") return emitCall(s, e, onAccumulator(construct, "clear", acc), {accumulator});
-  if (method == "make_empty_fragment") return newRegisterTensor(s, e, construct, fragmentRef(acc));
-  requireOwnBlock(s, construct, acc);
-  if (method == "get_results") {
-    ir::Instr* fragment = newRegisterTensor(s, e, construct, fragmentRef(acc));
-    emitCall(s, e, fragmentCopy(construct, acc, fragmentRef(acc)), {accumulator, fragment});
-    return fragment;
-  }
-  if (method == "make_partition_and_copy") {
-    const Type* t = methodTypeOf(s, acc, method);
-    Ref f;
-    parse(t->elems[0]->name, kTensorPrefix, &f);
-    Ref src;
+  Work w;
+  if (method == "is_thread_active" || method == "is_predicated" || method == "is_index_in_bounds" ||
+      method == "map_fragment_index") {
+    w.calls = {partitionQuery(acc, method)};
+  } else if (method == "clear") {
+    w.calls = {onAccumulator(construct, "clear", acc)};
+    w.on_accumulator = true;
+  } else if (method == "make_empty_fragment") {
+    w.fragment = fragmentRef(acc);
+  } else if (method == "get_results") {
+    w.fragment = fragmentRef(acc);
+    w.calls = {fragmentCopy(construct, acc, *w.fragment)};
+    w.on_accumulator = true;
+  } else if (method == "make_partition_and_copy") {
+    Ref src, f;
     tensorOf(s.argType(0), &src);
-    ir::Instr* fragment = newRegisterTensor(s, e, construct, f);
-    emitCall(s, e, fragmentCopy(construct, src, f), {s.args[0], fragment});
-    return fragment;
+    tensorOf(t, &f);
+    w.fragment = f;
+    w.calls = {fragmentCopy(construct, src, f)};
+  } else {   // partition_and_copy
+    Ref src, dst;
+    tensorOf(s.argType(0), &src);
+    tensorOf(s.argType(1), &dst);
+    w.calls = {fragmentCopy(construct, src, dst)};
   }
-  Ref src, dst;
-  tensorOf(s.argType(0), &src);
-  tensorOf(s.argType(1), &dst);
-  return emitCall(s, e, fragmentCopy(construct, src, dst), {s.args[0], s.args[1]});
+  return w;
+}
+
+// The accumulator MM.suggest_accumulator() / get_accumulator() makes.
+Ref accumulatorRef(std::string_view mm_key, std::string_view method) {
+  return {std::string(mm_key), std::string(accumulatorOfMethod(method)), "", {}};
+}
+
+// A new accumulator (MM.suggest_accumulator() / get_accumulator()): its
+// state made (CREATE), then zeroed (CLEAR).
+Work accumulatorWork(std::string_view mm_key, std::string_view method) {
+  const std::string construct = "Matmul." + std::string(method);
+  const Ref acc = accumulatorRef(mm_key, method);
+  Work w;
+  w.fragment = acc;
+  for (const char* fn : {"create", "clear"}) w.calls.push_back(onAccumulator(construct, fn, acc));
+  return w;
+}
+
+void planWork(const Site& s, const Work& w) {
+  for (const Call& c : w.calls) plan(s, c);
+  if (w.fragment) planTraits(*w.fragment);
+}
+
+ir::Instr* lowerWork(const Site& s, Emitter& e, const std::string& construct, const Work& w, ir::Instr* accumulator) {
+  std::vector<ir::Instr*> operands;
+  if (w.on_accumulator) operands.push_back(accumulator);
+  for (ir::Instr* a : s.args) operands.push_back(a->type->isInt() ? e.convert(a, i32Ty()) : a);
+  ir::Instr* fragment = w.fragment ? newRegisterTensor(s, e, construct, *w.fragment) : nullptr;
+  if (fragment) operands.push_back(fragment);
+  ir::Instr* value = nullptr;
+  for (const Call& c : w.calls) value = emitCall(s, e, c, operands);
+  return fragment ? fragment : value;
 }
 
 }  // namespace
@@ -169,18 +213,13 @@ std::string_view accumulatorOfMethod(std::string_view method) {
 const Type* accumulatorType(const Site& s, std::string_view mm_key, std::string_view method) {
   const std::string construct = "Matmul." + std::string(method);
   if (s.argCount() != 0) fail(s, construct, construct + " takes no arguments");
-  const Ref acc{std::string(mm_key), std::string(accumulatorOfMethod(method)), "", {}};
+  const Ref acc = accumulatorRef(mm_key, method);
   return tensorType(acc, bufferType(s, construct, acc));
 }
 
 ir::Instr* accumulatorLower(const Site& s, Emitter& e, std::string_view mm_key, std::string_view method) {
-  // A new accumulator: its state made (CREATE), then zeroed (CLEAR).
-  const std::string construct = "Matmul." + std::string(method);
   accumulatorType(s, mm_key, method);
-  const Ref acc{std::string(mm_key), std::string(accumulatorOfMethod(method)), "", {}};
-  ir::Instr* accumulator = newRegisterTensor(s, e, construct, acc);
-  for (const char* fn : {"create", "clear"}) emitCall(s, e, onAccumulator(construct, fn, acc), {accumulator});
-  return accumulator;
+  return lowerWork(s, e, "Matmul." + std::string(method), accumulatorWork(mm_key, method), nullptr);
 }
 
 const Type* methodType(const Site& s) {
@@ -192,7 +231,12 @@ const Type* methodType(const Site& s) {
 ir::Instr* methodLower(const Site& s, Emitter& e) {
   Ref acc;
   tensorOf(s.receiver->type->elems[1], &acc);
-  return methodLowerOf(s, e, acc, e.element(s.receiver, 1), s.name.substr(kMethodPrefix.size()));
+  const std::string_view method = s.name.substr(kMethodPrefix.size());
+  const std::string construct = "accumulator." + std::string(method);
+  const Work w = methodWork(s, acc, method, methodTypeOf(s, acc, method));
+  for (const Call& c : w.calls)
+    if (c.function == "copy") requireOwnBlock(s, construct, acc);
+  return lowerWork(s, e, construct, w, e.element(s.receiver, 1));
 }
 
 // make_fragment_like(tensor, dtype): a new register fragment of the tensor's
@@ -217,31 +261,12 @@ ir::Instr* fragmentLikeLower(const Site& s, Emitter& e) {
 }
 
 void planAccumulatorSite(const Site& s, std::string_view mm_key, std::string_view method, const Type* t) {
-  if (isMethod(s.name)) {
-    Ref acc, src, dst;
-    tensorOf(s.receiver->type->elems[1], &acc);
-    const std::string_view m = s.name.substr(kMethodPrefix.size());
-    const std::string construct = "accumulator." + std::string(m);
-    if (m == "is_thread_active" || m == "is_predicated" || m == "is_index_in_bounds" || m == "map_fragment_index") {
-      plan(s, partitionQuery(acc, m));
-    } else if (m == "clear") {
-      plan(s, onAccumulator(construct, "clear", acc));
-    } else if (m == "get_results" || m == "make_empty_fragment") {
-      planTraits(fragmentRef(acc));
-      if (m == "get_results") plan(s, fragmentCopy(construct, acc, fragmentRef(acc)));
-    } else if (m == "make_partition_and_copy" && tensorOf(s.argType(0), &src) && tensorOf(t, &dst)) {
-      planTraits(dst);
-      plan(s, fragmentCopy(construct, src, dst));
-    } else if (m == "partition_and_copy" && tensorOf(s.argType(0), &src) && tensorOf(s.argType(1), &dst)) {
-      plan(s, fragmentCopy(construct, src, dst));
-    }
-    return;
-  }
   Ref r;
-  if (!mm_key.empty()) {
-    const Ref acc{std::string(mm_key), std::string(accumulatorOfMethod(method)), "", {}};
-    planTraits(acc);
-    for (const char* fn : {"create", "clear"}) plan(s, onAccumulator("Matmul." + std::string(method), fn, acc));
+  if (isMethod(s.name)) {
+    tensorOf(s.receiver->type->elems[1], &r);
+    planWork(s, methodWork(s, r, s.name.substr(kMethodPrefix.size()), t));
+  } else if (!mm_key.empty()) {
+    planWork(s, accumulatorWork(mm_key, method));
   } else if (tensorOf(t, &r)) {   // make_fragment_like
     planTraits(r);
   }
