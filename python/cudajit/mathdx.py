@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _core
 from .errors import CompileError, DeviceOnlyError
+from .stubs import Stub
 
 __all__ = ["Matmul", "matmul", "FFT", "fft", "Random", "Dim3", "LeadingDimension", "Arrangement", "TransposeMode",
            "Alignment", "Precision", "library", "ComputeCapability", "CodeType", "current_device_sm",
@@ -547,25 +548,15 @@ class Layout:
 MAX_ALIGNMENT = Alignment(16, 16, 16)   # nvmath.device.cublasdx(_backend).MAX_ALIGNMENT
 
 
-def _tensor_stub(name, doc):
-    from .stubs import Stub
-    return Stub(f"cudajit.mathdx.tensor_api.{name}", doc)
-
-
-class _TensorApi:
-    """nvmath.device.common's tensor functions, device-only (cudajit.mathdx.tensor_api)."""
-
-
-tensor_api = _TensorApi()
-for _name, _doc in (
-        ("make_tensor", "make_tensor(array, layout): a tensor of a Matmul's layout over array"),
-        ("copy", "copy(src, dst[, alignment]): block-wide copy between global and shared tensors"),
-        ("copy_fragment", "copy_fragment(src, dst[, alignment]): a thread's register fragment to or from a tensor"),
-        ("clear", "clear(fragment): zeroes a register fragment"),
-        ("copy_wait", "copy_wait(): waits for the block's copies"),
-        ("axpby", "axpby(alpha, x, beta, y): y = alpha * x + beta * y on register fragments"),
-        ("make_fragment_like", "make_fragment_like(fragment, dtype): a new register fragment of its layout, of dtype")):
-    setattr(tensor_api, _name, _tensor_stub(_name, _doc))
+# nvmath.device.common's tensor functions, device-only.
+tensor_api = Stub("cudajit.mathdx.tensor_api", "nvmath.device.common's tensor functions (inside kernels)", members=(
+    ("make_tensor", "make_tensor(array, layout): a tensor of a Matmul's layout over array"),
+    ("copy", "copy(src, dst[, alignment]): block-wide copy between global and shared tensors"),
+    ("copy_fragment", "copy_fragment(src, dst[, alignment]): a thread's register fragment to or from a tensor"),
+    ("clear", "clear(fragment): zeroes a register fragment"),
+    ("copy_wait", "copy_wait(): waits for the block's copies"),
+    ("axpby", "axpby(alpha, x, beta, y): y = alpha * x + beta * y on register fragments"),
+    ("make_fragment_like", "make_fragment_like(fragment, dtype): a new register fragment of its layout, of dtype")))
 make_tensor, copy, copy_fragment = tensor_api.make_tensor, tensor_api.copy, tensor_api.copy_fragment
 clear, copy_wait, axpby = tensor_api.clear, tensor_api.copy_wait, tensor_api.axpby
 make_fragment_like = tensor_api.make_fragment_like
