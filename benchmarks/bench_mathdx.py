@@ -33,6 +33,7 @@ segsum within 10% of cuda.block.sum (>= 0.9x).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
@@ -294,11 +295,13 @@ def main(argv=None):
     p.add_argument("--json")
     p.add_argument("--only", default="fft,bmm,segsum", help="rows: fft (with conv), bmm, segsum")
     p.add_argument("--segsum-per-block", default="1,2,4,8", help="segments a block of the mat-vec segsum rows")
-    p.add_argument("--bmm-threads", type=int, default=128, help="threads a block of the GEMM kernels")
-    p.add_argument("--bmm-copy", choices=("pipelined", "tensors", "wide", "element"), default="pipelined",
-                   help="a block loops over batches loading the next one during the GEMM (pipelined; "
-                        "tensors: with cuBLASDx's copies and C in registers); one batch a block, operands "
-                        "moved 16 bytes a thread (wide) or element by element")
+    p.add_argument("--bmm-threads", default="128", help="threads a block of the GEMM kernels (a list: a row each)")
+    p.add_argument("--bmm-copy", default="pipelined",
+                   help="a list of: pipelined (a block loops over batches loading the next one during the "
+                        "GEMM), tensors (so, with cuBLASDx's copies and C in registers), wide (one batch a "
+                        "block, operands moved 16 bytes a thread), element (element by element)")
+    p.add_argument("--bmm-sizes", default="32,64")
+    p.add_argument("--bmm-dtypes", default="float32,float64,float16")
     opts = p.parse_args(argv)
     import torch
     import cudajit as cuda
@@ -346,30 +349,41 @@ def main(argv=None):
         theirs = timed(lambda: torch.fft.ifft(torch.fft.fft(x) * h), opts.reps, 20)
         row(f"conv {n}", ours, theirs, 2 * x.numel() * 8, 1.5)
 
-    for s in (32, 64) if "bmm" in opts.only else ():
-        for dt, tdt in ((np.float32, torch.float32), (np.float64, torch.float64), (np.float16, torch.float16)):
+    copies = opts.bmm_copy.split(",")
+    unknown = set(copies) - {"pipelined", "tensors", "wide", "element"}
+    if unknown:
+        p.error(f"--bmm-copy: unknown {sorted(unknown)}")
+    variants = [(int(t), m) for t in opts.bmm_threads.split(",") for m in copies]
+    for s in [int(x) for x in opts.bmm_sizes.split(",")] if "bmm" in opts.only else ():
+        for dt, (threads, copy) in itertools.product([np.dtype(x).type for x in opts.bmm_dtypes.split(",")],
+                                                       variants):
+            tdt = getattr(torch, np.dtype(dt).name)
             mm = Matmul(size=(s, s, s), precision=dt, data_type="real",
                         arrangement=("row_major", "row_major", "row_major"), execution="Block",
-                        block_size=opts.bmm_threads,
+                        block_size=threads,
                         # the tensor API's copies move 16 bytes a thread when the operands are so aligned
-                        alignment=(16, 16, 16) if opts.bmm_copy == "tensors" else None)
+                        alignment=(16, 16, 16) if copy == "tensors" else None)
             batch = (1 << 18 if opts.quick else 1 << 22) // (s * s)
             a = torch.randn(batch, s, s, dtype=tdt, device="cuda", generator=gen)
             b = torch.randn(batch, s, s, dtype=tdt, device="cuda", generator=gen)
             c = torch.full_like(a, float("nan"))
             smem_bytes = 3 * s * s * a.element_size()
             grid = batch
-            if opts.bmm_copy == "tensors":
+            if copy == "tensors":
                 kb, smem_bytes = bmm_kernel_tensors(cuda, mm, s)
                 flat = (a, b, c, batch)
                 sms = torch.cuda.get_device_properties(0).multi_processor_count
                 grid = min(batch, sms * max(1, min(16, 220 * 1024 // smem_bytes)))
-            elif opts.bmm_copy == "pipelined":
+            elif copy == "pipelined":
+                if (s * s * a.element_size() // 16) % threads:
+                    print(f"bmm {s} {np.dtype(dt).name} {threads}t {copy}: n/a (a thread's share is not "
+                          "whole 16-byte pieces)", flush=True)
+                    continue
                 kb = bmm_kernel_pipelined(cuda, mm, s, a.element_size())
                 flat = (a.view(-1), b.view(-1), c.view(-1), batch)
                 sms = torch.cuda.get_device_properties(0).multi_processor_count
                 grid = min(batch, sms * max(1, min(16, 220 * 1024 // smem_bytes)))
-            elif opts.bmm_copy == "wide":
+            elif copy == "wide":
                 kb = bmm_kernel_wide(cuda, mm, s, a.element_size())
                 flat = (a.view(-1), b.view(-1), c.view(-1))
             else:
@@ -382,7 +396,7 @@ def main(argv=None):
             assert err < (1e-2 if dt == np.float16 else 1e-5), f"bmm {s} {dt}: relative error {err}"
             ours = timed(lambda: launch_b(*flat), opts.reps, 10)
             theirs = timed(lambda: torch.bmm(a, b), opts.reps, 10)
-            row(f"bmm {s} {np.dtype(dt).name} {opts.bmm_threads}t {opts.bmm_copy}", ours, theirs, 3 * a.numel() * a.element_size(), 1.0, "torch.bmm")
+            row(f"bmm {s} {np.dtype(dt).name} {threads}t {copy}", ours, theirs, 3 * a.numel() * a.element_size(), 1.0, "torch.bmm")
 
     if "segsum" in opts.only:
         length, threads = 1024, 256

@@ -247,6 +247,24 @@ def test_instantiates_after_the_process_built_a_cxx_locale(tmp_path):
     assert out.stdout.split() == [mm.symbol, str(mm.shared_memory_size), "1", "0"]
 
 
+def test_a_matmul_object_makes_its_code_only_when_asked(tmp_path):
+    # Finalizing the LTO-IR is most of an instantiation: a Matmul is built
+    # from its traits, and the code comes when a kernel links it or .ltoir
+    # is read (a kernel on the tensor API never needs it).
+    code = ("import numpy as np; from cudajit import mathdx, _core\n"
+            "m = mathdx.matmul(size=(32, 16, 32), precision=np.float32, data_type='real', "
+            "arrangement=('col_major',) * 3, block_dim=(64, 1, 1), sm=80)\n"
+            "s0 = _core.mathdx_cache_stats()['compiles']\n"
+            "key, n = m._cudajit_symbol_, len(m.ltoir)\n"
+            "s1 = _core.mathdx_cache_stats()['compiles']\n"
+            "assert len(m.ltoirs) == 1 and m._cudajit_symbol_ == key\n"
+            "print(s0, s1, _core.mathdx_cache_stats()['compiles'], n > 1000)\n")
+    env = dict(os.environ, CUDAJIT_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "2", "2", "True"]
+
+
 # --- descriptors libmathdx rejects: CompileError with its own message -------------
 
 def test_block_dim_too_large():

@@ -62,7 +62,8 @@ class MathdxProvider : public Provider {
         auto rng = mathdx::servedRandom(key.substr(0, colon));
         if (!rng) throw ToolchainError("MathDx descriptor " + key + " was not instantiated in this process");
         out.push_back(randomEntry(*rng, key.substr(colon + 1)));
-      } else if (auto mm = mathdx::servedResult(key)) {
+      } else if (mathdx::servedResult(key)) {
+        auto mm = mathdx::matmulCode(key);   // a Matmul object holds only its traits
         out.push_back(entry(mm->spec, mm->symbol, mm->ltoir, mm->api == "dynamic_ld" ? 8 : 5));
       } else if (auto tf = mathdx::servedTensorFunction(key)) {
         // cuBLASDx's tensor API: tensors by value (codegen/lower_mathdx.cpp declares it)

@@ -152,6 +152,7 @@ std::string serialize(const MatmulResult& r) {
 
 bool deserialize(const std::string& body, const std::string& spec, MatmulResult* r) {
   r->spec = spec;
+  const bool code = spec.find(", code=none, ") == std::string::npos;   // MatmulSpec::toString
   return readEntry(body, spec, &r->symbol, &r->ltoir,
                    [&](const std::string& key, const std::string&, const std::vector<std::string>& w) {
                      if (key == "max_threads_per_block" && w.size() == 1) r->max_threads_per_block = number(w[0]);
@@ -163,7 +164,8 @@ bool deserialize(const std::string& body, const std::string& spec, MatmulResult*
                      for (const auto& f : kNames)
                        if (key == f.name && w.size() == 3)
                          for (int i = 0; i < 3; ++i) (r->*f.field)[i] = w[i];
-                   });
+                   },
+                   code);
 }
 
 // FftResult's fields by their names in the entry.
@@ -340,10 +342,11 @@ std::shared_ptr<const Result> serveRecorded(Store<Result>& store, std::map<std::
   return r;
 }
 
-// The served spec of `key` with another api, through the registered instantiator.
-template <class Result, class Spec, class Elsewhere>
+// The served spec of `key` changed by `vary` (another api, the code),
+// through the registered instantiator.
+template <class Result, class Spec, class Elsewhere, class Vary>
 std::shared_ptr<const Result> sibling(Store<Result>& store, std::map<std::string, Spec>& specs,
-                                      const Elsewhere& registered, const std::string& key, const std::string& api) {
+                                      const Elsewhere& registered, const std::string& key, const Vary& vary) {
   Spec spec;
   Elsewhere instantiate;
   {
@@ -353,8 +356,9 @@ std::shared_ptr<const Result> sibling(Store<Result>& store, std::map<std::string
     spec = it->second;
     instantiate = registered;
   }
-  if (spec.api == api) return lookup(store, key);
-  spec.api = api;
+  const std::string before = spec.toString();
+  vary(spec);
+  if (spec.toString() == before) return lookup(store, key);
   if (!instantiate)
     throw ToolchainError("cudajit.mathdx: no instantiator registered for " + spec.toString() +
                          " (import cudajit.mathdx registers it)");
@@ -380,11 +384,17 @@ void setMatmulInstantiator(Instantiate instantiate) {
 }
 
 std::shared_ptr<const FftResult> fftWithApi(const std::string& key, const std::string& api) {
-  return sibling(g_ffts, g_fft_specs, g_fft_instantiator, key, api);
+  return sibling(g_ffts, g_fft_specs, g_fft_instantiator, key, [&](FftSpec& s) { s.api = api; });
 }
 
 std::shared_ptr<const MatmulResult> matmulWithApi(const std::string& key, const std::string& api) {
-  return sibling(g_matmuls, g_matmul_specs, g_matmul_instantiator, key, api);
+  return sibling(g_matmuls, g_matmul_specs, g_matmul_instantiator, key, [&](MatmulSpec& s) { s.api = api; });
+}
+
+std::shared_ptr<const MatmulResult> matmulCode(const std::string& key) {
+  auto r = lookup(g_matmuls, key);
+  if (r && !r->ltoir.empty()) return r;
+  return sibling(g_matmuls, g_matmul_specs, g_matmul_instantiator, key, [](MatmulSpec& s) { s.code = true; });
 }
 
 std::shared_ptr<const RandomResult> random(const RandomSpec& spec, const InstantiateRandom& elsewhere) {

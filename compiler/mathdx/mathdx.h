@@ -44,6 +44,11 @@ struct MatmulSpec {
   // the call, void(alpha*, a*, unsigned* lda, b*, unsigned* ldb, beta*, c*, unsigned* ldc).
   std::string api;
   int sm = 0;                                 // 80, 90, ...
+  // false: the traits and the symbol, no LTO-IR. A Matmul object is built so
+  // (finalizing the code is most of an instantiation's 5-20 s, and a kernel
+  // on the tensor API never links it); matmulCode() makes the code when a
+  // kernel links the routine.
+  bool code = true;
 
   // One line, every field, the key of the caches: "MM(size=32x32x32, ...)".
   std::string toString() const;
@@ -264,6 +269,9 @@ void setFftInstantiator(InstantiateFft instantiate);
 // The same for a GEMM: MM.execute(alpha, a, lda, b, ldb, beta, c, ldc) is
 // cuBLASDx's dynamic leading-dimension API (MatmulSpec::api "dynamic_ld").
 std::shared_ptr<const MatmulResult> matmulWithApi(const std::string& key, const std::string& api);
+// The result of `key` with its LTO-IR: itself, or its spec with code = true,
+// through the registered instantiator (nullptr for a key not served here).
+std::shared_ptr<const MatmulResult> matmulCode(const std::string& key);
 void setMatmulInstantiator(Instantiate instantiate);
 
 // "libmathdx 0.4.1 at /.../libmathdx.so.0"; throws LibraryMissing.

@@ -143,8 +143,9 @@ MatmulResult compileMatmul(const MatmulSpec& spec) {
                          "cublasdxGetTraitStr(SYMBOL_NAME)", key);
   r.shared_memory_size = sharedMemorySize(r);
 
-  r.ltoir = finalizeLtoir(a, spec.sm, [&](long long code) { return a.cublasdxFinalizeCode(code, desc.h); },
-                          "cublasdxFinalizeCode", key);
+  if (spec.code)
+    r.ltoir = finalizeLtoir(a, spec.sm, [&](long long code) { return a.cublasdxFinalizeCode(code, desc.h); },
+                            "cublasdxFinalizeCode", key);
   return r;
 }
 

@@ -26,7 +26,8 @@ std::string MatmulSpec::toString() const {
          ", data_type=" + data_type + ", arrangement=" + join(arrangement, ",") +
          ", transpose_mode=" + join(transpose_mode, ",") + ", block_dim=" + join(block_dim, "x") +
          ", leading_dimension=" + join(leading_dimension, ",") + ", alignment=" + join(alignment, ",") +
-         ", execution=" + execution + (api.empty() ? "" : ", api=" + api) + ", sm=" + std::to_string(sm) + ")";
+         ", execution=" + execution + (api.empty() ? "" : ", api=" + api) + (code ? "" : ", code=none") +
+         ", sm=" + std::to_string(sm) + ")";
 }
 
 std::string FftSpec::toString() const {
@@ -48,6 +49,7 @@ std::string TensorFunctionSpec::toString() const {
   for (const TensorRef& t : tensors) list += (list.empty() ? "" : ";") + t.type + (t.like.empty() ? "" : ":" + t.like);
   MatmulSpec mm = matmul;
   mm.api = "tensors";
+  mm.code = true;   // the device function's own code; the GEMM's pointer-API code plays no part
   // The GEMM's text last: its "sm=NN)" ends this one too (typeinfer reads the target there).
   return "TENSORS(function=" + function + ", tensors=" + list + ", alignment=" + std::to_string(alignment) + ", " +
          mm.toString() + ")";

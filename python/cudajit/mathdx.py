@@ -258,9 +258,13 @@ class _Routine:
     else libmathdx; a kernel shipped to a Dask worker by value carries the
     routines it calls)."""
 
+    # What the object is built from: the whole instantiation, or (a Matmul)
+    # its traits alone, the code coming when a kernel links it or `ltoir` is read.
+    _served = staticmethod(lambda spec: spec)
+
     def _set(self, spec):
         self._spec = spec
-        self._r = _instantiate(spec)
+        self._r = _instantiate(self._served(spec))
         self.sm = spec["sm"]
         self.code_type = ("lto", divmod(self.sm, 10))
 
@@ -271,10 +275,18 @@ class _Routine:
     # routine itself, so there is nothing to add.
     files = property(lambda self: [])
 
+    def _code(self):
+        """The result with the LTO-IR (kept apart: the kernel-side key stays the traits')."""
+        if self._r["ltoir"]:
+            return self._r
+        if "_with_code" not in self.__dict__:
+            self._with_code = _instantiate(dict(self._spec, code=True))
+        return self._with_code
+
     @property
     def ltoir(self):
         """The routine's LTO-IR (bytes); `ltoirs` when there are several modules."""
-        modules = self._r["ltoir"]
+        modules = self._code()["ltoir"]
         if isinstance(modules, bytes):
             return modules
         if len(modules) != 1:
@@ -303,6 +315,7 @@ class Matmul(_Routine):
     are several modules)."""
 
     _kind = "matmul"   # the symbols kernels see: cudajit.mathdx.matmul.<key>
+    _served = staticmethod(lambda spec: dict(spec, code=False))
 
     def __init__(self, size, precision=None, data_type="real", *, sm=None, block_size=None,
                  block_dim=None, leading_dimension=None, transpose_mode=None, arrangement=None,
@@ -346,7 +359,7 @@ class Matmul(_Routine):
             "api": "dynamic_ld" if execute_api == "dynamic_leading_dimensions" else None,
         }
         if leading_dimension == "suggested":
-            leading_dimension = _instantiate(spec)["suggested_leading_dimension"]
+            leading_dimension = _instantiate(self._served(spec))["suggested_leading_dimension"]
         spec["leading_dimension"] = _triple(leading_dimension, "leading_dimension")
         self._set(spec)
 
@@ -406,7 +419,7 @@ class Matmul(_Routine):
     # --- what a kernel needs ------------------------------------------------------
     shared_memory_size = property(lambda self: self._r["shared_memory_size"])
     symbol = property(lambda self: self._r["symbol"])
-    ltoirs = property(lambda self: list(self._r["ltoir"]))
+    ltoirs = property(lambda self: list(self._code()["ltoir"]))
 
     # --- inside kernels ------------------------------------------------------------
 
@@ -678,7 +691,7 @@ class FFT(_Routine):
 
     # --- code -------------------------------------------------------------------------
     symbol = property(lambda self: self._r["symbol"])
-    ltoirs = property(lambda self: list(self._r["ltoir"]))
+    ltoirs = property(lambda self: list(self._code()["ltoir"]))
 
     def execute(self, *args):
         """The FFT in place on thread_data (storage_size values of value_type a

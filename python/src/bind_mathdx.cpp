@@ -29,7 +29,7 @@ void setScalar(const py::dict& d, const char* key, T* out) {
 }
 
 const char* const kKeys[] = {"size", "precision", "data_type", "arrangement", "transpose_mode", "block_dim",
-                             "leading_dimension", "alignment", "function", "execution", "api", "sm"};
+                             "leading_dimension", "alignment", "function", "execution", "api", "sm", "code"};
 
 // The dict cudajit/mathdx.py builds (normalized spellings, sm as 80/90).
 // Refuses a key the spec does not have (a typo in cudajit/mathdx.py).
@@ -58,6 +58,7 @@ cj::mathdx::MatmulSpec specFrom(const py::dict& d) {
   setScalar(d, "execution", &s.execution);
   setScalar(d, "api", &s.api);
   setScalar(d, "sm", &s.sm);
+  setScalar(d, "code", &s.code);
   return s;
 }
 
@@ -85,6 +86,7 @@ py::dict matmulSpecDict(const cj::mathdx::MatmulSpec& s) {
   d["execution"] = s.execution;
   d["api"] = s.api.empty() ? py::object(py::none()) : py::object(py::str(s.api));
   d["sm"] = s.sm;
+  d["code"] = s.code;
   return d;
 }
 
