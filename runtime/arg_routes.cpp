@@ -112,6 +112,10 @@ TypeRoute decide(PyObject* obj) {
     if (how) return r;
   }
   PyErr_Clear();
+  if (PyObject_HasAttrString(reinterpret_cast<PyObject*>(type), "_cudajit_arg_")) {
+    r.route = Route::Opaque;
+    return r;
+  }
   if (mroHas(type, "cupy", {"ndarray", "_ndarray_base"})) { r.route = Route::Cupy; return r; }
   if (mroHas(type, "torch", {"Tensor", "TensorBase", "_TensorBase"})) {
     r.route = Route::Torch;

@@ -27,6 +27,8 @@ enum class Route : uint8_t {
   None,          // None: type none, no kernel parameter (numba's `is None` arguments)
   CopyWrapper,   // cudajit.In / Out / InOut (numba's): `.value`, copied one way or both
   EnumMember,    // a member of a plain enum.Enum: its `.value` (a number); IntEnum members are ints
+  Opaque,        // an object whose class has _cudajit_arg_: (symbol name, address), a
+                 // compile-time symbol and a 64-bit word (cudajit.mathdx.DevicePipeline)
 };
 
 struct TypeRoute {

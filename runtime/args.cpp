@@ -237,6 +237,21 @@ void readTuple(size_t index, PyObject* obj, ArgValue* arg) {
   }
 }
 
+}  // namespace
+
+OpaqueArg opaqueArg(PyObject* obj) {
+  py::object v = py::reinterpret_borrow<py::object>(obj).attr("_cudajit_arg_");
+  py::tuple t = py::cast<py::tuple>(v);
+  if (t.size() != 2) throw ArgumentTypeError("_cudajit_arg_ is (symbol name, address)");
+  OpaqueArg o;
+  o.type = tupleTy({symbolTy(py::cast<std::string>(t[0])), scalarArgType(Scalar::UInt64)});
+  o.word.type = Scalar::UInt64;
+  o.word.i = static_cast<int64_t>(py::cast<uint64_t>(t[1]));
+  return o;
+}
+
+namespace {
+
 [[noreturn]] void unsupported(size_t index, PyObject* obj) {
   if (PyUnicode_Check(obj) || PyBytes_Check(obj))
     argumentError(index, obj, std::string("strings are not supported; ") + kSupportedHint);
@@ -319,6 +334,12 @@ void classifyOne(size_t index, PyObject* obj, bool find_devices, LaunchArgs* out
         s.copy_in = copy_in;
         s.copy_back = s.copy_back && copy_out;
       }
+      return;
+    }
+    case Route::Opaque: {
+      const OpaqueArg o = opaqueArg(obj);
+      arg.type = o.type;
+      arg.elems = {o.word};
       return;
     }
     case Route::Foreign: {

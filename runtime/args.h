@@ -92,6 +92,15 @@ const DeviceArray* asDeviceArray(PyObject* obj);
 void registerDeviceArrayType(PyTypeObject* type, size_t value_offset);
 void registerStreamType(PyTypeObject* type, cu::CUstream (*handle_of)(PyObject*));
 
+// An object whose class has _cudajit_arg_ (route Opaque): its type, a tuple
+// (symbol, uint64) whose symbol is compile-time only, and its one word.
+// Also what a signature makes of such an object (numba's _numba_type_).
+struct OpaqueArg {
+  const Type* type = nullptr;
+  ScalarValue word;
+};
+OpaqueArg opaqueArg(PyObject* obj);
+
 // "argument 2 of type 'list' cannot be passed to a kernel: <why>"
 [[noreturn]] void argumentError(size_t index, PyObject* obj, const std::string& why);
 

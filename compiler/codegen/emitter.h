@@ -164,6 +164,10 @@ class FunctionEmitter {
 
   // An alloca placed in the entry block (so mem2reg/SROA can clean it up).
   std::string entryAlloca(const std::string& type, int align);
+  // The function's one entry alloca named `name`: every local array that
+  // names the slot shares it (a tile pipeline's state, which every call on
+  // it in the kernel reads, wherever the tile was made).
+  std::string namedEntryAlloca(const std::string& name, const std::string& type, int align);
 
   // Throws CompileError at `in`'s location.
   [[noreturn]] void fail(const ir::Instr& in, const std::string& construct,
@@ -204,6 +208,7 @@ class FunctionEmitter {
   std::string tensor_maps_valid_;
   std::vector<int> grid_constant_;
   std::string entry_allocas_, entry_body_;
+  std::map<std::string, std::string> named_allocas_;   // namedEntryAlloca
   std::string* out_ = nullptr;              // where emitLine writes
   std::string label_;                       // the LLVM block being written
   std::string block_label_;                 // the IR block being written

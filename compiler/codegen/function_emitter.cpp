@@ -191,6 +191,12 @@ std::string FunctionEmitter::entryAlloca(const std::string& type, int align) {
   return name;
 }
 
+std::string FunctionEmitter::namedEntryAlloca(const std::string& name, const std::string& type, int align) {
+  auto it = named_allocas_.find(name + "\n" + type);
+  if (it != named_allocas_.end()) return it->second;
+  return named_allocas_[name + "\n" + type] = entryAlloca(type, align);
+}
+
 void FunctionEmitter::fail(const ir::Instr& in, const std::string& construct,
                            const std::string& message) const {
   throw CompileError(fn_.filename, in.loc.line, in.loc.col, construct, message);

@@ -148,7 +148,10 @@ void lowerLocalArray(FunctionEmitter& fe, const ir::Instr& in) {
   if (n == 0) fe.fail(in, in.intrinsicName(), "local arrays need a size > 0");
   std::string mt = llvmElemType(t);
   std::string at = "[" + std::to_string(n) + " x " + mt + "]";
-  std::string slot = fe.entryAlloca(at, arrayAlignment(in));
+  // "align=N slot=NAME": one alloca for every local array of the function naming NAME
+  const size_t named = in.cval.kind == ir::Const::Kind::Str ? in.cval.s.find(" slot=") : std::string::npos;
+  std::string slot = named != std::string::npos ? fe.namedEntryAlloca(in.cval.s.substr(named + 6), at, arrayAlignment(in))
+                                                : fe.entryAlloca(at, arrayAlignment(in));
   std::string data = fe.emit("getelementptr inbounds " + at + ", " + at + "* " + slot + ", i64 0, i64 0");
   fe.bind(in, constView(fe, t, data, shape));
 }

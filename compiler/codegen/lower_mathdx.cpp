@@ -31,12 +31,23 @@ void requireCallBlock(FunctionEmitter& fe, const ir::Instr& in, const std::array
 
 // A device function of cuBLASDx's tensor API: a tensor operand (marker,
 // array[, ld]) goes by value as libmathdx's struct {i8* ptr} or {i8* ptr,
-// [1 x i64] ld}; a number (alpha, beta) by pointer.
+// [1 x i64] ld}, as does a pipeline (a tile's marker and local state, or a
+// DevicePipeline's (marker, address)); an array alone as its data pointer; a
+// number (alpha, beta, an index) by pointer.
 void lowerTensorCall(FunctionEmitter& fe, const ir::Instr& in, const std::string& symbol) {
   std::string params, args;
   for (const ir::Instr* v : in.operands) {
     std::string type, value;
-    if (v->type->is(TypeKind::Tuple)) {
+    if (v->type->is(TypeKind::Tuple) && v->type->elems[1]->isScalar()) {
+      // a DevicePipeline: its state's address, as struct {void* ptr}
+      const std::string word = fe.emit("extractvalue " + llvmType(v->type) + " " + fe.val(v) + ", 0");
+      type = "{i8*}";
+      value = fe.emit("insertvalue {i8*} undef, i8* " + fe.emit("inttoptr i64 " + word + " to i8*") + ", 0");
+    } else if (v->type->is(TypeKind::Array)) {   // a raw pointer: a tile's shared memory, an index pair
+      const std::string data = fe.emit("extractvalue " + llvmViewType(v->type) + " " + fe.val(v) + ", 0");
+      type = "i8*";
+      value = fe.emit("bitcast " + llvmElemType(v->type) + "* " + data + " to i8*");
+    } else if (v->type->is(TypeKind::Tuple)) {
       const Type* array = v->type->elems[1];
       const bool ld = v->type->elems.size() == 3;
       type = ld ? "{i8*, [1 x i64]}" : "{i8*}";

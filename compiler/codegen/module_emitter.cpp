@@ -179,8 +179,10 @@ std::string ModuleEmitter::run() {
       annotate(std::string("reqntid") + "xyz"[d], "i32 " + std::to_string(required_block_[d]));
     // ptxas fits the registers to this many blocks per SM (cuTile's hint, launch_bounds' min_blocks)
     if (occupancy > 0) annotate("minctasm", "i32 " + std::to_string(occupancy));
-    // launch_bounds: the most threads a launch may have, blocks a cluster may hold
-    if (max_threads > 0) annotate("maxntidx", "i32 " + std::to_string(max_threads));
+    // launch_bounds: the most threads a launch may have, blocks a cluster may
+    // hold. A required block (a block-wide library call) bounds it exactly,
+    // and ptxas refuses .maxntid beside .reqntid.
+    if (max_threads > 0 && required_block_[0] <= 0) annotate("maxntidx", "i32 " + std::to_string(max_threads));
     // libNVVM reads the cluster bound as "cluster_max_blocks", LLVM's NVPTX as "maxclusterrank"
     if (max_cluster_rank > 0)
       for (const char* key : {"cluster_max_blocks", "maxclusterrank"}) annotate(key, "i32 " + std::to_string(max_cluster_rank));

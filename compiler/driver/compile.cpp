@@ -286,6 +286,8 @@ CompiledKernel compile(const ir::Module& untyped, const std::vector<const Type*>
   std::vector<libcalls::LibraryCall> calls = libcalls::collect(*typed);
   libcalls::ResolvedCalls resolved;
   if (!calls.empty()) resolved = timed(&t.cub, [&] { return libcalls::resolve(calls); });
+  for (const auto& [call, r] : resolved.entries())
+    if (r.arch_specific) target.arch_specific = out.arch_specific = true;
   std::vector<link::LinkInput> cub_inputs = libraryLinkInputs(resolved);
   // Foreign functions' and the kernel's own link files: read (and .cu files
   // compiled) below, only where the kernel is linked.

@@ -112,6 +112,7 @@ struct ResolvedCall {
   uint64_t temp_bytes = 0;         // shared memory the caller reserves (0: none)
   uint64_t temp_align = 0;
   std::shared_ptr<const std::vector<char>> ltoir;   // the module defining `symbol`
+  bool arch_specific = false;      // its code needs the arch-specific target (sm_90a: TMA tensormap.replace)
 };
 
 // The table codegen reads: descriptor -> resolved call, in the order the

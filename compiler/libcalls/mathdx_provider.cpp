@@ -68,6 +68,8 @@ class MathdxProvider : public Provider {
       } else if (auto tf = mathdx::servedTensorFunction(key)) {
         // cuBLASDx's tensor API: tensors by value (codegen/lower_mathdx.cpp declares it)
         out.push_back(entry(tf->spec, tf->symbol, tf->ltoir, 0));
+        // a pipeline's functions rewrite TMA descriptors (tensormap.replace: sm_90a)
+        out.back().arch_specific = tf->device_pipeline.storage_bytes > 0;
       } else if (auto fft = mathdx::servedFft(key)) {
         out.push_back(entry(fft->spec, fft->symbol, fft->ltoir, fft->execution == "Block" && fft->api.empty() ? 2 : 1));
       } else {

@@ -39,6 +39,7 @@ Store<FftResult> g_ffts;
 Store<RandomResult> g_randoms;
 Store<TensorFunctionResult> g_tensor_functions;
 InstantiateTensorFunction g_tensor_instantiator;
+std::map<std::string, TensorFunctionSpec> g_pipeline_specs;   // by key: the tensor functions served with a pipeline
 std::function<void(const std::function<void()>&)> g_unlocked_section;   // setUnlockedSection
 // The specs served, by key (fftWithApi / matmulWithApi make siblings of
 // them), and the instantiators the binding registered for siblings.
@@ -255,12 +256,29 @@ bool deserialize(const std::string& body, const std::string& spec, RandomResult*
 }
 
 // A tensor function: its symbol and code, and one "tensor" line per tensor:
-// uid storage_bytes alignment logical_size.
+// uid storage_bytes alignment logical_size; with a pipeline, a "device_pipeline"
+// and a "tile_pipeline" line: storage_bytes storage_alignment buffer_size
+// buffer_alignment block_dim (3).
+const struct {
+  const char* name;
+  PipelineTraits TensorFunctionResult::*field;
+} kPipelineLines[] = {{"device_pipeline", &TensorFunctionResult::device_pipeline},
+                      {"tile_pipeline", &TensorFunctionResult::tile_pipeline}};
+
 std::string serialize(const TensorFunctionResult& r) {
   Lines lines;
   for (const TensorTraits& t : r.tensors)
     lines.push_back({"tensor", std::to_string(t.uid) + " " + std::to_string(t.storage_bytes) + " " +
                                    std::to_string(t.alignment) + " " + std::to_string(t.logical_size)});
+  for (const auto& row : kPipelineLines) {
+    const PipelineTraits& p = r.*row.field;
+    if (!p.storage_bytes) continue;
+    std::string v;
+    for (int64_t x : {p.storage_bytes, p.storage_alignment, p.buffer_size, p.buffer_alignment, p.block_dim[0],
+                      p.block_dim[1], p.block_dim[2]})
+      v += (v.empty() ? "" : " ") + std::to_string(x);
+    lines.push_back({row.name, v});
+  }
   return writeEntry(r.spec, r.symbol, std::move(lines), r.ltoir);
 }
 
@@ -270,8 +288,10 @@ bool deserialize(const std::string& body, const std::string& spec, TensorFunctio
   bool ok = readEntry(
       body, spec, &r->symbol, &r->ltoir,
       [&](const std::string& key, const std::string&, const std::vector<std::string>& w) {
-        if (key != "tensor" || w.size() != 4) return;
-        r->tensors.push_back({number(w[0]), number(w[1]), number(w[2]), number(w[3])});
+        if (key == "tensor" && w.size() == 4) r->tensors.push_back({number(w[0]), number(w[1]), number(w[2]), number(w[3])});
+        for (const auto& row : kPipelineLines)
+          if (key == row.name && w.size() == 7)
+            r->*row.field = {number(w[0]), number(w[1]), number(w[2]), number(w[3]), {number(w[4]), number(w[5]), number(w[6])}};
       },
       code);
   return ok && (code || r->ltoir.empty());
@@ -415,7 +435,20 @@ std::shared_ptr<const TensorFunctionResult> tensorFunction(const TensorFunctionS
   }
   TensorFunctionSpec tensors = spec;
   tensors.matmul.api = "tensors";
-  return serve(g_tensor_functions, tensors, instantiate);
+  auto r = serve(g_tensor_functions, tensors, instantiate);
+  if (tensors.pipeline.depth > 0) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_pipeline_specs.emplace(specKey(r->spec), tensors);
+  }
+  return r;
+}
+
+bool servedPipelineSpec(const std::string& key, TensorFunctionSpec* spec) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = g_pipeline_specs.find(key);
+  if (it == g_pipeline_specs.end()) return false;
+  *spec = it->second;
+  return true;
 }
 
 bool servedMatmulSpec(const std::string& key, MatmulSpec* spec) {

@@ -11,6 +11,7 @@ namespace {
 // internal error; TARGET_CODE = LTO gives LTO-IR.)
 constexpr int kCodeOptionTargetSm = 1, kCodeOptionTargetCode = 5;
 constexpr long long kCodeTypeLto = 0;
+constexpr long long kArchSpecific = 1;   // commondxArchModifier
 
 }  // namespace
 
@@ -38,11 +39,18 @@ std::string traitString(const Api& a, long long handle, int trait, TraitStrSize 
 }
 
 std::vector<std::vector<char>> finalizeLtoir(const Api& a, int sm, const std::function<int(long long)>& finalize,
-                                             const std::string& finalize_call, const std::string& spec) {
+                                             const std::string& finalize_call, const std::string& spec,
+                                             bool arch_specific) {
   Handle code{a.commondxDestroyCode};
   check(a, a.commondxCreateCode(&code.h), "commondxCreateCode", spec);
-  check(a, a.commondxSetCodeOptionInt64(code.h, kCodeOptionTargetSm, static_cast<long long>(sm) * 10),
-        "commondxSetCodeOptionInt64(TARGET_SM)", spec);
+  if (arch_specific) {
+    long long target[2] = {static_cast<long long>(sm) * 10, kArchSpecific};
+    check(a, a.commondxSetCodeOptionInt64s(code.h, kCodeOptionTargetSm, 2, target),
+          "commondxSetCodeOptionInt64s(TARGET_SM, ARCH_SPECIFIC)", spec);
+  } else {
+    check(a, a.commondxSetCodeOptionInt64(code.h, kCodeOptionTargetSm, static_cast<long long>(sm) * 10),
+          "commondxSetCodeOptionInt64(TARGET_SM)", spec);
+  }
   check(a, a.commondxSetCodeOptionInt64(code.h, kCodeOptionTargetCode, kCodeTypeLto),
         "commondxSetCodeOptionInt64(TARGET_CODE)", spec);
   check(a, finalize(code.h), finalize_call, spec);

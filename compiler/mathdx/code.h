@@ -51,8 +51,10 @@ std::string traitString(const Api& a, long long handle, int trait, TraitStrSize 
 // A commondx code handle for sm_<sm> LTO-IR, finalized by `finalize(code)`
 // (cublasdxFinalizeCode / cufftdxFinalizeCode of the descriptor, its status
 // checked as `finalize_call`); all its LTO-IR modules. `spec` names the
-// descriptor in errors.
+// descriptor in errors. `arch_specific`: for sm_<sm>a (what a pipeline's
+// TMA code needs).
 std::vector<std::vector<char>> finalizeLtoir(const Api& a, int sm, const std::function<int(long long)>& finalize,
-                                             const std::string& finalize_call, const std::string& spec);
+                                             const std::string& finalize_call, const std::string& spec,
+                                             bool arch_specific = false);
 
 }  // namespace cj::mathdx

@@ -49,6 +49,8 @@ struct MatmulSpec {
   // on the tensor API never links it); matmulCode() makes the code when a
   // kernel links the routine.
   bool code = true;
+  // cuBLASDx's WithPipeline and EnableInputStreaming (a GEMM a pipeline runs).
+  bool with_pipeline = false, input_streaming = false;
 
   // One line, every field, the key of the caches: "MM(size=32x32x32, ...)".
   std::string toString() const;
@@ -152,13 +154,34 @@ struct TensorRef {
   std::string like;   // "": the GEMM's own value type; else a value type name (cublasdxMakeTensorLike)
 };
 
+// cuBLASDx's pipelines (nvmath's DevicePipeline and TilePipeline): a device
+// pipeline streams tiles of global A and B through `depth` shared-memory
+// stages; their shapes and strides (in elements) are part of the descriptor.
+// A tile pipeline is one block's share of it. In kernels both go by value as
+// struct {void* ptr}: the device pipeline's state in global memory (made on
+// the host by its "create" function), the tile pipeline's in local memory.
+struct PipelineSpec {
+  int64_t depth = 0;   // 0: no pipeline
+  std::vector<int64_t> a_shape, a_stride, b_shape, b_stride;
+};
+
+struct PipelineTraits {
+  int64_t storage_bytes = 0, storage_alignment = 0;
+  int64_t buffer_size = 0, buffer_alignment = 0;   // the device pipeline's shared memory
+  std::array<int64_t, 3> block_dim{0, 0, 0};       // the device pipeline's launch block
+};
+
 // One device function on tensors of a Matmul (api "tensors"), or with
-// function "traits" none: only the tensors' traits.
+// function "traits" none: only the tensors' (and the pipelines') traits.
 struct TensorFunctionSpec {
   MatmulSpec matmul;                 // its api is set to "tensors"
-  std::string function = "traits";   // "traits" | "execute" | "copy" | "copy_wait" | "clear" | "axpby"
+  // "traits" | "execute" | "copy" | "copy_wait" | "clear" | "axpby" | ...
+  // | "create" | "destroy" | "reset" (of pipelines)
+  std::string function = "traits";
   std::vector<TensorRef> tensors;
   int64_t alignment = 0;             // copy: the copy's alignment in bytes (0: the tensors')
+  PipelineSpec pipeline;
+  std::string pipelines;             // those the function takes, in order: "device", "tile" or "device,tile"
 
   // "TENSORS(function=copy, tensors=gmem_a;suggested_smem_a, alignment=0, MM(...))".
   std::string toString() const;
@@ -177,6 +200,7 @@ struct TensorFunctionResult {
   std::string symbol;                       // "" for "traits"
   std::vector<std::vector<char>> ltoir;     // empty for "traits"
   std::vector<TensorTraits> tensors;        // one per TensorRef
+  PipelineTraits device_pipeline, tile_pipeline;   // with a pipeline (depth > 0)
 };
 
 // Instantiates a spec somewhere else and returns compileSerialized's bytes.
@@ -223,6 +247,9 @@ void prefetchTensorFunctions(const std::vector<TensorFunctionSpec>& specs);
 void setUnlockedSection(std::function<void(const std::function<void()>&)> run);
 // The spec of a Matmul served in this process, by its key; false for another key.
 bool servedMatmulSpec(const std::string& key, MatmulSpec* spec);
+// The spec of a tensor function with a pipeline served here (a DevicePipeline's
+// traits), by its key: what the pipeline's functions in kernels are made from.
+bool servedPipelineSpec(const std::string& key, TensorFunctionSpec* spec);
 // The traits of one tensor of a Matmul served here (tensor type, "like" value
 // type or ""), from the query of all of its tensors (tensorTypeNames; with a
 // "like" type, all but the accumulators, which libmathdx does not remake). Throws

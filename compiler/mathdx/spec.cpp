@@ -27,6 +27,7 @@ std::string MatmulSpec::toString() const {
          ", transpose_mode=" + join(transpose_mode, ",") + ", block_dim=" + join(block_dim, "x") +
          ", leading_dimension=" + join(leading_dimension, ",") + ", alignment=" + join(alignment, ",") +
          ", execution=" + execution + (api.empty() ? "" : ", api=" + api) + (code ? "" : ", code=none") +
+         (with_pipeline ? ", with_pipeline" : "") + (input_streaming ? ", input_streaming" : "") +
          ", sm=" + std::to_string(sm) + ")";
 }
 
@@ -51,8 +52,19 @@ std::string TensorFunctionSpec::toString() const {
   mm.api = "tensors";
   mm.code = true;   // the device function's own code; the GEMM's pointer-API code plays no part
   // The GEMM's text last: its "sm=NN)" ends this one too (typeinfer reads the target there).
+  std::string pipe;
+  if (pipeline.depth > 0 || !pipelines.empty()) {
+    auto dims = [](const std::vector<int64_t>& v) {
+      std::string out;
+      for (int64_t x : v) out += (out.empty() ? "" : "x") + std::to_string(x);
+      return out;
+    };
+    pipe = "pipeline=depth:" + std::to_string(pipeline.depth) + ";a:" + dims(pipeline.a_shape) + "/" +
+           dims(pipeline.a_stride) + ";b:" + dims(pipeline.b_shape) + "/" + dims(pipeline.b_stride) +
+           ";takes:" + pipelines + ", ";
+  }
   return "TENSORS(function=" + function + ", tensors=" + list + ", alignment=" + std::to_string(alignment) + ", " +
-         mm.toString() + ")";
+         pipe + mm.toString() + ")";
 }
 
 }  // namespace cj::mathdx

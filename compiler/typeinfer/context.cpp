@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "support/error.h"
+#include "typeinfer/mathdx_tensors.h"
 #include "typeinfer/rules.h"
 
 namespace cj::typeinfer {
@@ -93,6 +94,13 @@ std::optional<ir::Const> constantOf(const ir::Instr* v) {
       std::vector<ir::Const> elems;
       for (int64_t i : slicePositions(n, b[0], b[1], b[2].value_or(1))) elems.push_back(t->elems[i]);
       return ir::Const::tuple(std::move(elems));
+    }
+    case ir::Op::GetAttr: {
+      // A DevicePipeline argument's traits (cuda.shared.array(..., alignment=p.buffer_alignment)).
+      int64_t value = 0;
+      if (v->operands[0]->type && mathdx_tensors::pipelineConstant(v->operands[0]->type, v->name, &value))
+        return ir::Const::integer(value);
+      return std::nullopt;
     }
     case ir::Op::Cast:
       // An integer constant converted to another integer type keeps its value

@@ -15,9 +15,12 @@ namespace {
 
 // The spec of a call's function; false when its Matmul is not served here.
 bool specOf(const Site& s, const Call& c, mathdx::TensorFunctionSpec* spec) {
+  if (!c.pipeline_key.empty() && !mathdx::servedPipelineSpec(c.pipeline_key, spec)) return false;
+  spec->pipelines = c.pipelines;
   spec->function = c.function;
   spec->tensors = c.tensors;
   spec->alignment = c.alignment;
+  if (!c.pipeline_key.empty()) return true;
   if (!c.mm_key.empty()) return mathdx::servedMatmulSpec(c.mm_key, &spec->matmul);
   // copy_wait waits for every copy of the thread, whatever its GEMM: a
   // descriptor of its own (libmathdx makes the same function from any).
@@ -31,7 +34,9 @@ bool specOf(const Site& s, const Call& c, mathdx::TensorFunctionSpec* spec) {
 std::shared_ptr<const mathdx::TensorFunctionResult> instantiate(const Site& s, const Call& c) {
   mathdx::TensorFunctionSpec spec;
   if (!specOf(s, c, &spec))
-    fail(s, c.construct, "this tensor's Matmul was not built in this process (descriptor " + c.mm_key + ")");
+    fail(s, c.construct, c.pipeline_key.empty()
+                             ? "this tensor's Matmul was not built in this process (descriptor " + c.mm_key + ")"
+                             : "this DevicePipeline was not made in this process (descriptor " + c.pipeline_key + ")");
   try {
     return mathdx::tensorFunction(spec);
   } catch (const CompileError& e) {
@@ -174,8 +179,11 @@ ir::Instr* emitCall(const Site& s, Emitter& e, const Call& c, std::vector<ir::In
   auto result = instantiate(s, c);
   ir::Instr* call = makeLibraryCall(e, libcalls::Library::Mathdx, mathdx::specKey(result->spec),
                                     c.result ? c.result : voidTy(), std::move(operands), c.construct);
-  if (auto mm = c.mm_key.empty() ? nullptr : mathdx::servedResult(c.mm_key))
+  if (!c.pipeline_key.empty()) {
+    if (c.block_wide) call->names.push_back(mathdxLaunchBlockName(s, result->device_pipeline.block_dim));
+  } else if (auto mm = c.mm_key.empty() ? nullptr : mathdx::servedResult(c.mm_key)) {
     call->names.push_back(mathdxLaunchBlockName(s, mm->block_dim));
+  }
   return c.result ? call : nullptr;
 }
 

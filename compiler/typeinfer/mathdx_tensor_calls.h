@@ -54,6 +54,11 @@ struct Call {
   std::vector<size_t> scales;     // of those, the positions converted to a tensor's item type (alpha, beta) ...
   std::vector<Ref> scale_of;      // ... and that tensor
   const Type* result = nullptr;   // a value the function writes through pointers (bool, (i32, i32)); null: none
+  // A function of a DevicePipeline (its key) taking `pipelines` ("device",
+  // "tile", "device,tile"); `block_wide`: its kernel runs with the
+  // pipeline's block (not the host's one-thread create / destroy kernels).
+  std::string pipeline_key, pipelines;
+  bool block_wide = true;
 };
 
 // Planning: what typed sites will instantiate, made side by side before the
@@ -73,6 +78,26 @@ const Type* bufferType(const Site& s, const std::string& construct, const Ref& r
 // A new register tensor of `r`: a local buffer of its cosize (libmathdx's
 // storage bytes; an accumulator's opaque state too), aligned as nvmath's.
 ir::Instr* newRegisterTensor(const Site& s, Emitter& e, const std::string& construct, const Ref& r);
+
+// --- rules_mathdx_pipelines.cpp --------------------------------------------------
+constexpr std::string_view kPipelinePrefix = "cudajit.mathdx.pipeline.";
+constexpr std::string_view kTilePipelinePrefix = "cudajit.mathdx.tile_pipeline.";
+// A DevicePipeline argument (sym, u64: its state's address) or a tile
+// pipeline (sym, local uint8 array: its state); `key` the pipeline's.
+bool pipelineOf(const Type* t, std::string* key, bool* tile);
+const Type* pipelineAttributeType(const Site& s, const Type* receiver);
+ir::Instr* pipelineAttributeLower(const Site& s, Emitter& e, ir::Instr* receiver);
+// p.<method>(...) of a pipeline: s.receiver is the bound method (sym, p).
+const Type* pipelineMethodType(const Site& s);
+ir::Instr* pipelineMethodLower(const Site& s, Emitter& e);
+void planPipelineSite(const Site& s);
+// The DevicePipeline argument of the function a pipelined Matmul's
+// (with_pipeline=True) accumulator works with: its key; "" for a Matmul
+// without pipeline. Fails without such an argument, or with two.
+std::string pipelineForMatmul(const Site& s, const std::string& construct, const std::string& mm_key);
+// The tile pipeline of `key` in this function: (marker, its state), a local
+// buffer every call on the tile shares (get_tile creates it there).
+ir::Instr* tileState(const Site& s, Emitter& e, const std::string& key);
 
 // --- rules_mathdx_accumulators.cpp ----------------------------------------------
 constexpr std::string_view kMethodPrefix = "method:mathdx.";

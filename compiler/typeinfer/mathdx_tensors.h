@@ -52,6 +52,12 @@ bool isMethod(std::string_view name);
 bool layoutAttribute(const Site& s, const Type* layout, int64_t* value);
 // A tensor value's type.
 bool isTensor(const Type* t);
+// A DevicePipeline argument's or a tile pipeline's type (rules_mathdx_pipelines.cpp).
+bool isPipeline(const Type* t);
+// A DevicePipeline's integer trait `name` (buffer_size, buffer_alignment,
+// storage_bytes, storage_alignment, pipeline_depth): a constant even before
+// its getattr is typed. False for other types and names.
+bool pipelineConstant(const Type* t, const std::string& name, int64_t* value);
 // fragment[i]: the item type of a register fragment indexed by an integer
 // (its buffer's item; fails for other tensors and indices).
 const Type* itemType(const FunctionContext& ctx, const ir::Instr* at, const Type* tensor, const Type* index);

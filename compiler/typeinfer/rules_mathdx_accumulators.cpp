@@ -139,8 +139,18 @@ struct Work {
   bool on_accumulator = false;
 };
 
+Work methodCalls(const Site& s, const Ref& acc, std::string_view method, const Type* t);
+void pipelineWork(const Site& s, const std::string& construct, const std::string& mm_key, Work* w);
+
 // acc.<method>(...) of a typed site; `t` is its type.
 Work methodWork(const Site& s, const Ref& acc, std::string_view method, const Type* t) {
+  const std::string construct = "accumulator." + std::string(method);
+  Work w = methodCalls(s, acc, method, t);
+  pipelineWork(s, construct, acc.mm_key, &w);
+  return w;
+}
+
+Work methodCalls(const Site& s, const Ref& acc, std::string_view method, const Type* t) {
   const std::string construct = "accumulator." + std::string(method);
   Work w;
   if (method == "is_thread_active" || method == "is_predicated" || method == "is_index_in_bounds" ||
@@ -170,6 +180,41 @@ Work methodWork(const Site& s, const Ref& acc, std::string_view method, const Ty
   return w;
 }
 
+// A pipelined Matmul's (with_pipeline=True) accumulator functions that
+// partition (create, the partition queries, copies to or from global memory)
+// take the tile pipeline; its results are read after finish_accumulation
+// (libmathdx 0.4: once after the last execute into it).
+void pipelineWork(const Site& s, const std::string& construct, const std::string& mm_key, Work* w) {
+  const std::string key = pipelineForMatmul(s, construct, mm_key);
+  if (key.empty()) return;
+  std::vector<Call> calls;
+  for (Call c : w->calls) {
+    bool global = false;
+    for (const mathdx::TensorRef& t : c.tensors) global = global || isGlobal(t.type);
+    if (c.function == "copy" && !global) {   // get_results
+      Call finish = c;
+      finish.function = "finish_accumulation";
+      finish.tensors = {c.tensors[0]};
+      calls.push_back(finish);
+    }
+    if (c.result) {
+      // libmathdx 0.4.1 makes no partition query for a pipelined GEMM. Its
+      // block size is fixed (the Matmul's), so every thread takes part:
+      // is_thread_active() is true (methodLower); the others are refused.
+      if (c.function == "is_thread_active") continue;
+      fail(s, construct, construct + " is not available for a Matmul built with with_pipeline=True (libmathdx "
+                         "makes no partition query for pipelined GEMMs)",
+           "a pipelined GEMM's tiles are whole: copy the partition with make_partition_and_copy / partition_and_copy");
+    }
+    if (c.function == "create" || (c.function == "copy" && global)) {
+      c.pipeline_key = key;
+      c.pipelines = "tile";
+    }
+    calls.push_back(c);
+  }
+  w->calls = std::move(calls);
+}
+
 // The accumulator MM.suggest_accumulator() / get_accumulator() makes.
 Ref accumulatorRef(std::string_view mm_key, std::string_view method) {
   return {std::string(mm_key), std::string(accumulatorOfMethod(method)), "", {}};
@@ -177,12 +222,13 @@ Ref accumulatorRef(std::string_view mm_key, std::string_view method) {
 
 // A new accumulator (MM.suggest_accumulator() / get_accumulator()): its
 // state made (CREATE), then zeroed (CLEAR).
-Work accumulatorWork(std::string_view mm_key, std::string_view method) {
+Work accumulatorWork(const Site& s, std::string_view mm_key, std::string_view method) {
   const std::string construct = "Matmul." + std::string(method);
   const Ref acc = accumulatorRef(mm_key, method);
   Work w;
   w.fragment = acc;
   for (const char* fn : {"create", "clear"}) w.calls.push_back(onAccumulator(construct, fn, acc));
+  pipelineWork(s, construct, acc.mm_key, &w);
   return w;
 }
 
@@ -198,7 +244,11 @@ ir::Instr* lowerWork(const Site& s, Emitter& e, const std::string& construct, co
   ir::Instr* fragment = w.fragment ? newRegisterTensor(s, e, construct, *w.fragment) : nullptr;
   if (fragment) operands.push_back(fragment);
   ir::Instr* value = nullptr;
-  for (const Call& c : w.calls) value = emitCall(s, e, c, operands);
+  for (const Call& c : w.calls) {
+    std::vector<ir::Instr*> ops = c.function == "finish_accumulation" ? std::vector<ir::Instr*>{accumulator} : operands;
+    if (!c.pipeline_key.empty()) ops.insert(ops.begin(), tileState(s, e, c.pipeline_key));
+    value = emitCall(s, e, c, ops);
+  }
   return fragment ? fragment : value;
 }
 
@@ -219,21 +269,24 @@ const Type* accumulatorType(const Site& s, std::string_view mm_key, std::string_
 
 ir::Instr* accumulatorLower(const Site& s, Emitter& e, std::string_view mm_key, std::string_view method) {
   accumulatorType(s, mm_key, method);
-  return lowerWork(s, e, "Matmul." + std::string(method), accumulatorWork(mm_key, method), nullptr);
+  return lowerWork(s, e, "Matmul." + std::string(method), accumulatorWork(s, mm_key, method), nullptr);
 }
 
 const Type* methodType(const Site& s) {
+  if (isPipeline(s.receiver->type->elems[1])) return pipelineMethodType(s);
   Ref acc;
   tensorOf(s.receiver->type->elems[1], &acc);
   return methodTypeOf(s, acc, s.name.substr(kMethodPrefix.size()));
 }
 
 ir::Instr* methodLower(const Site& s, Emitter& e) {
+  if (isPipeline(s.receiver->type->elems[1])) return pipelineMethodLower(s, e);
   Ref acc;
   tensorOf(s.receiver->type->elems[1], &acc);
   const std::string_view method = s.name.substr(kMethodPrefix.size());
   const std::string construct = "accumulator." + std::string(method);
   const Work w = methodWork(s, acc, method, methodTypeOf(s, acc, method));
+  if (method == "is_thread_active" && w.calls.empty()) return e.constant(ir::Const::boolean(true), boolTy());
   for (const Call& c : w.calls)
     if (c.function == "copy") requireOwnBlock(s, construct, acc);
   return lowerWork(s, e, construct, w, e.element(s.receiver, 1));
@@ -262,11 +315,13 @@ ir::Instr* fragmentLikeLower(const Site& s, Emitter& e) {
 
 void planAccumulatorSite(const Site& s, std::string_view mm_key, std::string_view method, const Type* t) {
   Ref r;
-  if (isMethod(s.name)) {
+  if (isMethod(s.name) && isPipeline(s.receiver->type->elems[1])) {
+    planPipelineSite(s);
+  } else if (isMethod(s.name)) {
     tensorOf(s.receiver->type->elems[1], &r);
     planWork(s, methodWork(s, r, s.name.substr(kMethodPrefix.size()), t));
   } else if (!mm_key.empty()) {
-    planWork(s, accumulatorWork(mm_key, method));
+    planWork(s, accumulatorWork(s, mm_key, method));
   } else if (tensorOf(t, &r)) {   // make_fragment_like
     planTraits(r);
   }
@@ -283,6 +338,7 @@ const Type* itemType(const FunctionContext& ctx, const ir::Instr* at, const Type
 }
 
 const Type* attributeType(const Site& s, const Type* receiver) {
+  if (isPipeline(receiver)) return pipelineAttributeType(s, receiver);
   Ref r;
   if (tensorOf(receiver, &r) && s.name == "layout") {   // t.layout: the layout it was made with
     const Type* layout = symbolTy(std::string(kLayoutPrefix) + refText(r));
@@ -298,6 +354,7 @@ const Type* attributeType(const Site& s, const Type* receiver) {
 }
 
 ir::Instr* attributeLower(const Site& s, Emitter& e, ir::Instr* receiver) {
+  if (isPipeline(receiver->type)) return pipelineAttributeLower(s, e, receiver);
   const Type* t = attributeType(s, receiver->type);
   if (s.name == "layout") {
     ir::Instr* layout = e.constant(ir::Const::symbol(t->is(TypeKind::Tuple) ? t->elems[0]->name : t->name),

@@ -89,7 +89,7 @@ Bound bindGetAttr(const FunctionContext& ctx, ir::Instr* in) {
     site.receiver = obj;
     return Bound{attr->rule, site};
   }
-  if (mathdx_tensors::isTensor(t)) {   // acc.get_results of a cuBLASDx accumulator
+  if (mathdx_tensors::isTensor(t) || mathdx_tensors::isPipeline(t)) {   // acc.get_results, pipeline.get_tile
     Site site{ctx, in, in->name, ""};
     site.receiver = obj;
     return Bound{&rules::mathdxTensorAttr, site};

@@ -23,6 +23,7 @@ import os
 import pickle
 import subprocess
 import sys
+import weakref
 
 import numpy as np
 
@@ -36,7 +37,7 @@ __all__ = ["Matmul", "matmul", "FFT", "fft", "Random", "Dim3", "LeadingDimension
            "float16x2", "float16x4", "float32x2", "float32x4", "float64x2", "float64x4",
            "float16x2_type", "float16x4_type", "float32x2_type", "float64x2_type",
            "Layout", "MAX_ALIGNMENT", "make_tensor", "copy", "copy_fragment", "clear", "copy_wait", "axpby",
-           "make_fragment_like"]
+           "make_fragment_like", "DevicePipeline", "TilePipeline", "pipeline_extensions"]
 
 # A cache miss is instantiated by libmathdx in a fresh Python process
 # (compiler/mathdx/mathdx.h says why: in a process that has built a C++
@@ -165,7 +166,7 @@ float16x2_type, float16x4_type, float32x2_type, float64x2_type = float16x2, floa
 # Precisions numpy has no dtype for, spelled as libmathdx's tables do.
 _EXTRA_PRECISIONS = ("bfloat16", "tfloat32")
 # nvmath.device's own options that cudajit does not implement yet.
-_NOT_YET = ("static_block_dim", "with_pipeline", "enable_input_streaming")
+_NOT_YET = ("static_block_dim",)
 
 
 def library():
@@ -323,7 +324,7 @@ class Matmul(_Routine):
                  with_pipeline=False, enable_input_streaming=False, code_type=None, compiler=None,
                  execute_api=None, tensor_types=None, global_memory_alignment=None):
         _reject_foreign(size, "Matmul")
-        for name, value in zip(_NOT_YET, (static_block_dim, with_pipeline, enable_input_streaming)):
+        for name, value in zip(_NOT_YET, (static_block_dim,)):
             if value:
                 raise NotImplementedError(f"Matmul: {name} is not supported by cudajit.mathdx yet")
         if execute_api not in (None, "static_leading_dimensions", "dynamic_leading_dimensions"):
@@ -358,6 +359,9 @@ class Matmul(_Routine):
             # sibling at compile time)
             "api": "dynamic_ld" if execute_api == "dynamic_leading_dimensions" else None,
         }
+        if with_pipeline or enable_input_streaming:   # (absent otherwise: the keys of older caches stay)
+            spec["with_pipeline"] = bool(with_pipeline)
+            spec["input_streaming"] = bool(enable_input_streaming)
         if leading_dimension == "suggested":
             leading_dimension = _instantiate(self._served(spec))["suggested_leading_dimension"]
         spec["leading_dimension"] = _triple(leading_dimension, "leading_dimension")
@@ -467,6 +471,15 @@ class Matmul(_Routine):
         """Inside kernels: a new accumulator of C in get_layout_rmem_c's partition."""
         raise DeviceOnlyError("Matmul.get_accumulator can only be called inside a @cudajit.jit kernel")
 
+    with_pipeline = property(lambda self: bool(self._spec.get("with_pipeline")))
+    enable_input_streaming = property(lambda self: bool(self._spec.get("input_streaming")))
+
+    def suggest_device_pipeline(self, pipeline_depth, a, b):
+        """A DevicePipeline over the global matrices a and b (device arrays),
+        as nvmath.device's: the kernel argument whose get_tile() gives each
+        block its tile pipeline."""
+        return DevicePipeline(self, pipeline_depth, a, b)
+
     def _tensor_traits(self, tensor, like=""):
         """libmathdx's traits of one of this GEMM's tensors (one query for all of them)."""
         cache = self.__dict__.setdefault("_tensor_cache", {})
@@ -505,6 +518,138 @@ class Matmul(_Routine):
 
     def __repr__(self):
         return f"cudajit.mathdx.Matmul({self._r['spec']})"
+
+
+def _device_view(x):
+    """(address, shape, strides in elements, dtype) of a device array (cudajit,
+    CuPy, PyTorch, or anything with __cuda_array_interface__)."""
+    from .devicearray import DeviceNDArray, as_cuda_array
+    arr = x if isinstance(x, DeviceNDArray) else as_cuda_array(x)
+    strides = tuple(int(st) // arr.dtype.itemsize for st in arr.strides)
+    return int(arr.__cuda_array_interface__["data"][0]), tuple(int(n) for n in arr.shape), strides, arr.dtype
+
+
+class DevicePipeline:
+    """cuBLASDx's device pipeline (nvmath.device.DevicePipeline): made on the
+    host for a Matmul built with_pipeline=True and the global A and B it
+    streams (their shapes and strides are part of it; the kernel is compiled
+    for them), passed to a kernel as an argument. Inside the kernel,
+    get_tile(smem, idx, idy) gives a block its TilePipeline over tile (idx,
+    idy) and reset_tile(tile, idx, idy) moves it; launch with block_dim
+    threads and buffer_size bytes of dynamic shared memory aligned at
+    buffer_alignment."""
+
+    def __init__(self, mm, pipeline_depth, a, b):
+        if not isinstance(mm, Matmul):
+            raise TypeError(f"DevicePipeline needs a cudajit.mathdx.Matmul, got {type(mm).__name__}")
+        if not mm.with_pipeline:
+            raise ValueError("DevicePipeline needs a Matmul built with with_pipeline=True")
+        pipeline_depth = int(pipeline_depth)
+        if pipeline_depth < 1:
+            raise ValueError(f"pipeline_depth must be at least 1, got {pipeline_depth}")
+        self.mm = mm
+        self.pipeline_depth = pipeline_depth
+        (a_ptr, a_shape, a_strides, a_dtype), (b_ptr, b_shape, b_strides, b_dtype) = (
+            _device_view(a), _device_view(b))
+        for name, dt, want in (("a", a_dtype, mm.a_value_type), ("b", b_dtype, mm.b_value_type)):
+            if np.dtype(dt) != np.dtype(want):
+                raise TypeError(f"DevicePipeline: {name} holds {np.dtype(dt).name}, the Matmul's {name.upper()} is "
+                                f"{np.dtype(want).name}")
+        self.a_strides, self.b_strides = a_strides, b_strides
+        self._shapes = (a_shape, b_shape)
+        spec = {k: v for k, v in mm._served(mm._spec).items() if k != "routine"}
+        r = _core.mathdx_tensor_function(
+            {"routine": "tensor_function", "matmul": spec, "function": "traits", "tensors": [], "alignment": 0,
+             "pipeline": {"depth": pipeline_depth, "a_shape": list(a_shape), "a_stride": list(a_strides),
+                          "b_shape": list(b_shape), "b_stride": list(b_strides)},
+             "pipelines": ""},
+            _instantiate_elsewhere)
+        self._key = r["key"]
+        self._traits = r["device_pipeline"]
+        self._tile_traits = r["tile_pipeline"]
+        from .devicearray import device_array
+        # The pipeline's state (TMA descriptors of a and b, made by its
+        # create function in a one-thread kernel; a and b must outlive it).
+        self._storage = device_array(max(1, self._traits["storage_bytes"]), np.uint8)
+        self._operands = (a, b)
+        init, destroy = _pipeline_kernels()
+        init[1, 1](self, a, b)
+        from . import synchronize
+        synchronize()
+        self._finalizer = weakref.finalize(self, _destroy_pipeline, destroy, self._arg(), self._storage)
+
+    def _arg(self):
+        return (f"cudajit.mathdx.pipeline.{self._key}", int(self._storage.__cuda_array_interface__["data"][0]))
+
+    # A kernel argument: a compile-time symbol naming the pipeline and its state's address.
+    _cudajit_arg_ = property(_arg)
+    # numba's typeof(obj) (nvmath's examples type their arguments so): cudajit's signatures read it back.
+    _numba_type_ = property(lambda self: self)
+
+    buffer_size = property(lambda self: self._traits["buffer_size"])
+    buffer_alignment = property(lambda self: self._traits["buffer_alignment"])
+    storage_bytes = property(lambda self: self._traits["storage_bytes"])
+    storage_alignment = property(lambda self: self._traits["storage_alignment"])
+    block_dim = property(lambda self: Dim3(*self._traits["block_dim"]))
+
+    def get_tile(self, smem, blockIdx_x, blockIdx_y):
+        raise DeviceOnlyError("DevicePipeline.get_tile can only be called inside a @cudajit.jit kernel")
+
+    def reset_tile(self, tile_pipeline, idx, idy):
+        raise DeviceOnlyError("DevicePipeline.reset_tile can only be called inside a @cudajit.jit kernel")
+
+    def __str__(self):
+        return f"cudajit.mathdx.pipeline.{self._key}"
+
+    def __repr__(self):
+        return (f"DevicePipeline(depth={self.pipeline_depth}, a={self._shapes[0]}, b={self._shapes[1]}, "
+                f"mm={self.mm!r})")
+
+
+class _PipelineRecord:
+    """What the destroy kernel is launched with once the pipeline is gone."""
+
+    def __init__(self, arg):
+        self._arg = arg
+
+    _cudajit_arg_ = property(lambda self: self._arg)
+
+
+def _destroy_pipeline(destroy, arg, storage):
+    try:
+        destroy[1, 1](_PipelineRecord(arg))
+    except Exception:   # the context may be gone at interpreter exit; the storage goes with it
+        pass
+
+
+@functools.lru_cache(maxsize=None)
+def _pipeline_kernels():
+    """The one-thread kernels that make and unmake a DevicePipeline's state."""
+    from .decorators import jit
+
+    @jit
+    def create(pipeline, a, b):
+        pipeline._create(a, b)
+
+    @jit
+    def destroy(pipeline):
+        pipeline._destroy()
+
+    return create, destroy
+
+
+class TilePipeline:
+    """A block's share of a DevicePipeline, only inside kernels
+    (device_pipeline.get_tile(smem, idx, idy)): execute(accumulator) runs the
+    GEMM over the tile's K stages; _del() releases it."""
+
+    def __init__(self, *args, **kwargs):
+        raise DeviceOnlyError("a TilePipeline is made inside kernels by DevicePipeline.get_tile")
+
+
+# nvmath.device.cublasdx_numba.pipeline_extensions: numba needs them to pass a
+# DevicePipeline to a kernel; cudajit passes it as it is.
+pipeline_extensions = []
 
 
 # cublasdxTensorType's names, all queried at once (the query kernels make too: one cache entry).

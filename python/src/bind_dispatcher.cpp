@@ -52,6 +52,8 @@ const cj::Type* recordFrom(const py::handle& t) {
 
 const cj::Type* typeFrom(const py::handle& t) {
   if (const cj::Type* rec = recordFrom(t)) return rec;
+  if (!PyUnicode_Check(t.ptr()) && py::hasattr(py::type::handle_of(t), "_cudajit_arg_"))
+    return cj::rt::opaqueArg(t.ptr()).type;   // a DevicePipeline (its _numba_type_ is itself)
   if (!PyUnicode_Check(t.ptr()) && py::hasattr(t, "dtype") && py::hasattr(t, "ndim") &&
       py::hasattr(t, "layout")) {
     if (const cj::Type* rec = recordFrom(t.attr("dtype"))) {   // numba.from_dtype(d)[:]

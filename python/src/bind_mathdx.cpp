@@ -29,7 +29,8 @@ void setScalar(const py::dict& d, const char* key, T* out) {
 }
 
 const char* const kKeys[] = {"size", "precision", "data_type", "arrangement", "transpose_mode", "block_dim",
-                             "leading_dimension", "alignment", "function", "execution", "api", "sm", "code"};
+                             "leading_dimension", "alignment", "function", "execution", "api", "sm", "code",
+                             "with_pipeline", "input_streaming"};
 
 // The dict cudajit/mathdx.py builds (normalized spellings, sm as 80/90).
 // Refuses a key the spec does not have (a typo in cudajit/mathdx.py).
@@ -59,6 +60,8 @@ cj::mathdx::MatmulSpec specFrom(const py::dict& d) {
   setScalar(d, "api", &s.api);
   setScalar(d, "sm", &s.sm);
   setScalar(d, "code", &s.code);
+  setScalar(d, "with_pipeline", &s.with_pipeline);
+  setScalar(d, "input_streaming", &s.input_streaming);
   return s;
 }
 
@@ -87,6 +90,8 @@ py::dict matmulSpecDict(const cj::mathdx::MatmulSpec& s) {
   d["api"] = s.api.empty() ? py::object(py::none()) : py::object(py::str(s.api));
   d["sm"] = s.sm;
   d["code"] = s.code;
+  d["with_pipeline"] = s.with_pipeline;
+  d["input_streaming"] = s.input_streaming;
   return d;
 }
 
@@ -191,7 +196,8 @@ py::tuple tuple3(const std::array<T, 3>& v) { return py::make_tuple(v[0], v[1], 
 
 // {routine: 'tensor_function', matmul: <a Matmul's dict>, function, tensors:
 // [(type, like), ...], alignment} <-> TensorFunctionSpec.
-const char* const kTensorKeys[] = {"routine", "matmul", "function", "tensors", "alignment"};
+const char* const kTensorKeys[] = {"routine", "matmul", "function", "tensors", "alignment", "pipeline", "pipelines"};
+const char* const kPipelineKeys[] = {"depth", "a_shape", "a_stride", "b_shape", "b_stride"};
 
 cj::mathdx::TensorFunctionSpec tensorSpecFrom(const py::dict& d) {
   checkKeys(d, kTensorKeys, "tensor function");
@@ -204,6 +210,16 @@ cj::mathdx::TensorFunctionSpec tensorSpecFrom(const py::dict& d) {
     if (pair.size() != 2) throw py::value_error("mathdx: a tensor is (type, like)");
     s.tensors.push_back({pair[0], pair[1]});
   }
+  if (d.contains("pipeline") && !d["pipeline"].is_none()) {
+    auto p = py::cast<py::dict>(d["pipeline"]);
+    checkKeys(p, kPipelineKeys, "pipeline");
+    setScalar(p, "depth", &s.pipeline.depth);
+    setScalar(p, "a_shape", &s.pipeline.a_shape);
+    setScalar(p, "a_stride", &s.pipeline.a_stride);
+    setScalar(p, "b_shape", &s.pipeline.b_shape);
+    setScalar(p, "b_stride", &s.pipeline.b_stride);
+  }
+  setScalar(d, "pipelines", &s.pipelines);
   return s;
 }
 
@@ -216,6 +232,26 @@ py::dict tensorSpecDict(const cj::mathdx::TensorFunctionSpec& s) {
   for (const auto& t : s.tensors) tensors.append(py::make_tuple(t.type, t.like));
   d["tensors"] = tensors;
   d["alignment"] = s.alignment;
+  if (s.pipeline.depth > 0) {
+    py::dict p;
+    p["depth"] = s.pipeline.depth;
+    p["a_shape"] = s.pipeline.a_shape;
+    p["a_stride"] = s.pipeline.a_stride;
+    p["b_shape"] = s.pipeline.b_shape;
+    p["b_stride"] = s.pipeline.b_stride;
+    d["pipeline"] = p;
+  }
+  d["pipelines"] = s.pipelines;
+  return d;
+}
+
+py::dict pipelineTraitsDict(const cj::mathdx::PipelineTraits& p) {
+  py::dict d;
+  d["storage_bytes"] = p.storage_bytes;
+  d["storage_alignment"] = p.storage_alignment;
+  d["buffer_size"] = p.buffer_size;
+  d["buffer_alignment"] = p.buffer_alignment;
+  d["block_dim"] = tuple3(p.block_dim);
   return d;
 }
 
@@ -237,6 +273,8 @@ py::dict tensorResultDict(const cj::mathdx::TensorFunctionResult& r) {
     tensors.append(td);
   }
   out["tensors"] = tensors;
+  out["device_pipeline"] = pipelineTraitsDict(r.device_pipeline);
+  out["tile_pipeline"] = pipelineTraitsDict(r.tile_pipeline);
   return out;
 }
 
