@@ -37,7 +37,7 @@ __all__ = ["Matmul", "matmul", "FFT", "fft", "Random", "Dim3", "LeadingDimension
            "float16x2", "float16x4", "float32x2", "float32x4", "float64x2", "float64x4",
            "float16x2_type", "float16x4_type", "float32x2_type", "float64x2_type",
            "Layout", "MAX_ALIGNMENT", "make_tensor", "copy", "copy_fragment", "clear", "copy_wait", "axpby",
-           "make_fragment_like", "DevicePipeline", "TilePipeline", "pipeline_extensions"]
+           "make_fragment_like", "DevicePipeline", "TilePipeline", "pipeline_extensions", "SharedStorageCalc"]
 
 # A cache miss is instantiated by libmathdx in a fresh Python process
 # (compiler/mathdx/mathdx.h says why: in a process that has built a C++
@@ -645,6 +645,32 @@ class TilePipeline:
 
     def __init__(self, *args, **kwargs):
         raise DeviceOnlyError("a TilePipeline is made inside kernels by DevicePipeline.get_tile")
+
+
+class SharedStorageCalc:
+    """Shared-memory buffers laid out one after the other, each at its
+    alignment (nvmath.device's SharedStorageCalc): add(alignment, nbytes),
+    add(alignment, itemsize, count) or add(alignment, itemsize, layout) (its
+    cosize); get() is the bytes they take."""
+
+    def __init__(self):
+        self._bytes = 0
+
+    def add(self, alignment, *size):
+        if len(size) == 1:
+            nbytes = int(size[0])
+        elif len(size) == 2:
+            itemsize, count = size
+            nbytes = int(itemsize) * int(count.cosize if isinstance(count, Layout) else count)
+        else:
+            raise TypeError("add(alignment, nbytes) or add(alignment, itemsize, count or layout)")
+        alignment = int(alignment)
+        if alignment <= 0 or nbytes <= 0:
+            raise ValueError(f"alignment and size must be positive, got {alignment} and {nbytes} bytes")
+        self._bytes = -(-self._bytes // alignment) * alignment + nbytes
+
+    def get(self):
+        return self._bytes
 
 
 # nvmath.device.cublasdx_numba.pipeline_extensions: numba needs them to pass a
