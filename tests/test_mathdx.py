@@ -306,9 +306,9 @@ def test_argument_errors():
     with pytest.raises(ValueError, match="block_size and block_dim"):
         mathdx.matmul(size=(32, 32, 32), precision=np.float32, data_type="real", sm=80,
                       block_size=64, block_dim=(64, 1, 1))
-    with pytest.raises(NotImplementedError, match="with_pipeline"):
+    with pytest.raises(NotImplementedError, match="static_block_dim"):
         mathdx.matmul(size=(32, 32, 32), precision=np.float32, data_type="real", sm=80,
-                      with_pipeline=True)
+                      static_block_dim=True)
     with pytest.raises(ValueError, match="only 'lto'"):
         mathdx.matmul(size=(32, 32, 32), precision=np.float32, data_type="real",
                       code_type=("sass", (9, 0)))

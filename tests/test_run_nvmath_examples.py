@@ -64,7 +64,7 @@ EXAMPLES = {
         k[1, 1](cuda.to_device(np.zeros(1)))
         """,
     "curand_missing.py": """
-        from nvmath.device import DevicePipeline
+        from nvmath.device import LUSolver
         """,
     "cufftdx_cupy.py": """
         import cupy
@@ -87,7 +87,7 @@ def test_mock_mode_classifies(tmp_path):
     assert " compiles " in rows["cufftdx_ok.py"] and "1 kernel(s) compiled" in rows["cufftdx_ok.py"]
     assert " compile error " in rows["cublasdx_bad.py"] and "undefined_name" in rows["cublasdx_bad.py"]
     assert " other error " in rows["curand_missing.py"]
-    assert "cannot import name 'DevicePipeline' from 'cudajit.mathdx'" in rows["curand_missing.py"]
+    assert "cannot import name 'LUSolver' from 'cudajit.mathdx'" in rows["curand_missing.py"]
     try:
         import cupy  # noqa: F401
     except ImportError:
