@@ -139,17 +139,7 @@ struct Work {
   bool on_accumulator = false;
 };
 
-Work methodCalls(const Site& s, const Ref& acc, std::string_view method, const Type* t);
-void pipelineWork(const Site& s, const std::string& construct, const std::string& mm_key, Work* w);
-
-// acc.<method>(...) of a typed site; `t` is its type.
-Work methodWork(const Site& s, const Ref& acc, std::string_view method, const Type* t) {
-  const std::string construct = "accumulator." + std::string(method);
-  Work w = methodCalls(s, acc, method, t);
-  pipelineWork(s, construct, acc.mm_key, &w);
-  return w;
-}
-
+// What acc.<method>(...) calls (a pipelined Matmul's changes aside).
 Work methodCalls(const Site& s, const Ref& acc, std::string_view method, const Type* t) {
   const std::string construct = "accumulator." + std::string(method);
   Work w;
@@ -213,6 +203,14 @@ void pipelineWork(const Site& s, const std::string& construct, const std::string
     calls.push_back(c);
   }
   w->calls = std::move(calls);
+}
+
+// acc.<method>(...) of a typed site; `t` is its type.
+Work methodWork(const Site& s, const Ref& acc, std::string_view method, const Type* t) {
+  const std::string construct = "accumulator." + std::string(method);
+  Work w = methodCalls(s, acc, method, t);
+  pipelineWork(s, construct, acc.mm_key, &w);
+  return w;
 }
 
 // The accumulator MM.suggest_accumulator() / get_accumulator() makes.

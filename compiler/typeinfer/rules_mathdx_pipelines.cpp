@@ -25,8 +25,8 @@ namespace {
 
 // The pipeline's traits: those of the tensor function served for it when the
 // DevicePipeline was made (its "traits" spec).
-std::shared_ptr<const mathdx::TensorFunctionResult> traitsOf(const Site& s, const std::string& key,
-                                                               const std::string& construct) {
+std::shared_ptr<const mathdx::TensorFunctionResult> servedPipeline(const Site& s, const std::string& key,
+                                                                     const std::string& construct) {
   auto r = mathdx::servedTensorFunction(key);
   if (!r) fail(s, construct, "this DevicePipeline was not made in this process (descriptor " + key + ")");
   return r;
@@ -161,12 +161,11 @@ const Type* pipelineAttributeType(const Site& s, const Type* receiver) {
   pipelineOf(receiver, &key, &tile);
   if (isMethodName(tile, s.name)) return tupleTy({symbolTy(std::string(kMethodPrefix) + std::string(s.name)), receiver});
   const std::string construct = "getattr ." + std::string(s.name);
-  auto r = traitsOf(s, key, construct);
+  servedPipeline(s, key, construct);   // made in this process, or a clear error
   if (s.name == "block_dim" && !tile) return tupleTy({i64Ty(), i64Ty(), i64Ty()});
   if (s.name == "storage_bytes" || s.name == "storage_alignment" ||
       (!tile && (s.name == "buffer_size" || s.name == "buffer_alignment" || s.name == "pipeline_depth")))
     return i64Ty();
-  (void)r;
   fail(s, construct,
        std::string(tile ? "a TilePipeline" : "a DevicePipeline") + " has no attribute '" + std::string(s.name) +
            "' in kernels",
@@ -182,7 +181,7 @@ ir::Instr* pipelineAttributeLower(const Site& s, Emitter& e, ir::Instr* receiver
   pipelineOf(receiver->type, &key, &tile);
   if (isMethodName(tile, s.name))
     return e.emit(ir::Op::TupleMake, t, {e.constant(ir::Const::symbol(t->elems[0]->name), t->elems[0]), receiver});
-  auto r = traitsOf(s, key, "getattr ." + std::string(s.name));
+  auto r = servedPipeline(s, key, "getattr ." + std::string(s.name));
   if (s.name == "block_dim") {
     const auto& d = r->device_pipeline.block_dim;
     return e.emit(ir::Op::TupleMake, t, {e.constInt(d[0]), e.constInt(d[1]), e.constInt(d[2])});
@@ -257,7 +256,7 @@ ir::Instr* pipelineMethodLower(const Site& s, Emitter& e) {
 }
 
 ir::Instr* tileState(const Site& s, Emitter& e, const std::string& key) {
-  auto r = traitsOf(s, key, "TilePipeline");
+  auto r = servedPipeline(s, key, "TilePipeline");
   const Type* t = tileType(key);
   ir::Instr* buffer = e.intrinsic(ir::Intrinsic::LocalArray, t->elems[1], {},
                                   {std::max<int64_t>(1, r->tile_pipeline.storage_bytes)});
