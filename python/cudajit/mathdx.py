@@ -521,12 +521,12 @@ class Matmul(_Routine):
 
 
 def _device_view(x):
-    """(address, shape, strides in elements, dtype) of a device array (cudajit,
-    CuPy, PyTorch, or anything with __cuda_array_interface__)."""
+    """(shape, strides in elements, dtype) of a device array (cudajit, CuPy,
+    PyTorch, or anything with __cuda_array_interface__)."""
     from .devicearray import DeviceNDArray, as_cuda_array
     arr = x if isinstance(x, DeviceNDArray) else as_cuda_array(x)
     strides = tuple(int(st) // arr.dtype.itemsize for st in arr.strides)
-    return int(arr.__cuda_array_interface__["data"][0]), tuple(int(n) for n in arr.shape), strides, arr.dtype
+    return tuple(int(n) for n in arr.shape), strides, arr.dtype
 
 
 class DevicePipeline:
@@ -549,8 +549,7 @@ class DevicePipeline:
             raise ValueError(f"pipeline_depth must be at least 1, got {pipeline_depth}")
         self.mm = mm
         self.pipeline_depth = pipeline_depth
-        (a_ptr, a_shape, a_strides, a_dtype), (b_ptr, b_shape, b_strides, b_dtype) = (
-            _device_view(a), _device_view(b))
+        (a_shape, a_strides, a_dtype), (b_shape, b_strides, b_dtype) = _device_view(a), _device_view(b)
         for name, dt, want in (("a", a_dtype, mm.a_value_type), ("b", b_dtype, mm.b_value_type)):
             if np.dtype(dt) != np.dtype(want):
                 raise TypeError(f"DevicePipeline: {name} holds {np.dtype(dt).name}, the Matmul's {name.upper()} is "
@@ -577,6 +576,7 @@ class DevicePipeline:
         from . import synchronize
         synchronize()
         self._finalizer = weakref.finalize(self, _destroy_pipeline, destroy, self._arg(), self._storage)
+        self._finalizer.atexit = False   # at exit the context goes, and the state with it
 
     def _arg(self):
         return (f"cudajit.mathdx.pipeline.{self._key}", int(self._storage.__cuda_array_interface__["data"][0]))
