@@ -83,9 +83,12 @@ def test_pipelines_compile_link_and_launch_on_the_mock_driver(run_python, mock_d
         def no_such_method(c, p):
             p.get_tiles()
 
-        for kernel, args in ((no_pipeline_argument, (c_d,)), (predicated, (c_d, dp)), (no_such_method, (c_d, dp))):
+        cases = ((no_pipeline_argument, (c_d,), dp.block_dim), (predicated, (c_d, dp), dp.block_dim),
+                 (no_such_method, (c_d, dp), dp.block_dim),
+                 (pk.gemm_kernel(MM, n), (2.0, 3.0, c_d, dp), (64, 1, 1)))   # not the pipeline's block
+        for kernel, args, block in cases:
             try:
-                kernel[grid, dp.block_dim, 0, dp.buffer_size](*args)
+                kernel[grid, block, 0, dp.buffer_size](*args)
             except cudajit.CompileError as e:
                 print("error", e.line, str(e).splitlines()[0][:150])
         del dp
@@ -97,7 +100,8 @@ def test_pipelines_compile_link_and_launch_on_the_mock_driver(run_python, mock_d
     assert "pipeline (128, 1, 1) True True True" in out
     assert "launched" in out and "released" in out
     errors = [line for line in out.splitlines() if line.startswith("error")]
-    assert len(errors) == 3, out
+    assert len(errors) == 4, out
     assert "with_pipeline=True" in errors[0] and "DevicePipeline" in errors[0]
     assert "is_predicated is not available" in errors[1]
     assert "has no attribute 'get_tiles'" in errors[2]
+    assert "runs in the pipeline's block_dim (128, 1, 1)" in errors[3] and "(64, 1, 1)" in errors[3]

@@ -19,6 +19,7 @@
 #include "typeinfer/infer.h"
 #include "typeinfer/mathdx_tensor_calls.h"
 #include "typeinfer/rules.h"
+#include "typeinfer/specializer.h"
 
 namespace cj::typeinfer::mathdx_tensors {
 namespace {
@@ -69,10 +70,27 @@ Call pipelineCall(const std::string& construct, const std::string& key, const ch
   return c;
 }
 
+// A pipeline's block size is fixed (cuBLASDx's FIXED strategy): every thread
+// of the block takes part in its barriers, so the launch block must be its.
+void requirePipelineBlock(const Site& s, const std::string& construct, const std::string& key) {
+  const InferOptions& options = s.ctx.specializer().options();
+  const auto& want = servedPipeline(s, key, construct)->device_pipeline.block_dim;
+  if (options.block_dims[0] <= 0) return;
+  for (int d = 0; d < 3; ++d)
+    if (options.block_dims[d] != std::max<int64_t>(want[d], 1))
+      fail(s, construct,
+           construct + " runs in the pipeline's block_dim (" + std::to_string(want[0]) + ", " +
+               std::to_string(want[1]) + ", " + std::to_string(want[2]) + "); this kernel is launched with (" +
+               std::to_string(options.block_dims[0]) + ", " + std::to_string(options.block_dims[1]) + ", " +
+               std::to_string(options.block_dims[2]) + ")",
+           "launch with device_pipeline.block_dim threads");
+}
+
 // p.<name>(...) typed: what it calls and its value.
 Method methodOf(const Site& s, const std::string& key, bool tile, std::string_view name) {
   Method m;
   m.construct = std::string(tile ? "TilePipeline." : "DevicePipeline.") + std::string(name);
+  if (name != "_create" && name != "_destroy") requirePipelineBlock(s, m.construct, key);
   auto expect = [&](size_t n) {
     if (s.args.size() != n || !s.kw_args.empty())
       fail(s, m.construct, m.construct + " takes " + std::to_string(n) + " argument(s), got " + std::to_string(s.argCount()));
