@@ -90,7 +90,7 @@ def test_pipelines_compile_link_and_launch_on_the_mock_driver(run_python, mock_d
             try:
                 kernel[grid, block, 0, dp.buffer_size](*args)
             except cudajit.CompileError as e:
-                print("error", e.line, str(e).splitlines()[0][:150])
+                print("error", e.line, str(e).splitlines()[0][:300])
         del dp
         import gc
         gc.collect()
