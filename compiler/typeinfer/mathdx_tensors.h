@@ -16,6 +16,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,12 @@ const Type* mathdxValueItemType(const std::string& name);
 // (.reqntid): the launch's where it is known, else `built` (the
 // descriptor's). Passed to codegen in the call's names. (rules_mathdx.cpp)
 std::string mathdxLaunchBlockName(const Site& s, const std::array<int64_t, 3>& built);
+// The launch block when the kernel is specialised for one and it is not
+// `want` (a call that needs exactly its own block); nullopt else.
+// (rules_mathdx.cpp)
+std::optional<std::array<int64_t, 3>> mathdxOtherLaunchBlock(const Site& s, const std::array<int64_t, 3>& want);
+// "(x, y, z)".
+std::string mathdxDimText(const int64_t* d);
 
 namespace mathdx_tensors {
 

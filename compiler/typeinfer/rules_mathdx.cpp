@@ -19,6 +19,7 @@
 // converted to C's value type; codegen passes everything by pointer.
 #include <array>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -45,6 +46,18 @@ std::string mathdxLaunchBlockName(const Site& s, const std::array<int64_t, 3>& b
   int64_t b[3];
   for (int i = 0; i < 3; ++i) b[i] = d ? d[i] : options.block_dims[i];
   return "block=" + std::to_string(b[0]) + "x" + std::to_string(b[1]) + "x" + std::to_string(b[2]);
+}
+
+std::string mathdxDimText(const int64_t* d) {
+  return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
+}
+
+std::optional<std::array<int64_t, 3>> mathdxOtherLaunchBlock(const Site& s, const std::array<int64_t, 3>& want) {
+  const InferOptions& options = s.ctx.specializer().options();
+  if (options.block_dims[0] <= 0) return std::nullopt;
+  const std::array<int64_t, 3> launched = {options.block_dims[0], options.block_dims[1], options.block_dims[2]};
+  if (launched == want) return std::nullopt;
+  return launched;
 }
 
 namespace {
@@ -77,10 +90,6 @@ void checkTarget(const Site& s, const std::string& what, const std::string& spec
             "build it with sm=" + std::to_string(arch) + " (the oldest target the kernel runs on)");
 }
 
-std::string dimText(const int64_t* d) {
-  return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
-}
-
 // A block-wide routine is built for one block shape. An FFT must be launched
 // with exactly it. A GEMM may run in a larger block, as cuBLASDx's BlockDim
 // allows (nvmath's cublasdx_blockdim_gemm example): with BlockDim of rank r
@@ -104,8 +113,8 @@ void checkBlockShape(const Site& s, const std::string& what, const std::array<in
     std::string rule = larger ? " (a larger block must keep the first " + std::to_string(rank - 1) +
                                     " dimension(s) and grow dimension " + std::to_string(rank) + " or later ones)"
                               : "";
-    failure(s, what + " was built for block_dim " + dimText(built.data()) + "; this kernel is launched with " +
-                   dimText(launched) + rule,
+    failure(s, what + " was built for block_dim " + mathdxDimText(built.data()) + "; this kernel is launched with " +
+                   mathdxDimText(launched) + rule,
             "launch with " + std::string(what == "FFT" ? "fft" : "MM") + ".block_dim threads per block");
   }
 }

@@ -30,15 +30,11 @@ bool isAccumulatorMethodName(std::string_view name) {
 // the launch block must be the GEMM's own (a larger one has threads outside
 // the partition).
 void requireOwnBlock(const Site& s, const std::string& construct, const Ref& acc) {
-  const InferOptions& options = s.ctx.specializer().options();
   auto mm = matmulOf(s, construct, acc);
-  if (options.block_dims[0] > 0)
-    for (int d = 0; d < 3; ++d)
-      if (options.block_dims[d] != mm->block_dim[d])
-        fail(s, construct,
-             construct + " needs the launch block to be the Matmul's block_dim (" + std::to_string(mm->block_dim[0]) +
-                 ", " + std::to_string(mm->block_dim[1]) + ", " + std::to_string(mm->block_dim[2]) + ")",
-             "launch with MM.block_dim threads, or guard a copy_fragment with is_thread_active()");
+  if (mathdxOtherLaunchBlock(s, mm->block_dim))
+    fail(s, construct,
+         construct + " needs the launch block to be the Matmul's block_dim " + mathdxDimText(mm->block_dim.data()),
+         "launch with MM.block_dim threads, or guard a copy_fragment with is_thread_active()");
 }
 
 // A function on the accumulator alone (create, clear).

@@ -19,7 +19,6 @@
 #include "typeinfer/infer.h"
 #include "typeinfer/mathdx_tensor_calls.h"
 #include "typeinfer/rules.h"
-#include "typeinfer/specializer.h"
 
 namespace cj::typeinfer::mathdx_tensors {
 namespace {
@@ -73,17 +72,12 @@ Call pipelineCall(const std::string& construct, const std::string& key, const ch
 // A pipeline's block size is fixed (cuBLASDx's FIXED strategy): every thread
 // of the block takes part in its barriers, so the launch block must be its.
 void requirePipelineBlock(const Site& s, const std::string& construct, const std::string& key) {
-  const InferOptions& options = s.ctx.specializer().options();
   const auto& want = servedPipeline(s, key, construct)->device_pipeline.block_dim;
-  if (options.block_dims[0] <= 0) return;
-  for (int d = 0; d < 3; ++d)
-    if (options.block_dims[d] != std::max<int64_t>(want[d], 1))
-      fail(s, construct,
-           construct + " runs in the pipeline's block_dim (" + std::to_string(want[0]) + ", " +
-               std::to_string(want[1]) + ", " + std::to_string(want[2]) + "); this kernel is launched with (" +
-               std::to_string(options.block_dims[0]) + ", " + std::to_string(options.block_dims[1]) + ", " +
-               std::to_string(options.block_dims[2]) + ")",
-           "launch with device_pipeline.block_dim threads");
+  if (auto launched = mathdxOtherLaunchBlock(s, want))
+    fail(s, construct,
+         construct + " runs in the pipeline's block_dim " + mathdxDimText(want.data()) +
+             "; this kernel is launched with " + mathdxDimText(launched->data()),
+         "launch with device_pipeline.block_dim threads");
 }
 
 // p.<name>(...) typed: what it calls and its value.
@@ -181,9 +175,8 @@ const Type* pipelineAttributeType(const Site& s, const Type* receiver) {
   const std::string construct = "getattr ." + std::string(s.name);
   servedPipeline(s, key, construct);   // made in this process, or a clear error
   if (s.name == "block_dim" && !tile) return tupleTy({i64Ty(), i64Ty(), i64Ty()});
-  if (s.name == "storage_bytes" || s.name == "storage_alignment" ||
-      (!tile && (s.name == "buffer_size" || s.name == "buffer_alignment" || s.name == "pipeline_depth")))
-    return i64Ty();
+  int64_t value = 0;
+  if (pipelineConstant(receiver, std::string(s.name), &value)) return i64Ty();
   fail(s, construct,
        std::string(tile ? "a TilePipeline" : "a DevicePipeline") + " has no attribute '" + std::string(s.name) +
            "' in kernels",
