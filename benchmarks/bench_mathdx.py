@@ -241,6 +241,82 @@ def bmm_kernel_tensors(cuda, mm, s):
     return k, 2 * (na * np.dtype(mm.a_value_type).itemsize + nb * np.dtype(mm.b_value_type).itemsize)
 
 
+def bmm_kernel_single(cuda, mm, s):
+    """The tensor API with one pair of shared buffers (half of
+    bmm_kernel_tensors' shared memory, so more blocks an SM): each block
+    copies a batch's A and B (cp.async), runs the GEMM into registers and
+    stores C from them; the other blocks on the SM overlap its loads."""
+    from cudajit.mathdx import clear, copy, copy_fragment, copy_wait, make_tensor
+    la, lb, lc = mm.suggest_layout_smem_a(), mm.suggest_layout_smem_b(), mm.suggest_layout_rmem_c()
+    na, nb = la.cosize, lb.cosize
+
+    @cuda.jit
+    def k(a, b, c, batches):
+        smem = cuda.shared.array(shape=(0,), dtype=mm.a_value_type, alignment=16)
+        sa, sb = make_tensor(smem[0:na], la), make_tensor(smem[na:na + nb], lb)
+        acc = make_tensor(cuda.local.array(shape=(lc.cosize,), dtype=mm.c_value_type), lc)
+        batch = cuda.blockIdx.x
+        while batch < batches:
+            copy(make_tensor(a[batch], mm.get_layout_gmem_a()), sa, alignment=16)
+            copy(make_tensor(b[batch], mm.get_layout_gmem_b()), sb, alignment=16)
+            copy_wait()
+            clear(acc)
+            mm.execute(sa, sb, acc)
+            copy_fragment(acc, make_tensor(c[batch], mm.get_layout_gmem_c()), alignment=16)
+            cuda.syncthreads()   # the buffers are free for the next copy
+            batch += cuda.gridDim.x
+    return k, na * np.dtype(mm.a_value_type).itemsize + nb * np.dtype(mm.b_value_type).itemsize
+
+
+def bmm_kernel_hybrid(cuda, mm, s, itemsize):
+    """bmm_kernel_pipelined's register prefetch of the next batch (16 bytes
+    a thread) into one pair of shared buffers in the plain layouts, with the
+    tensor API's GEMM into registers and C stored from them: no shared C."""
+    from cudajit.mathdx import clear, copy_fragment, make_tensor
+    threads = mm.block_dim.x * mm.block_dim.y * mm.block_dim.z
+    bdx = mm.block_dim.x
+    n = s * s
+    nw = n * itemsize // 16
+    per = nw // threads
+    assert per * threads == nw, "the hybrid bmm needs whole 16-byte pieces a thread"
+    # (the plain shared layouts need the plain register layout of C)
+    la, lb, lc = mm.get_layout_smem_a(), mm.get_layout_smem_b(), mm.get_layout_rmem_c()
+    assert la.cosize == n and lb.cosize == n, "plain row-major shared layouts"
+
+    @cuda.jit
+    def k(a, b, c, batches):
+        smem = cuda.shared.array(shape=(0,), dtype=mm.a_value_type, alignment=16)
+        wide = smem.view(np.complex128)
+        sa, sb = make_tensor(smem[0:n], la), make_tensor(smem[n:2 * n], lb)
+        acc = make_tensor(cuda.local.array(shape=(lc.cosize,), dtype=mm.c_value_type), lc)
+        av = a.view(np.complex128)
+        bv = b.view(np.complex128)
+        ra = cuda.local.array(per, np.complex128)
+        rb = cuda.local.array(per, np.complex128)
+        tid = cuda.threadIdx.x + cuda.threadIdx.y * bdx
+        batch = cuda.blockIdx.x
+        if batch < batches:
+            for q in range(per):
+                ra[q] = av[batch * nw + tid + q * threads]
+                rb[q] = bv[batch * nw + tid + q * threads]
+        while batch < batches:
+            for q in range(per):
+                wide[tid + q * threads] = ra[q]
+                wide[nw + tid + q * threads] = rb[q]
+            cuda.syncthreads()
+            nxt = batch + cuda.gridDim.x
+            if nxt < batches:
+                for q in range(per):
+                    ra[q] = av[nxt * nw + tid + q * threads]
+                    rb[q] = bv[nxt * nw + tid + q * threads]
+            clear(acc)
+            mm.execute(sa, sb, acc)
+            copy_fragment(acc, make_tensor(c[batch * n:(batch + 1) * n], mm.get_layout_gmem_c()), alignment=16)
+            cuda.syncthreads()
+            batch = nxt
+    return k, 2 * n * itemsize
+
+
 def segsum_block_kernel(cuda, threads):
     @cuda.jit
     def k(x, out):
@@ -298,8 +374,10 @@ def main(argv=None):
     p.add_argument("--bmm-threads", default="128", help="threads a block of the GEMM kernels (a list: a row each)")
     p.add_argument("--bmm-copy", default="pipelined",
                    help="a list of: pipelined (a block loops over batches loading the next one during the "
-                        "GEMM), tensors (so, with cuBLASDx's copies and C in registers), wide (one batch a "
-                        "block, operands moved 16 bytes a thread), element (element by element)")
+                        "GEMM), tensors (so, with cuBLASDx's copies and C in registers), single (tensors "
+                        "with one pair of shared buffers), hybrid (pipelined's loads, tensors' GEMM into "
+                        "registers), wide (one batch a block, operands moved 16 bytes a thread), element "
+                        "(element by element)")
     p.add_argument("--bmm-sizes", default="32,64")
     p.add_argument("--bmm-dtypes", default="float32,float64,float16")
     opts = p.parse_args(argv)
@@ -350,7 +428,7 @@ def main(argv=None):
         row(f"conv {n}", ours, theirs, 2 * x.numel() * 8, 1.5)
 
     copies = opts.bmm_copy.split(",")
-    unknown = set(copies) - {"pipelined", "tensors", "wide", "element"}
+    unknown = set(copies) - {"pipelined", "tensors", "single", "hybrid", "wide", "element"}
     if unknown:
         p.error(f"--bmm-copy: unknown {sorted(unknown)}")
     variants = [(int(t), m) for t in opts.bmm_threads.split(",") for m in copies]
@@ -362,26 +440,28 @@ def main(argv=None):
                         arrangement=("row_major", "row_major", "row_major"), execution="Block",
                         block_size=threads,
                         # the tensor API's copies move 16 bytes a thread when the operands are so aligned
-                        alignment=(16, 16, 16) if copy == "tensors" else None)
+                        alignment=(16, 16, 16) if copy in ("tensors", "single", "hybrid") else None)
             batch = (1 << 18 if opts.quick else 1 << 22) // (s * s)
             a = torch.randn(batch, s, s, dtype=tdt, device="cuda", generator=gen)
             b = torch.randn(batch, s, s, dtype=tdt, device="cuda", generator=gen)
             c = torch.full_like(a, float("nan"))
             smem_bytes = 3 * s * s * a.element_size()
             grid = batch
-            if copy == "tensors":
-                kb, smem_bytes = bmm_kernel_tensors(cuda, mm, s)
+            sms = torch.cuda.get_device_properties(0).multi_processor_count
+            if copy in ("tensors", "single"):
+                kb, smem_bytes = (bmm_kernel_tensors if copy == "tensors" else bmm_kernel_single)(cuda, mm, s)
                 flat = (a, b, c, batch)
-                sms = torch.cuda.get_device_properties(0).multi_processor_count
                 grid = min(batch, sms * max(1, min(16, 220 * 1024 // smem_bytes)))
-            elif copy == "pipelined":
+            elif copy in ("pipelined", "hybrid"):
                 if (s * s * a.element_size() // 16) % threads:
                     print(f"bmm {s} {np.dtype(dt).name} {threads}t {copy}: n/a (a thread's share is not "
                           "whole 16-byte pieces)", flush=True)
                     continue
-                kb = bmm_kernel_pipelined(cuda, mm, s, a.element_size())
+                if copy == "hybrid":
+                    kb, smem_bytes = bmm_kernel_hybrid(cuda, mm, s, a.element_size())
+                else:
+                    kb = bmm_kernel_pipelined(cuda, mm, s, a.element_size())
                 flat = (a.view(-1), b.view(-1), c.view(-1), batch)
-                sms = torch.cuda.get_device_properties(0).multi_processor_count
                 grid = min(batch, sms * max(1, min(16, 220 * 1024 // smem_bytes)))
             elif copy == "wide":
                 kb = bmm_kernel_wide(cuda, mm, s, a.element_size())

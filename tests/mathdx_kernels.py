@@ -63,6 +63,25 @@ def simple_gemm_call_spelling(a, b, c, alpha, beta, output):
     store_result(smem_c, output)
 
 
+# cuBLASDx's StaticBlockDim (nvmath's static_block_dim=True): the same GEMM,
+# for a launch of exactly THREADS threads.
+MM_STATIC = Matmul(size=(M, N, K), precision=np.float32, data_type="real",
+                   arrangement=("row_major", "col_major", "col_major"), execution="Block",
+                   block_size=THREADS, static_block_dim=True, sm=90)
+
+
+@cuda.jit
+def static_gemm(a, b, c, alpha, beta, output):
+    smem_a = cuda.shared.array(shape=MM_STATIC.a_dim, dtype=MM_STATIC.a_value_type)
+    smem_b = cuda.shared.array(shape=MM_STATIC.b_dim[::-1], dtype=MM_STATIC.b_value_type)
+    smem_c = cuda.shared.array(shape=MM_STATIC.c_dim[::-1], dtype=MM_STATIC.c_value_type)
+    load_operands(a, b, c, smem_a, smem_b, smem_c)
+    cuda.syncthreads()
+    MM_STATIC.execute(alpha, smem_a, smem_b, beta, smem_c)   # L:static
+    cuda.syncthreads()
+    store_result(smem_c, output)
+
+
 @cuda.jit
 def wrong_dtype(a, alpha):
     smem = cuda.shared.array(shape=(M, K), dtype=np.float64)

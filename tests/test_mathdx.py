@@ -5,6 +5,7 @@ Each instantiation costs libmathdx an NVRTC compile (~20 s on a small
 machine); results are cached on disk (<cache root>/mathdx), so the cases
 below are few and each is built once per session."""
 
+import inspect
 import os
 import subprocess
 import sys
@@ -306,9 +307,6 @@ def test_argument_errors():
     with pytest.raises(ValueError, match="block_size and block_dim"):
         mathdx.matmul(size=(32, 32, 32), precision=np.float32, data_type="real", sm=80,
                       block_size=64, block_dim=(64, 1, 1))
-    with pytest.raises(NotImplementedError, match="static_block_dim"):
-        mathdx.matmul(size=(32, 32, 32), precision=np.float32, data_type="real", sm=80,
-                      static_block_dim=True)
     with pytest.raises(ValueError, match="only 'lto'"):
         mathdx.matmul(size=(32, 32, 32), precision=np.float32, data_type="real",
                       code_type=("sass", (9, 0)))
@@ -375,6 +373,26 @@ def test_kernel_launched_with_another_block_shape_is_refused():
     text = str(info.value)
     assert "Matmul was built for block_dim (256, 1, 1); this kernel is launched with (128, 1, 1)" in text
     assert info.value.file == mk.__file__
+
+
+def test_static_block_dim():
+    """static_block_dim=True is cuBLASDx's StaticBlockDim: another descriptor
+    (its own code and symbol), and a launch of exactly block_dim threads."""
+    mk = _kernels()
+    assert mk.MM_STATIC.static_block_dim and not mk.MM.static_block_dim
+    assert mk.MM_STATIC.symbol != mk.MM.symbol
+    assert mk.MM_STATIC.block_dim == mk.MM.block_dim
+    ptx, _ = cudajit.compile_ptx(mk.static_gemm, mk.SIG, block=(mk.THREADS,))
+    assert ".reqntid 256, 1, 1" in ptx and mk.MM_STATIC.symbol not in ptx
+    assert ptx.count("fma.rn.f32") >= mk.M * mk.N * mk.K // mk.THREADS // 4
+    with pytest.raises(cudajit.CompileError) as info:   # a larger block, which MM takes
+        cudajit.compile_ptx(mk.static_gemm, mk.SIG, block=(320,))
+    text = str(info.value)
+    assert ("Matmul (static_block_dim=True) was built for block_dim (256, 1, 1); "
+            "this kernel is launched with (320, 1, 1)") in text
+    lines, first = inspect.getsourcelines(mk.static_gemm.py_func)
+    assert info.value.file == mk.__file__
+    assert info.value.line == first + next(i for i, s in enumerate(lines) if "L:static" in s)
 
 
 @pytest.mark.parametrize("name, block, reqntid", [("batched_gemm", (256, 2), "256, 2, 1"),

@@ -51,6 +51,9 @@ struct MatmulSpec {
   bool code = true;
   // cuBLASDx's WithPipeline and EnableInputStreaming (a GEMM a pipeline runs).
   bool with_pipeline = false, input_streaming = false;
+  // cuBLASDx's experimental StaticBlockDim: the kernel is launched with
+  // exactly block_dim threads (a larger launch block is then refused).
+  bool static_block_dim = false;
 
   // One line, every field, the key of the caches: "MM(size=32x32x32, ...)".
   std::string toString() const;

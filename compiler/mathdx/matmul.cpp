@@ -16,7 +16,7 @@ namespace {
 enum Op : int {
   kOpFunction = 0, kOpSize = 1, kOpType = 2, kOpPrecision = 3, kOpSm = 4, kOpExecution = 5,
   kOpBlockDim = 6, kOpLeadingDimension = 7, kOpTransposeMode = 8, kOpApi = 9,
-  kOpArrangement = 10, kOpAlignment = 11, kOpEnableInputStreaming = 13, kOpWithPipeline = 14,
+  kOpArrangement = 10, kOpAlignment = 11, kOpStaticBlockDim = 12, kOpEnableInputStreaming = 13, kOpWithPipeline = 14,
 };
 // cublasdxTraitType.
 enum Trait : int {
@@ -76,6 +76,7 @@ std::vector<Operator> operatorsOf(const MatmulSpec& s) {
   if (anySet(s.alignment)) ops.push_back({kOpAlignment, "ALIGNMENT", {s.alignment.begin(), s.alignment.end()}});
   if (!s.arrangement[0].empty())
     ops.push_back({kOpArrangement, "ARRANGEMENT", parseAll(EnumKind::Arrangement, s.arrangement)});
+  if (s.static_block_dim) ops.push_back({kOpStaticBlockDim, "STATIC_BLOCK_DIM", {1}});
   if (s.input_streaming) ops.push_back({kOpEnableInputStreaming, "ENABLE_INPUT_STREAMING", {1}});
   if (s.with_pipeline) ops.push_back({kOpWithPipeline, "WITH_PIPELINE", {1}});
   if (!s.transpose_mode[0].empty())

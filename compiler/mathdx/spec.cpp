@@ -28,6 +28,7 @@ std::string MatmulSpec::toString() const {
          ", leading_dimension=" + join(leading_dimension, ",") + ", alignment=" + join(alignment, ",") +
          ", execution=" + execution + (api.empty() ? "" : ", api=" + api) + (code ? "" : ", code=none") +
          (with_pipeline ? ", with_pipeline" : "") + (input_streaming ? ", input_streaming" : "") +
+         (static_block_dim ? ", static_block_dim" : "") +
          ", sm=" + std::to_string(sm) + ")";
 }
 

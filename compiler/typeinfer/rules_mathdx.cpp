@@ -119,6 +119,14 @@ void checkBlockShape(const Site& s, const std::string& what, const std::array<in
   }
 }
 
+// A Matmul's launch-block rule: a larger block unless it was built with
+// static_block_dim=True (cuBLASDx then assumes exactly block_dim threads).
+// The flag is part of the spec text, the key every served result carries.
+void checkMatmulBlockShape(const Site& s, const mathdx::MatmulResult& mm,
+                           void (*failure)(const Site&, const std::string&, const std::string&)) {
+  const bool exact = mm.spec.find(", static_block_dim") != std::string::npos;
+  checkBlockShape(s, exact ? "Matmul (static_block_dim=True)" : "Matmul", mm.block_dim, failure, /*larger=*/!exact);
+}
 
 // "complex32 (float16x2)" for a vector value type, "float32" for a scalar.
 std::string itemName(const std::string& value_type, const Type* item) {
@@ -206,7 +214,7 @@ const Type* mathdxType(const Site& s) {
 
 ir::Instr* mathdxLower(const Site& s, Emitter& e) {
   Call c = analyze(s);
-  checkBlockShape(s, "Matmul", c.mm->block_dim, fail, /*larger=*/true);
+  checkMatmulBlockShape(s, *c.mm, fail);
   const Type* ct = c.value[2];
   // alpha and beta as C's value type; a real number for a complex half C
   // (float16x2) goes through complex128, as nvmath converts only complex ones.
@@ -450,7 +458,7 @@ ir::Instr* routineLower(const Site& s, Emitter& e) {
       auto mm = mathdx::servedResult(key);
       if (!mm) fail(s, "this Matmul was not built in this process (descriptor " + key + ")");
       checkTarget(s, "Matmul", mm->spec, fail);
-      checkBlockShape(s, "Matmul", mm->block_dim, fail, /*larger=*/true);
+      checkMatmulBlockShape(s, *mm, fail);
     }
     return mathdx_tensors::lower(s, e, key, method);
   }

@@ -165,8 +165,6 @@ float16x2_type, float16x4_type, float32x2_type, float64x2_type = float16x2, floa
 
 # Precisions numpy has no dtype for, spelled as libmathdx's tables do.
 _EXTRA_PRECISIONS = ("bfloat16", "tfloat32")
-# nvmath.device's own options that cudajit does not implement yet.
-_NOT_YET = ("static_block_dim",)
 
 
 def library():
@@ -324,9 +322,6 @@ class Matmul(_Routine):
                  with_pipeline=False, enable_input_streaming=False, code_type=None, compiler=None,
                  execute_api=None, tensor_types=None, global_memory_alignment=None):
         _reject_foreign(size, "Matmul")
-        for name, value in zip(_NOT_YET, (static_block_dim,)):
-            if value:
-                raise NotImplementedError(f"Matmul: {name} is not supported by cudajit.mathdx yet")
         if execute_api not in (None, "static_leading_dimensions", "dynamic_leading_dimensions"):
             raise NotImplementedError(f"Matmul: execute_api={execute_api!r} (only the shared-memory "
                                       "pointer API, with static or dynamic leading dimensions, so far)")
@@ -362,6 +357,8 @@ class Matmul(_Routine):
         if with_pipeline or enable_input_streaming:   # (absent otherwise: the keys of older caches stay)
             spec["with_pipeline"] = bool(with_pipeline)
             spec["input_streaming"] = bool(enable_input_streaming)
+        if static_block_dim:   # (likewise)
+            spec["static_block_dim"] = True
         if leading_dimension == "suggested":
             leading_dimension = _instantiate(self._served(spec))["suggested_leading_dimension"]
         spec["leading_dimension"] = _triple(leading_dimension, "leading_dimension")
@@ -473,6 +470,8 @@ class Matmul(_Routine):
 
     with_pipeline = property(lambda self: bool(self._spec.get("with_pipeline")))
     enable_input_streaming = property(lambda self: bool(self._spec.get("input_streaming")))
+    # cuBLASDx's StaticBlockDim: kernels calling it launch exactly block_dim threads
+    static_block_dim = property(lambda self: bool(self._spec.get("static_block_dim")))
 
     def suggest_device_pipeline(self, pipeline_depth, a, b):
         """A DevicePipeline over the global matrices a and b (device arrays),

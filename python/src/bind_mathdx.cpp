@@ -30,7 +30,7 @@ void setScalar(const py::dict& d, const char* key, T* out) {
 
 const char* const kKeys[] = {"size", "precision", "data_type", "arrangement", "transpose_mode", "block_dim",
                              "leading_dimension", "alignment", "function", "execution", "api", "sm", "code",
-                             "with_pipeline", "input_streaming"};
+                             "with_pipeline", "input_streaming", "static_block_dim"};
 
 // The dict cudajit/mathdx.py builds (normalized spellings, sm as 80/90).
 // Refuses a key the spec does not have (a typo in cudajit/mathdx.py).
@@ -62,6 +62,7 @@ cj::mathdx::MatmulSpec specFrom(const py::dict& d) {
   setScalar(d, "code", &s.code);
   setScalar(d, "with_pipeline", &s.with_pipeline);
   setScalar(d, "input_streaming", &s.input_streaming);
+  setScalar(d, "static_block_dim", &s.static_block_dim);
   return s;
 }
 
@@ -92,6 +93,7 @@ py::dict matmulSpecDict(const cj::mathdx::MatmulSpec& s) {
   d["code"] = s.code;
   d["with_pipeline"] = s.with_pipeline;
   d["input_streaming"] = s.input_streaming;
+  d["static_block_dim"] = s.static_block_dim;
   return d;
 }
 

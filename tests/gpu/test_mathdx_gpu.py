@@ -25,7 +25,8 @@ def mk():
     return mathdx_kernels
 
 
-@pytest.mark.parametrize("name", ["simple_gemm", "simple_gemm_call_spelling", "dynamic_smem_gemm"])
+@pytest.mark.parametrize("name", ["simple_gemm", "simple_gemm_call_spelling", "dynamic_smem_gemm",
+                                  "static_gemm"])
 def test_simple_gemm_matches_numpy(mk, name):
     rng = np.random.default_rng(SEED)
     a = rng.standard_normal((mk.M, mk.K)).astype(np.float32)
