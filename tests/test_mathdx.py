@@ -158,9 +158,9 @@ entry:
 !0 = !{{void (i8*, i8*)* @mathdx_probe, !"kernel", i32 1}}
 !1 = !{{i32 2, i32 0, i32 3, i32 2}}
 """
-    kernel = _core.nvvm_to_ltoir(nvvm, arch=mm.sm)
+    kernel = _core.nvvm_to_ltoir(nvvm, arch=mm.sm.major * 10 + mm.sm.minor)
     cubin = _core.link_cubin([("ltoir", kernel, "probe"), ("ltoir", mm.ltoir, "mathdx")],
-                             arch=mm.sm)
+                             arch=mm.sm.major * 10 + mm.sm.minor)
     assert cubin[:4] == b"\x7fELF"
     assert b"mathdx_probe" in cubin
 

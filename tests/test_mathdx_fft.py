@@ -40,7 +40,9 @@ def test_block_traits():
     assert (f.size, f.fft_type, f.direction, f.execution) == (128, "c2c", "forward", "Block")
     assert f.precision is np.float32 and f.files == [] and not f.requires_workspace
     assert f.symbol.startswith("cufftdx_") and bytes(f.ltoir[:4]) != b"\x7fELF" and len(f.ltoir) > 1000
-    assert f.code_type == ("lto", (9, 0)) and f.sm == 90
+    # as nvmath.device's: a ComputeCapability (equal to the int spelling too)
+    assert f.sm == mathdx.ComputeCapability(9, 0) and f.sm == 90 and f.sm.integer == 900
+    assert f.code_type == ("lto", mathdx.ComputeCapability(9, 0)) and f.code_type.kind == "lto"
 
 
 def test_thread_traits():

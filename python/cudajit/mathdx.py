@@ -124,6 +124,17 @@ class ComputeCapability(collections.namedtuple("ComputeCapability", "major minor
     def __str__(self):
         return f"{self.major}.{self.minor}{self.arch}"
 
+    # nvmath.device takes sm=90 for 9.0: such an int compares equal too
+    def __eq__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self.major * 10 + self.minor == other
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
 
 CodeType = collections.namedtuple("CodeType", "kind cc")
 
@@ -264,8 +275,9 @@ class _Routine:
     def _set(self, spec):
         self._spec = spec
         self._r = _instantiate(self._served(spec))
-        self.sm = spec["sm"]
-        self.code_type = ("lto", divmod(self.sm, 10))
+        # as nvmath.device's: a ComputeCapability, and CodeType('lto', it)
+        self.sm = ComputeCapability(*divmod(spec["sm"], 10))
+        self.code_type = CodeType("lto", self.sm)
 
     def __reduce__(self):
         return (_rebuild_routine, (type(self), self._spec))
