@@ -15,15 +15,17 @@ Rows:
   bmm S dtype      batched S x S x S GEMMs (S = 32, 64; float32, float64, float16):
                    cuBLASDx GEMMs with operands staged in shared memory, each block
                    looping over batches and loading the next one's operands during
-                   the current GEMM (--bmm-copy: pipelined, tensors, wide, element), vs
-                   torch.bmm (cuBLAS batched).
+                   the current GEMM (--bmm-copy: pipelined, tensors, single, hybrid,
+                   stream, wide, element; see --help), vs torch.bmm (cuBLAS batched).
   segsum S         the seed talk's segmented sum (65536 segments of 1024 float32) as
                    in-kernel mat-vecs with ones vectors, S segments a block
                    (examples/segmented_reduction.py's kernel): the rows staged in
                    shared memory, then two cuBLASDx GEMMs (32 partial sums of each
                    row, then their sum) vs the same sum with cuda.block.sum (CUB's
                    BlockReduce), one block a segment. Also "segsum 1x1xN": one
-                   ones(1, N) @ row GEMM a block.
+                   ones(1, N) @ row GEMM a block, and "segsum stream GxNxKxT"
+                   (examples/segmented_reduction.py's stream form: G rows @ ones(K, N)
+                   k-slice after k-slice, the next slice copied during the GEMM).
 
 Every result is checked against torch first. Timing: CUDA events around a batch of
 back-to-back launches after warm-up, the median over --reps batches.
@@ -317,6 +319,63 @@ def bmm_kernel_hybrid(cuda, mm, s, itemsize):
     return k, 2 * n * itemsize
 
 
+def bmm_kernel_stream(cuda, mm, s, tk):
+    """The GEMMs as a stream of k-slices: mm is S x S x tk, each block walks
+    its batches' slices one after the other (C += A[:, k:k+tk] B[k:k+tk, :]
+    into registers), copying the next slice (of this batch or the next) with
+    cp.async into the other pair of small shared buffers while it multiplies
+    the current one, so that its loads never drain between GEMMs; C is
+    stored from registers after a batch's last slice."""
+    from cudajit.mathdx import clear, copy, copy_fragment, copy_wait, make_tensor
+    la, lb, lc = mm.suggest_layout_smem_a(), mm.suggest_layout_smem_b(), mm.suggest_layout_rmem_c()
+    na, nb = la.cosize, lb.cosize
+    stages = s // tk
+    assert stages * tk == s
+
+    @cuda.jit
+    def k(a, b, c, batches):
+        smem = cuda.shared.array(shape=(0,), dtype=mm.a_value_type, alignment=16)
+        sa0, sb0 = make_tensor(smem[0:na], la), make_tensor(smem[na:na + nb], lb)
+        sa1, sb1 = make_tensor(smem[na + nb:2 * na + nb], la), make_tensor(smem[2 * na + nb:2 * (na + nb)], lb)
+        acc = make_tensor(cuda.local.array(shape=(lc.cosize,), dtype=mm.c_value_type), lc)
+        batch = cuda.blockIdx.x
+        if batch < batches:
+            copy(make_tensor(a[batch, :, 0:tk], mm.get_layout_gmem_a(s)), sa0, alignment=16)
+            copy(make_tensor(b[batch, 0:tk, :], mm.get_layout_gmem_b(s)), sb0, alignment=16)
+        clear(acc)
+        stage = 0
+        parity = 0
+        while batch < batches:
+            copy_wait()   # this slice's operands (and the block's barrier)
+            nxt, nstage = batch, stage + 1
+            if nstage == stages:
+                nxt, nstage = batch + cuda.gridDim.x, 0
+            if parity == 0:
+                cur_a, cur_b, next_a, next_b = sa0, sb0, sa1, sb1
+            else:
+                cur_a, cur_b, next_a, next_b = sa1, sb1, sa0, sb0
+            if nxt < batches:
+                k0 = nstage * tk
+                copy(make_tensor(a[nxt, :, k0:k0 + tk], mm.get_layout_gmem_a(s)), next_a, alignment=16)
+                copy(make_tensor(b[nxt, k0:k0 + tk, :], mm.get_layout_gmem_b(s)), next_b, alignment=16)
+            mm.execute(cur_a, cur_b, acc)
+            if nstage == 0:   # the batch's last slice
+                copy_fragment(acc, make_tensor(c[batch], mm.get_layout_gmem_c()), alignment=16)
+                clear(acc)
+            cuda.syncthreads()   # the current pair is free for the copy after next
+            batch, stage = nxt, nstage
+            parity = 1 - parity
+    return k, 2 * (na * np.dtype(mm.a_value_type).itemsize + nb * np.dtype(mm.b_value_type).itemsize)
+
+
+def resident_grid(kernel, threads, smem_bytes, batches, sms):
+    """Blocks for a kernel looping over batches: as many as the SMs hold at
+    once (the driver's occupancy for its registers and shared memory), so
+    that none waits for another to finish."""
+    overload = next(iter(kernel.overloads.values()))
+    return min(batches, sms * max(1, overload._active_blocks_per_multiprocessor(threads, smem_bytes)))
+
+
 def segsum_block_kernel(cuda, threads):
     @cuda.jit
     def k(x, out):
@@ -364,6 +423,20 @@ def segsum_matvec_kernel(segs):
     return kernel
 
 
+def segsum_stream_kernel(shape):
+    """examples/segmented_reduction.py's stream form, `shape` =
+    'GROUPxNxKSLICExTHREADS': (kernel, threads, shared bytes, blocks)."""
+    import os
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
+    from segmented_reduction import matvec_stream_kernel, resident_blocks
+    group, n, kslice, threads = (int(v) for v in shape.split("x"))
+    kernel, smem, why = matvec_stream_kernel(1024, group, n, kslice, threads)
+    if kernel is None:
+        raise RuntimeError(why)
+    blocks = resident_blocks(kernel, "void(float32[:, ::1], float32[::1], int64)", threads, smem)
+    return kernel, group, threads, smem, blocks
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
@@ -371,15 +444,19 @@ def main(argv=None):
     p.add_argument("--json")
     p.add_argument("--only", default="fft,bmm,segsum", help="rows: fft (with conv), bmm, segsum")
     p.add_argument("--segsum-per-block", default="1,2,4,8", help="segments a block of the mat-vec segsum rows")
+    p.add_argument("--segsum-stream", default="32x8x128x128",
+                   help="GROUPxNxKSLICExTHREADS list of the stream mat-vec segsum rows ('' for none)")
     p.add_argument("--bmm-threads", default="128", help="threads a block of the GEMM kernels (a list: a row each)")
     p.add_argument("--bmm-copy", default="pipelined",
                    help="a list of: pipelined (a block loops over batches loading the next one during the "
                         "GEMM), tensors (so, with cuBLASDx's copies and C in registers), single (tensors "
                         "with one pair of shared buffers), hybrid (pipelined's loads, tensors' GEMM into "
-                        "registers), wide (one batch a block, operands moved 16 bytes a thread), element "
+                        "registers), stream (k-slices of --bmm-tk, copied during the previous slice's GEMM), "
+                        "wide (one batch a block, operands moved 16 bytes a thread), element "
                         "(element by element)")
     p.add_argument("--bmm-sizes", default="32,64")
     p.add_argument("--bmm-dtypes", default="float32,float64,float16")
+    p.add_argument("--bmm-tk", type=int, default=16, help="the k-slice of --bmm-copy stream")
     opts = p.parse_args(argv)
     import torch
     import cudajit as cuda
@@ -428,55 +505,62 @@ def main(argv=None):
         row(f"conv {n}", ours, theirs, 2 * x.numel() * 8, 1.5)
 
     copies = opts.bmm_copy.split(",")
-    unknown = set(copies) - {"pipelined", "tensors", "single", "hybrid", "wide", "element"}
+    looping = ("pipelined", "tensors", "single", "hybrid", "stream")   # grid-stride over batches
+    unknown = set(copies) - set(looping) - {"wide", "element"}
     if unknown:
         p.error(f"--bmm-copy: unknown {sorted(unknown)}")
     variants = [(int(t), m) for t in opts.bmm_threads.split(",") for m in copies]
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     for s in [int(x) for x in opts.bmm_sizes.split(",")] if "bmm" in opts.only else ():
         for dt, (threads, copy) in itertools.product([np.dtype(x).type for x in opts.bmm_dtypes.split(",")],
                                                        variants):
             tdt = getattr(torch, np.dtype(dt).name)
-            mm = Matmul(size=(s, s, s), precision=dt, data_type="real",
+            name = f"bmm {s} {np.dtype(dt).name} {threads}t {copy}" + (f" k{opts.bmm_tk}" if copy == "stream" else "")
+            mm = Matmul(size=(s, s, opts.bmm_tk if copy == "stream" else s), precision=dt, data_type="real",
                         arrangement=("row_major", "row_major", "row_major"), execution="Block",
                         block_size=threads,
                         # the tensor API's copies move 16 bytes a thread when the operands are so aligned
-                        alignment=(16, 16, 16) if copy in ("tensors", "single", "hybrid") else None)
+                        alignment=(16, 16, 16) if copy in ("tensors", "single", "hybrid", "stream") else None)
             batch = (1 << 18 if opts.quick else 1 << 22) // (s * s)
             a = torch.randn(batch, s, s, dtype=tdt, device="cuda", generator=gen)
             b = torch.randn(batch, s, s, dtype=tdt, device="cuda", generator=gen)
             c = torch.full_like(a, float("nan"))
             smem_bytes = 3 * s * s * a.element_size()
-            grid = batch
-            sms = torch.cuda.get_device_properties(0).multi_processor_count
-            if copy in ("tensors", "single"):
-                kb, smem_bytes = (bmm_kernel_tensors if copy == "tensors" else bmm_kernel_single)(cuda, mm, s)
-                flat = (a, b, c, batch)
-                grid = min(batch, sms * max(1, min(16, 220 * 1024 // smem_bytes)))
-            elif copy in ("pipelined", "hybrid"):
-                if (s * s * a.element_size() // 16) % threads:
-                    print(f"bmm {s} {np.dtype(dt).name} {threads}t {copy}: n/a (a thread's share is not "
-                          "whole 16-byte pieces)", flush=True)
-                    continue
-                if copy == "hybrid":
-                    kb, smem_bytes = bmm_kernel_hybrid(cuda, mm, s, a.element_size())
-                else:
-                    kb = bmm_kernel_pipelined(cuda, mm, s, a.element_size())
-                flat = (a.view(-1), b.view(-1), c.view(-1), batch)
-                grid = min(batch, sms * max(1, min(16, 220 * 1024 // smem_bytes)))
+            if copy in ("pipelined", "hybrid") and (s * s * a.element_size() // 16) % threads:
+                print(f"{name}: n/a (a thread's share is not whole 16-byte pieces)", flush=True)
+                continue
+            if copy == "tensors":
+                kb, smem_bytes = bmm_kernel_tensors(cuda, mm, s)
+            elif copy == "single":
+                kb, smem_bytes = bmm_kernel_single(cuda, mm, s)
+            elif copy == "stream":
+                kb, smem_bytes = bmm_kernel_stream(cuda, mm, s, opts.bmm_tk)
+            elif copy == "hybrid":
+                kb, smem_bytes = bmm_kernel_hybrid(cuda, mm, s, a.element_size())
+            elif copy == "pipelined":
+                kb = bmm_kernel_pipelined(cuda, mm, s, a.element_size())
             elif copy == "wide":
                 kb = bmm_kernel_wide(cuda, mm, s, a.element_size())
-                flat = (a.view(-1), b.view(-1), c.view(-1))
             else:
                 kb = bmm_kernel(cuda, mm, s)
-                flat = (a, b, c)
+            if copy in looping:
+                flat = (a, b, c, batch) if copy in ("tensors", "single", "stream") else \
+                    (a.view(-1), b.view(-1), c.view(-1), batch)
+                kb[1, mm.block_dim, 0, smem_bytes](*flat)   # compiles it, for its occupancy
+                c.fill_(float("nan"))
+                grid = resident_grid(kb, threads, smem_bytes, batch, sms)
+            else:
+                flat = (a.view(-1), b.view(-1), c.view(-1)) if copy == "wide" else (a, b, c)
+                grid = batch
             launch_b = kb[grid, mm.block_dim, 0, smem_bytes]
             launch_b(*flat)
             want = torch.bmm(a.double(), b.double())
             err = (torch.linalg.vector_norm(c.double() - want) / torch.linalg.vector_norm(want)).item()
-            assert err < (1e-2 if dt == np.float16 else 1e-5), f"bmm {s} {dt}: relative error {err}"
+            assert err < (1e-2 if dt == np.float16 else 1e-5), f"{name}: relative error {err}"
             ours = timed(lambda: launch_b(*flat), opts.reps, 10)
             theirs = timed(lambda: torch.bmm(a, b), opts.reps, 10)
-            row(f"bmm {s} {np.dtype(dt).name} {threads}t {copy}", ours, theirs, 3 * a.numel() * a.element_size(), 1.0, "torch.bmm")
+            row(f"{name} ({grid // sms} blocks/SM)" if copy in looping else name, ours, theirs,
+                3 * a.numel() * a.element_size(), 1.0, "torch.bmm")
 
     if "segsum" in opts.only:
         length, threads = 1024, 256
@@ -488,9 +572,16 @@ def main(argv=None):
         kb(x, ref)
         assert torch.allclose(ref.double(), want, rtol=1e-4, atol=1e-3), "segsum: cuda.block.sum is wrong"
         theirs = timed(lambda: kb(x, ref), opts.reps, 20)
-        kernels = [("1x1xN", segsum_matvec_1xn_kernel(cuda, Matmul, length, threads)[segments, threads])]
-        for segs in (int(v) for v in opts.segsum_per_block.split(",")):
+        kernels = []
+        if opts.segsum_per_block:   # (with the per-block rows: the form they improve on)
+            kernels.append(("1x1xN", segsum_matvec_1xn_kernel(cuda, Matmul, length, threads)[segments, threads]))
+        for segs in (int(v) for v in opts.segsum_per_block.split(",") if v):
             kernels.append((f"S={segs}", segsum_matvec_kernel(segs)[segments // segs, threads]))
+        for shape in (v for v in opts.segsum_stream.split(",") if v):
+            ks, group, kt, smem, blocks = segsum_stream_kernel(shape)
+            groups = segments // group
+            launch = ks[min(groups, blocks), kt, 0, smem]
+            kernels.append((f"stream {shape}", lambda xx, out, launch=launch, groups=groups: launch(xx, out, groups)))
         for name, km in kernels:
             got = torch.full((segments,), float("nan"), dtype=torch.float32, device="cuda")
             km(x, got)

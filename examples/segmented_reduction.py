@@ -1,4 +1,4 @@
-"""Segmented reduction: the sum of each row of a matrix, in seven forms.
+"""Segmented reduction: the sum of each row of a matrix, in eight forms.
 
     python examples/segmented_reduction.py [--segments 16384] [--length 1024] [--runs 20]
 
@@ -21,6 +21,10 @@ and timed:
             block staged in shared memory, two GEMMs (32 partial sums of
             each row, then their sums; needs libmathdx: pip install
             nvidia-libmathdx-cu13; --segments a multiple of 8)
+  mathdx-stream  the same mat-vec as one 32 x 8 x 128 cuBLASDx GEMM with a
+            ones matrix, accumulated in registers over each row's 128-wide
+            slices, every block streaming its rows' slices (cp.async) while
+            it multiplies the previous one (--segments a multiple of 32)
   matvec    CuPy: x @ ones(length), a matrix-vector product (cuBLAS)
   cupy.sum  CuPy: x.sum(axis=-1)
 
@@ -141,7 +145,84 @@ def matvec_kernel(length, segs=8):
     return segment_sums_matvec, None
 
 
+def matvec_stream_kernel(length, group=32, n=8, kslice=128, threads=128):
+    """The mat-vec form as a stream: a (group x n x kslice) cuBLASDx GEMM,
+    C += X[rows, k:k+kslice] @ ones(kslice, n), accumulated in registers over
+    a row's slices; each block walks its groups of `group` rows slice after
+    slice, copying the next slice (cp.async, cuBLASDx's copy) while it
+    multiplies the current one, so its loads never drain. C's first column
+    holds the sums. Returns (kernel, shared bytes, None) or (None, 0, why);
+    the kernel is (x, out, groups), launched on as many blocks as the SMs
+    hold (resident_blocks)."""
+    if length % kslice or kslice % 4:
+        return None, 0, f"the stream form needs a length that is a multiple of {kslice}, got {length}"
+    try:
+        from cudajit.mathdx import Matmul, clear, copy, copy_fragment, copy_wait, make_tensor
+        mm = Matmul(size=(group, n, kslice), precision=np.float32, data_type="real",
+                    arrangement=("row_major", "col_major", "col_major"), block_size=threads,
+                    alignment=(16, 16, 16), sm=None if cuda.is_available() else 90)
+    except ImportError as e:
+        return None, 0, str(e).splitlines()[0]
+    la, lb, lc, lsc = mm.suggest_layout_smem_a(), mm.suggest_layout_smem_b(), mm.suggest_layout_rmem_c(), \
+        mm.get_layout_smem_c()
+    up4 = lambda v: (v + 3) // 4 * 4   # noqa: E731  (16-byte offsets)
+    nb, nc, na = up4(lb.cosize), up4(lsc.cosize), up4(la.cosize)
+    o0 = nb + nc
+    o1 = o0 + na
+    slices = length // kslice
+    gmem_a = mm.get_layout_gmem_a(length)
+
+    @cuda.jit
+    def segment_sums_matvec_stream(x, out, groups):
+        smem = cuda.shared.array(shape=(0,), dtype=np.float32, alignment=16)
+        tid = cuda.threadIdx.x
+        for i in range(tid, nb, threads):
+            smem[i] = 1.0                           # the ones matrix (any layout: all ones)
+        ones = make_tensor(smem[0:nb], lb)
+        c_out = smem[nb:nb + nc]                    # column-major C: row i's sum at i
+        sc = make_tensor(c_out, lsc)
+        sa0, sa1 = make_tensor(smem[o0:o0 + na], la), make_tensor(smem[o1:o1 + na], la)
+        acc = make_tensor(cuda.local.array(shape=(lc.cosize,), dtype=np.float32), lc)
+        g = cuda.blockIdx.x
+        if g < groups:
+            copy(make_tensor(x[g * group:(g + 1) * group, 0:kslice], gmem_a), sa0, alignment=16)
+        clear(acc)
+        s = 0
+        parity = 0
+        while g < groups:
+            copy_wait()                             # this slice (and a barrier: the ones are there)
+            ng, ns = g, s + 1
+            if ns == slices:
+                ng, ns = g + cuda.gridDim.x, 0
+            if parity == 0:
+                cur, nxt = sa0, sa1
+            else:
+                cur, nxt = sa1, sa0
+            if ng < groups:
+                k0 = ns * kslice
+                copy(make_tensor(x[ng * group:(ng + 1) * group, k0:k0 + kslice], gmem_a), nxt, alignment=16)
+            mm.execute(cur, ones, acc)              # C += X slice @ ones
+            if ns == 0:                             # the group's last slice: its sums
+                copy_fragment(acc, sc)
+                clear(acc)
+                cuda.syncthreads()
+                if tid < group:
+                    out[g * group + tid] = c_out[tid]
+            cuda.syncthreads()                      # cur is free for the copy after next
+            g, s = ng, ns
+            parity = 1 - parity
+    return segment_sums_matvec_stream, 4 * (o1 + na), None
+
+
+def resident_blocks(kernel, signature, threads, shared_bytes):
+    """Blocks of `kernel` all SMs hold at once (numba's occupancy query)."""
+    func = kernel.compile(signature, block=(threads,)).library.get_cufunc()
+    per_sm = cuda.current_context().get_active_blocks_per_multiprocessor(func, threads, shared_bytes)
+    return max(1, per_sm) * cuda.get_current_device().MULTIPROCESSOR_COUNT
+
+
 SIGNATURE = "void(float32[:, ::1], float32[::1])"
+STREAM_SIGNATURE = "void(float32[:, ::1], float32[::1], int64)"
 
 
 def timed(run, sync, runs):
@@ -170,6 +251,12 @@ def main():
             ptx, _ = cuda.compile_ptx(k, SIGNATURE, arch="sm_90", block=(TPB,))
             print(f"{k.__name__}: PTX {len(ptx)} chars, {ptx.count('bar.sync')} barrier(s), "
                   f"{ptx.count('shfl.sync')} warp shuffle(s)")
+        stream, _, why = matvec_stream_kernel(a.length)
+        if stream is None:
+            print(f"mathdx stream form skipped: {why}")
+        else:
+            ptx, _ = cuda.compile_ptx(stream, STREAM_SIGNATURE, arch="sm_90", block=(128,))
+            print(f"{stream.__name__}: PTX {len(ptx)} chars, {ptx.count('cp.async')} cp.async")
         return 0
 
     try:
@@ -209,6 +296,15 @@ def main():
         forms["mathdx"] = (lambda: matvec[a.segments // 8, TPB](x, out_matvec), lambda: out_matvec)
     else:
         print(f"mathdx form skipped: {why}")
+    stream, smem, why = matvec_stream_kernel(a.length)
+    if stream is not None and a.segments % 32:
+        stream, why = None, f"--segments {a.segments} is not a multiple of 32 (its rows a group)"
+    if stream is not None:
+        out_stream, groups = new_out(), a.segments // 32
+        launch = stream[min(groups, resident_blocks(stream, STREAM_SIGNATURE, 128, smem)), 128, 0, smem]
+        forms["mathdx-stream"] = (lambda: launch(x, out_stream, groups), lambda: out_stream)
+    else:
+        print(f"mathdx stream form skipped: {why}")
     if cp is not None:
         ones = cp.ones(a.length, cp.float32)
         result = {}
@@ -225,7 +321,7 @@ def main():
         err = np.max(np.abs(got - want))
         ok = np.allclose(got, want, rtol=1e-4, atol=1e-3)
         ok_all &= ok
-        print(f"  {name:9s} {'OK' if ok else 'WRONG'}  max abs error {err:.2e}  "
+        print(f"  {name:13s} {'OK' if ok else 'WRONG'}  max abs error {err:.2e}  "
               f"{seconds * 1e6:8.1f} us  {gbytes / seconds:6.0f} GB/s")
     return 0 if ok_all else 1
 

@@ -30,3 +30,4 @@ def test_segmented_reduction_compiles_every_form():
         assert "mathdx form skipped" in text
     else:
         assert "segment_sums_matvec: PTX" in text   # the cuBLASDx mat-vec form
+        assert "segment_sums_matvec_stream: PTX" in text and " 0 cp.async" not in text   # its stream form
