@@ -416,7 +416,7 @@ void Dispatcher::evictBeyondLimit(const Overload* keep) {
   }
 }
 
-void Dispatcher::compileExplicit(const std::vector<const Type*>& args, Block block) {
+void Dispatcher::compileExplicit(const std::vector<const Type*>& args, Block block, bool until_launch) {
   const int nargs = numArgs();
   if (static_cast<int>(args.size()) != nargs)
     throw CompileError(untyped().functions.front()->filename,
@@ -425,6 +425,11 @@ void Dispatcher::compileExplicit(const std::vector<const Type*>& args, Block blo
                            std::to_string(args.size()) + " argument(s) but the function takes " +
                            std::to_string(nargs));
   explicit_signatures_ = true;
+  if (until_launch && block == Block{{0, 0, 0}} && usesBlockAlgorithms()) {
+    if (std::find(awaiting_block_.begin(), awaiting_block_.end(), args) == awaiting_block_.end())
+      awaiting_block_.push_back(args);
+    return;
+  }
   bool seen = false;
   for (size_t k = 0; k < declared_.size(); ++k)
     seen = seen || (declared_[k] == args && declared_blocks_[k] == block);
@@ -478,6 +483,7 @@ bool Dispatcher::warm(const std::vector<const Type*>& args, int arch, Block bloc
 void Dispatcher::noMatchingSignature(const std::vector<const Type*>& actual) const {
   std::string declared;
   for (const Overload* ov : order_) declared += "\n  " + numbaArgsString(ov->key.args);
+  for (const auto& args : awaiting_block_) declared += "\n  " + numbaArgsString(args);
   throw ArgumentTypeError("no matching definition for argument type(s) " +
                           numbaArgsString(actual) + "; the kernel was declared with:" + declared);
 }
@@ -502,12 +508,13 @@ Overload* Dispatcher::selectSlow(const std::vector<const Type*>& actual, Block b
   if (!explicit_signatures_) return &compileFor(actual, block);
   SignatureKey key{actual, block};
   if (auto it = conversions_.find(key); it != conversions_.end()) return it->second;
-  // The declared signature with the most exactly matching arguments wins.
+  // The declared signature with the most exactly matching arguments wins
+  // (compiled, or waiting for a launch's block shape).
   Overload* best = nullptr;
+  const std::vector<const Type*>* best_args = nullptr;
   int best_exact = -1;
-  for (Overload* ov : order_) {
-    const auto& want = ov->key.args;
-    if (want.size() != actual.size()) continue;
+  auto consider = [&](const std::vector<const Type*>& want, Overload* ov) {
+    if (want.size() != actual.size()) return;
     int exact = 0;
     bool ok = true;
     for (size_t k = 0; k < want.size() && ok; ++k) {
@@ -516,12 +523,15 @@ Overload* Dispatcher::selectSlow(const std::vector<const Type*>& actual, Block b
     }
     if (ok && exact > best_exact) {
       best = ov;
+      best_args = &want;
       best_exact = exact;
     }
-  }
-  if (!best) noMatchingSignature(actual);
-  // Declared for another block shape: the same signature for this one.
-  if (best->key.block != block) best = &compileFor(best->key.args, block);
+  };
+  for (Overload* ov : order_) consider(ov->key.args, ov);
+  for (const auto& want : awaiting_block_) consider(want, nullptr);
+  if (!best_args) noMatchingSignature(actual);
+  // Declared for another block shape (or none yet): the same signature for this one.
+  if (!best || best->key.block != block) best = &compileFor(std::vector<const Type*>(*best_args), block);
   conversions_.emplace(std::move(key), best);
   return best;
 }

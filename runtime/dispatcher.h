@@ -137,8 +137,13 @@ class Dispatcher {
   // module), the signature is only recorded in declared(). `block`: the
   // launch block shape kernels with block algorithms are compiled for
   // (without it they fail to compile, asking for it; a launch with another
-  // shape compiles the signature again for that one).
-  void compileExplicit(const std::vector<const Type*>& args, Block block = {{0, 0, 0}});
+  // shape compiles the signature again for that one). `until_launch`: the
+  // decorator's signatures (numba compiles them at once), which a kernel
+  // with block algorithms given no block shape compiles at its first launch
+  // instead, for the launch's block (cuda.coop primitives fix their block
+  // size themselves, so numba-cuda needs none there).
+  void compileExplicit(const std::vector<const Type*>& args, Block block = {{0, 0, 0}},
+                       bool until_launch = false);
   // Finds or compiles the overload for exactly these argument types (and,
   // for kernels with block algorithms, this block shape).
   Overload& compileFor(const std::vector<const Type*>& args, Block block = {{0, 0, 0}});
@@ -268,6 +273,7 @@ class Dispatcher {
   std::vector<Block> declared_blocks_;               // ... and their block shapes
   int uses_block_ = -1;                              // usesBlockAlgorithms(), -1: not known yet
   size_t declared_compiled_ = 0;                     // how many of them are compiled
+  std::vector<std::vector<const Type*>> awaiting_block_;   // compileExplicit's until_launch ones
   std::unordered_map<SignatureKey, std::shared_ptr<Overload>, SignatureKeyHash> by_key_;
   // Explicit signatures: the overload each seen argument-type list converts to.
   std::unordered_map<SignatureKey, Overload*, SignatureKeyHash> conversions_;

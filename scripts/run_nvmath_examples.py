@@ -10,6 +10,7 @@ and nothing else:
 
     from numba import cuda                  ->  import cudajit as cuda
     from nvmath.device[.sub] import names   ->  from cudajit.mathdx import names
+    from cuda import coop                   ->  from cudajit import coop
 
 (a name cudajit.mathdx lacks is then the ImportError the table shows). Any
 other edit an example would need is what its row reports as the failure.
@@ -51,6 +52,7 @@ PERFORMANCE = re.compile(r"_performance|autotuning")
 
 _FROM_NUMBA = re.compile(r"^(\s*)from\s+numba\s+import\s+cuda\s*(#.*)?$")
 _FROM_NVMATH = re.compile(r"^(\s*)from\s+nvmath\.device(\.[\w.]+)?\s+import\s+(.*)$")
+_FROM_CUDA_COOP = re.compile(r"^(\s*)from\s+cuda\s+import\s+coop\s*(#.*)?$")
 
 
 def rewrite(text):
@@ -64,6 +66,8 @@ def rewrite(text):
             m = _FROM_NVMATH.match(line)
             if m:
                 line, changed = f"{m.group(1)}from cudajit.mathdx import {m.group(3)}", changed + 1
+            elif _FROM_CUDA_COOP.match(line):
+                line, changed = f"{_FROM_CUDA_COOP.match(line).group(1)}from cudajit import coop", changed + 1
         out.append(line)
     return "\n".join(out), changed
 

@@ -19,7 +19,11 @@ namespace cj::cub {
   X(U32, "uint32",  "u32", "unsigned int",       UInt32,  true)   \
   X(U64, "uint64",  "u64", "unsigned long long", UInt64,  true)   \
   X(F32, "float32", "f32", "float",              Float32, false)  \
-  X(F64, "float64", "f64", "double",             Float64, false)
+  X(F64, "float64", "f64", "double",             Float64, false)  \
+  X(I8,  "int8",    "i8",  "signed char",        Int8,    true)   \
+  X(I16, "int16",   "i16", "short",              Int16,   true)   \
+  X(U8,  "uint8",   "u8",  "unsigned char",      UInt8,   true)   \
+  X(U16, "uint16",  "u16", "unsigned short",     UInt16,  true)
 
 // X(Enum, "name"). User: an `extern "C" __device__ T name(T, T)` defined in
 // another LTO-IR module (a user's @cuda.jit(device=True) function).

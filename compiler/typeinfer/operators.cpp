@@ -132,14 +132,22 @@ ir::Instr* emitCompare(Emitter& e, ir::Op op, ir::Instr* a, ir::Instr* b) {
   return e.emit(op, boolTy(), {e.convert(a, operand), e.convert(b, operand)});
 }
 
-// `A.dtype == ct.float32` and the like: two dtypes compare when the kernel
-// is compiled (the comparison folds to a constant). nullopt: not dtypes.
-std::optional<bool> dtypeComparison(const ir::Instr* in) {
+// `A.dtype == ct.float32`, `order == "F"` and the like: two dtypes, or two
+// strings (constants in kernels, as numba's literal strings), compare when
+// the kernel is compiled (the comparison folds to a constant). nullopt:
+// neither.
+std::optional<bool> constantComparison(const ir::Instr* in) {
   bool eq = in->op == ir::Op::Eq || in->op == ir::Op::Is, ne = in->op == ir::Op::Ne || in->op == ir::Op::IsNot;
   if ((!eq && !ne) || in->operands.size() != 2) return std::nullopt;
-  for (const ir::Instr* o : in->operands)
-    if (!o->type->is(TypeKind::Symbol)) return std::nullopt;
-  auto a = dtypeOf(in->operands[0]), b = dtypeOf(in->operands[1]);
+  const ir::Instr* x = in->operands[0];
+  const ir::Instr* y = in->operands[1];
+  if (x->type->is(TypeKind::String) && y->type->is(TypeKind::String)) {
+    auto a = constantOf(x), b = constantOf(y);
+    if (!a || !b || a->kind != ir::Const::Kind::Str || b->kind != ir::Const::Kind::Str) return std::nullopt;
+    return (a->s == b->s) == eq;
+  }
+  if (!x->type->is(TypeKind::Symbol) || !y->type->is(TypeKind::Symbol)) return std::nullopt;
+  auto a = dtypeOf(x), b = dtypeOf(y);
   if (!a || !b) return std::nullopt;
   return (*a == *b) == eq;
 }
@@ -152,7 +160,7 @@ bool isOperator(ir::Op op) {
 
 const Type* operatorType(const FunctionContext& ctx, ir::Instr* in) {
   if (isTileOperation(in)) return tileOperatorType(ctx, in);
-  if (dtypeComparison(in)) return boolTy();
+  if (constantComparison(in)) return boolTy();
   if (in->op == ir::Op::MatMul)
     ctx.fail(in, "@ operator", "matrix multiplication (@) works on cudajit.tile tiles only, not on " + operandList(in));
   switch (in->op) {
@@ -186,7 +194,7 @@ const Type* operatorType(const FunctionContext& ctx, ir::Instr* in) {
 
 ir::Instr* lowerOperator(const FunctionContext& ctx, ir::Instr* in, Emitter& e) {
   if (isTileOperation(in)) return lowerTileOperator(ctx, in, e);
-  if (auto same = dtypeComparison(in)) return e.constant(ir::Const::boolean(*same), boolTy());
+  if (auto same = constantComparison(in)) return e.constant(ir::Const::boolean(*same), boolTy());
   switch (in->op) {
     case ir::Op::Is:
     case ir::Op::IsNot: {

@@ -106,23 +106,16 @@ std::string pyName(const Site& s) {
   return "cuda." + n.substr(n.find('.') + 1);   // cudajit.block.sum -> cuda.block.sum
 }
 
-bool itemScalar(Scalar t) {
-  switch (t) {
-    case Scalar::Int32: case Scalar::Int64: case Scalar::UInt32: case Scalar::UInt64:
-    case Scalar::Float32: case Scalar::Float64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 cub::Dtype dtypeOf(Scalar t) {
   cub::Dtype d = cub::Dtype::Count;
   cub::parseDtype(scalarNumbaName(t), &d);
   return d;
 }
 
-const char* kSupported = "int32, int64, uint32, uint64, float32, float64";
+// The item types are cub/spec.h's table.
+bool itemScalar(Scalar t) { return dtypeOf(t) != cub::Dtype::Count; }
+
+const char* kSupported = "int32, int64, uint32, uint64, float32, float64, int8, int16, uint8, uint16";
 
 void checkItemScalar(const Site& s, Scalar t, const std::string& what) {
   if (!itemScalar(t))

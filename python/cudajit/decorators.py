@@ -4,7 +4,7 @@ import os
 import types
 
 from . import _core
-from .dispatcher import DeviceFunction, Dispatcher
+from .dispatcher import DeviceFunction, Dispatcher, coop_block
 
 # numba.cuda.jit's options. Those cudajit does not act on yet are accepted so
 # that ported code runs unchanged.
@@ -130,8 +130,11 @@ def _make(py_func, signatures, device, options):
     kernel._jit_options = dict(options)
     kernel.extensions.extend(extensions)
     kernel._jit_signatures = list(signatures) if signatures else None
+    # a kernel with block algorithms and no block= compiles at its first
+    # launch, unless the cudajit.coop primitives it names fix the block
+    block = options.get("block") or coop_block(py_func)
     for sig in signatures or ():
-        kernel.compile(sig, block=options.get("block"))
+        _core.Dispatcher.compile(kernel, sig, block, until_launch=True)
     return kernel
 
 

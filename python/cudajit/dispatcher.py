@@ -151,6 +151,8 @@ class Dispatcher(_core.Dispatcher):
         ``.handle`` a ctypes.c_void_p), which nvmath's examples hand to
         cuda-bindings (cuFuncSetAttribute) and to
         ``current_context().get_active_blocks_per_multiprocessor``."""
+        if block is None:
+            block = coop_block(self.py_func)
         return CompiledKey(super().compile(signature, block), self)
 
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
@@ -220,6 +222,34 @@ class ForAll:
         return self.dispatcher[blocks, tpb](*args)
 
 
+def coop_block(py_func):
+    """The block shape the cudajit.coop primitives a kernel names fix
+    (numba-cuda's cuda.coop: coop.block.reduce(dtype, 256, op)), for
+    compiling it before a launch gives one; None when it names none (or
+    primitives that disagree). Looks at the kernel's own globals and
+    closure, not into the device functions it calls."""
+    code = getattr(py_func, "__code__", None)
+    if code is None:
+        return None
+    seen = [py_func.__globals__.get(name) for name in code.co_names]
+    seen += [cell.cell_contents for cell in (py_func.__closure__ or ()) if _filled(cell)]
+    blocks = {getattr(obj, "_cudajit_coop_block_", None) for obj in seen} - {None}
+    return blocks.pop() if len(blocks) == 1 else None
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _signature_text(sig):
+    ret, args = _core.signature_types(sig)
+    return f"{'void' if ret in (None, 'none') else ret}({', '.join(args)})"
+
+
 class DeviceFunction:
     """A ``@cudajit.jit(device=True)`` function: callable from kernels and other
     device functions (the decoder compiles its Python function into the
@@ -228,7 +258,9 @@ class DeviceFunction:
     def __init__(self, py_func, signatures=(), options=None):
         self._cudajit_device_py_func_ = py_func
         self.py_func = py_func
-        self.signatures = list(signatures)
+        # numba Signature objects (Tuple((int16, int64))(float64)) as the text
+        # the decoder reads: "Tuple(int16, int64)(float64)"
+        self.signatures = [s if isinstance(s, str) else _signature_text(s) for s in signatures]
         self.options = dict(options or {})
         functools.update_wrapper(self, py_func, updated=())
 

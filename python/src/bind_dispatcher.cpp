@@ -662,16 +662,18 @@ void defineCompiling(DispatcherClass& cls) {
             "kernel launch configuration was not specified: launch it as "
             "kernel[blocks, threads](...)");
       })
-      .def("compile", [](Dispatcher& d, const py::object& sig, const py::object& block) {
+      .def("compile", [](Dispatcher& d, const py::object& sig, const py::object& block, bool until_launch) {
         cj::ParsedSignature s = signatureFrom(sig);
         checkKernelReturn(s);
         const cj::rt::Block b = blockFrom(block);
-        d.compileExplicit(s.args, b);
+        d.compileExplicit(s.args, b, until_launch);
         Overload* ov = d.find(s.args, d.usesBlockAlgorithms() ? b : cj::rt::Block{{0, 0, 0}});
         return keyOf(ov ? ov->key.args : s.args);
-      }, py::arg("signature"), py::arg("block") = py::none(),
+      }, py::arg("signature"), py::arg("block") = py::none(), py::arg("until_launch") = false,
          py::doc("Compiles one signature now (no GPU needed); block=(256,) for kernels that use "
-                 "block algorithms (they are specialised on the launch block shape)."))
+                 "block algorithms (they are specialised on the launch block shape). "
+                 "until_launch: @jit's own signatures, which such a kernel given no block "
+                 "compiles at its first launch."))
       .def("_warm", [](Dispatcher& d, const py::object& sig, const py::object& arch,
                        const py::object& block) {
         cj::ParsedSignature s = signatureFrom(sig);

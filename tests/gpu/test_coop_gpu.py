@@ -1,0 +1,38 @@
+"""cudajit.coop kernels (tests/coop_kernels.py: CCCL cuda.coop's names, an
+eager int16 signature compiled at its launch) on fresh random data against
+numpy, outputs poisoned first."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import cudajit
+
+pytestmark = pytest.mark.gpu
+
+SEED = int(os.environ.get("CUDAJIT_TEST_SEED", np.random.SeedSequence().entropy % 2**31))
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import coop_kernels as ck  # noqa: E402
+
+
+def test_block_max_and_sum_of_int16():
+    rng = np.random.default_rng(SEED)
+    blocks = 37
+    x = rng.integers(-30000, 30000, blocks * ck.THREADS, dtype=np.int16)
+    m = cudajit.to_device(np.full(blocks, -1, np.int16))
+    s = cudajit.to_device(np.full(blocks, -1, np.int32))
+    ck.block_max_and_sum[blocks, ck.THREADS](cudajit.to_device(x), m, s)
+    rows = x.reshape(blocks, ck.THREADS)
+    assert np.array_equal(m.copy_to_host(), rows.max(axis=1)), f"seed {SEED}"
+    assert np.array_equal(s.copy_to_host(), rows.astype(np.int64).sum(axis=1).astype(np.int32)), f"seed {SEED}"
+
+
+def test_warp_max_of_int16():
+    rng = np.random.default_rng(SEED + 1)
+    blocks = 5
+    x = rng.integers(-30000, 30000, blocks * ck.THREADS, dtype=np.int16)
+    out = cudajit.to_device(np.full(x.size // 32, -1, np.int16))
+    ck.warp_maxima[blocks, ck.THREADS](cudajit.to_device(x), out)
+    assert np.array_equal(out.copy_to_host(), x.reshape(-1, 32).max(axis=1)), f"seed {SEED}"
