@@ -69,6 +69,25 @@ def test_suggested_ffts_per_block():
     assert f.block_dim[1] == f.ffts_per_block
 
 
+def test_the_suggestion_is_asked_without_code(tmp_path):
+    # ffts_per_block='suggested' asks libmathdx for its suggestion from the
+    # traits alone: only the FFT itself finalizes LTO-IR
+    code = ("import numpy as np; from cudajit import mathdx, _core\n"
+            "f = mathdx.FFT(size=128, precision=np.float32, fft_type='c2c', direction='inverse', "
+            "execution='Block', ffts_per_block='suggested', sm=90)\n"
+            "print(f.ffts_per_block == f.suggested_ffts_per_block, _core.mathdx_cache_stats()['compiles'])\n")
+    env = dict(os.environ, CUDAJIT_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "2"]
+    entries = {}
+    for name in os.listdir(tmp_path / "mathdx"):
+        body = (tmp_path / "mathdx" / name).read_bytes()
+        entries["code=none" in body[:1000].decode("latin-1")] = len(body)
+    assert set(entries) == {True, False}
+    assert entries[True] < 4096 < entries[False], entries   # traits only / the LTO-IR
+
+
 @pytest.mark.parametrize("kwargs, error, text", [
     (dict(size=64, precision=np.float32, fft_type="c2c", execution="Block"), ValueError, "needs direction"),
     (dict(size=64, precision=np.float32, fft_type="c3c", direction="forward", execution="Block"),

@@ -211,6 +211,7 @@ std::string serialize(const FftResult& r) {
 
 bool deserialize(const std::string& body, const std::string& spec, FftResult* r) {
   r->spec = spec;
+  const bool code = spec.find(", code=none, ") == std::string::npos;   // FftSpec::toString
   return readEntry(body, spec, &r->symbol, &r->ltoir,
                    [&](const std::string& key, const std::string& rest, const std::vector<std::string>& w) {
                      for (const auto& f : kFftNumbers)
@@ -219,7 +220,8 @@ bool deserialize(const std::string& body, const std::string& spec, FftResult* r)
                        if (key == f.name) r->*f.field = rest;
                      if (key == "block_dim" && w.size() == 3)
                        for (int i = 0; i < 3; ++i) r->block_dim[i] = number(w[i]);
-                   });
+                   },
+                   code);
 }
 
 const char* const kRandomSymbolKeys[] = {"init", "generate", "skip_offset", "skip_subsequence"};

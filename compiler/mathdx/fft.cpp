@@ -136,8 +136,9 @@ FftResult compileFft(const FftSpec& spec) {
   }
   r.symbol = traitString(a, desc.h, kTraitSymbolName, a.cufftdxGetTraitStrSize, a.cufftdxGetTraitStr,
                          "cufftdxGetTraitStr(SYMBOL_NAME)", key);
-  r.ltoir = finalizeLtoir(a, spec.sm, [&](long long code) { return a.cufftdxFinalizeCode(code, desc.h); },
-                          "cufftdxFinalizeCode", key);
+  if (spec.code)
+    r.ltoir = finalizeLtoir(a, spec.sm, [&](long long code) { return a.cufftdxFinalizeCode(code, desc.h); },
+                            "cufftdxFinalizeCode", key);
   return r;
 }
 

@@ -96,6 +96,9 @@ struct FftSpec {
   // on the block's data in shared memory.
   std::string api;
   int sm = 0;
+  // false: the traits and the symbol, no LTO-IR (FFT(ffts_per_block=
+  // 'suggested') asks libmathdx for the suggestion so, before the FFT itself).
+  bool code = true;
 
   // "FFT(size=128, ...)": every field, the key of the caches.
   std::string toString() const;

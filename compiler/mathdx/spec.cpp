@@ -37,7 +37,7 @@ std::string FftSpec::toString() const {
          ", direction=" + direction + ", execution=" + execution + ", ffts_per_block=" +
          std::to_string(ffts_per_block) + ", elements_per_thread=" + std::to_string(elements_per_thread) +
          ", complex_layout=" + complex_layout + ", real_mode=" + real_mode + (api.empty() ? "" : ", api=" + api) +
-         ", sm=" + std::to_string(sm) + ")";
+         (code ? "" : ", code=none") + ", sm=" + std::to_string(sm) + ")";
 }
 
 std::string RandomSpec::toString() const {

@@ -828,8 +828,8 @@ class FFT(_Routine):
             "api": "shared_memory" if execute_api == "shared_memory" else None,
             "sm": _sm(sm, code_type),
         }
-        if ffts_per_block == "suggested":
-            spec["ffts_per_block"] = _instantiate(spec)["suggested_ffts_per_block"]
+        if ffts_per_block == "suggested":   # (from the traits alone: no code for that question)
+            spec["ffts_per_block"] = _instantiate(dict(spec, code=False))["suggested_ffts_per_block"]
         self._set(spec)
 
 

@@ -117,7 +117,8 @@ std::function<std::string(const Spec&)> pythonInstantiator(const py::object& ins
 }
 
 const char* const kFftKeys[] = {"routine", "size", "precision", "fft_type", "direction", "execution",
-                                "ffts_per_block", "elements_per_thread", "complex_layout", "real_mode", "api", "sm"};
+                                "ffts_per_block", "elements_per_thread", "complex_layout", "real_mode", "api", "sm",
+                                "code"};
 
 bool isRoutine(const py::dict& d, const char* routine) {
   return d.contains("routine") && py::cast<std::string>(d["routine"]) == routine;
@@ -138,6 +139,7 @@ cj::mathdx::FftSpec fftSpecFrom(const py::dict& d) {
   setScalar(d, "api", &s.api);
   if (s.api == "register_memory") s.api.clear();   // the default, not part of the key
   setScalar(d, "sm", &s.sm);
+  setScalar(d, "code", &s.code);
   return s;
 }
 
@@ -158,6 +160,7 @@ py::dict fftSpecDict(const cj::mathdx::FftSpec& s) {
   d["real_mode"] = text(s.real_mode);
   d["api"] = text(s.api);
   d["sm"] = s.sm;
+  d["code"] = s.code;
   return d;
 }
 
