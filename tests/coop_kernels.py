@@ -16,6 +16,9 @@ def op_max(a, b):             # a plain Python function, as cuda.coop takes it
 block_max = coop.block.reduce(np.int16, THREADS, op_max)
 block_sum = coop.block.sum(np.int32, THREADS)
 warp_max = coop.warp.reduce(np.int16, op_max)
+block_exclusive = coop.block.exclusive_sum(np.int32, THREADS)
+block_inclusive = coop.block.inclusive_sum(np.int32, THREADS)
+warp_exclusive = coop.warp.exclusive_sum(np.int32)
 
 
 # An eager signature, as nvmath's fp64 emulation example declares it: the
@@ -36,3 +39,11 @@ def warp_maxima(x, out):
     m = warp_max(x[i])
     if cuda.threadIdx.x % 32 == 0:
         out[i // 32] = m
+
+
+@cuda.jit(link=block_exclusive.files)
+def prefix_sums(x, exclusive, inclusive, warp_exclusive_out):
+    i = cuda.grid(1)
+    exclusive[i] = block_exclusive(x[i])
+    inclusive[i] = block_inclusive(x[i])
+    warp_exclusive_out[i] = warp_exclusive(x[i])

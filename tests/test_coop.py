@@ -23,6 +23,14 @@ def test_primitives_carry_numba_cudas_attributes():
         ck.block_max(1)
 
 
+def test_scans_link_and_several_items_say_so():
+    cubin = cuda.compile_cubin(ck.prefix_sums.py_func, "void(int32[::1], int32[::1], int32[::1], int32[::1])",
+                               block=(ck.THREADS,))[0]
+    assert bytes(cubin[:4]) == b"\x7fELF"
+    with pytest.raises(NotImplementedError, match="one item a thread"):
+        coop.block.exclusive_sum(np.int32, 128, items_per_thread=4)
+
+
 def test_an_eager_signature_compiles_for_the_primitives_block():
     # numba-cuda compiles @cuda.jit(sig) at once, for the block size the
     # cuda.coop primitives fix: so does cudajit, when the kernel names them

@@ -14,9 +14,11 @@ kernel calling it is specialised on its launch block, as with cuda.block.X,
 so a launch with another block size gets its own, correct, compile;
 threads_per_block is the block shape the kernel is compiled for before a
 launch (@cuda.jit(signature), kernel.compile(signature)), as numba-cuda's
-primitives fix it. Only block.reduce, block.sum, warp.reduce and warp.sum
-so far; cudajit's cuda.block.* / cuda.warp.* have the rest (scans, load,
-store, radix sort, histogram) under their own names."""
+primitives fix it. So far: block.reduce, block.sum, block.exclusive_sum and
+block.inclusive_sum (one item a thread), warp.reduce, warp.sum and
+warp.exclusive_sum; cudajit's cuda.block.* / cuda.warp.* have the rest
+(several items a thread, scans with an operator, load, store, radix sort,
+histogram) under their own names."""
 
 import numpy as _np
 
@@ -30,6 +32,13 @@ def _device(op):
     if op is None or getattr(op, "_cudajit_device_", False) or hasattr(op, "py_func"):
         return op
     return _jit(device=True)(op)
+
+
+def _one_item(name, items_per_thread, prefix_op):
+    if items_per_thread != 1 or prefix_op is not None:
+        raise NotImplementedError(
+            f"cudajit.coop.{name}: one item a thread and no prefix_op so far; cuda.block.exclusive_sum / "
+            "inclusive_sum take a local array of several items (docs/block_algorithms.md)")
 
 
 def _primitive(fn, name, dtype, threads):
@@ -58,6 +67,22 @@ class block:
             return _cuda.block.sum(x)
         return _primitive(_jit(device=True)(sum_), "block.sum", dtype, threads_per_block)
 
+    @staticmethod
+    def exclusive_sum(dtype, threads_per_block, items_per_thread=1, prefix_op=None, methods=None):
+        _one_item("block.exclusive_sum", items_per_thread, prefix_op)
+
+        def exclusive_sum_(x):
+            return _cuda.block.exclusive_sum(x)
+        return _primitive(_jit(device=True)(exclusive_sum_), "block.exclusive_sum", dtype, threads_per_block)
+
+    @staticmethod
+    def inclusive_sum(dtype, threads_per_block, items_per_thread=1, prefix_op=None, methods=None):
+        _one_item("block.inclusive_sum", items_per_thread, prefix_op)
+
+        def inclusive_sum_(x):
+            return _cuda.block.inclusive_sum(x)
+        return _primitive(_jit(device=True)(inclusive_sum_), "block.inclusive_sum", dtype, threads_per_block)
+
 
 class warp:
     """Warp-wide primitives (cuda.coop.warp's names)."""
@@ -75,6 +100,12 @@ class warp:
         def sum_(x):
             return _cuda.warp.sum(x)
         return _primitive(_jit(device=True)(sum_), "warp.sum", dtype, threads_in_warp)
+
+    @staticmethod
+    def exclusive_sum(dtype, threads_in_warp=32, methods=None):
+        def exclusive_sum_(x):
+            return _cuda.warp.exclusive_sum(x)
+        return _primitive(_jit(device=True)(exclusive_sum_), "warp.exclusive_sum", dtype, threads_in_warp)
 
 
 import cudajit as _cuda  # noqa: E402  (the stubs the device functions above call)

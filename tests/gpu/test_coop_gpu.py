@@ -36,3 +36,18 @@ def test_warp_max_of_int16():
     out = cudajit.to_device(np.full(x.size // 32, -1, np.int16))
     ck.warp_maxima[blocks, ck.THREADS](cudajit.to_device(x), out)
     assert np.array_equal(out.copy_to_host(), x.reshape(-1, 32).max(axis=1)), f"seed {SEED}"
+
+
+def test_prefix_sums_of_int32():
+    rng = np.random.default_rng(SEED + 2)
+    blocks = 7
+    x = rng.integers(-1000, 1000, blocks * ck.THREADS, dtype=np.int32)
+    outs = [cudajit.to_device(np.full(x.size, -7, np.int32)) for _ in range(3)]
+    ck.prefix_sums[blocks, ck.THREADS](cudajit.to_device(x), *outs)
+    rows = x.reshape(blocks, ck.THREADS)
+    inclusive = np.cumsum(rows, axis=1)
+    warps = x.reshape(-1, 32)
+    got = [o.copy_to_host() for o in outs]
+    assert np.array_equal(got[0], (inclusive - rows).ravel()), f"seed {SEED}"
+    assert np.array_equal(got[1], inclusive.ravel()), f"seed {SEED}"
+    assert np.array_equal(got[2], (np.cumsum(warps, axis=1) - warps).ravel()), f"seed {SEED}"
