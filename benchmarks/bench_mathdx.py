@@ -437,6 +437,18 @@ def segsum_stream_kernel(shape):
     return kernel, group, threads, smem, blocks
 
 
+# Each bmm row's fastest form so far (H100, 2026-11-27/28; docs/mathdx.md):
+# (threads a block, --bmm-copy form). --bmm-copy best runs these.
+BEST_BMM = {
+    (32, "float32"): (128, "pipelined"),
+    (32, "float64"): (128, "hybrid"),
+    (32, "float16"): (128, "pipelined"),
+    (64, "float32"): (128, "single"),
+    (64, "float64"): (128, "pipelined"),
+    (64, "float16"): (128, "pipelined"),
+}
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
@@ -447,8 +459,9 @@ def main(argv=None):
     p.add_argument("--segsum-stream", default="32x8x128x128",
                    help="GROUPxNxKSLICExTHREADS list of the stream mat-vec segsum rows ('' for none)")
     p.add_argument("--bmm-threads", default="128", help="threads a block of the GEMM kernels (a list: a row each)")
-    p.add_argument("--bmm-copy", default="pipelined",
-                   help="a list of: pipelined (a block loops over batches loading the next one during the "
+    p.add_argument("--bmm-copy", default="best",
+                   help="best (each row's fastest form on the H100 so far, BEST_BMM), or a list of: "
+                        "pipelined (a block loops over batches loading the next one during the "
                         "GEMM), tensors (so, with cuBLASDx's copies and C in registers), single (tensors "
                         "with one pair of shared buffers), hybrid (pipelined's loads, tensors' GEMM into "
                         "registers), stream (k-slices of --bmm-tk, copied during the previous slice's GEMM), "
@@ -506,14 +519,20 @@ def main(argv=None):
 
     copies = opts.bmm_copy.split(",")
     looping = ("pipelined", "tensors", "single", "hybrid", "stream")   # grid-stride over batches
-    unknown = set(copies) - set(looping) - {"wide", "element"}
+    unknown = set(copies) - set(looping) - {"wide", "element", "best"}
     if unknown:
         p.error(f"--bmm-copy: unknown {sorted(unknown)}")
-    variants = [(int(t), m) for t in opts.bmm_threads.split(",") for m in copies]
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for s in [int(x) for x in opts.bmm_sizes.split(",")] if "bmm" in opts.only else ():
-        for dt, (threads, copy) in itertools.product([np.dtype(x).type for x in opts.bmm_dtypes.split(",")],
-                                                       variants):
+        dtypes = [np.dtype(x).type for x in opts.bmm_dtypes.split(",")]
+        if copies == ["best"]:
+            # (a row not measured yet: the pipelined form, --bmm-threads' first)
+            fallback = (int(opts.bmm_threads.split(",")[0]), "pipelined")
+            rows_to_run = [(dt, BEST_BMM.get((s, np.dtype(dt).name), fallback)) for dt in dtypes]
+        else:
+            rows_to_run = list(itertools.product(
+                dtypes, [(int(t), m) for t in opts.bmm_threads.split(",") for m in copies]))
+        for dt, (threads, copy) in rows_to_run:
             tdt = getattr(torch, np.dtype(dt).name)
             name = f"bmm {s} {np.dtype(dt).name} {threads}t {copy}" + (f" k{opts.bmm_tk}" if copy == "stream" else "")
             mm = Matmul(size=(s, s, opts.bmm_tk if copy == "stream" else s), precision=dt, data_type="real",
