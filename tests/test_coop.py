@@ -23,6 +23,22 @@ def test_primitives_carry_numba_cudas_attributes():
         ck.block_max(1)
 
 
+def test_operators_as_cuda_block_reduce_takes_them():
+    import operator
+    add = coop.block.reduce(np.int32, 64, operator.add)
+    biggest = coop.warp.reduce(np.float32, max)
+
+    def k(x, out):
+        i = cuda.grid(1)
+        a = add(np.int32(x[i]))
+        b = biggest(x[i])
+        if cuda.threadIdx.x == 0:
+            out[0] = a + b
+
+    cubin = cuda.compile_cubin(k, "void(float32[::1], float32[::1])", block=(64,))[0]
+    assert bytes(cubin[:4]) == b"\x7fELF"
+
+
 def test_scans_link_and_several_items_say_so():
     cubin = cuda.compile_cubin(ck.prefix_sums.py_func, "void(int32[::1], int32[::1], int32[::1], int32[::1])",
                                block=(ck.THREADS,))[0]

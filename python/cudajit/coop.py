@@ -20,7 +20,7 @@ warp.exclusive_sum; cudajit's cuda.block.* / cuda.warp.* have the rest
 (several items a thread, scans with an operator, load, store, radix sort,
 histogram) under their own names."""
 
-import numpy as _np
+import types as _types
 
 from .decorators import jit as _jit
 
@@ -28,10 +28,10 @@ __all__ = ["block", "warp"]
 
 
 def _device(op):
-    """A binary operator as cuda.block.reduce takes it: a device function."""
-    if op is None or getattr(op, "_cudajit_device_", False) or hasattr(op, "py_func"):
-        return op
-    return _jit(device=True)(op)
+    """A binary operator as cuda.block.reduce takes it: a plain Python
+    function becomes a device function; device functions, operator.add,
+    max and the like pass as they are."""
+    return _jit(device=True)(op) if isinstance(op, _types.FunctionType) else op
 
 
 def _one_item(name, items_per_thread, prefix_op):
