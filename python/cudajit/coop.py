@@ -41,11 +41,24 @@ def _one_item(name, items_per_thread, prefix_op):
             "inclusive_sum take a local array of several items (docs/block_algorithms.md)")
 
 
-def _primitive(fn, name, dtype, threads):
+def _primitive(name, dtype, threads, op=None):
+    """The device function calling cudajit's cuda.<name> (cuda.block.sum for
+    'block.sum'), with numba-cuda's attributes."""
+    family, function = name.split(".")
+    algorithm = getattr(getattr(_cuda, family), function)
+    if op is None:
+        def primitive(x):
+            return algorithm(x)
+    else:
+        op = _device(op)
+
+        def primitive(x):
+            return algorithm(x, op)
+    fn = _jit(device=True)(primitive)
     fn.files = []                  # numba-cuda's @cuda.jit(link=...) list: nothing to add
     fn.temp_storage_bytes = 0      # cudajit allocates CUB's shared storage itself
     fn.name, fn.dtype, fn.threads_per_block = name, dtype, threads   # (numpy or numba types)
-    if name.startswith("block."):   # the block shape of kernels compiled before a launch
+    if family == "block":          # the block shape of kernels compiled before a launch
         fn._cudajit_coop_block_ = (threads,) if isinstance(threads, int) else tuple(threads)
     return fn
 
@@ -55,33 +68,21 @@ class block:
 
     @staticmethod
     def reduce(dtype, threads_per_block, binary_op, items_per_thread=1, methods=None):
-        op = _device(binary_op)
-
-        def reduce_(x):
-            return _cuda.block.reduce(x, op)
-        return _primitive(_jit(device=True)(reduce_), "block.reduce", dtype, threads_per_block)
+        return _primitive("block.reduce", dtype, threads_per_block, binary_op)
 
     @staticmethod
     def sum(dtype, threads_per_block, items_per_thread=1, methods=None):
-        def sum_(x):
-            return _cuda.block.sum(x)
-        return _primitive(_jit(device=True)(sum_), "block.sum", dtype, threads_per_block)
+        return _primitive("block.sum", dtype, threads_per_block)
 
     @staticmethod
     def exclusive_sum(dtype, threads_per_block, items_per_thread=1, prefix_op=None, methods=None):
         _one_item("block.exclusive_sum", items_per_thread, prefix_op)
-
-        def exclusive_sum_(x):
-            return _cuda.block.exclusive_sum(x)
-        return _primitive(_jit(device=True)(exclusive_sum_), "block.exclusive_sum", dtype, threads_per_block)
+        return _primitive("block.exclusive_sum", dtype, threads_per_block)
 
     @staticmethod
     def inclusive_sum(dtype, threads_per_block, items_per_thread=1, prefix_op=None, methods=None):
         _one_item("block.inclusive_sum", items_per_thread, prefix_op)
-
-        def inclusive_sum_(x):
-            return _cuda.block.inclusive_sum(x)
-        return _primitive(_jit(device=True)(inclusive_sum_), "block.inclusive_sum", dtype, threads_per_block)
+        return _primitive("block.inclusive_sum", dtype, threads_per_block)
 
 
 class warp:
@@ -89,23 +90,15 @@ class warp:
 
     @staticmethod
     def reduce(dtype, binary_op, threads_in_warp=32, methods=None):
-        op = _device(binary_op)
-
-        def reduce_(x):
-            return _cuda.warp.reduce(x, op)
-        return _primitive(_jit(device=True)(reduce_), "warp.reduce", dtype, threads_in_warp)
+        return _primitive("warp.reduce", dtype, threads_in_warp, binary_op)
 
     @staticmethod
     def sum(dtype, threads_in_warp=32, methods=None):
-        def sum_(x):
-            return _cuda.warp.sum(x)
-        return _primitive(_jit(device=True)(sum_), "warp.sum", dtype, threads_in_warp)
+        return _primitive("warp.sum", dtype, threads_in_warp)
 
     @staticmethod
     def exclusive_sum(dtype, threads_in_warp=32, methods=None):
-        def exclusive_sum_(x):
-            return _cuda.warp.exclusive_sum(x)
-        return _primitive(_jit(device=True)(exclusive_sum_), "warp.exclusive_sum", dtype, threads_in_warp)
+        return _primitive("warp.exclusive_sum", dtype, threads_in_warp)
 
 
 import cudajit as _cuda  # noqa: E402  (the stubs the device functions above call)
