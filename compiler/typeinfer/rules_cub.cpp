@@ -115,12 +115,18 @@ cub::Dtype dtypeOf(Scalar t) {
 // The item types are cub/spec.h's table.
 bool itemScalar(Scalar t) { return dtypeOf(t) != cub::Dtype::Count; }
 
-const char* kSupported = "int32, int64, uint32, uint64, float32, float64, int8, int16, uint8, uint16";
+// "int32, int64, ...": the table's names, in its order.
+std::string supportedItems() {
+  std::string out;
+  for (int d = 0; d < static_cast<int>(cub::Dtype::Count); ++d)
+    out += (d ? ", " : "") + std::string(cub::info(static_cast<cub::Dtype>(d)).name);
+  return out;
+}
 
 void checkItemScalar(const Site& s, Scalar t, const std::string& what) {
   if (!itemScalar(t))
     s.fail(pyName(s) + "(): " + what + " of type " + std::string(scalarNumbaName(t)) +
-               " is not supported (" + kSupported + ")",
+               " is not supported (" + supportedItems() + ")",
            "convert it first, e.g. numpy.float32(x) or numpy.int32(x)");
 }
 
