@@ -104,6 +104,10 @@ std::vector<std::string> words(const std::string& line) {
 
 int64_t number(const std::string& s) { return std::strtoll(s.c_str(), nullptr, 10); }
 
+// Whether an entry holds LTO-IR: a Matmul's or FFT's spec text says ", code=none, "
+// when it holds the traits alone (MatmulSpec / FftSpec::toString).
+bool specHasCode(const std::string& spec) { return spec.find(", code=none, ") == std::string::npos; }
+
 // Reads an entry: `line(key, rest, words)` for each line but spec, symbol
 // and ltoir. False when malformed or for another spec, or without code
 // unless `code` is false (a tensor-traits entry has none).
@@ -153,7 +157,7 @@ std::string serialize(const MatmulResult& r) {
 
 bool deserialize(const std::string& body, const std::string& spec, MatmulResult* r) {
   r->spec = spec;
-  const bool code = spec.find(", code=none, ") == std::string::npos;   // MatmulSpec::toString
+  const bool code = specHasCode(spec);
   return readEntry(body, spec, &r->symbol, &r->ltoir,
                    [&](const std::string& key, const std::string&, const std::vector<std::string>& w) {
                      if (key == "max_threads_per_block" && w.size() == 1) r->max_threads_per_block = number(w[0]);
@@ -211,7 +215,7 @@ std::string serialize(const FftResult& r) {
 
 bool deserialize(const std::string& body, const std::string& spec, FftResult* r) {
   r->spec = spec;
-  const bool code = spec.find(", code=none, ") == std::string::npos;   // FftSpec::toString
+  const bool code = specHasCode(spec);
   return readEntry(body, spec, &r->symbol, &r->ltoir,
                    [&](const std::string& key, const std::string& rest, const std::vector<std::string>& w) {
                      for (const auto& f : kFftNumbers)
