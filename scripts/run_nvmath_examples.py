@@ -50,24 +50,26 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # are checked after the timing loops, so they do run to the end).
 PERFORMANCE = re.compile(r"_performance|autotuning")
 
-_FROM_NUMBA = re.compile(r"^(\s*)from\s+numba\s+import\s+cuda\s*(#.*)?$")
-_FROM_NVMATH = re.compile(r"^(\s*)from\s+nvmath\.device(\.[\w.]+)?\s+import\s+(.*)$")
-_FROM_CUDA_COOP = re.compile(r"^(\s*)from\s+cuda\s+import\s+coop\s*(#.*)?$")
+# The rewritten import lines: (pattern, its replacement given the match).
+_REWRITES = (
+    (re.compile(r"^(\s*)from\s+numba\s+import\s+cuda\s*(#.*)?$"),
+     lambda m: f"{m.group(1)}import cudajit as cuda"),
+    (re.compile(r"^(\s*)from\s+nvmath\.device(\.[\w.]+)?\s+import\s+(.*)$"),
+     lambda m: f"{m.group(1)}from cudajit.mathdx import {m.group(3)}"),
+    (re.compile(r"^(\s*)from\s+cuda\s+import\s+coop\s*(#.*)?$"),
+     lambda m: f"{m.group(1)}from cudajit import coop"),
+)
 
 
 def rewrite(text):
     """The example's text with its imports rewritten, and how many lines changed."""
     out, changed = [], 0
     for line in text.split("\n"):
-        m = _FROM_NUMBA.match(line)
-        if m:
-            line, changed = f"{m.group(1)}import cudajit as cuda", changed + 1
-        else:
-            m = _FROM_NVMATH.match(line)
+        for pattern, replacement in _REWRITES:
+            m = pattern.match(line)
             if m:
-                line, changed = f"{m.group(1)}from cudajit.mathdx import {m.group(3)}", changed + 1
-            elif _FROM_CUDA_COOP.match(line):
-                line, changed = f"{_FROM_CUDA_COOP.match(line).group(1)}from cudajit import coop", changed + 1
+                line, changed = replacement(m), changed + 1
+                break
         out.append(line)
     return "\n".join(out), changed
 
