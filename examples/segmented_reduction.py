@@ -145,7 +145,10 @@ def matvec_kernel(length, segs=8):
     return segment_sums_matvec, None
 
 
-def matvec_stream_kernel(length, group=32, n=8, kslice=128, threads=128):
+STREAM_GROUP, STREAM_THREADS = 32, 128   # the stream form's rows a group, threads a block
+
+
+def matvec_stream_kernel(length, group=STREAM_GROUP, n=8, kslice=128, threads=STREAM_THREADS):
     """The mat-vec form as a stream: a (group x n x kslice) cuBLASDx GEMM,
     C += X[rows, k:k+kslice] @ ones(kslice, n), accumulated in registers over
     a row's slices; each block walks its groups of `group` rows slice after
@@ -255,7 +258,7 @@ def main():
         if stream is None:
             print(f"mathdx stream form skipped: {why}")
         else:
-            ptx, _ = cuda.compile_ptx(stream, STREAM_SIGNATURE, arch="sm_90", block=(128,))
+            ptx, _ = cuda.compile_ptx(stream, STREAM_SIGNATURE, arch="sm_90", block=(STREAM_THREADS,))
             print(f"{stream.__name__}: PTX {len(ptx)} chars, {ptx.count('cp.async')} cp.async")
         return 0
 
@@ -297,11 +300,12 @@ def main():
     else:
         print(f"mathdx form skipped: {why}")
     stream, smem, why = matvec_stream_kernel(a.length)
-    if stream is not None and a.segments % 32:
-        stream, why = None, f"--segments {a.segments} is not a multiple of 32 (its rows a group)"
+    if stream is not None and a.segments % STREAM_GROUP:
+        stream, why = None, f"--segments {a.segments} is not a multiple of {STREAM_GROUP} (its rows a group)"
     if stream is not None:
-        out_stream, groups = new_out(), a.segments // 32
-        launch = stream[min(groups, resident_blocks(stream, STREAM_SIGNATURE, 128, smem)), 128, 0, smem]
+        out_stream, groups = new_out(), a.segments // STREAM_GROUP
+        blocks = resident_blocks(stream, STREAM_SIGNATURE, STREAM_THREADS, smem)
+        launch = stream[min(groups, blocks), STREAM_THREADS, 0, smem]
         forms["mathdx-stream"] = (lambda: launch(x, out_stream, groups), lambda: out_stream)
     else:
         print(f"mathdx stream form skipped: {why}")
