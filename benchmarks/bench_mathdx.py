@@ -368,12 +368,14 @@ def bmm_kernel_stream(cuda, mm, s, tk):
     return k, 2 * (na * np.dtype(mm.a_value_type).itemsize + nb * np.dtype(mm.b_value_type).itemsize)
 
 
-def resident_grid(kernel, threads, smem_bytes, batches, sms):
-    """Blocks for a kernel looping over batches: as many as the SMs hold at
-    once (the driver's occupancy for its registers and shared memory), so
-    that none waits for another to finish."""
-    overload = next(iter(kernel.overloads.values()))
-    return min(batches, sms * max(1, overload._active_blocks_per_multiprocessor(threads, smem_bytes)))
+def example(name):
+    """A module of examples/ (their kernels are the ones the rows time)."""
+    import importlib
+    import os
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    return importlib.import_module(name)
 
 
 def segsum_block_kernel(cuda, threads):
@@ -414,10 +416,7 @@ def segsum_matvec_1xn_kernel(cuda, Matmul, length, threads):
 def segsum_matvec_kernel(segs):
     """examples/segmented_reduction.py's mat-vec form (two GEMMs, `segs`
     rows a block, 256 threads), the kernel the example runs."""
-    import os
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
-    from segmented_reduction import matvec_kernel
-    kernel, why = matvec_kernel(1024, segs)
+    kernel, why = example("segmented_reduction").matvec_kernel(1024, segs)
     if kernel is None:
         raise RuntimeError(why)
     return kernel
@@ -425,16 +424,13 @@ def segsum_matvec_kernel(segs):
 
 def segsum_stream_kernel(shape):
     """examples/segmented_reduction.py's stream form, `shape` =
-    'GROUPxNxKSLICExTHREADS': (kernel, threads, shared bytes, blocks)."""
-    import os
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
-    from segmented_reduction import matvec_stream_kernel, resident_blocks
+    'GROUPxNxKSLICExTHREADS': (kernel, group, threads, shared bytes, blocks)."""
+    sr = example("segmented_reduction")
     group, n, kslice, threads = (int(v) for v in shape.split("x"))
-    kernel, smem, why = matvec_stream_kernel(1024, group, n, kslice, threads)
+    kernel, smem, why = sr.matvec_stream_kernel(1024, group, n, kslice, threads)
     if kernel is None:
         raise RuntimeError(why)
-    blocks = resident_blocks(kernel, "void(float32[:, ::1], float32[::1], int64)", threads, smem)
-    return kernel, group, threads, smem, blocks
+    return kernel, group, threads, smem, sr.resident_blocks(kernel, sr.STREAM_SIGNATURE, threads, smem)
 
 
 # Each bmm row's fastest form so far (H100, 2026-11-27/28; docs/mathdx.md):
@@ -562,12 +558,12 @@ def main(argv=None):
                 kb = bmm_kernel_wide(cuda, mm, s, a.element_size())
             else:
                 kb = bmm_kernel(cuda, mm, s)
-            if copy in looping:
+            if copy in looping:   # as many blocks as the SMs hold at once: none waits for another
                 flat = (a, b, c, batch) if copy in ("tensors", "single", "stream") else \
                     (a.view(-1), b.view(-1), c.view(-1), batch)
-                kb[1, mm.block_dim, 0, smem_bytes](*flat)   # compiles it, for its occupancy
-                c.fill_(float("nan"))
-                grid = resident_grid(kb, threads, smem_bytes, batch, sms)
+                resident = example("segmented_reduction").resident_blocks(
+                    kb, kb._arg_signature(*flat), threads, smem_bytes)
+                grid = min(batch, resident)
             else:
                 flat = (a.view(-1), b.view(-1), c.view(-1)) if copy == "wide" else (a, b, c)
                 grid = batch
