@@ -21,8 +21,8 @@ block_inclusive = coop.block.inclusive_sum(np.int32, THREADS)
 warp_exclusive = coop.warp.exclusive_sum(np.int32)
 
 
-# An eager signature, as nvmath's fp64 emulation example declares it: the
-# block shape comes from the launch (compiled then).
+# An eager signature, as nvmath's fp64 emulation example declares it:
+# compiled at the decorator for the block size the primitives fix (THREADS).
 @cuda.jit("void(int16[::1], int16[::1], int32[::1])", link=block_max.files + block_sum.files)
 def block_max_and_sum(x, out_max, out_sum):
     i = cuda.grid(1)

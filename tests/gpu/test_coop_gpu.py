@@ -1,6 +1,6 @@
 """cudajit.coop kernels (tests/coop_kernels.py: CCCL cuda.coop's names, an
-eager int16 signature compiled at its launch) on fresh random data against
-numpy, outputs poisoned first."""
+eager int16 signature compiled for the primitives' block) on fresh random
+data against numpy, outputs poisoned first."""
 import os
 import sys
 
